@@ -1,0 +1,36 @@
+# syntax=docker/dockerfile:1
+
+# ---- chef: Rust toolchain + cargo-chef, shared by planner and builder ----
+FROM rust:1-bookworm AS chef
+RUN cargo install cargo-chef --locked --version 0.1.78
+WORKDIR /app
+
+# ---- planner: compute the dependency recipe from the manifests ----
+FROM chef AS planner
+COPY . .
+RUN cargo chef prepare --recipe-path recipe.json
+
+# ---- builder: build dependencies (cached layer), then the binary ----
+FROM chef AS builder
+COPY --from=planner /app/recipe.json recipe.json
+RUN cargo chef cook --release --locked --recipe-path recipe.json
+COPY . .
+RUN cargo build --release --locked --bin tablegraph \
+    && mkdir -p /out/data
+
+# ---- runtime: distroless, no shell, runs as nonroot (uid 65532) ----
+FROM gcr.io/distroless/cc-debian12:nonroot AS runtime
+WORKDIR /app
+COPY --from=builder /app/target/release/tablegraph /usr/local/bin/tablegraph
+COPY schema.graphql /app/schema.graphql
+COPY resolvers/ /app/resolvers/
+COPY migrations/ /app/migrations/
+COPY --from=builder --chown=nonroot:nonroot /out/data /app/data
+ENV TABLEGRAPH_LISTEN=0.0.0.0:8080 \
+    TABLEGRAPH_DATA_DIR=/app/data
+USER 65532:65532
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+    CMD ["/usr/local/bin/tablegraph", "healthcheck"]
+ENTRYPOINT ["/usr/local/bin/tablegraph"]
+CMD ["serve"]

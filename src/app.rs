@@ -1,0 +1,161 @@
+//! Start-up and shutdown: schema file → model → store and table → GraphQL schema → router →
+//! listener. Everything is built here once; a failure stops start-up with a precise message.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::config::{ServeConfig, StoreConfig, StoreTarget};
+use crate::graphql;
+use crate::http::{self, AppState};
+use crate::migrate::{self, MigrationError};
+use crate::model::{Model, ModelError};
+use crate::store::{Credentials, EmbeddedStore, Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error("cannot read {path}: {source}")]
+    ReadSchema {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Migration(#[from] MigrationError),
+    #[error("cannot build the GraphQL schema: {0}")]
+    Schema(String),
+    #[error("cannot listen on {address}: {source}")]
+    Listen {
+        address: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// Reads and validates a schema file; errors name the file as given.
+pub fn load_model(path: &Path) -> Result<Model, StartupError> {
+    let shown = path.display().to_string();
+    let source = std::fs::read_to_string(path).map_err(|source| StartupError::ReadSchema {
+        path: shown.clone(),
+        source,
+    })?;
+    Ok(Model::parse(&shown, &source)?)
+}
+
+/// A connected store, and the embedded server behind it when there is one.
+pub struct OpenStore {
+    pub store: Store,
+    /// Kept alive as long as the store is used; dropping it stops the embedded server.
+    embedded: Option<EmbeddedStore>,
+}
+
+impl OpenStore {
+    pub fn is_embedded(&self) -> bool {
+        self.embedded.is_some()
+    }
+}
+
+pub async fn open_store(config: &StoreConfig) -> Result<OpenStore, StartupError> {
+    match &config.target {
+        StoreTarget::Embedded(location) => {
+            let embedded = EmbeddedStore::start(location)?;
+            let store =
+                Store::connect(Some(embedded.endpoint()), Credentials::Local, &config.table).await;
+            Ok(OpenStore {
+                store,
+                embedded: Some(embedded),
+            })
+        }
+        StoreTarget::Endpoint(url) => Ok(OpenStore {
+            store: Store::connect(Some(url), Credentials::Environment, &config.table).await,
+            embedded: None,
+        }),
+    }
+}
+
+/// A server ready to run: bound, with its store open and table checked.
+pub struct Application {
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    store: OpenStore,
+}
+
+impl Application {
+    pub async fn build(config: &ServeConfig) -> Result<Application, StartupError> {
+        let model = Arc::new(load_model(&config.schema_path)?);
+        let store = open_store(&config.store).await?;
+        if store.is_embedded() {
+            // The embedded store is ours: make its table match the schema.
+            migrate::ensure_table(&store.store, &model).await?;
+        } else {
+            migrate::verify_table(&store.store, &model).await?;
+        }
+        let schema = graphql::build_schema(model, &config.http.graphql)
+            .map_err(|e| StartupError::Schema(e.to_string()))?;
+        let state = AppState::new(schema, store.store.clone(), config.http.graphiql);
+        let router = http::router(state, &config.http);
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| StartupError::Listen {
+                address: config.listen,
+                source,
+            })?;
+        Ok(Application {
+            listener,
+            router,
+            store,
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .expect("a bound TCP listener has a local address")
+    }
+
+    /// Serves until `shutdown` resolves, then lets running requests finish.
+    pub async fn run_until_stopped(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        tracing::info!("listening on http://{}/graphql", self.local_addr());
+        let result = axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await;
+        tracing::info!("stopped");
+        drop(self.store);
+        result
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!(%error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,194 @@
+//! The command line: `serve`, `migrate`, `schema`, `healthcheck`. Every flag also reads a
+//! `TABLEGRAPH_*` environment variable, for containers.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, Subcommand};
+
+use crate::app::{self, Application};
+use crate::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
+use crate::store::EmbeddedLocation;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "tablegraph",
+    version,
+    about = "An AppSync-style GraphQL API on one DynamoDB table"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the GraphQL API (GraphiQL at /graphql in a browser).
+    Serve(ServeArgs),
+    /// Create the table and the indexes the schema needs; safe to run again.
+    Migrate {
+        #[command(flatten)]
+        schema: SchemaArgs,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Print the client-facing SDL of the schema.
+    Schema {
+        #[command(flatten)]
+        schema: SchemaArgs,
+    },
+    /// Exit 0 when a server answers /healthz (for container health checks).
+    Healthcheck {
+        /// The address the server listens on.
+        #[arg(long, env = "TABLEGRAPH_LISTEN", default_value = "127.0.0.1:8080")]
+        listen: SocketAddr,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// The schema file.
+    #[arg(long, env = "TABLEGRAPH_SCHEMA", default_value = "schema.graphql")]
+    pub schema: PathBuf,
+}
+
+/// Where the table lives. Precedence: `--dynamodb-endpoint`, then `--memory`, then
+/// `--data-dir`.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// Keep the embedded store's data in this directory.
+    #[arg(long, env = "TABLEGRAPH_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// Run the embedded store in memory: nothing persists.
+    #[arg(long, env = "TABLEGRAPH_MEMORY")]
+    pub memory: bool,
+    /// Use this DynamoDB-compatible endpoint (e.g. https://dynamodb.eu-west-1.amazonaws.com)
+    /// instead of the embedded store; region and credentials come from the AWS environment.
+    #[arg(long, env = "TABLEGRAPH_DYNAMODB_ENDPOINT")]
+    pub dynamodb_endpoint: Option<String>,
+    /// The table's name.
+    #[arg(long, env = "TABLEGRAPH_TABLE", default_value = "tablegraph")]
+    pub table: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to listen on.
+    #[arg(long, env = "TABLEGRAPH_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Refuse request bodies larger than this many bytes (413).
+    #[arg(long, env = "TABLEGRAPH_MAX_BODY_BYTES", default_value_t = HttpConfig::default().max_body_bytes)]
+    pub max_body_bytes: usize,
+    /// Answer 408 to requests still running after this many seconds.
+    #[arg(long, env = "TABLEGRAPH_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
+    pub request_timeout_secs: u64,
+    /// Production mode: no introspection, no field suggestions, no GraphiQL.
+    #[arg(long, env = "TABLEGRAPH_PRODUCTION")]
+    pub production: bool,
+}
+
+impl StoreArgs {
+    pub fn config(&self) -> StoreConfig {
+        let target = match (&self.dynamodb_endpoint, self.memory) {
+            (Some(url), _) => StoreTarget::Endpoint(url.clone()),
+            (None, true) => StoreTarget::Embedded(EmbeddedLocation::Memory),
+            (None, false) => {
+                StoreTarget::Embedded(EmbeddedLocation::Directory(self.data_dir.clone()))
+            }
+        };
+        StoreConfig {
+            target,
+            table: self.table.clone(),
+        }
+    }
+}
+
+impl ServeArgs {
+    pub fn config(&self) -> ServeConfig {
+        let mut http = HttpConfig {
+            max_body_bytes: self.max_body_bytes,
+            request_timeout: Duration::from_secs(self.request_timeout_secs),
+            ..HttpConfig::default()
+        };
+        if self.production {
+            http.graphiql = false;
+            http.graphql.introspection = false;
+        }
+        ServeConfig {
+            listen: self.listen,
+            schema_path: self.schema.schema.clone(),
+            store: self.store.config(),
+            http,
+        }
+    }
+}
+
+/// Runs a command; the process exit code follows its result.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => {
+            let application = Application::build(&args.config()).await?;
+            application
+                .run_until_stopped(app::shutdown_signal())
+                .await?;
+        }
+        Command::Migrate { schema, store } => {
+            let model = app::load_model(&schema.schema)?;
+            let open = app::open_store(&store.config()).await?;
+            let report = crate::migrate::ensure_table(&open.store, &model).await?;
+            let mut out = std::io::stdout().lock();
+            let table = open.store.table_name();
+            if report.created_table {
+                writeln!(out, "created table {table}")?;
+            }
+            for slot in &report.created_indexes {
+                writeln!(out, "created index {}", crate::keys::gsi_name(*slot))?;
+            }
+            for slot in &report.unused_indexes {
+                writeln!(
+                    out,
+                    "index {} is not used by the schema (kept)",
+                    crate::keys::gsi_name(*slot)
+                )?;
+            }
+            writeln!(out, "table {table} is up to date")?;
+        }
+        Command::Schema { schema } => {
+            let model = app::load_model(&schema.schema)?;
+            let sdl = crate::graphql::print_sdl(Arc::new(model))
+                .map_err(|e| anyhow::anyhow!("cannot build the GraphQL schema: {e}"))?;
+            std::io::stdout().lock().write_all(sdl.as_bytes())?;
+        }
+        Command::Healthcheck { listen } => healthcheck(listen).await?,
+    }
+    Ok(())
+}
+
+async fn healthcheck(listen: SocketAddr) -> anyhow::Result<()> {
+    let mut address = listen;
+    if address.ip().is_unspecified() {
+        address.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    let url = format!("http://{address}/healthz");
+    let response = reqwest::Client::builder()
+        .timeout(Duration::from_secs(3))
+        .build()?
+        .get(&url)
+        .send()
+        .await
+        .with_context(|| format!("no answer from {url}"))?;
+    anyhow::ensure!(
+        response.status().is_success(),
+        "{url} answered {}",
+        response.status()
+    );
+    Ok(())
+}

@@ -1,0 +1,55 @@
+//! Settings, gathered once at start-up from flags and `TABLEGRAPH_*` variables (see `cli`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::graphql::SchemaOptions;
+use crate::store::EmbeddedLocation;
+
+/// Where the table lives and what it is called.
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    pub target: StoreTarget,
+    pub table: String,
+}
+
+#[derive(Debug, Clone)]
+pub enum StoreTarget {
+    /// The embedded store, started in-process; the table is created on start.
+    Embedded(EmbeddedLocation),
+    /// A DynamoDB-compatible endpoint; the table must have been created by `migrate`.
+    Endpoint(String),
+}
+
+/// HTTP limits and the GraphQL schema's own limits.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Larger request bodies are refused with 413 before they are read.
+    pub max_body_bytes: usize,
+    /// A request still running after this answers 408 and is dropped.
+    pub request_timeout: Duration,
+    pub graphiql: bool,
+    pub graphql: SchemaOptions,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            // Large enough for any item DynamoDB accepts (400 KB), so oversized values get a
+            // precise GraphQL error rather than a bare 413.
+            max_body_bytes: 1024 * 1024,
+            request_timeout: Duration::from_secs(30),
+            graphiql: true,
+            graphql: SchemaOptions::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub listen: SocketAddr,
+    pub schema_path: PathBuf,
+    pub store: StoreConfig,
+    pub http: HttpConfig,
+}

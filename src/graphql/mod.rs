@@ -1,0 +1,167 @@
+//! The GraphQL API: an async-graphql dynamic schema built from the [`Model`], and the
+//! resolvers that serve it from the store through the request's loader.
+//!
+//! Invariant: every node a resolver hands out has passed a `__typename` check against the types
+//! the field may return, so an id of one type never answers as another.
+
+mod connection;
+mod errors;
+mod mutation;
+mod query;
+mod types;
+mod values;
+
+use std::sync::Arc;
+
+use async_graphql::dynamic::{FieldValue, ResolverContext, Schema, SchemaError};
+
+pub use errors::ApiError;
+
+use crate::keys;
+use crate::loaders::ItemLoader;
+use crate::model::Model;
+use crate::store::{AttrValue, CallLog, Item, Store};
+
+/// Limits that protect the server from expensive queries.
+#[derive(Debug, Clone)]
+pub struct SchemaOptions {
+    pub introspection: bool,
+    pub max_depth: usize,
+    pub max_complexity: usize,
+}
+
+impl Default for SchemaOptions {
+    fn default() -> Self {
+        SchemaOptions {
+            introspection: true,
+            max_depth: 16,
+            max_complexity: 10_000,
+        }
+    }
+}
+
+/// What one request's resolvers share: the store handle that records its calls, and its loader.
+pub struct RequestScope {
+    pub store: Store,
+    pub loader: ItemLoader,
+    pub calls: Arc<CallLog>,
+}
+
+impl RequestScope {
+    pub fn new(store: &Store) -> RequestScope {
+        let calls = Arc::new(CallLog::default());
+        let store = store.recording(calls.clone());
+        RequestScope {
+            loader: ItemLoader::new(store.clone()),
+            store,
+            calls,
+        }
+    }
+}
+
+/// A node as resolvers pass it down: its stored item, known to be of `typename`.
+pub(crate) struct NodeValue {
+    pub typename: String,
+    pub item: Arc<Item>,
+}
+
+impl NodeValue {
+    pub fn id(&self) -> &str {
+        self.item
+            .get("id")
+            .and_then(AttrValue::as_str)
+            .unwrap_or_default()
+    }
+}
+
+/// Builds the schema clients query.
+pub fn build_schema(model: Arc<Model>, options: &SchemaOptions) -> Result<Schema, SchemaError> {
+    let mut builder = Schema::build("Query", Some("Mutation"), None)
+        .limit_depth(options.max_depth)
+        .limit_complexity(options.max_complexity);
+    if !options.introspection {
+        builder = builder.disable_introspection().disable_suggestions();
+    }
+    builder = types::register(builder, &model);
+    builder = builder.register(query::root(&model));
+    builder = builder.register(mutation::root(&model));
+    builder.data(model).finish()
+}
+
+/// The client-facing SDL of `model`, as `tablegraph schema` prints it.
+pub fn print_sdl(model: Arc<Model>) -> Result<String, SchemaError> {
+    let schema = build_schema(model, &SchemaOptions::default())?;
+    Ok(schema
+        .sdl_with_options(async_graphql::SDLExportOptions::new().prefer_single_line_descriptions()))
+}
+
+fn scope<'a>(ctx: &ResolverContext<'a>) -> Result<&'a Arc<RequestScope>, ApiError> {
+    ctx.data::<Arc<RequestScope>>().map_err(|_| {
+        tracing::error!("a request ran without its RequestScope");
+        ApiError::Internal
+    })
+}
+
+fn model<'a>(ctx: &ResolverContext<'a>) -> Result<&'a Arc<Model>, ApiError> {
+    ctx.data::<Arc<Model>>().map_err(|_| ApiError::Internal)
+}
+
+/// Loads the node `id` if it is one of `allowed` types; `None` for a missing node or a node of
+/// another type.
+async fn load_node(
+    scope: &RequestScope,
+    id: &str,
+    allowed: &[&str],
+) -> Result<Option<NodeValue>, ApiError> {
+    let item = scope
+        .loader
+        .load(&keys::node_key(id))
+        .await
+        .map_err(|e| ApiError::from_store(&e))?;
+    Ok(item.and_then(|item| node_of(item, allowed)))
+}
+
+/// Wraps an item as a node if its `__typename` is one of `allowed`.
+fn node_of(item: Arc<Item>, allowed: &[&str]) -> Option<NodeValue> {
+    let typename = item.get("__typename").and_then(AttrValue::as_str)?;
+    allowed.contains(&typename).then(|| NodeValue {
+        typename: typename.to_owned(),
+        item: item.clone(),
+    })
+}
+
+/// The field value of a node. A field whose type is abstract (`Node`, a union) needs the
+/// concrete type named; one of an object type must not have it.
+fn node_field_value(node: NodeValue, abstract_type: bool) -> FieldValue<'static> {
+    if abstract_type {
+        let typename = node.typename.clone();
+        FieldValue::owned_any(node).with_type(typename)
+    } else {
+        FieldValue::owned_any(node)
+    }
+}
+
+/// An id argument, refused when it could not be a node's id.
+fn id_argument(ctx: &ResolverContext<'_>, name: &str) -> Result<String, ApiError> {
+    let id = ctx.args.try_get(name)?.string()?;
+    keys::validate_id(id).map_err(|e| ApiError::bad_input(format!("{name}: {e}")))?;
+    Ok(id.to_owned())
+}
+
+/// `Farm` → `farm`, `KeyResult` → `keyResult`.
+fn lower_first(name: &str) -> String {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// `name` → `Name`.
+fn upper_first(name: &str) -> String {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,194 @@
+//! GraphQL over HTTP: POST with a JSON body, GET with query parameters (never a mutation), and
+//! GraphiQL for browsers.
+
+use std::sync::Arc;
+
+use async_graphql::parser::types::OperationType;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use serde::Deserialize;
+
+use super::{AppState, STORAGE_CALLS_HEADER};
+use crate::graphql::RequestScope;
+
+const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
+const JSON: &str = "application/json";
+
+/// The parameters of a GET request.
+#[derive(Debug, Deserialize)]
+pub struct GetParams {
+    query: Option<String>,
+    #[serde(rename = "operationName")]
+    operation_name: Option<String>,
+    variables: Option<String>,
+    extensions: Option<String>,
+}
+
+pub async fn graphql_get(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(params): Query<GetParams>,
+) -> Response {
+    let Some(query) = params.query else {
+        if let (Some(page), true) = (&state.inner.graphiql, accepts(&headers, "text/html")) {
+            return Html(page.clone()).into_response();
+        }
+        return request_error(&headers, StatusCode::BAD_REQUEST, "missing query parameter");
+    };
+    let mut request = async_graphql::Request::new(query);
+    request.operation_name = params.operation_name;
+    for (name, text) in [
+        ("variables", &params.variables),
+        ("extensions", &params.extensions),
+    ] {
+        let Some(text) = text else { continue };
+        match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(value) if name == "variables" => {
+                request.variables = async_graphql::Variables::from_json(value);
+            }
+            Ok(_) => {}
+            Err(_) => {
+                return request_error(
+                    &headers,
+                    StatusCode::BAD_REQUEST,
+                    &format!("{name} is not JSON"),
+                );
+            }
+        }
+    }
+    if is_mutation(&request) {
+        let mut response = request_error(
+            &headers,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "mutations must be sent with POST",
+        );
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+    execute(&state, &headers, request).await
+}
+
+pub async fn graphql_post(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if !content_type.starts_with(JSON) {
+        return request_error(
+            &headers,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send the request as application/json",
+        );
+    }
+    let value: serde_json::Value = match serde_json::from_slice(&body) {
+        Ok(value) => value,
+        Err(_) => {
+            return request_error(
+                &headers,
+                StatusCode::BAD_REQUEST,
+                "the body is not valid JSON",
+            );
+        }
+    };
+    if value.is_array() {
+        return request_error(
+            &headers,
+            StatusCode::BAD_REQUEST,
+            "batched requests are not supported",
+        );
+    }
+    let request: async_graphql::Request = match serde_json::from_value(value) {
+        Ok(request) => request,
+        Err(e) => {
+            return request_error(
+                &headers,
+                StatusCode::BAD_REQUEST,
+                &format!("not a GraphQL request: {e}"),
+            );
+        }
+    };
+    execute(&state, &headers, request).await
+}
+
+async fn execute(
+    state: &AppState,
+    headers: &HeaderMap,
+    request: async_graphql::Request,
+) -> Response {
+    let scope = Arc::new(RequestScope::new(&state.inner.store));
+    let mut response = state
+        .inner
+        .schema
+        .execute(request.data(scope.clone()))
+        .await;
+    if headers.contains_key(STORAGE_CALLS_HEADER) {
+        let calls = serde_json::to_value(scope.calls.calls()).unwrap_or_default();
+        response.extensions.insert(
+            "storageCalls".to_owned(),
+            async_graphql::Value::from_json(calls).unwrap_or_default(),
+        );
+    }
+    // A request error (the document did not parse or validate) has no data and no paths.
+    let request_failed = response.data == async_graphql::Value::Null
+        && !response.errors.is_empty()
+        && response.errors.iter().all(|e| e.path.is_empty());
+    let media = response_media_type(headers);
+    let status = if request_failed && media == GRAPHQL_RESPONSE_JSON {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    };
+    json_response(status, media, &response)
+}
+
+fn is_mutation(request: &async_graphql::Request) -> bool {
+    let Ok(document) = async_graphql::parser::parse_query(&request.query) else {
+        return false;
+    };
+    let mut operations = document.operations.iter();
+    let operation = match &request.operation_name {
+        Some(name) => operations.find(|(n, _)| n.is_some_and(|n| n.as_str() == name)),
+        None => operations.next(),
+    };
+    operation.is_some_and(|(_, op)| op.node.ty == OperationType::Mutation)
+}
+
+fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains(media))
+}
+
+/// `application/graphql-response+json` when the client lists it, else `application/json`.
+fn response_media_type(headers: &HeaderMap) -> &'static str {
+    if accepts(headers, GRAPHQL_RESPONSE_JSON) {
+        GRAPHQL_RESPONSE_JSON
+    } else {
+        JSON
+    }
+}
+
+fn json_response(
+    status: StatusCode,
+    media: &'static str,
+    body: &impl serde::Serialize,
+) -> Response {
+    let body = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
+    (status, [(header::CONTENT_TYPE, media)], body).into_response()
+}
+
+/// An error answered before any GraphQL ran.
+fn request_error(headers: &HeaderMap, status: StatusCode, message: &str) -> Response {
+    let body = serde_json::json!({ "errors": [{ "message": message }] });
+    json_response(status, response_media_type(headers), &body)
+}

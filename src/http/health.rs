@@ -1,0 +1,23 @@
+//! Liveness and readiness.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+
+use super::AppState;
+
+/// The process is up and serving HTTP.
+pub async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// The store answers and the table is ACTIVE: the replica can take traffic.
+pub async fn readyz(State(state): State<AppState>) -> (StatusCode, &'static str) {
+    match state.inner.store.describe_table().await {
+        Ok(Some(status)) if status.active => (StatusCode::OK, "ready"),
+        Ok(_) => (StatusCode::SERVICE_UNAVAILABLE, "table not ready"),
+        Err(error) => {
+            tracing::warn!(%error, "readiness check failed");
+            (StatusCode::SERVICE_UNAVAILABLE, "store unreachable")
+        }
+    }
+}

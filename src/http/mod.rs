@@ -1,0 +1,99 @@
+//! The HTTP server: routes, the tower-http layers every request passes, and shared state.
+//!
+//! Invariant: `/healthz` answers without touching the store; `/readyz` answers 200 only when
+//! the store answers.
+
+mod graphql;
+mod health;
+
+use std::sync::Arc;
+
+use async_graphql::dynamic::Schema;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, Method, StatusCode, header};
+use axum::routing::get;
+use tower::ServiceBuilder;
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::{Any, CorsLayer};
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::config::HttpConfig;
+use crate::store::Store;
+
+/// The header a client sets to get the storage calls of its request in `extensions`.
+pub const STORAGE_CALLS_HEADER: &str = "x-tablegraph-storage-calls";
+
+/// What every handler shares; built once at start-up.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<StateInner>,
+}
+
+struct StateInner {
+    schema: Schema,
+    store: Store,
+    graphiql: Option<String>,
+}
+
+impl AppState {
+    pub fn new(schema: Schema, store: Store, graphiql: bool) -> AppState {
+        let graphiql = graphiql.then(|| {
+            async_graphql::http::GraphiQLSource::build()
+                .endpoint("/graphql")
+                .title("tablegraph")
+                .finish()
+        });
+        AppState {
+            inner: Arc::new(StateInner {
+                schema,
+                store,
+                graphiql,
+            }),
+        }
+    }
+}
+
+pub fn router(state: AppState, config: &HttpConfig) -> Router {
+    let request_id = HeaderName::from_static("x-request-id");
+    let layers = ServiceBuilder::new()
+        .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
+                let id = request
+                    .headers()
+                    .get("x-request-id")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
+                tracing::info_span!("request", method = %request.method(), uri = %request.uri(), request_id = %id)
+            }),
+        )
+        .layer(PropagateRequestIdLayer::new(request_id))
+        .layer(CompressionLayer::new())
+        .layer(
+            CorsLayer::new()
+                .allow_origin(Any)
+                .allow_methods([Method::GET, Method::POST])
+                .allow_headers([
+                    header::CONTENT_TYPE,
+                    header::AUTHORIZATION,
+                    HeaderName::from_static(STORAGE_CALLS_HEADER),
+                ]),
+        )
+        .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            config.request_timeout,
+        ));
+    Router::new()
+        .route(
+            "/graphql",
+            get(graphql::graphql_get).post(graphql::graphql_post),
+        )
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .with_state(state)
+        .layer(layers)
+}

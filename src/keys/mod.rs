@@ -1,0 +1,205 @@
+//! The single-table key codec: every string tablegraph writes into a key attribute or hands to a
+//! client as a cursor is made here, and nowhere else.
+//!
+//! Invariant: these formats are a contract with data already stored. Each function's doc test is
+//! its specification; changing an output needs a migration.
+//!
+//! # Why sort values escape low characters
+//!
+//! A relation's sort key is `<sort value>#<id>`. For byte order to equal GraphQL order, `#` must
+//! sort below every character a sort value can contain; otherwise `"ab c"` would sort before
+//! `"ab"`. Characters up to `$` are therefore written as `$` followed by a letter (`' '` becomes
+//! `$a`), which keeps their relative order and leaves `#` below everything else.
+
+mod cursor;
+mod sort;
+
+pub use cursor::{Cursor, CursorError};
+pub use sort::{NULL_SORT_VALUE, SortInput, encode_sort_value};
+
+/// The longest id tablegraph accepts: server-made ids are 36 characters; this leaves room for ids
+/// imported from elsewhere while keeping every key far below DynamoDB's 1 KB sort-key limit.
+pub const MAX_ID_LEN: usize = 128;
+
+/// What is wrong with a client-supplied id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    #[error("an id must not be empty")]
+    Empty,
+    #[error("an id must not contain '#'")]
+    ContainsHash,
+    #[error("an id must be at most {MAX_ID_LEN} characters")]
+    TooLong,
+}
+
+/// Checks an id before it is put into any key, so that no client value can address another kind
+/// of item (`Farm#name#…` or `NODE#x#y`).
+///
+/// ```
+/// use tablegraph::keys::{validate_id, IdError};
+/// assert_eq!(validate_id("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"), Ok(()));
+/// assert_eq!(validate_id("1#2"), Err(IdError::ContainsHash));
+/// assert_eq!(validate_id(""), Err(IdError::Empty));
+/// ```
+pub fn validate_id(id: &str) -> Result<(), IdError> {
+    if id.is_empty() {
+        Err(IdError::Empty)
+    } else if id.contains('#') {
+        Err(IdError::ContainsHash)
+    } else if id.len() > MAX_ID_LEN {
+        Err(IdError::TooLong)
+    } else {
+        Ok(())
+    }
+}
+
+/// The `PK` and `SK` of a node item.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::node_key("0190"), "NODE#0190");
+/// ```
+pub fn node_key(id: &str) -> String {
+    format!("NODE#{id}")
+}
+
+/// The id inside a node key, if `key` is one.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::id_from_node_key("NODE#0190"), Some("0190"));
+/// assert_eq!(tablegraph::keys::id_from_node_key("Farm#name#x"), None);
+/// ```
+pub fn id_from_node_key(key: &str) -> Option<&str> {
+    key.strip_prefix("NODE#")
+}
+
+/// A unique value as it is compared: trimmed and lower-cased, so "Old MacDonald's" and
+/// " OLD macdonald's" collide.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::normalize_unique(" Old MacDonald's "), "old macdonald's");
+/// ```
+pub fn normalize_unique(value: &str) -> String {
+    value.trim().to_lowercase()
+}
+
+/// The `PK` and `SK` of the item that reserves a unique value for its owner.
+///
+/// ```
+/// assert_eq!(
+///     tablegraph::keys::unique_key("Farm", "name", "Old MacDonald's"),
+///     "Farm#name#old macdonald's"
+/// );
+/// ```
+pub fn unique_key(type_name: &str, field: &str, value: &str) -> String {
+    format!("{type_name}#{field}#{}", normalize_unique(value))
+}
+
+/// The `__typename` of a unique-value item.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::unique_typename("Farm", "name"), "Farm#name");
+/// ```
+pub fn unique_typename(type_name: &str, field: &str) -> String {
+    format!("{type_name}#{field}")
+}
+
+/// The name of generic index number `slot` (1-based).
+///
+/// ```
+/// assert_eq!(tablegraph::keys::gsi_name(1), "GSI01");
+/// assert_eq!(tablegraph::keys::gsi_name(12), "GSI12");
+/// ```
+pub fn gsi_name(slot: u8) -> String {
+    format!("GSI{slot:02}")
+}
+
+/// The partition attribute of index `slot`.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::slot_partition_attribute(2), "PK02");
+/// ```
+pub fn slot_partition_attribute(slot: u8) -> String {
+    format!("PK{slot:02}")
+}
+
+/// The sort attribute of index `slot`.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::slot_sort_attribute(2), "SK02");
+/// ```
+pub fn slot_sort_attribute(slot: u8) -> String {
+    format!("SK{slot:02}")
+}
+
+/// The slot partition value a node writes to join its parent's one-to-many relation: the
+/// relation's element type (or union) name and the parent's id.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::slot_partition("Animal", "0190"), "Animal#0190");
+/// ```
+pub fn slot_partition(element: &str, parent_id: &str) -> String {
+    format!("{element}#{parent_id}")
+}
+
+/// The slot sort value: the encoded sort value, then `#<id>` so that order is total. A relation
+/// without `sortBy` sorts by id alone, which for server-made UUIDv7 ids is creation order.
+///
+/// ```
+/// use tablegraph::keys::slot_sort_key;
+/// assert_eq!(slot_sort_key(Some("bessie"), "0190"), "bessie#0190");
+/// assert_eq!(slot_sort_key(None, "0190"), "0190");
+/// ```
+pub fn slot_sort_key(sort_value: Option<&str>, id: &str) -> String {
+    match sort_value {
+        Some(value) => format!("{value}#{id}"),
+        None => id.to_owned(),
+    }
+}
+
+/// The id at the end of a slot sort key.
+///
+/// ```
+/// use tablegraph::keys::id_from_slot_sort_key;
+/// assert_eq!(id_from_slot_sort_key("bessie#0190"), Some("0190"));
+/// assert_eq!(id_from_slot_sort_key("0190"), Some("0190"));
+/// assert_eq!(id_from_slot_sort_key("bessie#"), None);
+/// ```
+pub fn id_from_slot_sort_key(sort_key: &str) -> Option<&str> {
+    let id = sort_key.rsplit('#').next()?;
+    validate_id(id).ok().map(|()| id)
+}
+
+/// A new node id: a UUIDv7, so ids are time-ordered and never contain `#`.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_ids_are_valid_and_time_ordered() {
+        let first = new_id();
+        let second = new_id();
+        assert_eq!(validate_id(&first), Ok(()));
+        assert!(first < second, "{first} should sort before {second}");
+    }
+
+    #[test]
+    fn over_long_ids_are_refused() {
+        assert_eq!(validate_id(&"a".repeat(MAX_ID_LEN)), Ok(()));
+        assert_eq!(
+            validate_id(&"a".repeat(MAX_ID_LEN + 1)),
+            Err(IdError::TooLong)
+        );
+    }
+
+    #[test]
+    fn unique_keys_collide_across_case_and_padding() {
+        assert_eq!(
+            unique_key("Farm", "name", "Old MacDonald's"),
+            unique_key("Farm", "name", "  OLD macdonald'S")
+        );
+    }
+}

@@ -1,0 +1,23 @@
+//! tablegraph: an AppSync-style GraphQL API server on one DynamoDB table.
+//!
+//! Read in this order:
+//! - [`model`]: `schema.graphql` → a validated [`model::Model`] (pure);
+//! - [`keys`]: the single-table key, sort-value and cursor codec (pure);
+//! - [`store`]: the only user of the DynamoDB SDK, and the embedded store;
+//! - [`loaders`]: per-request batching of reads by key;
+//! - [`graphql`]: the dynamic schema built from the model, and its resolvers;
+//! - [`http`]: the router and the GraphQL-over-HTTP handler;
+//! - [`migrate`]: making the table match the model;
+//! - [`config`], [`telemetry`], [`app`], [`cli`]: wiring.
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod graphql;
+pub mod http;
+pub mod keys;
+pub mod loaders;
+pub mod migrate;
+pub mod model;
+pub mod store;
+pub mod telemetry;

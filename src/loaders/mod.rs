@@ -1,0 +1,128 @@
+//! Per-request batching: every read by key in one request goes through one [`ItemLoader`], so a
+//! level of a query costs one BatchGetItem however many parents asked.
+//!
+//! Invariant: a key is fetched at most once per request (later loads are served from the
+//! request's cache), and a batch holds at most 100 keys per BatchGetItem call.
+//!
+//! # Why batches close by yielding, not by a timer
+//!
+//! A timer-based loader (wait 1 ms, then fetch what has accumulated) splits a level into several
+//! calls whenever the machine is busy, so the number of calls would depend on load. Here the
+//! first load of a batch yields to the executor a fixed number of times before it fetches. All
+//! resolvers of one level run as futures of the same request task, so each yield lets every
+//! sibling run up to its own load; the batch then holds the whole level regardless of timing
+//! or of other requests. Nodes of every type share `NODE#<id>` keys, so one loader serves all
+//! types, and unique-value lookups ride in the same batches.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::OnceCell;
+
+use crate::store::{Item, Store, StoreError};
+
+/// Yields before a batch is fetched. Each yield lets every ready future of the request run once;
+/// results of one level wake the next level's resolvers within two passes, so a few more are
+/// margin for nested lists.
+const YIELDS_BEFORE_FETCH: usize = 6;
+
+type BatchResult = Result<HashMap<String, Arc<Item>>, Arc<StoreError>>;
+
+/// Loads items whose `PK` and `SK` equal the key, batched and cached for one request.
+pub struct ItemLoader {
+    store: Store,
+    state: Mutex<LoaderState>,
+}
+
+#[derive(Default)]
+struct LoaderState {
+    /// Finished loads: key → the item, or `None` when it does not exist.
+    cache: HashMap<String, Option<Arc<Item>>>,
+    /// Keys waiting in the open batch or in flight, and the batch that will answer them.
+    pending: HashMap<String, Arc<Batch>>,
+    /// The batch new keys join; taken when it starts fetching.
+    open: Option<Arc<Batch>>,
+}
+
+#[derive(Default)]
+struct Batch {
+    keys: Mutex<Vec<String>>,
+    result: OnceCell<BatchResult>,
+}
+
+impl ItemLoader {
+    pub fn new(store: Store) -> ItemLoader {
+        ItemLoader {
+            store,
+            state: Mutex::default(),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, LoaderState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The item stored under `key`, if any.
+    pub async fn load(&self, key: &str) -> Result<Option<Arc<Item>>, Arc<StoreError>> {
+        let batch = {
+            let mut state = self.state();
+            if let Some(cached) = state.cache.get(key) {
+                return Ok(cached.clone());
+            }
+            match state.pending.get(key) {
+                Some(batch) => batch.clone(),
+                None => {
+                    let batch = state.open.get_or_insert_with(Arc::default).clone();
+                    lock(&batch.keys).push(key.to_owned());
+                    state.pending.insert(key.to_owned(), batch.clone());
+                    batch
+                }
+            }
+        };
+        for _ in 0..YIELDS_BEFORE_FETCH {
+            tokio::task::yield_now().await;
+        }
+        let result = batch.result.get_or_init(|| self.fetch(&batch)).await;
+        let item = match result {
+            Ok(found) => found.get(key).cloned(),
+            Err(error) => return Err(error.clone()),
+        };
+        let mut state = self.state();
+        state.pending.remove(key);
+        state.cache.insert(key.to_owned(), item.clone());
+        Ok(item)
+    }
+
+    async fn fetch(&self, batch: &Arc<Batch>) -> BatchResult {
+        {
+            // Close the batch: later keys start a new one.
+            let mut state = self.state();
+            if state
+                .open
+                .as_ref()
+                .is_some_and(|open| Arc::ptr_eq(open, batch))
+            {
+                state.open = None;
+            }
+        }
+        let keys = lock(&batch.keys).clone();
+        let found = self.store.batch_get_items(&keys).await.map_err(Arc::new)?;
+        Ok(found
+            .into_iter()
+            .map(|(key, item)| (key, Arc::new(item)))
+            .collect())
+    }
+
+    /// Records what a write left under `key`, so reads later in the request see it.
+    pub fn prime(&self, key: &str, item: Option<Arc<Item>>) {
+        self.state().cache.insert(key.to_owned(), item);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

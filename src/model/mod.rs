@@ -1,0 +1,282 @@
+//! `schema.graphql` → [`Model`]: the validated description of what is stored and how.
+//!
+//! Invariant: a `Model` that exists is consistent. Every relation names existing types and
+//! fields, no two relations of one type share a slot, and every key value the model derives is
+//! an id or an encoded sort value. The rest of the server trusts it and never re-checks.
+//! This module is pure: no I/O beyond the text it is given.
+
+mod error;
+mod parse;
+
+pub use error::ModelError;
+
+/// The stored types of one schema and how they relate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Model {
+    /// `@model` object types, in the order the schema declares them.
+    pub types: Vec<TypeDef>,
+    pub unions: Vec<UnionDef>,
+    pub enums: Vec<EnumDef>,
+    /// The generic indexes (`GSI01`…) the table needs: every slot some relation uses, ascending.
+    pub indexes: Vec<u8>,
+}
+
+/// A `@model` type, stored as `NODE#<id>` items.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeDef {
+    pub name: String,
+    pub description: Option<String>,
+    /// The fields the schema declares, without the managed ones (`id`, `createdAt`, …).
+    pub fields: Vec<FieldDef>,
+    /// The relation slots nodes of this type write, derived from every `@hasMany` whose element
+    /// is this type or a union containing it.
+    pub slots: Vec<SlotDef>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldDef {
+    pub name: String,
+    pub description: Option<String>,
+    pub kind: FieldKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FieldKind {
+    /// A stored value.
+    Scalar {
+        scalar: ScalarType,
+        required: bool,
+        /// `@unique`: reserved by a unique-value item, and looked up by `<type>By<Field>`.
+        unique: bool,
+    },
+    /// `@belongsTo(field:)`: the node whose id is stored in `foreign_key`.
+    BelongsTo {
+        target: String,
+        foreign_key: String,
+        required: bool,
+    },
+    /// `@hasMany(index:, field:, sortBy:)`: a connection over a relation slot.
+    HasMany(HasMany),
+}
+
+/// A one-to-many relation: each element stores `PKnn = <element>#<parent id>` and
+/// `SKnn = <sort value>#<id>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HasMany {
+    pub slot: u8,
+    /// The element type or union; its name prefixes the slot partition value.
+    pub element: String,
+    /// The field of each element type that holds the parent's id.
+    pub foreign_key: String,
+    /// The element field the connection is sorted by; `None` sorts by id (creation order).
+    pub sort_by: Option<String>,
+}
+
+/// One slot a type's nodes write, because of one `@hasMany` relation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlotDef {
+    pub slot: u8,
+    pub element: String,
+    pub foreign_key: String,
+    pub sort_by: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScalarType {
+    Id,
+    String,
+    Int,
+    Float,
+    Boolean,
+    /// AppSync's `AWSDate`: `YYYY-MM-DD`.
+    AwsDate,
+    /// AppSync's `AWSDateTime`: an RFC 3339 timestamp.
+    AwsDateTime,
+    /// AppSync's `AWSEmail`.
+    AwsEmail,
+    Enum(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnionDef {
+    pub name: String,
+    pub description: Option<String>,
+    pub members: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumDef {
+    pub name: String,
+    pub description: Option<String>,
+    pub values: Vec<String>,
+}
+
+/// Field names every `@model` type gets without declaring them.
+pub const MANAGED_FIELDS: [&str; 4] = ["id", "createdAt", "updatedAt", "version"];
+
+impl Model {
+    /// Parses and validates `source`; errors name `file` with the line and column.
+    pub fn parse(file: &str, source: &str) -> Result<Model, ModelError> {
+        parse::parse_model(file, source)
+    }
+
+    pub fn type_def(&self, name: &str) -> Option<&TypeDef> {
+        self.types.iter().find(|t| t.name == name)
+    }
+
+    pub fn union_def(&self, name: &str) -> Option<&UnionDef> {
+        self.unions.iter().find(|u| u.name == name)
+    }
+
+    /// The `@model` types a field of type `name` may return: the type itself, or a union's
+    /// members. Every read checks `__typename` against this list.
+    pub fn possible_types<'a>(&'a self, name: &'a str) -> Vec<&'a str> {
+        match self.union_def(name) {
+            Some(union) => union.members.iter().map(String::as_str).collect(),
+            None => vec![name],
+        }
+    }
+}
+
+impl TypeDef {
+    pub fn field(&self, name: &str) -> Option<&FieldDef> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// The fields whose values are reserved by unique-value items.
+    pub fn unique_fields(&self) -> impl Iterator<Item = &FieldDef> {
+        self.fields
+            .iter()
+            .filter(|f| matches!(f.kind, FieldKind::Scalar { unique: true, .. }))
+    }
+}
+
+impl FieldDef {
+    /// The scalar type of a stored field, `None` for relations.
+    pub fn scalar(&self) -> Option<&ScalarType> {
+        match &self.kind {
+            FieldKind::Scalar { scalar, .. } => Some(scalar),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FARMS: &str = include_str!("../../schema.graphql");
+
+    fn error_of(source: &str) -> String {
+        Model::parse("schema.graphql", source)
+            .expect_err("the schema should be refused")
+            .to_string()
+    }
+
+    #[test]
+    fn default_schema_derives_the_seed_layout() {
+        let model = Model::parse("schema.graphql", FARMS).expect("the default schema is valid");
+        assert_eq!(model.indexes, vec![1, 2]);
+        let cow = model.type_def("Cow").expect("Cow is a model");
+        let slots: Vec<(u8, &str)> = cow
+            .slots
+            .iter()
+            .map(|s| (s.slot, s.element.as_str()))
+            .collect();
+        assert_eq!(slots, vec![(1, "Cow"), (2, "Animal")]);
+        let farm = model.type_def("Farm").expect("Farm is a model");
+        assert!(farm.slots.is_empty());
+        assert_eq!(
+            farm.unique_fields()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>(),
+            vec!["name"]
+        );
+        assert_eq!(model.possible_types("Animal"), vec!["Chicken", "Cow"]);
+    }
+
+    #[test]
+    fn schema_mistakes_name_their_line_and_column() {
+        let table = [
+            (
+                "type Farm @model @cached { name: String }",
+                "schema.graphql:1:18: unknown directive @cached",
+            ),
+            (
+                "type Farm @model {\n  name: String\n  cows: [Cow] @hasMany(index: \"GSI01\", field: \"farmId\")\n}\ntype Cow @model { name: String }",
+                "schema.graphql:3:15: Farm.cows: @hasMany(field: \"farmId\") needs a field `farmId: ID` on Cow",
+            ),
+            (
+                "type Farm @model {\n  logo: Image @belongsTo(field: \"logoId\")\n}\ntype Image @model { url: String }",
+                "schema.graphql:2:15: Farm.logo: @belongsTo(field: \"logoId\") needs a field `logoId: ID` on Farm",
+            ),
+            (
+                "type Farm @model {\n  a: [Cow] @hasMany(index: \"GSI01\", field: \"farmId\")\n  b: [Cow] @hasMany(index: \"GSI01\", field: \"farmId\")\n}\ntype Cow @model { farmId: ID }",
+                "schema.graphql:3:12: Farm.b: Cow already writes slot GSI01 for Farm.a; choose another index",
+            ),
+            (
+                "type Farm @model { cows: [Cow] @hasMany(index: \"GSI21\", field: \"farmId\") }\ntype Cow @model { farmId: ID }",
+                "schema.graphql:1:32: Farm.cows: index must be one of \"GSI01\" to \"GSI20\", not \"GSI21\"",
+            ),
+            (
+                "type Farm @model { name: String }\ntype Cow { name: String }",
+                "schema.graphql:2:1: type Cow needs @model: every object type is stored as nodes",
+            ),
+            (
+                "type Farm @model { owner: Person }",
+                "schema.graphql:1:27: Farm.owner: unknown type Person",
+            ),
+            (
+                "type Farm @model { logo: Image }\ntype Image @model { url: String }",
+                "schema.graphql:1:20: Farm.logo: a field of type Image needs @belongsTo(field: \"logoId\")",
+            ),
+            (
+                "type Farm @model { PK01: String }",
+                "schema.graphql:1:20: Farm.PK01: the name PK01 is reserved for the table's keys",
+            ),
+            (
+                "type Farm @model { version: String }",
+                "schema.graphql:1:20: Farm.version is managed by @model as `version: Int!`; remove it",
+            ),
+            (
+                "type Farm @model { tags: [String] }",
+                "schema.graphql:1:26: Farm.tags: list fields must be [T] of a @model type or union, with @hasMany",
+            ),
+            (
+                "type Farm @model { open: Boolean @unique }",
+                "schema.graphql:1:34: Farm.open: @unique works on String, ID, Int and AWSEmail fields",
+            ),
+            (
+                "type Farm @model { name: String }\ntype FarmConnection @model { x: Int }",
+                "schema.graphql:2:1: type FarmConnection is generated for Farm; choose another name",
+            ),
+            ("type Farm @model { name: String", "schema.graphql:1:32: "),
+            (
+                "enum Kind { A }",
+                "schema.graphql:1:1: the schema declares no @model type",
+            ),
+        ];
+        for (source, expected) in table {
+            let message = error_of(source);
+            assert!(
+                message.starts_with(expected),
+                "{source}\n got: {message}\nwant: {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn redundant_managed_fields_are_accepted() {
+        let model = Model::parse(
+            "schema.graphql",
+            "type Farm @model { id: ID! name: String }",
+        )
+        .expect("declaring id: ID! is allowed");
+        let names: Vec<&str> = model.types[0]
+            .fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(names, vec!["name"]);
+    }
+}

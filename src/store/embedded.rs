@@ -1,0 +1,110 @@
+//! The embedded store: dynoxide's DynamoDB-compatible HTTP server, started in-process on
+//! 127.0.0.1 and reached through the same SDK client as Amazon DynamoDB.
+//!
+//! # Why its own thread and runtime
+//!
+//! dynoxide's storage calls are synchronous SQLite work. On the server's runtime they would
+//! block request workers; on a thread of their own they only ever wait on each other. The store
+//! binds loopback only, so it is never reachable from outside the machine.
+
+use std::path::PathBuf;
+use std::thread::JoinHandle;
+
+use tokio::sync::oneshot;
+
+use super::StoreError;
+
+/// Where the embedded store keeps its data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EmbeddedLocation {
+    /// A SQLite file `tablegraph.db` in this directory, created if missing.
+    Directory(PathBuf),
+    /// Nothing persists: for tests and demos.
+    Memory,
+}
+
+/// A running embedded store. Dropping it stops the server and waits for its thread.
+pub struct EmbeddedStore {
+    endpoint: String,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl EmbeddedStore {
+    pub fn start(location: &EmbeddedLocation) -> Result<EmbeddedStore, StoreError> {
+        let unavailable = |what: &str, e: &dyn std::fmt::Display| {
+            StoreError::Unavailable(format!("embedded store: {what}: {e}"))
+        };
+        let database = match location {
+            EmbeddedLocation::Memory => dynoxide::Database::memory(),
+            EmbeddedLocation::Directory(dir) => {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| unavailable(&format!("creating {}", dir.display()), &e))?;
+                let file = dir.join("tablegraph.db");
+                dynoxide::Database::new(&file.to_string_lossy())
+            }
+        }
+        .map_err(|e| unavailable("opening the database", &e))?;
+
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+            .map_err(|e| unavailable("binding 127.0.0.1", &e))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| unavailable("configuring the listener", &e))?;
+        let address = listener
+            .local_addr()
+            .map_err(|e| unavailable("reading the listener address", &e))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("embedded-store")
+            .enable_all()
+            .build()
+            .map_err(|e| unavailable("starting its runtime", &e))?;
+
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("embedded-store".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let listener = match tokio::net::TcpListener::from_std(listener) {
+                        Ok(listener) => listener,
+                        Err(e) => {
+                            tracing::error!(error = %e, "embedded store could not listen");
+                            return;
+                        }
+                    };
+                    let shutdown = async move {
+                        let _ = stopped.await;
+                    };
+                    if let Err(e) =
+                        dynoxide::server::serve_with_shutdown(listener, database, shutdown).await
+                    {
+                        tracing::error!(error = %e, "embedded store stopped");
+                    }
+                });
+            })
+            .map_err(|e| unavailable("starting its thread", &e))?;
+        tracing::info!(%address, ?location, "embedded store started");
+        Ok(EmbeddedStore {
+            endpoint: format!("http://{address}"),
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// The URL the SDK client uses.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+}
+
+impl Drop for EmbeddedStore {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! `StoreError`: what went wrong at the storage boundary, named after DynamoDB's exceptions.
+//! SDK error types stop here; their text is kept only for the log.
+
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A write's condition did not hold. `index` is the position of the failing write in the
+    /// list given to [`super::Store::transact_write`].
+    #[error("the condition of write {index} failed")]
+    ConditionFailed { index: usize },
+    /// Other transactions kept touching the same items until the retry budget was spent.
+    #[error("transaction conflict persisted after retries")]
+    TransactionConflict,
+    #[error("throttled by the store after retries: {0}")]
+    Throttled(String),
+    #[error("the store could not be reached: {0}")]
+    Unavailable(String),
+    #[error("the table does not exist: {0}")]
+    TableMissing(String),
+    #[error("the store refused the request: {0}")]
+    Validation(String),
+    #[error("unexpected store error: {0}")]
+    Other(String),
+}
+
+impl StoreError {
+    /// True when the caller may succeed by trying again later.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            StoreError::TransactionConflict | StoreError::Throttled(_) | StoreError::Unavailable(_)
+        )
+    }
+}
+
+/// Classifies any SDK error by its transport failure or AWS error code.
+pub(super) fn classify<E, R>(error: SdkError<E, R>) -> StoreError
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    let detail = format!("{}", aws_sdk_dynamodb::error::DisplayErrorContext(&error));
+    match &error {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => StoreError::Unavailable(detail),
+        _ => match error.code() {
+            Some("ConditionalCheckFailedException") => StoreError::ConditionFailed { index: 0 },
+            Some("TransactionConflictException") => StoreError::TransactionConflict,
+            Some(
+                "ProvisionedThroughputExceededException"
+                | "ThrottlingException"
+                | "RequestLimitExceeded",
+            ) => StoreError::Throttled(detail),
+            Some("ResourceNotFoundException") => StoreError::TableMissing(detail),
+            Some("ValidationException") => StoreError::Validation(detail),
+            Some("InternalServerError" | "ServiceUnavailable") => StoreError::Unavailable(detail),
+            _ => StoreError::Other(detail),
+        },
+    }
+}

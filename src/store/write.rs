@@ -1,0 +1,238 @@
+//! Conditional writes: the vocabulary of conditions tablegraph needs, and their translation into
+//! DynamoDB condition expressions.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Delete, Put, TransactWriteItem};
+
+use super::error::{StoreError, classify};
+use super::item::{AttrValue, Item, item_to_sdk, to_sdk};
+use super::key_map;
+
+/// One write of an all-or-nothing group. Keys are items whose `PK` and `SK` are equal, which is
+/// every node and unique-value item.
+#[derive(Debug, Clone)]
+pub enum Write {
+    /// Writes the whole item (it carries its own `PK` and `SK`).
+    Put {
+        item: Item,
+        condition: Vec<Clause>,
+    },
+    Delete {
+        key: String,
+        condition: Vec<Clause>,
+    },
+    /// Writes nothing; fails the group unless the condition holds.
+    Check {
+        key: String,
+        condition: Vec<Clause>,
+    },
+}
+
+/// A clause of a write's condition; clauses are joined with AND.
+#[derive(Debug, Clone)]
+pub enum Clause {
+    NotExists,
+    Exists,
+    Equals(String, AttrValue),
+    /// The item is missing, or its attribute has this value.
+    AbsentOrEquals(String, AttrValue),
+    OneOf(String, Vec<AttrValue>),
+}
+
+struct Expression {
+    text: String,
+    names: HashMap<String, String>,
+    values: HashMap<String, AttributeValue>,
+}
+
+type NameMap = HashMap<String, String>;
+type ValueMap = HashMap<String, AttributeValue>;
+
+/// The three optional parts every SDK builder with a condition takes.
+fn condition_parts(clauses: &[Clause]) -> (Option<String>, Option<NameMap>, Option<ValueMap>) {
+    match expression(clauses) {
+        None => (None, None, None),
+        Some(e) => {
+            let values = (!e.values.is_empty()).then_some(e.values);
+            (Some(e.text), Some(e.names), values)
+        }
+    }
+}
+
+fn expression(clauses: &[Clause]) -> Option<Expression> {
+    if clauses.is_empty() {
+        return None;
+    }
+    let mut names = HashMap::new();
+    let mut values = HashMap::new();
+    let mut parts = Vec::new();
+    for (n, clause) in clauses.iter().enumerate() {
+        match clause {
+            Clause::NotExists => {
+                names.insert("#PK".to_owned(), "PK".to_owned());
+                parts.push("attribute_not_exists(#PK)".to_owned());
+            }
+            Clause::Exists => {
+                names.insert("#PK".to_owned(), "PK".to_owned());
+                parts.push("attribute_exists(#PK)".to_owned());
+            }
+            Clause::Equals(attribute, value) => {
+                names.insert(format!("#a{n}"), attribute.clone());
+                values.insert(format!(":v{n}"), to_sdk(value));
+                parts.push(format!("#a{n} = :v{n}"));
+            }
+            Clause::AbsentOrEquals(attribute, value) => {
+                names.insert("#PK".to_owned(), "PK".to_owned());
+                names.insert(format!("#a{n}"), attribute.clone());
+                values.insert(format!(":v{n}"), to_sdk(value));
+                parts.push(format!("(attribute_not_exists(#PK) OR #a{n} = :v{n})"));
+            }
+            Clause::OneOf(attribute, options) => {
+                names.insert(format!("#a{n}"), attribute.clone());
+                let placeholders: Vec<String> = options
+                    .iter()
+                    .enumerate()
+                    .map(|(i, value)| {
+                        values.insert(format!(":v{n}_{i}"), to_sdk(value));
+                        format!(":v{n}_{i}")
+                    })
+                    .collect();
+                parts.push(format!("#a{n} IN ({})", placeholders.join(", ")));
+            }
+        }
+    }
+    Some(Expression {
+        text: parts.join(" AND "),
+        names,
+        values,
+    })
+}
+
+pub(super) fn operation_name(writes: &[Write]) -> &'static str {
+    match writes {
+        [Write::Put { .. }] => "PutItem",
+        [Write::Delete { .. }] => "DeleteItem",
+        _ => "TransactWriteItems",
+    }
+}
+
+pub(super) async fn execute(
+    client: &Client,
+    table: &str,
+    writes: &[Write],
+) -> Result<(), StoreError> {
+    match writes {
+        [] => Ok(()),
+        [Write::Put { item, condition }] => {
+            let (text, names, values) = condition_parts(condition);
+            client
+                .put_item()
+                .table_name(table)
+                .set_item(Some(item_to_sdk(item)))
+                .set_condition_expression(text)
+                .set_expression_attribute_names(names)
+                .set_expression_attribute_values(values)
+                .send()
+                .await
+                .map(drop)
+                .map_err(classify)
+        }
+        [Write::Delete { key, condition }] => {
+            let (text, names, values) = condition_parts(condition);
+            client
+                .delete_item()
+                .table_name(table)
+                .set_key(Some(key_map(key)))
+                .set_condition_expression(text)
+                .set_expression_attribute_names(names)
+                .set_expression_attribute_values(values)
+                .send()
+                .await
+                .map(drop)
+                .map_err(classify)
+        }
+        _ => {
+            let items = writes
+                .iter()
+                .map(|write| transact_item(table, write))
+                .collect::<Result<Vec<_>, _>>()?;
+            client
+                .transact_write_items()
+                .set_transact_items(Some(items))
+                .send()
+                .await
+                .map(drop)
+                .map_err(|error| {
+                    if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
+                        error.as_service_error()
+                    {
+                        return cancellation_error(cancelled.cancellation_reasons());
+                    }
+                    classify(error)
+                })
+        }
+    }
+}
+
+fn transact_item(table: &str, write: &Write) -> Result<TransactWriteItem, StoreError> {
+    let build_error = |e: aws_sdk_dynamodb::error::BuildError| StoreError::Other(e.to_string());
+    let item = match write {
+        Write::Put { item, condition } => {
+            let (text, names, values) = condition_parts(condition);
+            let put = Put::builder()
+                .table_name(table)
+                .set_item(Some(item_to_sdk(item)))
+                .set_condition_expression(text)
+                .set_expression_attribute_names(names)
+                .set_expression_attribute_values(values)
+                .build()
+                .map_err(build_error)?;
+            TransactWriteItem::builder().put(put).build()
+        }
+        Write::Delete { key, condition } => {
+            let (text, names, values) = condition_parts(condition);
+            let delete = Delete::builder()
+                .table_name(table)
+                .set_key(Some(key_map(key)))
+                .set_condition_expression(text)
+                .set_expression_attribute_names(names)
+                .set_expression_attribute_values(values)
+                .build()
+                .map_err(build_error)?;
+            TransactWriteItem::builder().delete(delete).build()
+        }
+        Write::Check { key, condition } => {
+            let (text, names, values) = condition_parts(condition);
+            let check = ConditionCheck::builder()
+                .table_name(table)
+                .set_key(Some(key_map(key)))
+                .set_condition_expression(text)
+                .set_expression_attribute_names(names)
+                .set_expression_attribute_values(values)
+                .build()
+                .map_err(build_error)?;
+            TransactWriteItem::builder().condition_check(check).build()
+        }
+    };
+    Ok(item)
+}
+
+/// Reads DynamoDB's per-item cancellation reasons: a failed condition wins (it is the caller's
+/// answer), then conflicts and throttling (worth a retry).
+fn cancellation_error(reasons: &[aws_sdk_dynamodb::types::CancellationReason]) -> StoreError {
+    let code_at = |wanted: &str| reasons.iter().position(|r| r.code() == Some(wanted));
+    if let Some(index) = code_at("ConditionalCheckFailed") {
+        return StoreError::ConditionFailed { index };
+    }
+    if code_at("TransactionConflict").is_some() {
+        return StoreError::TransactionConflict;
+    }
+    if code_at("ThrottlingError").is_some() || code_at("ProvisionedThroughputExceeded").is_some() {
+        return StoreError::Throttled("transaction throttled".to_owned());
+    }
+    let codes: Vec<&str> = reasons.iter().filter_map(|r| r.code()).collect();
+    StoreError::Validation(format!("transaction cancelled: {codes:?}"))
+}

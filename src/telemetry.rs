@@ -1,5 +1,7 @@
 //! Logging: structured `tracing` events to stderr, filtered by `RUST_LOG` (default `info`).
 
+use std::io::IsTerminal as _;
+
 use tracing_subscriber::EnvFilter;
 
 pub fn init() {
@@ -8,5 +10,6 @@ pub fn init() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }

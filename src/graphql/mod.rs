@@ -7,6 +7,7 @@
 mod connection;
 mod errors;
 mod mutation;
+mod null_items;
 mod query;
 mod types;
 mod values;
@@ -78,7 +79,8 @@ impl NodeValue {
 pub fn build_schema(model: Arc<Model>, options: &SchemaOptions) -> Result<Schema, SchemaError> {
     let mut builder = Schema::build("Query", Some("Mutation"), None)
         .limit_depth(options.max_depth)
-        .limit_complexity(options.max_complexity);
+        .limit_complexity(options.max_complexity)
+        .extension(null_items::NullItems);
     if !options.introspection {
         builder = builder.disable_introspection().disable_suggestions();
     }

@@ -231,9 +231,9 @@ fn input_value(field: &FieldDef, ty: TypeRef) -> InputValue {
 
 /// The field value for a list of nodes, nulls kept in place.
 pub(super) fn node_list(nodes: Vec<Option<NodeValue>>) -> FieldValue<'static> {
-    FieldValue::list(
-        nodes
-            .into_iter()
-            .map(|node| node.map_or(FieldValue::NULL, |node| node_field_value(node, true))),
-    )
+    FieldValue::list(nodes.into_iter().map(|node| {
+        node.map_or_else(super::null_items::missing_node, |node| {
+            node_field_value(node, true)
+        })
+    }))
 }

@@ -105,6 +105,13 @@ pub async fn graphql_post(
             "batched requests are not supported",
         );
     }
+    if !value.get("query").is_some_and(serde_json::Value::is_string) {
+        return request_error(
+            &headers,
+            StatusCode::BAD_REQUEST,
+            "the request has no query string",
+        );
+    }
     let request: async_graphql::Request = match serde_json::from_value(value) {
         Ok(request) => request,
         Err(e) => {

@@ -1,0 +1,119 @@
+//! Starting a server for one test and talking GraphQL to it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use tablegraph::app::Application;
+use tablegraph::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
+use tablegraph::store::EmbeddedLocation;
+
+pub struct TestApp {
+    pub address: SocketAddr,
+    pub client: reqwest::Client,
+}
+
+pub fn repository_file(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// Starts the server with the default schema on a fresh in-memory store, on a free port.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(HttpConfig::default()).await
+}
+
+pub async fn spawn_app_with(http: HttpConfig) -> TestApp {
+    let config = ServeConfig {
+        listen: "127.0.0.1:0".parse().expect("a literal socket address"),
+        schema_path: repository_file("schema.graphql"),
+        store: StoreConfig {
+            target: StoreTarget::Embedded(EmbeddedLocation::Memory),
+            table: "tablegraph".to_owned(),
+        },
+        http,
+    };
+    let application = Application::build(&config)
+        .await
+        .expect("the test server starts");
+    let address = application.local_addr();
+    tokio::spawn(application.run_until_stopped(std::future::pending()));
+    TestApp {
+        address,
+        client: reqwest::Client::new(),
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.address)
+    }
+
+    /// POSTs a GraphQL request and returns the response body.
+    pub async fn graphql(&self, query: &str, variables: Value) -> Value {
+        self.post(query, variables, false).await
+    }
+
+    /// POSTs a GraphQL request asking for its storage calls; returns the body and the calls as
+    /// `Operation` or `Operation:index` strings.
+    pub async fn graphql_counted(&self, query: &str, variables: Value) -> (Value, Vec<String>) {
+        let body = self.post(query, variables, true).await;
+        let calls = body["extensions"]["storageCalls"]
+            .as_array()
+            .expect("the response lists its storage calls")
+            .iter()
+            .map(|call| match call["index"].as_str() {
+                Some(index) => format!("{}:{index}", call["operation"].as_str().unwrap_or("?")),
+                None => call["operation"].as_str().unwrap_or("?").to_owned(),
+            })
+            .collect();
+        (body, calls)
+    }
+
+    async fn post(&self, query: &str, variables: Value, count: bool) -> Value {
+        let mut request = self
+            .client
+            .post(self.url("/graphql"))
+            .json(&json!({ "query": query, "variables": variables }));
+        if count {
+            request = request.header("x-tablegraph-storage-calls", "1");
+        }
+        let response = request.send().await.expect("the server answers");
+        assert_eq!(response.status(), 200, "GraphQL requests answer 200");
+        response.json().await.expect("the server answers JSON")
+    }
+
+    pub async fn create_farm(&self, name: &str) -> String {
+        let body = self
+            .graphql(
+                "mutation($name: String!) { createFarm(input: { name: $name }) { id } }",
+                json!({ "name": name }),
+            )
+            .await;
+        id_at(&body, "/data/createFarm/id")
+    }
+
+    pub async fn create_animal(&self, kind: &str, name: &str, farm_id: &str) -> String {
+        let query = format!(
+            "mutation($name: String!, $farmId: ID!) {{ create{kind}(input: {{ name: $name, farmId: $farmId }}) {{ id }} }}"
+        );
+        let body = self
+            .graphql(&query, json!({ "name": name, "farmId": farm_id }))
+            .await;
+        id_at(&body, &format!("/data/create{kind}/id"))
+    }
+}
+
+/// The string at a JSON pointer, or a panic that shows the whole response.
+pub fn id_at(body: &Value, pointer: &str) -> String {
+    body.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no string at {pointer} in {body}"))
+        .to_owned()
+}
+
+/// The `extensions.errorType` of the first error, or a panic that shows the response.
+pub fn error_type(body: &Value) -> &str {
+    body["errors"][0]["extensions"]["errorType"]
+        .as_str()
+        .unwrap_or_else(|| panic!("expected an error with an errorType in {body}"))
+}

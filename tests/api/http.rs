@@ -1,0 +1,151 @@
+//! The HTTP surface: health, GraphiQL, GraphQL over GET and POST, limits, request ids.
+
+use serde_json::{Value, json};
+use tablegraph::config::HttpConfig;
+
+use crate::helpers::{spawn_app, spawn_app_with};
+
+#[tokio::test]
+async fn health_and_readiness_answer() {
+    let app = spawn_app().await;
+    let health = app
+        .client
+        .get(app.url("/healthz"))
+        .send()
+        .await
+        .expect("healthz answers");
+    assert_eq!(health.status(), 200);
+    let ready = app
+        .client
+        .get(app.url("/readyz"))
+        .send()
+        .await
+        .expect("readyz answers");
+    assert_eq!(ready.status(), 200);
+    assert_eq!(ready.text().await.unwrap_or_default(), "ready");
+}
+
+#[tokio::test]
+async fn a_browser_gets_graphiql() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .get(app.url("/graphql"))
+        .header("accept", "text/html,application/xhtml+xml")
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
+    assert!(
+        response
+            .text()
+            .await
+            .unwrap_or_default()
+            .contains("graphiql")
+    );
+}
+
+#[tokio::test]
+async fn queries_work_over_get_and_mutations_do_not() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .get(app.url("/graphql"))
+        .query(&[("query", "{ __typename }")])
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.expect("JSON");
+    assert_eq!(body["data"]["__typename"], "Query");
+
+    let response = app
+        .client
+        .get(app.url("/graphql"))
+        .query(&[(
+            "query",
+            "mutation { createFarm(input: { name: \"Via GET\" }) { id } }",
+        )])
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 405);
+    assert_eq!(response.headers()["allow"], "POST");
+    let body = app
+        .graphql("{ farmByName(name: \"Via GET\") { id } }", json!({}))
+        .await;
+    assert_eq!(
+        body["data"]["farmByName"],
+        Value::Null,
+        "nothing was written"
+    );
+}
+
+#[tokio::test]
+async fn posts_that_are_not_json_are_refused() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .post(app.url("/graphql"))
+        .header("content-type", "text/plain")
+        .body(r#"{"query":"mutation { createFarm(input: { name: \"Plain\" }) { id } }"}"#)
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 415);
+    for body in [
+        "{ not json",
+        r#"[{"query":"{ __typename }"}]"#,
+        r#"{"variables":{}}"#,
+    ] {
+        let response = app
+            .client
+            .post(app.url("/graphql"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("the server answers");
+        assert_eq!(response.status(), 400, "{body}");
+        let answer: Value = response.json().await.expect("JSON");
+        assert!(answer["errors"][0]["message"].is_string(), "{answer}");
+    }
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_refused_with_413() {
+    let app = spawn_app_with(HttpConfig {
+        max_body_bytes: 1024,
+        ..HttpConfig::default()
+    })
+    .await;
+    let name = "x".repeat(2048);
+    let response = app
+        .client
+        .post(app.url("/graphql"))
+        .json(&json!({ "query": "mutation($n: String!) { createFarm(input: { name: $n }) { id } }", "variables": { "n": name } }))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 413);
+}
+
+#[tokio::test]
+async fn the_request_id_is_echoed_or_made() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .get(app.url("/healthz"))
+        .header("x-request-id", "trace-me-42")
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.headers()["x-request-id"], "trace-me-42");
+    let response = app
+        .client
+        .get(app.url("/healthz"))
+        .send()
+        .await
+        .expect("answer");
+    assert!(!response.headers()["x-request-id"].is_empty());
+}

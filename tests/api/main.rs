@@ -1,0 +1,10 @@
+//! Black-box tests: the real server on a loopback port, a fresh in-memory embedded store per
+//! test, spoken to over HTTP.
+
+mod bad_input;
+mod batching;
+mod farms;
+mod helpers;
+mod http;
+mod network;
+mod schema;

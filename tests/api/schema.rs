@@ -1,0 +1,83 @@
+//! The schema file: the printed SDL is kept as a golden file, and mistakes stop start-up with
+//! their position.
+
+use std::process::Command;
+
+use crate::helpers::repository_file;
+
+const GOLDEN: &str = "tests/golden/schema.graphql";
+
+/// `tablegraph schema` prints exactly the checked-in SDL. Set `UPDATE_GOLDEN=1` to rewrite it
+/// after an intended change, then review the diff.
+#[test]
+fn printed_sdl_matches_the_golden_file() {
+    let output = Command::new(env!("CARGO_BIN_EXE_tablegraph"))
+        .args(["schema", "--schema", "schema.graphql"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("TABLEGRAPH_SCHEMA")
+        .output()
+        .expect("the binary runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed = String::from_utf8(output.stdout).expect("the SDL is UTF-8");
+    let golden = repository_file(GOLDEN);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &printed).expect("the golden file is writable");
+    }
+    let expected = std::fs::read_to_string(&golden).expect("the golden file exists");
+    assert!(
+        printed == expected,
+        "`tablegraph schema` differs from {GOLDEN}; run UPDATE_GOLDEN=1 cargo test and review the diff"
+    );
+    for operation in [
+        "farm(id: ID!): Farm",
+        "farmByName(name: String!): Farm",
+        "node(id: ID!): Node",
+        "nodes(ids: [ID!]!): [Node]!",
+        "createFarm(input: CreateFarmInput!): Farm!",
+        "updateFarm(input: UpdateFarmInput!): Farm!",
+        "deleteFarm(id: ID!, expectedVersion: Int): Farm",
+        "createCow(input: CreateCowInput!): Cow!",
+        "createImage(input: CreateImageInput!): Image!",
+    ] {
+        assert!(expected.contains(operation), "the API has {operation}");
+    }
+}
+
+#[test]
+fn schema_mistakes_stop_start_up_with_their_position() {
+    let dir = std::env::temp_dir().join(format!("tablegraph-{}", uuid::Uuid::now_v7()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let cases = [
+        (
+            "type Farm @model {\n  name: String @cached\n}\n",
+            "bad.graphql:2:16: unknown directive @cached",
+        ),
+        (
+            "type Farm @model { name: String }\ntype Cow @model {\n  farm: Farm @belongsTo(field: \"farmId\")\n}\n",
+            "bad.graphql:3:14: Cow.farm: @belongsTo(field: \"farmId\") needs a field `farmId: ID` on Cow",
+        ),
+    ];
+    for (source, message) in cases {
+        std::fs::write(dir.join("bad.graphql"), source).expect("the schema file is writable");
+        let output = Command::new(env!("CARGO_BIN_EXE_tablegraph"))
+            .args([
+                "serve",
+                "--memory",
+                "--listen",
+                "127.0.0.1:0",
+                "--schema",
+                "bad.graphql",
+            ])
+            .current_dir(&dir)
+            .output()
+            .expect("the binary runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "start-up stops");
+        assert!(stderr.contains(message), "{stderr}");
+    }
+    std::fs::remove_dir_all(&dir).expect("the temporary directory is removable");
+}

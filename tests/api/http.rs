@@ -149,3 +149,33 @@ async fn the_request_id_is_echoed_or_made() {
         .expect("answer");
     assert!(!response.headers()["x-request-id"].is_empty());
 }
+
+#[tokio::test]
+async fn responses_are_compressed_when_the_client_accepts_it() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .get(app.url("/graphql"))
+        .header("accept", "text/html")
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.headers()["content-encoding"], "gzip");
+}
+
+#[tokio::test]
+async fn browsers_on_other_origins_may_call_the_api() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .request(reqwest::Method::OPTIONS, app.url("/graphql"))
+        .header("origin", "https://farm.example")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "content-type")
+        .send()
+        .await
+        .expect("the server answers");
+    assert!(response.status().is_success());
+    assert_eq!(response.headers()["access-control-allow-origin"], "*");
+}

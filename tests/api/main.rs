@@ -6,5 +6,6 @@ mod batching;
 mod farms;
 mod helpers;
 mod http;
+mod lifecycle;
 mod network;
 mod schema;

@@ -1,0 +1,95 @@
+//! The process: data persists under `--data-dir` across restarts, and SIGTERM stops the server
+//! gracefully.
+
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader, Lines};
+use tokio::process::{Child, ChildStderr, Command};
+
+struct Server {
+    child: Child,
+    log: Lines<BufReader<ChildStderr>>,
+    url: String,
+}
+
+async fn start(data_dir: &std::path::Path) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tablegraph"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data_dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("RUST_LOG", "info")
+        .env_remove("TABLEGRAPH_MEMORY")
+        .env_remove("TABLEGRAPH_DYNAMODB_ENDPOINT")
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("serve starts");
+    let mut log = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+    let url = loop {
+        let line = log
+            .next_line()
+            .await
+            .expect("the log is readable")
+            .expect("serve logs where it listens");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.trim().to_owned();
+        }
+    };
+    Server { child, log, url }
+}
+
+impl Server {
+    async fn graphql(&self, query: &str) -> Value {
+        reqwest::Client::new()
+            .post(&self.url)
+            .json(&json!({ "query": query }))
+            .send()
+            .await
+            .expect("the server answers")
+            .json()
+            .await
+            .expect("JSON")
+    }
+
+    /// Sends SIGTERM and waits for a clean exit; answers whether the log said it stopped.
+    async fn terminate(mut self) -> bool {
+        let pid = self.child.id().expect("the server is running").to_string();
+        let status = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .await
+            .expect("kill runs");
+        assert!(status.success());
+        let mut stopped = false;
+        while let Ok(Some(line)) = self.log.next_line().await {
+            stopped |= line.contains("stopped");
+        }
+        let exit = self.child.wait().await.expect("the server exits");
+        assert!(exit.success(), "a graceful stop exits 0: {exit}");
+        stopped
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_survives_a_restart_and_sigterm_stops_gracefully() {
+    let dir = std::env::temp_dir().join(format!("tablegraph-data-{}", uuid::Uuid::now_v7()));
+    let server = start(&dir).await;
+    let body = server
+        .graphql("mutation { createFarm(input: { name: \"Persistent\" }) { id } }")
+        .await;
+    assert!(body["data"]["createFarm"]["id"].is_string(), "{body}");
+    assert!(server.terminate().await, "the log says the server stopped");
+    assert!(
+        dir.join("tablegraph.db").exists(),
+        "the store is a file under --data-dir"
+    );
+
+    let server = start(&dir).await;
+    let body = server
+        .graphql("{ farmByName(name: \"persistent\") { name } }")
+        .await;
+    assert_eq!(body["data"]["farmByName"]["name"], "Persistent", "{body}");
+    assert!(server.terminate().await);
+    std::fs::remove_dir_all(&dir).expect("the data directory is removable");
+}

@@ -95,7 +95,7 @@ impl Application {
         }
         let schema = graphql::build_schema(model, &config.http.graphql)
             .map_err(|e| StartupError::Schema(e.to_string()))?;
-        let state = AppState::new(schema, store.store.clone(), config.http.graphiql);
+        let state = AppState::new(schema, store.store.clone(), &config.http);
         let router = http::router(state, &config.http);
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await

@@ -90,7 +90,8 @@ pub struct ServeArgs {
     /// Answer 408 to requests still running after this many seconds.
     #[arg(long, env = "TABLEGRAPH_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
     pub request_timeout_secs: u64,
-    /// Production mode: no introspection, no field suggestions, no GraphiQL.
+    /// Production mode: no introspection, no field suggestions, no GraphiQL, no storage-call
+    /// reports in responses.
     #[arg(long, env = "TABLEGRAPH_PRODUCTION")]
     pub production: bool,
 }
@@ -120,6 +121,7 @@ impl ServeArgs {
         };
         if self.production {
             http.graphiql = false;
+            http.expose_storage_calls = false;
             http.graphql.introspection = false;
         }
         ServeConfig {

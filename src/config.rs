@@ -30,6 +30,8 @@ pub struct HttpConfig {
     /// A request still running after this answers 408 and is dropped.
     pub request_timeout: Duration,
     pub graphiql: bool,
+    /// Whether a client may ask for its storage calls in `extensions` (they name indexes).
+    pub expose_storage_calls: bool,
     pub graphql: SchemaOptions,
 }
 
@@ -41,6 +43,7 @@ impl Default for HttpConfig {
             max_body_bytes: 1024 * 1024,
             request_timeout: Duration::from_secs(30),
             graphiql: true,
+            expose_storage_calls: true,
             graphql: SchemaOptions::default(),
         }
     }

@@ -222,7 +222,7 @@ async fn resolve(
         // The index projects whole items: later reads of these nodes in this request are free.
         scope
             .loader
-            .prime(&keys::node_key(&id_of(&item)), Some(item.clone()));
+            .offer(&keys::node_key(&id_of(&item)), item.clone());
         if let Some(node) = node_of(item, &allowed) {
             edges.push(EdgeValue { cursor, node });
         }

@@ -24,6 +24,11 @@ pub enum ApiError {
 impl ApiError {
     /// Classifies and logs a store failure that the resolver cannot answer more precisely.
     pub fn from_store(error: &StoreError) -> ApiError {
+        if let StoreError::CallBudgetSpent { budget } = error {
+            return ApiError::BadUserInput(format!(
+                "this request needs more than {budget} storage calls; ask for fewer nodes or smaller pages"
+            ));
+        }
         if error.is_transient() {
             tracing::warn!(error = %error, "storage unavailable");
             ApiError::StorageUnavailable

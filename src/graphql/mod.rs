@@ -29,6 +29,8 @@ pub struct SchemaOptions {
     pub introspection: bool,
     pub max_depth: usize,
     pub max_complexity: usize,
+    /// Storage calls one request may make; past it, fields answer `BadUserInput`.
+    pub max_storage_calls: usize,
 }
 
 impl Default for SchemaOptions {
@@ -37,6 +39,7 @@ impl Default for SchemaOptions {
             introspection: true,
             max_depth: 16,
             max_complexity: 10_000,
+            max_storage_calls: 500,
         }
     }
 }
@@ -49,8 +52,8 @@ pub struct RequestScope {
 }
 
 impl RequestScope {
-    pub fn new(store: &Store) -> RequestScope {
-        let calls = Arc::new(CallLog::default());
+    pub fn new(store: &Store, max_storage_calls: usize) -> RequestScope {
+        let calls = Arc::new(CallLog::with_budget(max_storage_calls));
         let store = store.recording(calls.clone());
         RequestScope {
             loader: ItemLoader::new(store.clone()),

@@ -109,7 +109,7 @@ fn create<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> MutationFu
             ("updatedAt".to_owned(), AttrValue::S(now)),
             ("version".to_owned(), AttrValue::N("1".to_owned())),
         ]);
-        apply_input(type_def, &input, &mut item)?;
+        apply_input(type_def, &input, &[], &mut item)?;
         values::set_slot_attributes(type_def, &mut item);
         values::check_limits(type_def, &item)?;
 
@@ -143,6 +143,7 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> MutationFu
         let id = input.try_get("id")?.string()?.to_owned();
         keys::validate_id(&id).map_err(|e| ApiError::bad_input(format!("id: {e}")))?;
         let expected = expected_version(input.get("expectedVersion"))?;
+        let absent = unsent_variable_fields(ctx, "input");
         for _ in 0..WRITE_ATTEMPTS {
             let Some(current) = read_current(scope, type_def, &id).await? else {
                 return Err(ApiError::bad_input(format!(
@@ -152,7 +153,7 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> MutationFu
             };
             let version = check_version(&current, expected)?;
             let mut next = current.clone();
-            apply_input(type_def, &input, &mut next)?;
+            apply_input(type_def, &input, &absent, &mut next)?;
             next.insert(
                 "version".to_owned(),
                 AttrValue::N((version + 1).to_string()),
@@ -174,7 +175,8 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> MutationFu
             match write(scope, plan).await? {
                 Ok(()) => return Ok(Some(remember(scope, type_def, next))),
                 // Another writer changed the node since it was read: read again.
-                Err(Purpose::Node | Purpose::FreeUnique) => continue,
+                Err(Purpose::Node) => continue,
+                Err(Purpose::FreeUnique) => return Err(unique_item_owned_elsewhere(type_def, &id)),
                 Err(purpose) => return Err(refused(type_def, purpose)),
             }
         }
@@ -210,7 +212,8 @@ fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> MutationFu
                         item: Arc::new(current),
                     }));
                 }
-                Err(Purpose::Node | Purpose::FreeUnique) => continue,
+                Err(Purpose::Node) => continue,
+                Err(Purpose::FreeUnique) => return Err(unique_item_owned_elsewhere(type_def, &id)),
                 Err(purpose) => return Err(refused(type_def, purpose)),
             }
         }
@@ -258,6 +261,7 @@ fn refused(type_def: &TypeDef, purpose: Purpose) -> ApiError {
 fn apply_input(
     type_def: &TypeDef,
     input: &ObjectAccessor<'_>,
+    absent: &[String],
     item: &mut Item,
 ) -> Result<(), ApiError> {
     for field in &type_def.fields {
@@ -270,6 +274,9 @@ fn apply_input(
         let Some(value) = input.get(&field.name) else {
             continue;
         };
+        if absent.contains(&field.name) {
+            continue;
+        }
         match values::from_input(value.as_value(), scalar, &field.name)? {
             Some(value) => {
                 item.insert(field.name.clone(), value);
@@ -286,6 +293,47 @@ fn apply_input(
         }
     }
     Ok(())
+}
+
+/// The fields of the input object literal in argument `argument` whose value is a variable the
+/// client did not send (and that has no default). GraphQL says such a field is absent, but the
+/// executor hands it over as null, which for an update would clear the field.
+fn unsent_variable_fields(ctx: &ResolverContext<'_>, argument: &str) -> Vec<String> {
+    let Some(literal) = ctx.item.node.get_argument(argument) else {
+        return Vec::new();
+    };
+    let async_graphql_value::Value::Object(fields) = &literal.node else {
+        return Vec::new();
+    };
+    let sent = |variable: &async_graphql::Name| {
+        ctx.query_env.variables.contains_key(variable)
+            || ctx
+                .query_env
+                .operation
+                .node
+                .variable_definitions
+                .iter()
+                .any(|d| d.node.name.node == *variable && d.node.default_value.is_some())
+    };
+    fields
+        .iter()
+        .filter_map(|(name, value)| match value {
+            async_graphql_value::Value::Variable(variable) if !sent(variable) => {
+                Some(name.to_string())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A unique value the node holds is reserved for another node: the table broke an invariant.
+fn unique_item_owned_elsewhere(type_def: &TypeDef, id: &str) -> ApiError {
+    tracing::error!(
+        type_name = %type_def.name,
+        %id,
+        "integrity: a unique value of this node is reserved by another node"
+    );
+    ApiError::Internal
 }
 
 /// Adds the unique-value items `next` takes and `current` frees.

@@ -148,7 +148,7 @@ async fn by_unique_value(
     };
     let key = keys::unique_key(type_name, field, &value);
     // A value that could never have been stored is simply not found.
-    if keys::normalize_unique(&value).is_empty() || key.len() > 2048 {
+    if keys::normalize_unique(&value).is_empty() || key.len() > keys::MAX_SORT_KEY_BYTES {
         return Ok(None);
     }
     let scope = scope(ctx)?;

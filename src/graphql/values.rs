@@ -8,10 +8,7 @@ use crate::keys::{self, SortInput};
 use crate::model::{ScalarType, TypeDef};
 use crate::store::{AttrValue, Item, MAX_ITEM_BYTES, item_size};
 
-/// DynamoDB's limit on a partition key value.
-const MAX_PARTITION_KEY_BYTES: usize = 2048;
-/// DynamoDB's limit on a sort key value.
-const MAX_SORT_KEY_BYTES: usize = 1024;
+use crate::keys::MAX_SORT_KEY_BYTES;
 /// The longest sort value that still leaves room for `#<id>` in a slot sort key.
 pub const MAX_SORT_VALUE_BYTES: usize = MAX_SORT_KEY_BYTES - 1 - keys::MAX_ID_LEN;
 
@@ -116,13 +113,12 @@ pub fn check_limits(type_def: &TypeDef, item: &Item) -> Result<(), ApiError> {
                     type_def.name, field.name
                 )));
             }
-            if keys::unique_key(&type_def.name, &field.name, value).len() > MAX_PARTITION_KEY_BYTES
-            {
+            if keys::unique_key(&type_def.name, &field.name, value).len() > MAX_SORT_KEY_BYTES {
                 return Err(ApiError::bad_input(format!(
                     "{}.{} is too long: a unique value may have at most {} bytes",
                     type_def.name,
                     field.name,
-                    MAX_PARTITION_KEY_BYTES - type_def.name.len() - field.name.len() - 2
+                    MAX_SORT_KEY_BYTES - type_def.name.len() - field.name.len() - 2
                 )));
             }
         }

@@ -130,13 +130,16 @@ async fn execute(
     headers: &HeaderMap,
     request: async_graphql::Request,
 ) -> Response {
-    let scope = Arc::new(RequestScope::new(&state.inner.store));
+    let scope = Arc::new(RequestScope::new(
+        &state.inner.store,
+        state.inner.max_storage_calls,
+    ));
     let mut response = state
         .inner
         .schema
         .execute(request.data(scope.clone()))
         .await;
-    if headers.contains_key(STORAGE_CALLS_HEADER) {
+    if state.inner.expose_storage_calls && headers.contains_key(STORAGE_CALLS_HEADER) {
         let calls = serde_json::to_value(scope.calls.calls()).unwrap_or_default();
         response.extensions.insert(
             "storageCalls".to_owned(),

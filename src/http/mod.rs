@@ -36,11 +36,13 @@ struct StateInner {
     schema: Schema,
     store: Store,
     graphiql: Option<String>,
+    expose_storage_calls: bool,
+    max_storage_calls: usize,
 }
 
 impl AppState {
-    pub fn new(schema: Schema, store: Store, graphiql: bool) -> AppState {
-        let graphiql = graphiql.then(|| {
+    pub fn new(schema: Schema, store: Store, config: &HttpConfig) -> AppState {
+        let graphiql = config.graphiql.then(|| {
             async_graphql::http::GraphiQLSource::build()
                 .endpoint("/graphql")
                 .title("tablegraph")
@@ -51,6 +53,8 @@ impl AppState {
                 schema,
                 store,
                 graphiql,
+                expose_storage_calls: config.expose_storage_calls,
+                max_storage_calls: config.graphql.max_storage_calls,
             }),
         }
     }

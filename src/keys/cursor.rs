@@ -8,7 +8,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use super::id_from_slot_sort_key;
+use super::{MAX_SORT_KEY_BYTES, id_from_slot_sort_key};
 
 const VERSION_PREFIX: &str = "c1:";
 
@@ -67,7 +67,7 @@ impl Cursor {
             .strip_prefix(VERSION_PREFIX)
             .ok_or(CursorError::Malformed)?;
         let (issued_for, sort_key) = body.split_once('\n').ok_or(CursorError::Malformed)?;
-        if id_from_slot_sort_key(sort_key).is_none() {
+        if sort_key.len() > MAX_SORT_KEY_BYTES || id_from_slot_sort_key(sort_key).is_none() {
             return Err(CursorError::Malformed);
         }
         if issued_for != connection {
@@ -118,6 +118,10 @@ mod tests {
                 CursorError::Malformed,
             ),
             (&"A".repeat(MAX_ENCODED_LEN + 1), CursorError::Malformed),
+            (
+                &URL_SAFE_NO_PAD.encode(format!("c1:Farm.cows:1\n{}#1", "x".repeat(1024))),
+                CursorError::Malformed,
+            ),
             (
                 &URL_SAFE_NO_PAD.encode("c1:Farm.chickens:1\nx#1"),
                 CursorError::ForeignConnection,

@@ -21,6 +21,10 @@ pub use sort::{NULL_SORT_VALUE, SortInput, encode_sort_value};
 /// imported from elsewhere while keeping every key far below DynamoDB's 1 KB sort-key limit.
 pub const MAX_ID_LEN: usize = 128;
 
+/// DynamoDB's limit on a sort key value. Unique-value items repeat their key in `SK`, so it
+/// bounds them as well as relation sort keys and the positions cursors carry.
+pub const MAX_SORT_KEY_BYTES: usize = 1024;
+
 /// What is wrong with a client-supplied id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdError {

@@ -85,12 +85,13 @@ impl ItemLoader {
             tokio::task::yield_now().await;
         }
         let result = batch.result.get_or_init(|| self.fetch(&batch)).await;
+        let mut state = self.state();
+        // Either way the key leaves its batch: a later load after a failure tries again.
+        state.pending.remove(key);
         let item = match result {
             Ok(found) => found.get(key).cloned(),
             Err(error) => return Err(error.clone()),
         };
-        let mut state = self.state();
-        state.pending.remove(key);
         state.cache.insert(key.to_owned(), item.clone());
         Ok(item)
     }
@@ -118,6 +119,15 @@ impl ItemLoader {
     /// Records what a write left under `key`, so reads later in the request see it.
     pub fn prime(&self, key: &str, item: Option<Arc<Item>>) {
         self.state().cache.insert(key.to_owned(), item);
+    }
+
+    /// Caches an item read some other way (a Query of an index), unless the request already
+    /// knows the key: what it wrote or read by key is at least as fresh as an index.
+    pub fn offer(&self, key: &str, item: Arc<Item>) {
+        self.state()
+            .cache
+            .entry(key.to_owned())
+            .or_insert(Some(item));
     }
 }
 

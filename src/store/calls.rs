@@ -2,6 +2,9 @@
 //! that a query costs what its shape says.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::StoreError;
 
 /// One storage call.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -19,13 +22,37 @@ pub struct CallRecord {
     pub items: Option<usize>,
 }
 
-/// The calls of one request. Shared by the request's resolvers and loaders.
-#[derive(Debug, Default)]
+/// The calls of one request, and how many it may make. Shared by the request's resolvers and
+/// loaders.
+#[derive(Debug)]
 pub struct CallLog {
     calls: Mutex<Vec<CallRecord>>,
+    /// Calls begun so far; counted before each call so concurrent resolvers cannot overshoot.
+    begun: AtomicUsize,
+    budget: usize,
 }
 
 impl CallLog {
+    /// A log that refuses calls past `budget`: a query that fans out (a connection inside a
+    /// list costs a Query per parent) fails instead of flooding the store.
+    pub fn with_budget(budget: usize) -> CallLog {
+        CallLog {
+            calls: Mutex::default(),
+            begun: AtomicUsize::new(0),
+            budget,
+        }
+    }
+
+    pub(super) fn begin(&self) -> Result<(), StoreError> {
+        if self.begun.fetch_add(1, Ordering::Relaxed) < self.budget {
+            Ok(())
+        } else {
+            Err(StoreError::CallBudgetSpent {
+                budget: self.budget,
+            })
+        }
+    }
+
     pub fn record(&self, call: CallRecord) {
         self.calls
             .lock()

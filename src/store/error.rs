@@ -22,6 +22,9 @@ pub enum StoreError {
     Validation(String),
     #[error("unexpected store error: {0}")]
     Other(String),
+    /// The request has made as many storage calls as it may.
+    #[error("the request spent its budget of {budget} storage calls")]
+    CallBudgetSpent { budget: usize },
 }
 
 impl StoreError {

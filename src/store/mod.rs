@@ -134,6 +134,14 @@ impl Store {
         }
     }
 
+    /// Refuses a call once the request has spent its budget of storage calls.
+    fn begin_call(&self) -> Result<(), StoreError> {
+        match &self.calls {
+            Some(calls) => calls.begin(),
+            None => Ok(()),
+        }
+    }
+
     /// Reads items whose `PK` and `SK` both equal each key (nodes, unique values), in chunks of
     /// at most 100 keys per BatchGetItem, run concurrently. Missing keys are absent from the
     /// answer.
@@ -156,6 +164,7 @@ impl Store {
         let mut found = HashMap::with_capacity(keys.len());
         let mut attempt = 0;
         while let Some(request) = pending.take() {
+            self.begin_call()?;
             let asked = request.keys().len();
             let output = self
                 .client
@@ -214,6 +223,7 @@ impl Store {
     /// Reads one item by key with a strongly consistent GetItem: for the read of a
     /// read-modify-write, which must see the latest version.
     pub async fn get_item_consistent(&self, key: &str) -> Result<Option<Item>, StoreError> {
+        self.begin_call()?;
         let output = self
             .client
             .get_item()
@@ -275,6 +285,7 @@ impl Store {
         let mut items = Vec::new();
         let mut start: Option<HashMap<String, AttributeValue>> = None;
         loop {
+            self.begin_call()?;
             let want = query.limit + extra - items.len();
             let output = self
                 .client
@@ -313,9 +324,8 @@ impl Store {
         Ok(items)
     }
 
-    /// Writes all of `writes` or none: one TransactWriteItems (or one conditional PutItem or
-    /// DeleteItem when there is a single write). Transaction conflicts are retried; a failed
-    /// condition answers which write failed.
+    /// Writes all of `writes` or none, as one TransactWriteItems. Transaction conflicts are
+    /// retried; a failed condition answers which write failed.
     pub async fn transact_write(&self, writes: Vec<Write>) -> Result<(), StoreError> {
         if writes.len() > MAX_TRANSACTION_ITEMS {
             return Err(StoreError::Validation(format!(
@@ -325,9 +335,12 @@ impl Store {
         }
         let mut attempt = 0;
         loop {
-            let result = write::execute(&self.client, &self.table, &writes).await;
+            self.begin_call()?;
+            // A new token per attempt: the attempt before was definitely cancelled.
+            let token = crate::keys::new_id();
+            let result = write::execute(&self.client, &self.table, &writes, &token).await;
             self.record(CallRecord {
-                operation: write::operation_name(&writes),
+                operation: "TransactWriteItems",
                 index: None,
                 keys: Some(writes.len()),
                 items: None,

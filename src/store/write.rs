@@ -111,70 +111,37 @@ fn expression(clauses: &[Clause]) -> Option<Expression> {
     })
 }
 
-pub(super) fn operation_name(writes: &[Write]) -> &'static str {
-    match writes {
-        [Write::Put { .. }] => "PutItem",
-        [Write::Delete { .. }] => "DeleteItem",
-        _ => "TransactWriteItems",
-    }
-}
-
+/// Runs `writes` as one TransactWriteItems. Even a single write goes as a transaction: its
+/// `token` makes the SDK's own retry after a timeout idempotent, so a write that committed is
+/// never applied twice or answered as a failed condition.
 pub(super) async fn execute(
     client: &Client,
     table: &str,
     writes: &[Write],
+    token: &str,
 ) -> Result<(), StoreError> {
-    match writes {
-        [] => Ok(()),
-        [Write::Put { item, condition }] => {
-            let (text, names, values) = condition_parts(condition);
-            client
-                .put_item()
-                .table_name(table)
-                .set_item(Some(item_to_sdk(item)))
-                .set_condition_expression(text)
-                .set_expression_attribute_names(names)
-                .set_expression_attribute_values(values)
-                .send()
-                .await
-                .map(drop)
-                .map_err(classify)
-        }
-        [Write::Delete { key, condition }] => {
-            let (text, names, values) = condition_parts(condition);
-            client
-                .delete_item()
-                .table_name(table)
-                .set_key(Some(key_map(key)))
-                .set_condition_expression(text)
-                .set_expression_attribute_names(names)
-                .set_expression_attribute_values(values)
-                .send()
-                .await
-                .map(drop)
-                .map_err(classify)
-        }
-        _ => {
-            let items = writes
-                .iter()
-                .map(|write| transact_item(table, write))
-                .collect::<Result<Vec<_>, _>>()?;
-            client
-                .transact_write_items()
-                .set_transact_items(Some(items))
-                .send()
-                .await
-                .map(drop)
-                .map_err(|error| {
-                    if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
-                        error.as_service_error()
-                    {
-                        return cancellation_error(cancelled.cancellation_reasons());
-                    }
-                    classify(error)
-                })
-        }
+    if writes.is_empty() {
+        return Ok(());
     }
+    let items = writes
+        .iter()
+        .map(|write| transact_item(table, write))
+        .collect::<Result<Vec<_>, _>>()?;
+    client
+        .transact_write_items()
+        .set_transact_items(Some(items))
+        .client_request_token(token)
+        .send()
+        .await
+        .map(drop)
+        .map_err(|error| {
+            if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
+                error.as_service_error()
+            {
+                return cancellation_error(cancelled.cancellation_reasons());
+            }
+            classify(error)
+        })
 }
 
 fn transact_item(table: &str, write: &Write) -> Result<TransactWriteItem, StoreError> {
@@ -235,4 +202,56 @@ fn cancellation_error(reasons: &[aws_sdk_dynamodb::types::CancellationReason]) -
     }
     let codes: Vec<&str> = reasons.iter().filter_map(|r| r.code()).collect();
     StoreError::Validation(format!("transaction cancelled: {codes:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aws_sdk_dynamodb::types::CancellationReason;
+
+    #[test]
+    fn clauses_become_one_condition_expression() {
+        let parts = condition_parts(&[
+            Clause::Equals("version".into(), AttrValue::N("3".into())),
+            Clause::OneOf(
+                "__typename".into(),
+                vec![AttrValue::S("Cow".into()), AttrValue::S("Chicken".into())],
+            ),
+            Clause::AbsentOrEquals("id".into(), AttrValue::S("x".into())),
+        ]);
+        assert_eq!(
+            parts.0.as_deref(),
+            Some(
+                "#a0 = :v0 AND #a1 IN (:v1_0, :v1_1) AND (attribute_not_exists(#PK) OR #a2 = :v2)"
+            )
+        );
+        let names = parts.1.expect("names");
+        assert_eq!(names["#a1"], "__typename");
+        assert_eq!(names["#PK"], "PK");
+        assert_eq!(parts.2.expect("values").len(), 4);
+        assert_eq!(condition_parts(&[Clause::NotExists]).2, None);
+        assert_eq!(condition_parts(&[]).0, None);
+    }
+
+    #[test]
+    fn a_cancelled_transaction_names_its_failed_condition() {
+        let reason = |code: &str| CancellationReason::builder().code(code).build();
+        let none = reason("None");
+        assert!(matches!(
+            cancellation_error(&[none.clone(), reason("ConditionalCheckFailed")]),
+            StoreError::ConditionFailed { index: 1 }
+        ));
+        assert!(matches!(
+            cancellation_error(&[reason("TransactionConflict"), none.clone()]),
+            StoreError::TransactionConflict
+        ));
+        assert!(matches!(
+            cancellation_error(&[reason("ThrottlingError")]),
+            StoreError::Throttled(_)
+        ));
+        assert!(matches!(
+            cancellation_error(&[reason("ValidationError")]),
+            StoreError::Validation(_)
+        ));
+    }
 }

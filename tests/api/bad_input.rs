@@ -223,15 +223,59 @@ async fn too_many_ids_for_nodes_are_refused() {
 }
 
 #[tokio::test]
-async fn dates_that_are_not_rfc_3339_are_refused_by_the_schema() {
+async fn a_name_too_long_for_a_unique_key_is_refused_and_never_looked_up() {
     let app = spawn_app().await;
-    // createdAt is output-only; AWSDateTime values are checked wherever they are input, so
-    // probe the scalar through a variable of that type.
+    let farm = app.create_farm("Modest").await;
+    let long = "n".repeat(1500);
+    for (query, vars) in [
+        (
+            "mutation($n: String!) { createFarm(input: { name: $n }) { id } }",
+            json!({ "n": long }),
+        ),
+        (
+            "mutation($n: String!, $f: ID!) { updateFarm(input: { id: $f, name: $n }) { id } }",
+            json!({ "n": long, "f": farm }),
+        ),
+    ] {
+        let body = app.graphql(query, vars).await;
+        assert_eq!(error_type(&body), "BadUserInput", "{body}");
+    }
+    // A lookup of such a name finds nothing, and does not spoil the reads beside it.
     let body = app
         .graphql(
-            "query($t: AWSDateTime) { __typename }",
-            json!({ "t": "yesterday" }),
+            "query($n: String!, $f: ID!) { farmByName(name: $n) { id } farm(id: $f) { name } }",
+            json!({ "n": long, "f": farm }),
         )
         .await;
-    assert!(body["errors"][0]["message"].is_string(), "{body}");
+    assert_eq!(
+        body["data"],
+        json!({ "farmByName": null, "farm": { "name": "Modest" } }),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_request_that_fans_out_past_its_call_budget_is_refused() {
+    let mut config = tablegraph::config::HttpConfig::default();
+    config.graphql.max_storage_calls = 3;
+    let app = crate::helpers::spawn_app_with(config).await;
+    let mut farms = Vec::new();
+    for n in 0..4 {
+        farms.push(app.create_farm(&format!("Fan {n}")).await);
+    }
+    // One BatchGetItem for the farms, then a Query per farm: five calls.
+    let body = app
+        .graphql(
+            "query($ids: [ID!]!) { nodes(ids: $ids) { ... on Farm { cows { edges { cursor } } } } }",
+            json!({ "ids": farms }),
+        )
+        .await;
+    assert_eq!(error_type(&body), "BadUserInput", "{body}");
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("storage calls"),
+        "{body}"
+    );
 }

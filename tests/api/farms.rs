@@ -446,3 +446,95 @@ async fn moving_a_cow_to_another_farm_moves_it_between_connections() {
     );
     assert_eq!(names(&to_cows["data"]["farm"]["cows"]), ["Wanderer"]);
 }
+
+#[tokio::test]
+async fn an_update_leaves_fields_bound_to_unsent_variables_alone() {
+    let app = spawn_app().await;
+    let body = app
+        .graphql(
+            "mutation { createImage(input: { url: \"kept.png\" }) { id } }",
+            json!({}),
+        )
+        .await;
+    let logo = id_at(&body, "/data/createImage/id");
+    let body = app
+        .graphql(
+            "mutation($l: ID!) { createFarm(input: { name: \"Partial\", logoId: $l }) { id } }",
+            json!({ "l": logo }),
+        )
+        .await;
+    let farm = id_at(&body, "/data/createFarm/id");
+    let body = app
+        .graphql(
+            "mutation($id: ID!, $n: String, $l: ID) { updateFarm(input: { id: $id, name: $n, logoId: $l }) { name logoId } }",
+            json!({ "id": farm, "n": "Renamed" }),
+        )
+        .await;
+    assert_eq!(
+        body["data"]["updateFarm"],
+        json!({ "name": "Renamed", "logoId": logo }),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn of_concurrent_creates_with_one_name_exactly_one_succeeds() {
+    let app = spawn_app().await;
+    let names = [
+        "Contested",
+        "CONTESTED",
+        "contested",
+        " Contested ",
+        "cOnTeStEd",
+    ];
+    let attempts = (0..20).map(|n| {
+        app.graphql(
+            "mutation($n: String!) { createFarm(input: { name: $n }) { id } }",
+            json!({ "n": names[n % names.len()] }),
+        )
+    });
+    let bodies = futures::future::join_all(attempts).await;
+    let created = bodies
+        .iter()
+        .filter(|b| b["data"]["createFarm"]["id"].is_string())
+        .count();
+    assert_eq!(created, 1, "{bodies:?}");
+    for body in bodies.iter().filter(|b| b["data"].is_null()) {
+        assert_eq!(error_type(body), "UniqueConstraintViolation", "{body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn of_concurrent_renames_onto_one_name_exactly_one_succeeds() {
+    let app = spawn_app().await;
+    let mut farms = Vec::new();
+    for n in 0..8 {
+        farms.push(app.create_farm(&format!("Before {n}")).await);
+    }
+    let renames = farms.iter().map(|id| {
+        app.graphql(
+            "mutation($id: ID!) { updateFarm(input: { id: $id, name: \"After\" }) { id } }",
+            json!({ "id": id }),
+        )
+    });
+    let bodies = futures::future::join_all(renames).await;
+    let renamed: Vec<&str> = bodies
+        .iter()
+        .filter_map(|b| b["data"]["updateFarm"]["id"].as_str())
+        .collect();
+    assert_eq!(renamed.len(), 1, "{bodies:?}");
+    assert_eq!(
+        farm_id_by_name(&app, "after").await.as_deref(),
+        Some(renamed[0])
+    );
+    // The losers kept their names.
+    let mut kept = 0;
+    for n in 0..8 {
+        kept += usize::from(
+            farm_id_by_name(&app, &format!("before {n}"))
+                .await
+                .is_some(),
+        );
+    }
+    assert_eq!(kept, 7);
+}

@@ -179,3 +179,27 @@ async fn browsers_on_other_origins_may_call_the_api() {
     assert!(response.status().is_success());
     assert_eq!(response.headers()["access-control-allow-origin"], "*");
 }
+
+#[tokio::test]
+async fn storage_calls_are_reported_only_when_allowed() {
+    let app = spawn_app_with(HttpConfig {
+        expose_storage_calls: false,
+        ..HttpConfig::default()
+    })
+    .await;
+    let response = app
+        .client
+        .post(app.url("/graphql"))
+        .header("x-tablegraph-storage-calls", "1")
+        .json(&json!({ "query": "{ farm(id: \"x\") { id } }" }))
+        .send()
+        .await
+        .expect("the server answers");
+    let body: Value = response.json().await.expect("JSON");
+    assert!(body["extensions"].is_null(), "{body}");
+    let app = spawn_app().await;
+    let (_, calls) = app
+        .graphql_counted("{ farm(id: \"x\") { id } }", json!({}))
+        .await;
+    assert_eq!(calls, ["BatchGetItem"]);
+}

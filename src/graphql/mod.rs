@@ -5,13 +5,16 @@
 //! the field may return, so an id of one type never answers as another.
 
 mod connection;
+mod edges;
 mod errors;
 mod mutation;
 mod null_items;
+mod prefetch;
 mod query;
 mod types;
 mod values;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_graphql::dynamic::{FieldValue, ResolverContext, Schema, SchemaError};
@@ -49,6 +52,8 @@ pub struct RequestScope {
     pub store: Store,
     pub loader: ItemLoader,
     pub calls: Arc<CallLog>,
+    /// Connection pages read ahead of their fields (see `query`), by connection and arguments.
+    pages: std::sync::Mutex<HashMap<String, Vec<Item>>>,
 }
 
 impl RequestScope {
@@ -59,7 +64,22 @@ impl RequestScope {
             loader: ItemLoader::new(store.clone()),
             store,
             calls,
+            pages: std::sync::Mutex::default(),
         }
+    }
+
+    fn stash_page(&self, key: String, items: Vec<Item>) {
+        self.pages
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(key, items);
+    }
+
+    fn take_page(&self, key: &str) -> Option<Vec<Item>> {
+        self.pages
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(key)
     }
 }
 

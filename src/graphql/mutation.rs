@@ -14,13 +14,21 @@ use async_graphql::dynamic::{
 use super::{ApiError, NodeValue, id_argument, model, node_field_value, scope, values};
 use crate::keys;
 use crate::model::{FieldKind, Model, TypeDef};
-use crate::store::{AttrValue, Clause, Item, MAX_TRANSACTION_ITEMS, StoreError, Write};
+use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, StoreError, Write};
 
 /// How often an update or delete re-reads after losing a race to another writer.
 const WRITE_ATTEMPTS: usize = 5;
+/// Edges removed per transaction when a node has too many to delete in one: each edge is a
+/// delete and at most one edge-set update, so this stays under the 100-item limit.
+const EDGES_PER_STEP: usize = 40;
 
 pub(super) fn root(model: &Arc<Model>) -> Object {
     let mut root = Object::new("Mutation");
+    for edge_def in &model.edges {
+        for field in super::edges::mutation_fields(edge_def) {
+            root = root.field(field);
+        }
+    }
     for type_def in &model.types {
         let name = &type_def.name;
         root = root
@@ -70,7 +78,8 @@ fn mutation_field(
 
 /// Why a write is in a mutation's transaction: what a failed condition on it means.
 #[derive(Debug, Clone)]
-enum Purpose {
+pub(super) enum Purpose {
+    /// A node, conditioned on the version that was read: another writer got there first.
     Node,
     TakeUnique(String),
     FreeUnique,
@@ -79,18 +88,29 @@ enum Purpose {
         target: String,
         id: String,
     },
+    /// An edge item, conditioned on what was read of it: another writer got there first.
+    Edge,
 }
 
 #[derive(Default)]
-struct Plan {
-    writes: Vec<Write>,
-    purposes: Vec<Purpose>,
+pub(super) struct Plan {
+    pub writes: Vec<Write>,
+    pub purposes: Vec<Purpose>,
 }
 
 impl Plan {
-    fn push(&mut self, write: Write, purpose: Purpose) {
+    pub fn push(&mut self, write: Write, purpose: Purpose) {
         self.writes.push(write);
         self.purposes.push(purpose);
+    }
+
+    pub fn append(&mut self, other: Plan) {
+        self.writes.extend(other.writes);
+        self.purposes.extend(other.purposes);
+    }
+
+    pub fn len(&self) -> usize {
+        self.writes.len()
     }
 }
 
@@ -110,7 +130,7 @@ fn create<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> MutationFu
             ("version".to_owned(), AttrValue::N("1".to_owned())),
         ]);
         apply_input(type_def, &input, &[], &mut item)?;
-        values::set_slot_attributes(type_def, &mut item);
+        values::set_slot_attributes(model, type_def, &mut item);
         values::check_limits(type_def, &item)?;
 
         let mut plan = Plan::default();
@@ -159,7 +179,7 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> MutationFu
                 AttrValue::N((version + 1).to_string()),
             );
             next.insert("updatedAt".to_owned(), AttrValue::S(values::now()));
-            values::set_slot_attributes(type_def, &mut next);
+            values::set_slot_attributes(model, type_def, &mut next);
             values::check_limits(type_def, &next)?;
 
             let mut plan = Plan::default();
@@ -187,23 +207,40 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> MutationFu
 
 fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> MutationFuture<'a> {
     Box::pin(async move {
+        let model = model(ctx)?;
         let scope = scope(ctx)?;
         let id = id_argument(ctx, "id")?;
         let expected = expected_version(ctx.args.get("expectedVersion"))?;
-        for _ in 0..WRITE_ATTEMPTS {
+        let mut lost_races = 0;
+        while lost_races < WRITE_ATTEMPTS {
             let Some(current) = read_current(scope, type_def, &id).await? else {
                 return Ok(None);
             };
             let version = check_version(&current, expected)?;
+            let edges = super::edges::edges_touching(scope, model, type_def, &id).await?;
             let mut plan = Plan::default();
             plan.push(
                 Write::Delete {
-                    key: keys::node_key(&id),
+                    key: Key::same(keys::node_key(&id)),
                     condition: vec![version_is(version)],
                 },
                 Purpose::Node,
             );
             free_unique_values(type_def, &current, &id, &mut plan);
+            plan.append(super::edges::detach(scope, model, &edges, Some(&id)).await?);
+            if plan.len() > MAX_TRANSACTION_ITEMS {
+                // Too many edges for one transaction: remove some in a step of their own, which
+                // keeps every edge set equal to its edges, then look again. A delete that stops
+                // midway leaves a consistent node with fewer edges; deleting it again resumes.
+                let step: Vec<_> = edges.into_iter().take(EDGES_PER_STEP).collect();
+                let plan = super::edges::detach(scope, model, &step, None).await?;
+                match write(scope, plan).await? {
+                    Ok(()) => {}
+                    Err(Purpose::Node | Purpose::Edge) => lost_races += 1,
+                    Err(_) => return Err(ApiError::Internal),
+                }
+                continue;
+            }
             match write(scope, plan).await? {
                 Ok(()) => {
                     scope.loader.prime(&keys::node_key(&id), None);
@@ -212,7 +249,7 @@ fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> MutationFu
                         item: Arc::new(current),
                     }));
                 }
-                Err(Purpose::Node) => continue,
+                Err(Purpose::Node | Purpose::Edge) => lost_races += 1,
                 Err(Purpose::FreeUnique) => return Err(unique_item_owned_elsewhere(type_def, &id)),
                 Err(purpose) => return Err(refused(type_def, purpose)),
             }
@@ -223,7 +260,10 @@ fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> MutationFu
 }
 
 /// Runs a plan; a failed condition comes back as the purpose of the write that failed.
-async fn write(scope: &super::RequestScope, plan: Plan) -> Result<Result<(), Purpose>, ApiError> {
+pub(super) async fn write(
+    scope: &super::RequestScope,
+    plan: Plan,
+) -> Result<Result<(), Purpose>, ApiError> {
     if plan.writes.len() > MAX_TRANSACTION_ITEMS {
         return Err(ApiError::TransactionTooLarge(format!(
             "this change needs {} writes; one transaction holds at most {MAX_TRANSACTION_ITEMS}",
@@ -243,7 +283,7 @@ async fn write(scope: &super::RequestScope, plan: Plan) -> Result<Result<(), Pur
 }
 
 /// What a failed condition tells the client.
-fn refused(type_def: &TypeDef, purpose: Purpose) -> ApiError {
+pub(super) fn refused(type_def: &TypeDef, purpose: Purpose) -> ApiError {
     match purpose {
         Purpose::TakeUnique(field) => ApiError::UniqueConstraintViolation {
             type_name: type_def.name.clone(),
@@ -252,7 +292,7 @@ fn refused(type_def: &TypeDef, purpose: Purpose) -> ApiError {
         Purpose::Reference { field, target, id } => {
             ApiError::bad_input(format!("{field}: there is no {target} with id {id}"))
         }
-        Purpose::Node | Purpose::FreeUnique => ApiError::Internal,
+        Purpose::Node | Purpose::FreeUnique | Purpose::Edge => ApiError::Internal,
     }
 }
 
@@ -389,7 +429,7 @@ fn free_unique_values(type_def: &TypeDef, current: &Item, id: &str, plan: &mut P
 /// Deletes a unique-value item, but only the owner's: a value some other node holds stays.
 fn free_unique(key: String, owner: &str) -> Write {
     Write::Delete {
-        key,
+        key: Key::same(key),
         condition: vec![Clause::AbsentOrEquals(
             "id".to_owned(),
             AttrValue::S(owner.to_owned()),
@@ -444,7 +484,7 @@ fn check_references(
         }
         plan.push(
             Write::Check {
-                key: keys::node_key(target_id),
+                key: Key::same(keys::node_key(target_id)),
                 condition: vec![Clause::OneOf(
                     "__typename".to_owned(),
                     allowed
@@ -469,14 +509,21 @@ async fn read_current(
     type_def: &TypeDef,
     id: &str,
 ) -> Result<Option<Item>, ApiError> {
+    read_node(scope, &type_def.name, id).await
+}
+
+/// The node `id` if it is of type `type_name`, read strongly consistent.
+pub(super) async fn read_node(
+    scope: &super::RequestScope,
+    type_name: &str,
+    id: &str,
+) -> Result<Option<Item>, ApiError> {
     let item = scope
         .store
-        .get_item_consistent(&keys::node_key(id))
+        .get_item_consistent(&Key::same(keys::node_key(id)))
         .await
         .map_err(|e| ApiError::from_store(&e))?;
-    Ok(item.filter(|item| {
-        item.get("__typename").and_then(AttrValue::as_str) == Some(type_def.name.as_str())
-    }))
+    Ok(item.filter(|item| item.get("__typename").and_then(AttrValue::as_str) == Some(type_name)))
 }
 
 fn expected_version(
@@ -503,7 +550,7 @@ fn check_version(current: &Item, expected: Option<i64>) -> Result<i64, ApiError>
     }
 }
 
-fn version_is(version: i64) -> Clause {
+pub(super) fn version_is(version: i64) -> Clause {
     Clause::Equals("version".to_owned(), AttrValue::N(version.to_string()))
 }
 

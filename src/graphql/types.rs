@@ -8,7 +8,7 @@ use async_graphql::dynamic::{
     Object, Scalar, SchemaBuilder, TypeRef, Union,
 };
 
-use super::{ApiError, NodeValue, connection, load_node, node_field_value, scope, values};
+use super::{ApiError, NodeValue, connection, edges, load_node, node_field_value, scope, values};
 use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
 use crate::store::AttrValue;
 
@@ -39,7 +39,8 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> Schema
     );
     builder = builder.register(connection::page_info());
     for enum_def in &model.enums {
-        let mut ty = Enum::new(&enum_def.name).items(enum_def.values.iter().map(String::as_str));
+        let mut ty =
+            Enum::new(&enum_def.name).items(enum_def.values.iter().map(|v| v.name.as_str()));
         if let Some(description) = &enum_def.description {
             ty = ty.description(description);
         }
@@ -55,22 +56,62 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> Schema
         }
         builder = builder.register(ty);
     }
-    let mut connected: Vec<&str> = Vec::new();
+    // Connection types, each registered once however many fields return it.
+    let mut connected: Vec<String> = Vec::new();
     for type_def in &model.types {
         builder = builder
             .register(object(type_def, model))
             .register(create_input(type_def))
             .register(update_input(type_def));
         for field in &type_def.fields {
-            if let FieldKind::HasMany(has_many) = &field.kind
-                && !connected.contains(&has_many.element.as_str())
-            {
-                connected.push(&has_many.element);
-                let is_union = model.union_def(&has_many.element).is_some();
-                let [connection, edge] = connection::objects(&has_many.element, is_union);
+            let objects = match &field.kind {
+                FieldKind::HasMany(has_many) => {
+                    let element = &has_many.element;
+                    let is_union = model.union_def(element).is_some();
+                    (
+                        format!("{element}Connection"),
+                        format!("{element}Edge"),
+                        element.clone(),
+                        is_union,
+                        None,
+                    )
+                }
+                FieldKind::Outgoing { edge, element } => {
+                    let edge_def = model.edge_def(edge).expect("the model checked edge names");
+                    let is_union = model.union_def(element).is_some();
+                    (
+                        format!("{edge}Connection"),
+                        format!("{edge}Edge"),
+                        element.clone(),
+                        is_union,
+                        Some(edge_def.fields.as_slice()),
+                    )
+                }
+                FieldKind::Incoming { edge, element } => {
+                    let edge_def = model.edge_def(edge).expect("the model checked edge names");
+                    (
+                        format!("{edge}InverseConnection"),
+                        format!("{edge}InverseEdge"),
+                        element.clone(),
+                        false,
+                        Some(edge_def.fields.as_slice()),
+                    )
+                }
+                _ => continue,
+            };
+            let (name, edge_name, node_type, is_union, metadata) = objects;
+            if !connected.contains(&name) {
+                let [connection, edge] =
+                    connection::objects(&name, &edge_name, &node_type, is_union, metadata);
                 builder = builder.register(connection).register(edge);
+                connected.push(name);
             }
         }
+    }
+    for edge_def in &model.edges {
+        builder = builder
+            .register(edges::edge_object(edge_def, model))
+            .register(edges::add_input(edge_def));
     }
     builder
 }
@@ -80,6 +121,7 @@ fn uses_scalar(model: &Model, wanted: &ScalarType) -> bool {
         .types
         .iter()
         .flat_map(|t| &t.fields)
+        .chain(model.edges.iter().flat_map(|e| &e.fields))
         .any(|f| f.scalar() == Some(wanted))
 }
 
@@ -135,7 +177,14 @@ fn object(type_def: &TypeDef, model: &Arc<Model>) -> Object {
                 foreign_key,
                 ..
             } => belongs_to_field(field, target, foreign_key, model),
-            FieldKind::HasMany(has_many) => connection::field(type_def, field, has_many, model),
+            FieldKind::HasMany(_) | FieldKind::Outgoing { .. } | FieldKind::Incoming { .. } => {
+                connection::field(type_def, field, model)
+            }
+            FieldKind::Targets {
+                edge,
+                element,
+                role,
+            } => edges::targets_field(field, edge, element, role.as_deref(), model),
         };
         if let Some(description) = &field.description {
             generated = generated.description(description);
@@ -185,6 +234,12 @@ fn belongs_to_field(field: &FieldDef, target: &str, foreign_key: &str, model: &M
             let node = load_node(scope, &id, &allowed)
                 .await
                 .map_err(ApiError::into_graphql)?;
+            if let Some(node) = &node {
+                let model = super::model(&ctx).map_err(ApiError::into_graphql)?;
+                super::prefetch::relations(scope, model, &[node], &ctx.look_ahead())
+                    .await
+                    .map_err(ApiError::into_graphql)?;
+            }
             Ok(node.map(|node| node_field_value(node, is_union)))
         })
     })

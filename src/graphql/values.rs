@@ -5,7 +5,7 @@ use async_graphql::{Name, Value};
 
 use super::ApiError;
 use crate::keys::{self, SortInput};
-use crate::model::{ScalarType, TypeDef};
+use crate::model::{Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, Item, MAX_ITEM_BYTES, item_size};
 
 use crate::keys::MAX_SORT_KEY_BYTES;
@@ -49,10 +49,14 @@ pub fn from_input(
     Ok(Some(attribute))
 }
 
-/// The sort value of `item` by `field` (of type `scalar`); a missing value sorts last.
-pub fn sort_value(item: &Item, field: &str, scalar: &ScalarType) -> String {
+/// The sort value of `item` by `field` (of type `scalar`); a missing value sorts last, and a
+/// value of a ranked enum sorts by its rank.
+pub fn sort_value(model: &Model, item: &Item, field: &str, scalar: &ScalarType) -> String {
     let input = match (item.get(field), scalar) {
         (None | Some(AttrValue::Null), _) => SortInput::Null,
+        (Some(AttrValue::S(name)), ScalarType::Enum(enum_name)) => {
+            return enum_sort_value(model, enum_name, name);
+        }
         (Some(AttrValue::N(n)), ScalarType::Float) => {
             n.parse().map_or(SortInput::Null, SortInput::Float)
         }
@@ -64,9 +68,19 @@ pub fn sort_value(item: &Item, field: &str, scalar: &ScalarType) -> String {
     keys::encode_sort_value(input)
 }
 
+/// The sort value of one value of an enum: `500-LEAD` when the enum is ranked, else its name,
+/// compared case-insensitively like any text.
+pub fn enum_sort_value(model: &Model, enum_name: &str, value: &str) -> String {
+    let input = match model.rank_of(enum_name, value) {
+        Some(rank) => SortInput::Ranked { rank, name: value },
+        None => SortInput::Text(value),
+    };
+    keys::encode_sort_value(input)
+}
+
 /// Sets the relation slot attributes `PKnn`/`SKnn` of a node item from its fields, removing
 /// those of slots whose foreign key is now null (the indexes are sparse).
-pub fn set_slot_attributes(type_def: &TypeDef, item: &mut Item) {
+pub fn set_slot_attributes(model: &Model, type_def: &TypeDef, item: &mut Item) {
     let id = item
         .get("id")
         .and_then(AttrValue::as_str)
@@ -86,7 +100,7 @@ pub fn set_slot_attributes(type_def: &TypeDef, item: &mut Item) {
                         .field(field)
                         .and_then(|f| f.scalar())
                         .expect("the model checked that sortBy names a scalar field");
-                    sort_value(item, field, scalar)
+                    sort_value(model, item, field, scalar)
                 });
                 item.insert(
                     pk,

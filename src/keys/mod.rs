@@ -173,6 +173,71 @@ pub fn id_from_slot_sort_key(sort_key: &str) -> Option<&str> {
     validate_id(id).ok().map(|()| id)
 }
 
+/// The `SK` of an edge item, in its source node's partition (`PK = NODE#<from>`).
+///
+/// ```
+/// assert_eq!(tablegraph::keys::edge_sort_key("GoalMembership", "0191"), "GoalMembership#0191");
+/// ```
+pub fn edge_sort_key(edge_type: &str, to_id: &str) -> String {
+    format!("{edge_type}#{to_id}")
+}
+
+/// The prefix every edge `SK` of one type starts with, and the first key after all of them
+/// (`$` follows `#`), bounding a Query of one node's edges of that type.
+///
+/// ```
+/// assert_eq!(
+///     tablegraph::keys::edge_sort_key_range("GoalMembership"),
+///     ("GoalMembership#".to_owned(), "GoalMembership$".to_owned())
+/// );
+/// ```
+pub fn edge_sort_key_range(edge_type: &str) -> (String, String) {
+    (format!("{edge_type}#"), format!("{edge_type}$"))
+}
+
+/// An entry of a node's edge set: the edge type, the target and the edge's sort value.
+///
+/// ```
+/// use tablegraph::keys::edge_set_entry;
+/// assert_eq!(edge_set_entry("GoalMembership", "0191", Some("500-LEAD")), "GoalMembership#0191#500-LEAD");
+/// assert_eq!(edge_set_entry("Friend", "0191", None), "Friend#0191");
+/// ```
+pub fn edge_set_entry(edge_type: &str, to_id: &str, sort_value: Option<&str>) -> String {
+    match sort_value {
+        Some(sort) => format!("{edge_type}#{to_id}#{sort}"),
+        None => format!("{edge_type}#{to_id}"),
+    }
+}
+
+/// One edge set entry read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EdgeSetEntry<'a> {
+    pub edge_type: &'a str,
+    pub to_id: &'a str,
+    pub sort_value: Option<&'a str>,
+}
+
+/// Reads an edge set entry; sort values never contain `#` (it is escaped), so the split is exact.
+///
+/// ```
+/// use tablegraph::keys::{parse_edge_set_entry, EdgeSetEntry};
+/// assert_eq!(
+///     parse_edge_set_entry("GoalMembership#0191#500-LEAD"),
+///     Some(EdgeSetEntry { edge_type: "GoalMembership", to_id: "0191", sort_value: Some("500-LEAD") })
+/// );
+/// assert_eq!(parse_edge_set_entry("garbage"), None);
+/// ```
+pub fn parse_edge_set_entry(entry: &str) -> Option<EdgeSetEntry<'_>> {
+    let mut parts = entry.splitn(3, '#');
+    let edge_type = parts.next().filter(|p| !p.is_empty())?;
+    let to_id = parts.next().filter(|id| validate_id(id).is_ok())?;
+    Some(EdgeSetEntry {
+        edge_type,
+        to_id,
+        sort_value: parts.next(),
+    })
+}
+
 /// A new node id: a UUIDv7, so ids are time-ordered and never contain `#`.
 pub fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()

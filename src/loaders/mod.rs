@@ -121,6 +121,12 @@ impl ItemLoader {
         self.state().cache.insert(key.to_owned(), item);
     }
 
+    /// Drops what the request knows of `key` (after a write that changed it), so the next load
+    /// reads it again.
+    pub fn forget(&self, key: &str) {
+        self.state().cache.remove(key);
+    }
+
     /// Caches an item read some other way (a Query of an index), unless the request already
     /// knows the key: what it wrote or read by key is at least as fresh as an index.
     pub fn offer(&self, key: &str, item: Arc<Item>) {

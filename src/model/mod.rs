@@ -17,6 +17,8 @@ pub struct Model {
     pub types: Vec<TypeDef>,
     pub unions: Vec<UnionDef>,
     pub enums: Vec<EnumDef>,
+    /// `@edge` types: typed, directed relations between nodes, with metadata.
+    pub edges: Vec<EdgeTypeDef>,
     /// The generic indexes (`GSI01`…) the table needs: every slot some relation uses, ascending.
     pub indexes: Vec<u8>,
 }
@@ -57,6 +59,40 @@ pub enum FieldKind {
     },
     /// `@hasMany(index:, field:, sortBy:)`: a connection over a relation slot.
     HasMany(HasMany),
+    /// `@outgoing(edge:)`: the node's edges of a type, read from its own partition; `element` is
+    /// the edge's `to` type.
+    Outgoing { edge: String, element: String },
+    /// `@incoming(edge:)`: edges of a type pointing at the node, read from their inverse slot;
+    /// `element` is the edge's `from` type.
+    Incoming { edge: String, element: String },
+    /// `@targets(edge:, role:)`: the targets of the node's edges of a type, read from its edge
+    /// set; `element` is the field's list element type.
+    Targets {
+        edge: String,
+        element: String,
+        role: Option<String>,
+    },
+}
+
+/// An `@edge` type. An edge from A to B is the item `PK = NODE#A`, `SK = <name>#B`, with its
+/// metadata fields and an inverse slot `PKnn = <name>#B`, `SKnn = <sort value>#A`; unless the
+/// type opts out, A's edge set holds `<name>#B#<sort value>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeTypeDef {
+    pub name: String,
+    pub description: Option<String>,
+    /// The `@model` type edges start from.
+    pub from: String,
+    /// The `@model` type or union edges point to.
+    pub to: String,
+    /// Metadata fields (scalars).
+    pub fields: Vec<FieldDef>,
+    /// The metadata field the inverse slot sorts by; `None` sorts by the source's id.
+    pub sort_by: Option<String>,
+    /// Whether the source node keeps these edges in its edge set.
+    pub edge_set: bool,
+    /// The slot of the inverse lookup.
+    pub slot: u8,
 }
 
 /// A one-to-many relation: each element stores `PKnn = <element>#<parent id>` and
@@ -108,7 +144,15 @@ pub struct UnionDef {
 pub struct EnumDef {
     pub name: String,
     pub description: Option<String>,
-    pub values: Vec<String>,
+    pub values: Vec<EnumValueDef>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnumValueDef {
+    pub name: String,
+    /// `@rank(value:)`: sorts by this number (Koan's `500-LEAD`); all values of an enum are
+    /// ranked or none is.
+    pub rank: Option<u16>,
 }
 
 /// Field names every `@model` type gets without declaring them.
@@ -126,6 +170,23 @@ impl Model {
 
     pub fn union_def(&self, name: &str) -> Option<&UnionDef> {
         self.unions.iter().find(|u| u.name == name)
+    }
+
+    pub fn edge_def(&self, name: &str) -> Option<&EdgeTypeDef> {
+        self.edges.iter().find(|e| e.name == name)
+    }
+
+    pub fn enum_def(&self, name: &str) -> Option<&EnumDef> {
+        self.enums.iter().find(|e| e.name == name)
+    }
+
+    /// The rank of an enum value, if its enum is ranked.
+    pub fn rank_of(&self, enum_name: &str, value: &str) -> Option<u16> {
+        self.enum_def(enum_name)?
+            .values
+            .iter()
+            .find(|v| v.name == value)?
+            .rank
     }
 
     /// The `@model` types a field of type `name` may return: the type itself, or a union's
@@ -148,6 +209,23 @@ impl TypeDef {
         self.fields
             .iter()
             .filter(|f| matches!(f.kind, FieldKind::Scalar { unique: true, .. }))
+    }
+}
+
+impl EdgeTypeDef {
+    pub fn field(&self, name: &str) -> Option<&FieldDef> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// The type of the field the inverse slot sorts by.
+    pub fn sort_scalar(&self) -> Option<&ScalarType> {
+        self.field(self.sort_by.as_deref()?)?.scalar()
+    }
+}
+
+impl EnumDef {
+    pub fn is_ranked(&self) -> bool {
+        self.values.iter().any(|v| v.rank.is_some())
     }
 }
 

@@ -63,15 +63,56 @@ pub struct Store {
     calls: Option<Arc<CallLog>>,
 }
 
-/// A read of one relation slot, between optional exclusive bounds.
+/// The primary key of an item.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Key {
+    pub pk: String,
+    pub sk: String,
+}
+
+impl Key {
+    /// The key of an item whose `PK` and `SK` are equal: nodes and unique values.
+    pub fn same(key: String) -> Key {
+        Key {
+            sk: key.clone(),
+            pk: key,
+        }
+    }
+}
+
+/// One end of a sort-key range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bound {
+    pub value: String,
+    pub inclusive: bool,
+}
+
+impl Bound {
+    pub fn inclusive(value: impl Into<String>) -> Bound {
+        Bound {
+            value: value.into(),
+            inclusive: true,
+        }
+    }
+
+    pub fn exclusive(value: impl Into<String>) -> Bound {
+        Bound {
+            value: value.into(),
+            inclusive: false,
+        }
+    }
+}
+
+/// A Query of one partition: of the table (`index: None`, the items of one node's partition)
+/// or of a slot's index, between optional bounds on the sort key, optionally keeping only the
+/// items whose attribute `filter.0` lies within `filter.1..filter.2`.
 #[derive(Debug, Clone)]
-pub struct SlotQuery<'a> {
-    pub slot: u8,
+pub struct RangeQuery<'a> {
+    pub index: Option<u8>,
     pub partition: &'a str,
-    /// Only sort keys strictly above this one.
-    pub after: Option<&'a str>,
-    /// Only sort keys strictly below this one.
-    pub before: Option<&'a str>,
+    pub lower: Option<Bound>,
+    pub upper: Option<Bound>,
+    pub filter: Option<(String, Option<Bound>, Option<Bound>)>,
     /// Ascending sort order when true.
     pub forward: bool,
     pub limit: usize,
@@ -149,9 +190,26 @@ impl Store {
         &self,
         keys: &[String],
     ) -> Result<HashMap<String, Item>, StoreError> {
+        self.batch_get(keys, false).await
+    }
+
+    /// [`Store::batch_get_items`] with strongly consistent reads: for the reads of a
+    /// read-modify-write, which must see the latest versions.
+    pub async fn batch_get_items_consistent(
+        &self,
+        keys: &[String],
+    ) -> Result<HashMap<String, Item>, StoreError> {
+        self.batch_get(keys, true).await
+    }
+
+    async fn batch_get(
+        &self,
+        keys: &[String],
+        consistent: bool,
+    ) -> Result<HashMap<String, Item>, StoreError> {
         let chunks = keys
             .chunks(MAX_BATCH_GET_KEYS)
-            .map(|chunk| self.batch_get_chunk(chunk));
+            .map(|chunk| self.batch_get_chunk(chunk, consistent));
         let mut found = HashMap::with_capacity(keys.len());
         for chunk in futures::future::try_join_all(chunks).await? {
             found.extend(chunk);
@@ -159,8 +217,12 @@ impl Store {
         Ok(found)
     }
 
-    async fn batch_get_chunk(&self, keys: &[String]) -> Result<HashMap<String, Item>, StoreError> {
-        let mut pending = Some(keys_and_attributes(keys)?);
+    async fn batch_get_chunk(
+        &self,
+        keys: &[String],
+        consistent: bool,
+    ) -> Result<HashMap<String, Item>, StoreError> {
+        let mut pending = Some(keys_and_attributes(keys, consistent)?);
         let mut found = HashMap::with_capacity(keys.len());
         let mut attempt = 0;
         while let Some(request) = pending.take() {
@@ -179,7 +241,7 @@ impl Store {
                     // Nothing was read: ask again for the same keys after a pause.
                     attempt += 1;
                     backoff(attempt).await;
-                    pending = Some(keys_and_attributes(keys)?);
+                    pending = Some(keys_and_attributes(keys, consistent)?);
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -222,7 +284,7 @@ impl Store {
 
     /// Reads one item by key with a strongly consistent GetItem: for the read of a
     /// read-modify-write, which must see the latest version.
-    pub async fn get_item_consistent(&self, key: &str) -> Result<Option<Item>, StoreError> {
+    pub async fn get_item_consistent(&self, key: &Key) -> Result<Option<Item>, StoreError> {
         self.begin_call()?;
         let output = self
             .client
@@ -243,58 +305,52 @@ impl Store {
         Ok(item)
     }
 
-    /// Queries one relation slot's index. Follows DynamoDB's pages until `limit` items are read
-    /// or the range ends; each page is one recorded Query call.
-    pub async fn query_slot(&self, query: &SlotQuery<'_>) -> Result<Vec<Item>, StoreError> {
-        if let (Some(after), Some(before)) = (query.after, query.before)
-            && after >= before
-        {
+    /// Queries one partition between the query's bounds. Follows DynamoDB's pages until
+    /// `limit` items are read or the range ends; each page is one recorded Query call.
+    pub async fn query_range(&self, query: &RangeQuery<'_>) -> Result<Vec<Item>, StoreError> {
+        let (pk, sk) = match query.index {
+            Some(slot) => (
+                keys::slot_partition_attribute(slot),
+                keys::slot_sort_attribute(slot),
+            ),
+            None => ("PK".to_owned(), "SK".to_owned()),
+        };
+        let mut expression = Expression::default();
+        let pk_name = expression.name(&pk);
+        let pk_value = expression.value(query.partition);
+        let mut condition = format!("{pk_name} = {pk_value}");
+        let Some(range) = range_condition(&mut expression, &sk, &query.lower, &query.upper) else {
             return Ok(Vec::new());
+        };
+        if !range.is_empty() {
+            condition = format!("{condition} AND {range}");
         }
-        let index = keys::gsi_name(query.slot);
-        let pk = keys::slot_partition_attribute(query.slot);
-        let sk = keys::slot_sort_attribute(query.slot);
-        let mut condition = "#pk = :pk".to_owned();
-        let mut values = HashMap::from([(
-            ":pk".to_owned(),
-            AttributeValue::S(query.partition.to_owned()),
-        )]);
-        // BETWEEN is inclusive, so both bounds are read and dropped below.
-        let mut extra = 0;
-        match (query.after, query.before) {
-            (Some(after), Some(before)) => {
-                condition.push_str(" AND #sk BETWEEN :after AND :before");
-                values.insert(":after".into(), AttributeValue::S(after.to_owned()));
-                values.insert(":before".into(), AttributeValue::S(before.to_owned()));
-                extra = 2;
+        let filter = match &query.filter {
+            Some((attribute, lower, upper)) => {
+                match range_condition(&mut expression, attribute, lower, upper) {
+                    Some(filter) if !filter.is_empty() => Some(filter),
+                    Some(_) => None,
+                    None => return Ok(Vec::new()),
+                }
             }
-            (Some(after), None) => {
-                condition.push_str(" AND #sk > :after");
-                values.insert(":after".into(), AttributeValue::S(after.to_owned()));
-            }
-            (None, Some(before)) => {
-                condition.push_str(" AND #sk < :before");
-                values.insert(":before".into(), AttributeValue::S(before.to_owned()));
-            }
-            (None, None) => {}
-        }
-        let mut names = HashMap::from([("#pk".to_owned(), pk)]);
-        if query.after.is_some() || query.before.is_some() {
-            names.insert("#sk".to_owned(), sk.clone());
-        }
+            None => None,
+        };
+        let index = query.index.map(keys::gsi_name);
         let mut items = Vec::new();
         let mut start: Option<HashMap<String, AttributeValue>> = None;
         loop {
             self.begin_call()?;
-            let want = query.limit + extra - items.len();
+            // BETWEEN includes its bounds; ask for enough to drop exclusive ones afterwards.
+            let want = query.limit + 2 - items.len().min(query.limit);
             let output = self
                 .client
                 .query()
                 .table_name(self.table.as_ref())
-                .index_name(&index)
+                .set_index_name(index.clone())
                 .key_condition_expression(&condition)
-                .set_expression_attribute_names(Some(names.clone()))
-                .set_expression_attribute_values(Some(values.clone()))
+                .set_filter_expression(filter.clone())
+                .set_expression_attribute_names(Some(expression.names.clone()))
+                .set_expression_attribute_values(Some(expression.values.clone()))
                 .scan_index_forward(query.forward)
                 .limit(i32::try_from(want).unwrap_or(i32::MAX))
                 .set_exclusive_start_key(start.take())
@@ -304,21 +360,19 @@ impl Store {
             let page = output.items.unwrap_or_default();
             self.record(CallRecord {
                 operation: "Query",
-                index: Some(index.clone()),
+                index: index.clone(),
                 keys: None,
                 items: Some(page.len()),
             });
-            items.extend(page.into_iter().map(item::item_from_sdk));
+            items.extend(
+                page.into_iter()
+                    .map(item::item_from_sdk)
+                    .filter(|item| within(item.get(&sk), &query.lower, &query.upper)),
+            );
             match output.last_evaluated_key {
-                Some(key) if items.len() < query.limit + extra => start = Some(key),
+                Some(key) if items.len() < query.limit => start = Some(key),
                 _ => break,
             }
-        }
-        if extra > 0 {
-            items.retain(|item| {
-                let key = item.get(&sk).and_then(AttrValue::as_str);
-                key != query.after && key != query.before
-            });
         }
         items.truncate(query.limit);
         Ok(items)
@@ -358,17 +412,103 @@ impl Store {
     }
 }
 
-fn key_map(key: &str) -> HashMap<String, AttributeValue> {
+fn key_map(key: &Key) -> HashMap<String, AttributeValue> {
     HashMap::from([
-        ("PK".to_owned(), AttributeValue::S(key.to_owned())),
-        ("SK".to_owned(), AttributeValue::S(key.to_owned())),
+        ("PK".to_owned(), AttributeValue::S(key.pk.clone())),
+        ("SK".to_owned(), AttributeValue::S(key.sk.clone())),
     ])
 }
 
-fn keys_and_attributes(keys: &[String]) -> Result<KeysAndAttributes, StoreError> {
-    let mut request = KeysAndAttributes::builder();
+/// Placeholders of one expression.
+#[derive(Default)]
+struct Expression {
+    names: HashMap<String, String>,
+    values: HashMap<String, AttributeValue>,
+}
+
+impl Expression {
+    fn name(&mut self, attribute: &str) -> String {
+        let placeholder = format!("#n{}", self.names.len());
+        self.names.insert(placeholder.clone(), attribute.to_owned());
+        placeholder
+    }
+
+    fn value(&mut self, value: &str) -> String {
+        let placeholder = format!(":v{}", self.values.len());
+        self.values
+            .insert(placeholder.clone(), AttributeValue::S(value.to_owned()));
+        placeholder
+    }
+}
+
+/// The condition that keeps `attribute` between the bounds; empty without bounds, `None` when
+/// no value can lie between them. Both bounds become an (inclusive) BETWEEN; exclusive ends are
+/// dropped by [`within`] after the read.
+fn range_condition(
+    expression: &mut Expression,
+    attribute: &str,
+    lower: &Option<Bound>,
+    upper: &Option<Bound>,
+) -> Option<String> {
+    let op = |bound: &Bound, inclusive: &'static str, exclusive: &'static str| {
+        if bound.inclusive {
+            inclusive
+        } else {
+            exclusive
+        }
+    };
+    Some(match (lower, upper) {
+        (Some(lower), Some(upper)) => {
+            let empty = lower.value > upper.value
+                || (lower.value == upper.value && !(lower.inclusive && upper.inclusive));
+            if empty {
+                return None;
+            }
+            let name = expression.name(attribute);
+            let (low, high) = (
+                expression.value(&lower.value),
+                expression.value(&upper.value),
+            );
+            format!("{name} BETWEEN {low} AND {high}")
+        }
+        (Some(lower), None) => {
+            let name = expression.name(attribute);
+            format!(
+                "{name} {} {}",
+                op(lower, ">=", ">"),
+                expression.value(&lower.value)
+            )
+        }
+        (None, Some(upper)) => {
+            let name = expression.name(attribute);
+            format!(
+                "{name} {} {}",
+                op(upper, "<=", "<"),
+                expression.value(&upper.value)
+            )
+        }
+        (None, None) => String::new(),
+    })
+}
+
+/// Whether a sort key read back lies within the bounds, exclusive ends included.
+fn within(value: Option<&AttrValue>, lower: &Option<Bound>, upper: &Option<Bound>) -> bool {
+    let Some(value) = value.and_then(AttrValue::as_str) else {
+        return false;
+    };
+    let above = lower
+        .as_ref()
+        .is_none_or(|b| value > b.value.as_str() || (b.inclusive && value == b.value));
+    let below = upper
+        .as_ref()
+        .is_none_or(|b| value < b.value.as_str() || (b.inclusive && value == b.value));
+    above && below
+}
+
+fn keys_and_attributes(keys: &[String], consistent: bool) -> Result<KeysAndAttributes, StoreError> {
+    let mut request = KeysAndAttributes::builder().consistent_read(consistent);
     for key in keys {
-        request = request.keys(key_map(key));
+        request = request.keys(key_map(&Key::same(key.clone())));
     }
     request
         .build()

@@ -9,10 +9,9 @@ use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Delete, Put, Trans
 
 use super::error::{StoreError, classify};
 use super::item::{AttrValue, Item, item_to_sdk, to_sdk};
-use super::key_map;
+use super::{Key, key_map};
 
-/// One write of an all-or-nothing group. Keys are items whose `PK` and `SK` are equal, which is
-/// every node and unique-value item.
+/// One write of an all-or-nothing group.
 #[derive(Debug, Clone)]
 pub enum Write {
     /// Writes the whole item (it carries its own `PK` and `SK`).
@@ -21,12 +20,12 @@ pub enum Write {
         condition: Vec<Clause>,
     },
     Delete {
-        key: String,
+        key: Key,
         condition: Vec<Clause>,
     },
     /// Writes nothing; fails the group unless the condition holds.
     Check {
-        key: String,
+        key: Key,
         condition: Vec<Clause>,
     },
 }

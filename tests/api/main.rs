@@ -4,6 +4,7 @@
 mod bad_input;
 mod batching;
 mod farms;
+mod goals;
 mod helpers;
 mod http;
 mod lifecycle;

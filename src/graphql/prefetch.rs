@@ -1,0 +1,64 @@
+//! Look-ahead prefetch: loaders fed from the parent level.
+//!
+//! # Why
+//!
+//! async-graphql's dynamic schema resolves the fields of one object one after another, so two
+//! sibling fields that each load nodes (a goal's `leads` and `teams`, a cow's `farm` and
+//! `owner`) would be two batches. Whoever produces nodes therefore looks at what the query
+//! selects on them and loads every node their selected `@belongsTo` and `@targets` fields will
+//! need, in one batch; those fields then answer from the request's cache.
+
+use async_graphql::Lookahead;
+
+use super::{ApiError, NodeValue, RequestScope, edges};
+use crate::keys;
+use crate::model::{FieldKind, Model};
+use crate::store::AttrValue;
+
+/// Loads, in one batch, the nodes that the selected single-node relations of `nodes` point to.
+pub(super) async fn relations(
+    scope: &RequestScope,
+    model: &Model,
+    nodes: &[&NodeValue],
+    selection: &Lookahead<'_>,
+) -> Result<(), ApiError> {
+    let mut wanted = Vec::new();
+    for node in nodes {
+        let Some(type_def) = model.type_def(&node.typename) else {
+            continue;
+        };
+        for field in &type_def.fields {
+            match &field.kind {
+                FieldKind::BelongsTo { foreign_key, .. } => {
+                    if selection.field(&field.name).exists()
+                        && let Some(id) = node.item.get(foreign_key).and_then(AttrValue::as_str)
+                    {
+                        wanted.push(keys::node_key(id));
+                    }
+                }
+                FieldKind::Targets { edge, role, .. } => {
+                    if !selection.field(&field.name).exists() {
+                        continue;
+                    }
+                    let Some(edge_def) = model.edge_def(edge) else {
+                        continue;
+                    };
+                    let role_sort = edges::role_sort_value(model, edge_def, role.as_deref());
+                    wanted.extend(
+                        edges::target_ids(&node.item, edge, role_sort.as_deref())
+                            .iter()
+                            .map(|id| keys::node_key(id)),
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    futures::future::try_join_all(wanted.iter().map(|key| scope.loader.load(key)))
+        .await
+        .map_err(|e| ApiError::from_store(&e))?;
+    Ok(())
+}

@@ -36,6 +36,13 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Load the demo data set (farms, goals, users, teams) into the default schema's table.
+    Demo {
+        #[command(flatten)]
+        schema: SchemaArgs,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
     /// Print the client-facing SDL of the schema.
     Schema {
         #[command(flatten)]
@@ -162,6 +169,25 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 )?;
             }
             writeln!(out, "table {table} is up to date")?;
+        }
+        Command::Demo { schema, store } => {
+            let model = app::load_model(&schema.schema)?;
+            let open = app::open_store(&store.config()).await?;
+            if open.is_embedded() {
+                crate::migrate::ensure_table(&open.store, &model).await?;
+            } else {
+                crate::migrate::verify_table(&open.store, &model).await?;
+            }
+            let outcome = crate::demo::load(&open.store, Arc::new(model)).await?;
+            let mut out = std::io::stdout().lock();
+            match outcome {
+                crate::demo::DemoOutcome::Loaded { writes } => {
+                    writeln!(out, "loaded the demo data set ({writes} mutations)")?;
+                }
+                crate::demo::DemoOutcome::AlreadyLoaded => {
+                    writeln!(out, "the demo data set is already loaded")?;
+                }
+            }
         }
         Command::Schema { schema } => {
             let model = app::load_model(&schema.schema)?;

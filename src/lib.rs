@@ -8,11 +8,13 @@
 //! - [`graphql`]: the dynamic schema built from the model, and its resolvers;
 //! - [`http`]: the router and the GraphQL-over-HTTP handler;
 //! - [`migrate`]: making the table match the model;
+//! - [`demo`]: the demo data set, written through the API;
 //! - [`config`], [`telemetry`], [`app`], [`cli`]: wiring.
 
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod demo;
 pub mod graphql;
 pub mod http;
 pub mod keys;

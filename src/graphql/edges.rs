@@ -536,6 +536,10 @@ pub(super) fn targets_field(
             .collect(),
     );
     let is_union = model.union_def(element).is_some();
+    // Every target of the edge is of this one type, checked when the edge was added: a query
+    // that wants only the targets' ids needs no read at all.
+    let identity_known = !is_union && model.possible_types(&edge_def.to) == [element];
+    let element_name = element.to_owned();
     let edge = edge.to_owned();
     Field::new(
         &field.name,
@@ -544,11 +548,23 @@ pub(super) fn targets_field(
             let edge = edge.clone();
             let role_sort = role_sort.clone();
             let allowed = allowed.clone();
+            let element = element_name.clone();
             FieldFuture::new(async move {
                 let Some(parent) = ctx.parent_value.downcast_ref::<NodeValue>() else {
                     return Ok(None);
                 };
                 let ids = target_ids(&parent.item, &edge, role_sort.as_deref());
+                if identity_known && super::prefetch::selects_only_identity(&ctx.look_ahead()) {
+                    return Ok(Some(FieldValue::list(ids.into_iter().map(|id| {
+                        FieldValue::owned_any(NodeValue {
+                            typename: element.clone(),
+                            item: Arc::new(Item::from([
+                                ("id".to_owned(), AttrValue::S(id)),
+                                ("__typename".to_owned(), AttrValue::S(element.clone())),
+                            ])),
+                        })
+                    }))));
+                }
                 let scope = scope(&ctx).map_err(ApiError::into_graphql)?;
                 let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
                 let nodes = futures::future::try_join_all(

@@ -37,7 +37,8 @@ pub(super) async fn relations(
                     }
                 }
                 FieldKind::Targets { edge, role, .. } => {
-                    if !selection.field(&field.name).exists() {
+                    let targets = selection.field(&field.name);
+                    if !targets.exists() || selects_only_identity(&targets) {
                         continue;
                     }
                     let Some(edge_def) = model.edge_def(edge) else {
@@ -61,4 +62,14 @@ pub(super) async fn relations(
         .await
         .map_err(|e| ApiError::from_store(&e))?;
     Ok(())
+}
+
+/// Whether a selection asks a node for nothing but its `id` (and `__typename`): such nodes
+/// need not be read when their ids and types are known another way.
+pub(super) fn selects_only_identity(selection: &Lookahead<'_>) -> bool {
+    selection.selection_fields().iter().all(|field| {
+        field
+            .selection_set()
+            .all(|child| matches!(child.name(), "id" | "__typename"))
+    })
 }

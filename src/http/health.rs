@@ -5,6 +5,17 @@ use axum::http::StatusCode;
 
 use super::AppState;
 
+/// Storage-call totals and latency histograms, in Prometheus' text format.
+pub async fn metrics(State(state): State<AppState>) -> impl axum::response::IntoResponse {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.inner.store.metrics().render(),
+    )
+}
+
 /// The process is up and serving HTTP.
 pub async fn healthz() -> &'static str {
     "ok"

@@ -1,7 +1,7 @@
 //! The HTTP server: routes, the tower-http layers every request passes, and shared state.
 //!
 //! Invariant: `/healthz` answers without touching the store; `/readyz` answers 200 only when
-//! the store answers.
+//! the store answers; `/metrics` reports every storage call the process made.
 
 mod graphql;
 mod health;
@@ -98,6 +98,7 @@ pub fn router(state: AppState, config: &HttpConfig) -> Router {
         )
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/metrics", get(health::metrics))
         .with_state(state)
         .layer(layers)
 }

@@ -344,6 +344,109 @@ mod tests {
     }
 
     #[test]
+    fn edge_mistakes_name_their_line_and_column() {
+        let base = "type Goal @model { title: String }\ntype User @model { name: String }\nunion Member = User\n";
+        let table = [
+            (
+                "type M @edge(from: \"Nobody\", to: \"User\") { x: Int }",
+                "schema.graphql:4:8: @edge(from: \"Nobody\"): Nobody is not a @model type",
+            ),
+            (
+                "type M @edge(from: \"Goal\", to: \"User\", sortBy: \"rank\") { x: Int }",
+                "schema.graphql:4:8: @edge(sortBy: \"rank\") needs a metadata field rank on M",
+            ),
+            (
+                "type M @edge(from: \"Goal\", to: \"User\") { from: ID }",
+                "schema.graphql:4:42: M.from: the name from is managed by @edge",
+            ),
+            (
+                "type M @edge(from: \"Goal\", to: \"User\", edgeSet: false) { x: Int }\nextend type Goal { y: Int }",
+                "schema.graphql:5:1: `extend type Goal` is not supported",
+            ),
+            (
+                "enum Role { A @rank(value: 5) B }",
+                "schema.graphql:4:31: B needs @rank: rank every value of an enum or none",
+            ),
+            (
+                "enum Role { A @rank(value: 1000) }",
+                "schema.graphql:4:15: @rank(value:) takes a whole number from 0 to 999",
+            ),
+        ];
+        for (addition, expected) in table {
+            let message = error_of(&format!("{base}{addition}"));
+            assert!(
+                message.starts_with(expected),
+                "{addition}\n got: {message}\nwant: {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn edge_fields_must_match_their_edge() {
+        let schema = |field: &str| {
+            format!(
+                "type Goal @model {{ title: String\n  {field}\n}}\ntype User @model {{ name: String }}\ntype Tag @model {{ x: Int }}\ntype Sub @edge(from: \"Goal\", to: \"User\", edgeSet: false) {{ x: Int }}\ntype Lead @edge(from: \"Goal\", to: \"User\") {{ x: Int }}"
+            )
+        };
+        let table = [
+            (
+                "tags: [Tag] @outgoing(edge: \"Lead\")",
+                "Goal.tags: Lead goes from Goal to User, so @outgoing",
+            ),
+            (
+                "owners: [User] @incoming(edge: \"Lead\")",
+                "Goal.owners: Lead goes from Goal to User, so @incoming",
+            ),
+            (
+                "subs: [User] @targets(edge: \"Sub\")",
+                "Goal.subs: Sub is kept out of the edge set",
+            ),
+            (
+                "leads: [User] @targets(edge: \"Lead\", role: LEAD)",
+                "Goal.leads: role: needs Lead to sort by an enum field",
+            ),
+            (
+                "x: [User] @outgoing(edge: \"Nope\")",
+                "Goal.x: there is no @edge type Nope",
+            ),
+            (
+                "y: User @targets(edge: \"Lead\")",
+                "Goal.y: @targets needs a list type, like [User]",
+            ),
+        ];
+        for (field, expected) in table {
+            let message = error_of(&schema(field));
+            assert!(
+                message.contains(expected),
+                "{field}\n got: {message}\nwant: {expected}"
+            );
+        }
+        let valid = schema("leads: [User] @targets(edge: \"Lead\")");
+        let model = Model::parse("schema.graphql", &valid).expect("a valid edge schema");
+        assert_eq!(model.edges.len(), 2);
+        assert_eq!(
+            model.indexes,
+            vec![1],
+            "edges use GSI01 for their inverse lookups"
+        );
+    }
+
+    #[test]
+    fn the_default_schema_ranks_goal_roles() {
+        let model = Model::parse("schema.graphql", FARMS).expect("the default schema is valid");
+        assert_eq!(model.rank_of("GoalRole", "LEAD"), Some(500));
+        assert_eq!(model.rank_of("TeamRole", "MANAGER"), None);
+        let membership = model.edge_def("GoalMembership").expect("an edge type");
+        assert!(membership.edge_set);
+        assert!(
+            !model
+                .edge_def("GoalSubscription")
+                .expect("an edge type")
+                .edge_set
+        );
+    }
+
+    #[test]
     fn redundant_managed_fields_are_accepted() {
         let model = Model::parse(
             "schema.graphql",

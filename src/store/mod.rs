@@ -14,6 +14,7 @@ mod calls;
 mod embedded;
 mod error;
 mod item;
+mod metrics;
 mod table;
 mod write;
 
@@ -28,6 +29,7 @@ pub use calls::{CallLog, CallRecord};
 pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
 pub use item::{AttrValue, Item, item_size};
+pub use metrics::StoreMetrics;
 pub use table::TableStatus;
 pub use write::{Clause, Write};
 
@@ -61,6 +63,8 @@ pub struct Store {
     table: Arc<str>,
     /// The calls of the request this handle serves, if it serves one.
     calls: Option<Arc<CallLog>>,
+    /// Totals and latencies of every call, shared by all handles.
+    metrics: Arc<StoreMetrics>,
 }
 
 /// The primary key of an item.
@@ -154,6 +158,7 @@ impl Store {
             client: Client::from_conf(config.build()),
             table: Arc::from(table),
             calls: None,
+            metrics: Arc::default(),
         }
     }
 
@@ -167,6 +172,21 @@ impl Store {
 
     pub fn table_name(&self) -> &str {
         &self.table
+    }
+
+    pub fn metrics(&self) -> &StoreMetrics {
+        &self.metrics
+    }
+
+    /// Counts a finished call in the metrics; `started` is when it was sent.
+    fn observe<T>(
+        &self,
+        operation: &'static str,
+        started: std::time::Instant,
+        result: &Result<T, StoreError>,
+    ) {
+        self.metrics
+            .observe(operation, started.elapsed(), result.is_ok());
     }
 
     fn record(&self, call: CallRecord) {
@@ -228,6 +248,7 @@ impl Store {
         while let Some(request) = pending.take() {
             self.begin_call()?;
             let asked = request.keys().len();
+            let started = std::time::Instant::now();
             let output = self
                 .client
                 .batch_get_item()
@@ -235,6 +256,7 @@ impl Store {
                 .send()
                 .await
                 .map_err(error::classify);
+            self.observe("BatchGetItem", started, &output);
             let output = match output {
                 Ok(output) => output,
                 Err(StoreError::Throttled(_)) if attempt < RETRY_ATTEMPTS => {
@@ -286,6 +308,7 @@ impl Store {
     /// read-modify-write, which must see the latest version.
     pub async fn get_item_consistent(&self, key: &Key) -> Result<Option<Item>, StoreError> {
         self.begin_call()?;
+        let started = std::time::Instant::now();
         let output = self
             .client
             .get_item()
@@ -294,7 +317,9 @@ impl Store {
             .consistent_read(true)
             .send()
             .await
-            .map_err(error::classify)?;
+            .map_err(error::classify);
+        self.observe("GetItem", started, &output);
+        let output = output?;
         let item = output.item.map(item::item_from_sdk);
         self.record(CallRecord {
             operation: "GetItem",
@@ -342,6 +367,7 @@ impl Store {
             self.begin_call()?;
             // BETWEEN includes its bounds; ask for enough to drop exclusive ones afterwards.
             let want = query.limit + 2 - items.len().min(query.limit);
+            let started = std::time::Instant::now();
             let output = self
                 .client
                 .query()
@@ -356,7 +382,9 @@ impl Store {
                 .set_exclusive_start_key(start.take())
                 .send()
                 .await
-                .map_err(error::classify)?;
+                .map_err(error::classify);
+            self.observe("Query", started, &output);
+            let output = output?;
             let page = output.items.unwrap_or_default();
             self.record(CallRecord {
                 operation: "Query",
@@ -392,7 +420,9 @@ impl Store {
             self.begin_call()?;
             // A new token per attempt: the attempt before was definitely cancelled.
             let token = crate::keys::new_id();
+            let started = std::time::Instant::now();
             let result = write::execute(&self.client, &self.table, &writes, &token).await;
+            self.observe("TransactWriteItems", started, &result);
             self.record(CallRecord {
                 operation: "TransactWriteItems",
                 index: None,

@@ -59,6 +59,7 @@ fn slot_of(index_name: &str) -> Option<u8> {
 impl Store {
     /// The table's status, or `None` when it does not exist.
     pub async fn describe_table(&self) -> Result<Option<TableStatus>, StoreError> {
+        let started = std::time::Instant::now();
         let output = self
             .client
             .describe_table()
@@ -66,6 +67,7 @@ impl Store {
             .send()
             .await
             .map_err(classify);
+        self.observe("DescribeTable", started, &output);
         self.record(CallRecord {
             operation: "DescribeTable",
             index: None,

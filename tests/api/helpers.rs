@@ -23,9 +23,18 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(http: HttpConfig) -> TestApp {
+    spawn(http, "schema.graphql").await
+}
+
+/// Starts the server with the schema at `schema` (relative to the repository).
+pub async fn spawn_app_with_schema(schema: &str) -> TestApp {
+    spawn(HttpConfig::default(), schema).await
+}
+
+async fn spawn(http: HttpConfig, schema: &str) -> TestApp {
     let config = ServeConfig {
         listen: "127.0.0.1:0".parse().expect("a literal socket address"),
-        schema_path: repository_file("schema.graphql"),
+        schema_path: repository_file(schema),
         store: StoreConfig {
             target: StoreTarget::Embedded(EmbeddedLocation::Memory),
             table: "tablegraph".to_owned(),

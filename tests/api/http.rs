@@ -203,3 +203,39 @@ async fn storage_calls_are_reported_only_when_allowed() {
         .await;
     assert_eq!(calls, ["BatchGetItem"]);
 }
+
+#[tokio::test]
+async fn metrics_count_storage_calls_by_operation_with_latencies() {
+    let app = spawn_app().await;
+    app.graphql(
+        "mutation { createFarm(input: { name: \"Metered\" }) { id } }",
+        json!({}),
+    )
+    .await;
+    app.graphql("{ farmByName(name: \"metered\") { id } }", json!({}))
+        .await;
+    let response = app
+        .client
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics answer");
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.expect("text");
+    let count = |operation: &str| -> u64 {
+        let prefix = format!("tablegraph_storage_calls_total{{operation=\"{operation}\"}} ");
+        text.lines()
+            .find_map(|line| line.strip_prefix(prefix.as_str()))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    assert_eq!(count("TransactWriteItems"), 1, "{text}");
+    // The unique-value item, then the farm.
+    assert_eq!(count("BatchGetItem"), 2, "{text}");
+    assert!(
+        text.contains(
+            "tablegraph_storage_call_seconds_bucket{operation=\"BatchGetItem\",le=\"+Inf\"} 2"
+        ),
+        "{text}"
+    );
+}

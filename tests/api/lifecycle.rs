@@ -93,3 +93,58 @@ async fn data_survives_a_restart_and_sigterm_stops_gracefully() {
     assert!(server.terminate().await);
     std::fs::remove_dir_all(&dir).expect("the data directory is removable");
 }
+
+/// The first GraphQL block of README.md that contains `needle`.
+fn readme_query(needle: &str) -> String {
+    let readme = std::fs::read_to_string(crate::helpers::repository_file("README.md"))
+        .expect("README.md exists");
+    readme
+        .split("```graphql")
+        .skip(1)
+        .filter_map(|block| block.split("```").next())
+        .find(|block| block.contains(needle))
+        .unwrap_or_else(|| panic!("README.md shows a query with {needle}"))
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_data_set_loads_once_and_answers_the_readme_koan_query() {
+    let dir = std::env::temp_dir().join(format!("tablegraph-demo-{}", uuid::Uuid::now_v7()));
+    let demo = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tablegraph"));
+        command
+            .args(["demo", "--data-dir"])
+            .arg(&dir)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("TABLEGRAPH_MEMORY")
+            .env_remove("TABLEGRAPH_DYNAMODB_ENDPOINT");
+        command
+    };
+    let first = demo().output().await.expect("demo runs");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(String::from_utf8_lossy(&first.stdout).contains("loaded the demo data set"));
+    let second = demo().output().await.expect("demo runs again");
+    assert!(second.status.success());
+    assert!(String::from_utf8_lossy(&second.stdout).contains("already loaded"));
+
+    let server = start(&dir).await;
+    let body = server.graphql(&readme_query("teamByName")).await;
+    let edges = body["data"]["teamByName"]["goals"]["edges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{body}"))
+        .clone();
+    assert_eq!(edges.len(), 3, "{body}");
+    assert!(
+        edges
+            .iter()
+            .all(|e| e["node"]["leads"].as_array().is_some_and(|l| !l.is_empty()))
+    );
+    let body = server.graphql(&readme_query("farmByName")).await;
+    assert!(body["errors"].is_null(), "{body}");
+    assert!(server.terminate().await);
+    std::fs::remove_dir_all(&dir).expect("the data directory is removable");
+}

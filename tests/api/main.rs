@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod batching;
+mod examples;
 mod farms;
 mod goals;
 mod helpers;

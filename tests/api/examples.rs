@@ -1,0 +1,153 @@
+//! The example schemas: a social graph and transitive access, served by the same binary.
+
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, id_at, spawn_app_with_schema};
+
+async fn create(app: &TestApp, kind: &str, name: &str) -> String {
+    let query = format!("mutation($n: String!) {{ create{kind}(input: {{ name: $n }}) {{ id }} }}");
+    let body = app.graphql(&query, json!({ "n": name })).await;
+    id_at(&body, &format!("/data/create{kind}/id"))
+}
+
+async fn connect(app: &TestApp, edge: &str, from: &str, to: &str, metadata: &str) {
+    let query = format!(
+        "mutation($f: ID!, $t: ID!) {{ add{edge}(input: {{ from: $f, to: $t{metadata} }}) {{ createdAt }} }}"
+    );
+    let body = app.graphql(&query, json!({ "f": from, "t": to })).await;
+    assert!(body["errors"].is_null(), "{body}");
+}
+
+fn names(connection: &Value) -> Vec<String> {
+    connection["edges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("edges in {connection}"))
+        .iter()
+        .map(|e| e["node"]["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn who_considers_gandalf_a_friend_is_an_incoming_edge_query() {
+    let app = spawn_app_with_schema("examples/social/schema.graphql").await;
+    let gandalf = create(&app, "User", "Gandalf").await;
+    let frodo = create(&app, "User", "Frodo").await;
+    let sam = create(&app, "User", "Sam").await;
+    let shire = create(&app, "Place", "The Shire").await;
+    let rivendell = create(&app, "Place", "Rivendell").await;
+    connect(&app, "Friend", &sam, &gandalf, ", since: \"2021-03-01\"").await;
+    connect(&app, "Friend", &frodo, &gandalf, ", since: \"2019-09-22\"").await;
+    connect(&app, "Friend", &frodo, &sam, ", since: \"2001-04-06\"").await;
+    connect(&app, "Visited", &frodo, &rivendell, ", on: \"3018-10-20\"").await;
+    connect(&app, "Visited", &frodo, &shire, ", on: \"2968-09-22\"").await;
+
+    let (body, calls) = app
+        .graphql_counted(
+            "{ userByName(name: \"gandalf\") { friendOf { edges { since node { name } } } } }",
+            json!({}),
+        )
+        .await;
+    let friend_of = &body["data"]["userByName"]["friendOf"];
+    assert_eq!(
+        names(friend_of),
+        ["Frodo", "Sam"],
+        "oldest friendship first: {body}"
+    );
+    assert_eq!(friend_of["edges"][0]["since"], "2019-09-22");
+    // The unique name, the user, the inverse slot, the friends.
+    assert_eq!(
+        calls,
+        [
+            "BatchGetItem",
+            "BatchGetItem",
+            "Query:GSI01",
+            "BatchGetItem"
+        ]
+    );
+
+    let body = app
+        .graphql(
+            "query($f: ID!) { user(id: $f) {
+                friends { edges { since node { name } } }
+                friendList { name }
+                visited { edges { on node { name } } }
+            } }",
+            json!({ "f": frodo }),
+        )
+        .await;
+    let frodo_view = &body["data"]["user"];
+    // Outgoing edges live in Frodo's partition, keyed by their target: creation order of the
+    // targets. The incoming side above is the one sorted by the edge's date.
+    assert_eq!(names(&frodo_view["friends"]), ["Gandalf", "Sam"], "{body}");
+    let mut list: Vec<&str> = frodo_view["friendList"]
+        .as_array()
+        .map(|l| l.iter().filter_map(|u| u["name"].as_str()).collect())
+        .unwrap_or_default();
+    list.sort_unstable();
+    assert_eq!(list, ["Gandalf", "Sam"]);
+    assert_eq!(names(&frodo_view["visited"]), ["The Shire", "Rivendell"]);
+    let body = app
+        .graphql(
+            "query($p: ID!) { place(id: $p) { visitors { edges { on node { name } } } } }",
+            json!({ "p": rivendell }),
+        )
+        .await;
+    assert_eq!(names(&body["data"]["place"]["visitors"]), ["Frodo"]);
+}
+
+#[tokio::test]
+async fn the_products_alice_can_reach_cost_two_storage_calls() {
+    let app = spawn_app_with_schema("examples/access/schema.graphql").await;
+    let alice = create(&app, "User", "alice").await;
+    let bob = create(&app, "User", "bob").await;
+    let groups = [
+        create(&app, "Group", "g1").await,
+        create(&app, "Group", "g2").await,
+    ];
+    let products = [
+        create(&app, "Product", "prod1").await,
+        create(&app, "Product", "prod2").await,
+        create(&app, "Product", "prod3").await,
+    ];
+    connect(&app, "MemberOf", &alice, &groups[0], "").await;
+    connect(&app, "MemberOf", &alice, &groups[1], "").await;
+    connect(&app, "MemberOf", &bob, &groups[0], "").await;
+    connect(&app, "Subscribes", &groups[0], &products[0], "").await;
+    connect(&app, "Subscribes", &groups[0], &products[1], "").await;
+    connect(&app, "Subscribes", &groups[1], &products[1], "").await;
+    connect(&app, "Subscribes", &groups[1], &products[2], "").await;
+
+    let reach = "query($u: ID!) { user(id: $u) { groups { products { id } } } }";
+    let (body, calls) = app.graphql_counted(reach, json!({ "u": alice })).await;
+    let mut reached: Vec<String> = body["data"]["user"]["groups"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{body}"))
+        .iter()
+        .flat_map(|g| g["products"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p["id"].as_str().map(str::to_owned))
+        .collect();
+    reached.sort();
+    reached.dedup();
+    let mut expected = products.to_vec();
+    expected.sort();
+    assert_eq!(reached, expected);
+    // alice, then her groups (whose edge sets name the products).
+    assert_eq!(calls, ["BatchGetItem", "BatchGetItem"]);
+
+    let (body, _) = app.graphql_counted(reach, json!({ "u": bob })).await;
+    let bob_reaches: Vec<&Value> = body["data"]["user"]["groups"][0]["products"]
+        .as_array()
+        .map(|p| p.iter().collect())
+        .unwrap_or_default();
+    assert_eq!(bob_reaches.len(), 2, "{body}");
+
+    // With the products' names, one more batch.
+    let (body, calls) = app
+        .graphql_counted(
+            "query($u: ID!) { user(id: $u) { groups { name products { name } } } }",
+            json!({ "u": alice }),
+        )
+        .await;
+    assert!(body["errors"].is_null(), "{body}");
+    assert_eq!(calls, ["BatchGetItem", "BatchGetItem", "BatchGetItem"]);
+}

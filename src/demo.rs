@@ -1,7 +1,8 @@
 //! The demo data set: farms, goals, users and teams, written through the GraphQL API itself so
 //! that every invariant (unique names, edge sets, slots) holds as for any client's writes.
 //!
-//! Invariant: loading twice changes nothing; the farm "Old MacDonald's" marks a loaded set.
+//! Invariant: loading twice changes nothing. The last write of the set (Dora managing the
+//! Growth team) marks it loaded; a set that stopped midway is refused, not doubled.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -96,11 +97,12 @@ pub async fn load(store: &Store, model: Arc<Model>) -> Result<DemoOutcome, DemoE
     };
     let existing = loader
         .run(
-            "{ farmByName(name: \"Old MacDonald's\") { id } }",
+            "{ teamByName(name: \"Growth\") { members(role: MANAGER) { edges { cursor } } } }",
             json!({}),
         )
         .await?;
-    if !existing["farmByName"].is_null() {
+    let managers = &existing["teamByName"]["members"]["edges"];
+    if managers.as_array().is_some_and(|m| !m.is_empty()) {
         return Ok(DemoOutcome::AlreadyLoaded);
     }
     loader.writes = 0;

@@ -350,6 +350,9 @@ impl ConnectionSpec {
             if let Some(min_role) = &page.min_role {
                 let sort = values::enum_sort_value(model, role_enum, min_role);
                 role_lower = tighter_lower(role_lower, Some(Bound::inclusive(sort)));
+                // A null role sorts last, above every rank: it is not "at least" anything.
+                role_upper =
+                    tighter_upper(role_upper, Some(Bound::exclusive(keys::NULL_SORT_VALUE)));
             }
         }
         Ok(match &self.source {

@@ -5,7 +5,7 @@
 //! Every write of an edge changes the edge item and its source node's edge set in one
 //! transaction, conditioned on what was read of both.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use async_graphql::dynamic::{
@@ -295,6 +295,17 @@ async fn add(ctx: &ResolverContext<'_>, edge_name: &str) -> Result<Arc<Item>, Ap
             keys::slot_sort_attribute(edge_def.slot),
             AttrValue::S(keys::slot_sort_key(sort.as_deref(), &from)),
         );
+        let inverse_key_len = edge
+            .get(&keys::slot_sort_attribute(edge_def.slot))
+            .and_then(AttrValue::as_str)
+            .map_or(0, str::len);
+        if inverse_key_len > keys::MAX_SORT_KEY_BYTES {
+            return Err(ApiError::bad_input(format!(
+                "{edge_name}.{}: too long to sort by: at most {} bytes",
+                edge_def.sort_by.as_deref().unwrap_or("sort value"),
+                values::MAX_SORT_VALUE_BYTES
+            )));
+        }
         if item_size(&edge) > MAX_ITEM_BYTES {
             return Err(ApiError::bad_input(format!(
                 "the {edge_name} would take {} bytes; DynamoDB limits an item to {MAX_ITEM_BYTES} bytes",
@@ -337,10 +348,30 @@ async fn add(ctx: &ResolverContext<'_>, edge_name: &str) -> Result<Arc<Item>, Ap
                 },
                 Purpose::Node,
             );
+        } else {
+            // The source's version moves even though its edge set does not, so a delete of the
+            // source that read its edges before this one fails and reads them again.
+            plan.push(
+                Write::Bump {
+                    key: Key::same(keys::node_key(&from)),
+                    remove_from_edges: Vec::new(),
+                    condition: vec![Clause::Equals(
+                        "__typename".to_owned(),
+                        AttrValue::S(edge_def.from.clone()),
+                    )],
+                },
+                Purpose::Reference {
+                    field: "from".to_owned(),
+                    target: edge_def.from.clone(),
+                    id: from.clone(),
+                },
+            );
         }
+        // Likewise the target's: a delete of the target racing this add fails and retries.
         plan.push(
-            Write::Check {
+            Write::Bump {
                 key: Key::same(keys::node_key(&to)),
+                remove_from_edges: Vec::new(),
                 condition: vec![Clause::Equals(
                     "__typename".to_owned(),
                     AttrValue::S(target_type),
@@ -390,7 +421,7 @@ async fn remove(ctx: &ResolverContext<'_>, edge_name: &str) -> Result<(), ApiErr
                 "there is no {edge_name} from {from} to {to}"
             )));
         };
-        let plan = detach(scope, model, &[Arc::new(existing)], None).await?;
+        let plan = detach(model, &[Arc::new(existing)], None);
         match write(scope, plan).await? {
             Ok(()) => {
                 scope.loader.forget(&keys::node_key(&from));
@@ -404,53 +435,42 @@ async fn remove(ctx: &ResolverContext<'_>, edge_name: &str) -> Result<(), ApiErr
     Err(ApiError::StorageUnavailable)
 }
 
-/// The writes that remove `edges` and take their entries out of their sources' edge sets.
-/// `deleting` is a node deleted in the same transaction, whose own edge set needs no change.
-pub(super) async fn detach(
-    scope: &RequestScope,
-    model: &Model,
-    edges: &[Arc<Item>],
-    deleting: Option<&str>,
-) -> Result<Plan, ApiError> {
+/// The writes that remove `edges` and take their entries out of their sources' edge sets,
+/// without reading the sources: each source gets one update that deletes its entries from the
+/// set and bumps its version. `deleting` is a node deleted in the same transaction, whose own
+/// edge set needs no change. Each edge is deleted only if it is still as it was read.
+pub(super) fn detach(model: &Model, edges: &[Arc<Item>], deleting: Option<&str>) -> Plan {
     let text = |item: &Item, attribute: &str| {
         item.get(attribute)
             .and_then(AttrValue::as_str)
             .unwrap_or_default()
             .to_owned()
     };
-    // Source id → the (edge type, target) entries to take out of its edge set.
-    let mut entries: HashMap<String, Vec<(String, String)>> = HashMap::new();
+    // Source id → the entries to take out of its edge set, in a stable order.
+    let mut entries: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for edge in edges {
         let edge_type = text(edge, "__typename");
-        let in_edge_set = model.edge_def(&edge_type).is_some_and(|e| e.edge_set);
-        let from = text(edge, "from");
-        if in_edge_set && Some(from.as_str()) != deleting {
-            entries
-                .entry(from)
-                .or_default()
-                .push((edge_type, text(edge, "to")));
-        }
-    }
-    let source_keys: Vec<String> = entries.keys().map(|id| keys::node_key(id)).collect();
-    let sources = scope
-        .store
-        .batch_get_items_consistent(&source_keys)
-        .await
-        .map_err(|e| ApiError::from_store(&e))?;
-    let mut plan = Plan::default();
-    for (id, removed) in &entries {
-        let Some(source) = sources.get(&keys::node_key(id)) else {
+        let Some(edge_def) = model.edge_def(&edge_type).filter(|e| e.edge_set) else {
             continue;
         };
-        let mut next = source.clone();
-        for (edge_type, to) in removed {
-            next = with_entry(&next, edge_type, to, None);
+        let from = text(edge, "from");
+        if Some(from.as_str()) == deleting {
+            continue;
         }
-        let (next, version) = next_version(next);
+        let entry = keys::edge_set_entry(
+            &edge_type,
+            &text(edge, "to"),
+            edge_sort_value(model, edge_def, edge).as_deref(),
+        );
+        entries.entry(from).or_default().push(entry);
+    }
+    let mut plan = Plan::default();
+    for (id, removed) in entries {
         plan.push(
-            Write::Put {
-                item: next,
-                condition: vec![version_is(version)],
+            Write::Bump {
+                key: Key::same(keys::node_key(&id)),
+                remove_from_edges: removed,
+                condition: vec![Clause::Exists],
             },
             Purpose::Node,
         );
@@ -462,12 +482,15 @@ pub(super) async fn detach(
                     pk: text(edge, "PK"),
                     sk: text(edge, "SK"),
                 },
-                condition: vec![Clause::Exists],
+                condition: vec![Clause::Equals(
+                    "updatedAt".to_owned(),
+                    edge.get("updatedAt").cloned().unwrap_or(AttrValue::Null),
+                )],
             },
             Purpose::Edge,
         );
     }
-    Ok(plan)
+    plan
 }
 
 /// Every edge touching node `id` of `type_def`: the edge items in its own partition and the

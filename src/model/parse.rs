@@ -18,8 +18,17 @@ use super::{
 /// DynamoDB allows 20 global secondary indexes per table.
 const MAX_SLOT: u8 = 20;
 
-/// Field names an `@edge` type's objects have without declaring them.
-const MANAGED_EDGE_FIELDS: [&str; 4] = ["from", "to", "createdAt", "updatedAt"];
+/// Field names an `@edge` type's objects and Relay edges have without declaring them, and
+/// attributes its items keep.
+const MANAGED_EDGE_FIELDS: [&str; 7] = [
+    "from",
+    "to",
+    "toType",
+    "createdAt",
+    "updatedAt",
+    "node",
+    "cursor",
+];
 
 /// The largest `@rank`: ranks are written with three digits.
 const MAX_RANK: i64 = 999;

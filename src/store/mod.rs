@@ -42,6 +42,10 @@ pub const MAX_TRANSACTION_ITEMS: usize = 100;
 /// DynamoDB's limit on one item's size.
 pub const MAX_ITEM_BYTES: usize = 400 * 1024;
 
+/// Items a filtered Query evaluates per call: DynamoDB applies the filter after its Limit, so
+/// a small Limit would cost a call per few non-matching items.
+const FILTERED_QUERY_LIMIT: usize = 1000;
+
 /// How many times a partial or conflicting answer is retried before giving up.
 const RETRY_ATTEMPTS: u32 = 8;
 const RETRY_BASE: Duration = Duration::from_millis(10);
@@ -365,8 +369,13 @@ impl Store {
         let mut start: Option<HashMap<String, AttributeValue>> = None;
         loop {
             self.begin_call()?;
-            // BETWEEN includes its bounds; ask for enough to drop exclusive ones afterwards.
-            let want = query.limit + 2 - items.len().min(query.limit);
+            // BETWEEN includes its bounds; ask for enough to drop exclusive ones afterwards. A
+            // filter applies after DynamoDB's Limit, so then read generously per call.
+            let want = if filter.is_some() {
+                FILTERED_QUERY_LIMIT
+            } else {
+                query.limit + 2 - items.len().min(query.limit)
+            };
             let started = std::time::Instant::now();
             let output = self
                 .client

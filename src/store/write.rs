@@ -5,7 +5,9 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{AttributeValue, ConditionCheck, Delete, Put, TransactWriteItem};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, Put, TransactWriteItem, Update,
+};
 
 use super::error::{StoreError, classify};
 use super::item::{AttrValue, Item, item_to_sdk, to_sdk};
@@ -21,6 +23,14 @@ pub enum Write {
     },
     Delete {
         key: Key,
+        condition: Vec<Clause>,
+    },
+    /// Adds one to the item's `version` and takes `remove_from_edges` out of its edge set
+    /// (`edges`), without reading it: concurrent writers of the item then fail their version
+    /// condition and read again.
+    Bump {
+        key: Key,
+        remove_from_edges: Vec<String>,
         condition: Vec<Clause>,
     },
     /// Writes nothing; fails the group unless the condition holds.
@@ -169,6 +179,36 @@ fn transact_item(table: &str, write: &Write) -> Result<TransactWriteItem, StoreE
                 .build()
                 .map_err(build_error)?;
             TransactWriteItem::builder().delete(delete).build()
+        }
+        Write::Bump {
+            key,
+            remove_from_edges,
+            condition,
+        } => {
+            let (text, names, values) = condition_parts(condition);
+            let mut names = names.unwrap_or_default();
+            let mut values = values.unwrap_or_default();
+            names.insert("#version".to_owned(), "version".to_owned());
+            values.insert(":one".to_owned(), AttributeValue::N("1".to_owned()));
+            let mut expression = "ADD #version :one".to_owned();
+            if !remove_from_edges.is_empty() {
+                names.insert("#edges".to_owned(), "edges".to_owned());
+                values.insert(
+                    ":removed".to_owned(),
+                    AttributeValue::Ss(remove_from_edges.clone()),
+                );
+                expression.push_str(" DELETE #edges :removed");
+            }
+            let update = Update::builder()
+                .table_name(table)
+                .set_key(Some(key_map(key)))
+                .update_expression(expression)
+                .set_condition_expression(text)
+                .set_expression_attribute_names(Some(names))
+                .set_expression_attribute_values(Some(values))
+                .build()
+                .map_err(build_error)?;
+            TransactWriteItem::builder().update(update).build()
         }
         Write::Check { key, condition } => {
             let (text, names, values) = condition_parts(condition);

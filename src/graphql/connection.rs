@@ -11,7 +11,7 @@ use async_graphql::dynamic::{
     Field, FieldFuture, FieldValue, InputValue, Object, ResolverContext, TypeRef,
 };
 
-use super::types::scalar_type_name;
+use super::types::attribute_field;
 use super::{
     ApiError, NodeValue, RequestScope, load_node, model, node_of, prefetch, scope, values,
 };
@@ -187,21 +187,7 @@ pub(super) fn objects(
 
 /// A Relay edge field that reads one attribute of the edge item.
 fn edge_attribute(name: &str, scalar: ScalarType, required: bool) -> Field {
-    let attribute = name.to_owned();
-    let type_name = scalar_type_name(&scalar).to_owned();
-    let ty = if required {
-        TypeRef::named_nn(type_name)
-    } else {
-        TypeRef::named(type_name)
-    };
-    Field::new(name, ty, move |ctx| {
-        let value = ctx
-            .parent_value
-            .downcast_ref::<EdgeValue>()
-            .and_then(|e| e.edge.as_ref())
-            .and_then(|edge| values::to_graphql(edge.get(&attribute), &scalar));
-        FieldFuture::from_value(value)
-    })
+    attribute_field::<EdgeValue>(name, scalar, required, |e| e.edge.as_deref())
 }
 
 /// The connection field for a `@hasMany`, `@outgoing` or `@incoming` field of `owner`.

@@ -81,20 +81,7 @@ pub(super) fn edge_object(edge_def: &EdgeTypeDef, model: &Model) -> Object {
 }
 
 fn attribute_field(name: &str, scalar: ScalarType, required: bool) -> Field {
-    let attribute = name.to_owned();
-    let type_name = scalar_type_name(&scalar).to_owned();
-    let ty = if required {
-        TypeRef::named_nn(type_name)
-    } else {
-        TypeRef::named(type_name)
-    };
-    Field::new(name, ty, move |ctx| {
-        let value = ctx
-            .parent_value
-            .downcast_ref::<EdgeItem>()
-            .and_then(|edge| values::to_graphql(edge.0.get(&attribute), &scalar));
-        FieldFuture::from_value(value)
-    })
+    super::types::attribute_field::<EdgeItem>(name, scalar, required, |edge| Some(&edge.0))
 }
 
 /// `AddGoalMembershipInput { from: ID!, to: ID!, …metadata }`.

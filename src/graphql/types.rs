@@ -149,13 +149,25 @@ fn type_ref(name: &str, required: bool) -> TypeRef {
 
 /// A field that reads one stored attribute of the parent node.
 fn stored_field(name: &str, scalar: ScalarType, required: bool) -> Field {
+    attribute_field::<NodeValue>(name, scalar, required, |node| Some(&node.item))
+}
+
+/// A field that reads one stored attribute of the item held by its parent value, a `P`: a node,
+/// an edge item, a Relay edge.
+pub(super) fn attribute_field<P: std::any::Any>(
+    name: &str,
+    scalar: ScalarType,
+    required: bool,
+    item_of: fn(&P) -> Option<&crate::store::Item>,
+) -> Field {
     let attribute = name.to_owned();
     let ty = type_ref(scalar_type_name(&scalar), required);
     Field::new(name, ty, move |ctx| {
         let value = ctx
             .parent_value
-            .downcast_ref::<NodeValue>()
-            .and_then(|node| values::to_graphql(node.item.get(&attribute), &scalar));
+            .downcast_ref::<P>()
+            .and_then(item_of)
+            .and_then(|item| values::to_graphql(item.get(&attribute), &scalar));
         FieldFuture::from_value(value)
     })
 }

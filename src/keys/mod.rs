@@ -66,16 +66,6 @@ pub fn node_key(id: &str) -> String {
     format!("NODE#{id}")
 }
 
-/// The id inside a node key, if `key` is one.
-///
-/// ```
-/// assert_eq!(tablegraph::keys::id_from_node_key("NODE#0190"), Some("0190"));
-/// assert_eq!(tablegraph::keys::id_from_node_key("Farm#name#x"), None);
-/// ```
-pub fn id_from_node_key(key: &str) -> Option<&str> {
-    key.strip_prefix("NODE#")
-}
-
 /// A unique value as it is compared: trimmed and lower-cased, so "Old MacDonald's" and
 /// " OLD macdonald's" collide.
 ///

@@ -214,26 +214,9 @@ impl Store {
         &self,
         keys: &[String],
     ) -> Result<HashMap<String, Item>, StoreError> {
-        self.batch_get(keys, false).await
-    }
-
-    /// [`Store::batch_get_items`] with strongly consistent reads: for the reads of a
-    /// read-modify-write, which must see the latest versions.
-    pub async fn batch_get_items_consistent(
-        &self,
-        keys: &[String],
-    ) -> Result<HashMap<String, Item>, StoreError> {
-        self.batch_get(keys, true).await
-    }
-
-    async fn batch_get(
-        &self,
-        keys: &[String],
-        consistent: bool,
-    ) -> Result<HashMap<String, Item>, StoreError> {
         let chunks = keys
             .chunks(MAX_BATCH_GET_KEYS)
-            .map(|chunk| self.batch_get_chunk(chunk, consistent));
+            .map(|chunk| self.batch_get_chunk(chunk));
         let mut found = HashMap::with_capacity(keys.len());
         for chunk in futures::future::try_join_all(chunks).await? {
             found.extend(chunk);
@@ -241,12 +224,8 @@ impl Store {
         Ok(found)
     }
 
-    async fn batch_get_chunk(
-        &self,
-        keys: &[String],
-        consistent: bool,
-    ) -> Result<HashMap<String, Item>, StoreError> {
-        let mut pending = Some(keys_and_attributes(keys, consistent)?);
+    async fn batch_get_chunk(&self, keys: &[String]) -> Result<HashMap<String, Item>, StoreError> {
+        let mut pending = Some(keys_and_attributes(keys)?);
         let mut found = HashMap::with_capacity(keys.len());
         let mut attempt = 0;
         while let Some(request) = pending.take() {
@@ -267,7 +246,7 @@ impl Store {
                     // Nothing was read: ask again for the same keys after a pause.
                     attempt += 1;
                     backoff(attempt).await;
-                    pending = Some(keys_and_attributes(keys, consistent)?);
+                    pending = Some(keys_and_attributes(keys)?);
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -544,8 +523,8 @@ fn within(value: Option<&AttrValue>, lower: &Option<Bound>, upper: &Option<Bound
     above && below
 }
 
-fn keys_and_attributes(keys: &[String], consistent: bool) -> Result<KeysAndAttributes, StoreError> {
-    let mut request = KeysAndAttributes::builder().consistent_read(consistent);
+fn keys_and_attributes(keys: &[String]) -> Result<KeysAndAttributes, StoreError> {
+    let mut request = KeysAndAttributes::builder();
     for key in keys {
         request = request.keys(key_map(&Key::same(key.clone())));
     }

@@ -126,3 +126,8 @@ pub fn error_type(body: &Value) -> &str {
         .as_str()
         .unwrap_or_else(|| panic!("expected an error with an errorType in {body}"))
 }
+
+/// The message of the first error, or "" when there is none.
+pub fn error_message(body: &Value) -> &str {
+    body["errors"][0]["message"].as_str().unwrap_or_default()
+}

@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::app::{self, Application};
 use crate::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
+use crate::graphql::{QueryLimits, SchemaOptions};
 use crate::store::EmbeddedLocation;
 
 #[derive(Debug, Parser)]
@@ -97,6 +98,22 @@ pub struct ServeArgs {
     /// Answer 408 to requests still running after this many seconds.
     #[arg(long, env = "TABLEGRAPH_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
     pub request_timeout_secs: u64,
+    /// Refuse queries nested deeper than this many fields.
+    #[arg(long, env = "TABLEGRAPH_MAX_DEPTH", default_value_t = QueryLimits::default().max_depth)]
+    pub max_depth: usize,
+    /// Refuse queries that cost more: each field counts once per time it is resolved, so page
+    /// sizes multiply.
+    #[arg(long, env = "TABLEGRAPH_MAX_COST", default_value_t = QueryLimits::default().max_cost)]
+    pub max_cost: u64,
+    /// Refuse operations with more aliases than this.
+    #[arg(long, env = "TABLEGRAPH_MAX_ALIASES", default_value_t = QueryLimits::default().max_aliases)]
+    pub max_aliases: usize,
+    /// Refuse operations that select more root fields than this.
+    #[arg(long, env = "TABLEGRAPH_MAX_ROOT_FIELDS", default_value_t = QueryLimits::default().max_root_fields)]
+    pub max_root_fields: usize,
+    /// Storage calls one request may make; fields past it answer an error.
+    #[arg(long, env = "TABLEGRAPH_MAX_STORAGE_CALLS", default_value_t = SchemaOptions::default().max_storage_calls)]
+    pub max_storage_calls: usize,
     /// Production mode: no introspection, no field suggestions, no GraphiQL, no storage-call
     /// reports in responses.
     #[arg(long, env = "TABLEGRAPH_PRODUCTION")]
@@ -124,6 +141,16 @@ impl ServeArgs {
         let mut http = HttpConfig {
             max_body_bytes: self.max_body_bytes,
             request_timeout: Duration::from_secs(self.request_timeout_secs),
+            graphql: SchemaOptions {
+                limits: QueryLimits {
+                    max_depth: self.max_depth,
+                    max_cost: self.max_cost,
+                    max_aliases: self.max_aliases,
+                    max_root_fields: self.max_root_fields,
+                },
+                max_storage_calls: self.max_storage_calls,
+                ..SchemaOptions::default()
+            },
             ..HttpConfig::default()
         };
         if self.production {

@@ -7,6 +7,7 @@
 mod connection;
 mod edges;
 mod errors;
+mod limits;
 mod mutation;
 mod null_items;
 mod prefetch;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use async_graphql::dynamic::{FieldValue, ResolverContext, Schema, SchemaError};
 
 pub use errors::ApiError;
+pub use limits::{QueryLimits, UNPAGED_LIST_ESTIMATE};
 
 use crate::keys;
 use crate::loaders::ItemLoader;
@@ -30,8 +32,7 @@ use crate::store::{AttrValue, CallLog, Item, Store};
 #[derive(Debug, Clone)]
 pub struct SchemaOptions {
     pub introspection: bool,
-    pub max_depth: usize,
-    pub max_complexity: usize,
+    pub limits: QueryLimits,
     /// Storage calls one request may make; past it, fields answer `BadUserInput`.
     pub max_storage_calls: usize,
 }
@@ -40,8 +41,7 @@ impl Default for SchemaOptions {
     fn default() -> Self {
         SchemaOptions {
             introspection: true,
-            max_depth: 16,
-            max_complexity: 10_000,
+            limits: QueryLimits::default(),
             max_storage_calls: 500,
         }
     }
@@ -101,8 +101,7 @@ impl NodeValue {
 /// Builds the schema clients query.
 pub fn build_schema(model: Arc<Model>, options: &SchemaOptions) -> Result<Schema, SchemaError> {
     let mut builder = Schema::build("Query", Some("Mutation"), None)
-        .limit_depth(options.max_depth)
-        .limit_complexity(options.max_complexity)
+        .extension(limits::Limits(options.limits))
         .extension(null_items::NullItems);
     if !options.introspection {
         builder = builder.disable_introspection().disable_suggestions();

@@ -156,7 +156,12 @@ async fn execute(
     } else {
         StatusCode::OK
     };
-    json_response(status, media, &response)
+    let mut body = serde_json::to_value(&response).unwrap_or_default();
+    if request_failed && let Some(fields) = body.as_object_mut() {
+        // Nothing ran: a request error has no `data` entry at all, not `"data": null`.
+        fields.remove("data");
+    }
+    json_response(status, media, &body)
 }
 
 fn is_mutation(request: &async_graphql::Request) -> bool {

@@ -9,5 +9,6 @@ mod goals;
 mod helpers;
 mod http;
 mod lifecycle;
+mod limits;
 mod network;
 mod schema;

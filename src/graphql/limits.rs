@@ -1,0 +1,331 @@
+//! Limits on the shape of a query, checked once it has parsed and before anything runs: how
+//! deep it nests, how many aliases and root fields it has, and what it costs.
+//!
+//! # Cost
+//!
+//! Every selected field costs 1, times the number of times it will be resolved: a field inside
+//! a connection asked for `first: 50` is resolved up to 50 times, so page sizes multiply. A
+//! connection without `first`/`last` counts its default page size; `nodes(ids:)` counts its ids;
+//! any other list counts [`UNPAGED_LIST_ESTIMATE`]. A connection's `edges` and `nodes` count
+//! once per page item. Introspection fields count 1 each: they are
+//! answered from memory. Fragments count where they are spread, so a fragment spread ten times
+//! costs ten times.
+//!
+//! Invariant: a document over any limit fails as a request error, before any resolver runs and
+//! so before any storage call.
+
+use std::sync::Arc;
+
+use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextParseQuery};
+use async_graphql::parser::types::{ExecutableDocument, OperationType, Selection, SelectionSet};
+use async_graphql::registry::{MetaType, Registry};
+use async_graphql::{ErrorExtensionValues, Name, Positioned, ServerError, ServerResult, Variables};
+use async_graphql_value::{ConstValue, Value};
+
+use super::connection::DEFAULT_PAGE_SIZE;
+
+/// How many items a list without a page size is assumed to hold (edge-set lists, `leads`).
+pub const UNPAGED_LIST_ESTIMATE: u64 = 10;
+
+/// Fragments nest at most this deep while counting; a cycle is the validator's to report.
+const MAX_FRAGMENT_NESTING: usize = 64;
+
+/// The limits a query must stay within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryLimits {
+    pub max_depth: usize,
+    pub max_cost: u64,
+    pub max_aliases: usize,
+    pub max_root_fields: usize,
+}
+
+impl Default for QueryLimits {
+    fn default() -> Self {
+        QueryLimits {
+            max_depth: 16,
+            max_cost: 50_000,
+            max_aliases: 30,
+            max_root_fields: 20,
+        }
+    }
+}
+
+/// What one operation measures.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Measure {
+    pub depth: usize,
+    pub cost: u64,
+    pub aliases: usize,
+    pub root_fields: usize,
+}
+
+/// The async-graphql extension that enforces [`QueryLimits`].
+pub struct Limits(pub QueryLimits);
+
+impl ExtensionFactory for Limits {
+    fn create(&self) -> Arc<dyn Extension> {
+        Arc::new(LimitsExtension(self.0))
+    }
+}
+
+struct LimitsExtension(QueryLimits);
+
+#[async_trait::async_trait]
+impl Extension for LimitsExtension {
+    async fn parse_query(
+        &self,
+        ctx: &ExtensionContext<'_>,
+        query: &str,
+        variables: &Variables,
+        next: NextParseQuery<'_>,
+    ) -> ServerResult<ExecutableDocument> {
+        let document = next.run(ctx, query, variables).await?;
+        let registry = &ctx.schema_env.registry;
+        for (_, operation) in document.operations.iter() {
+            let root = match operation.node.ty {
+                OperationType::Query => registry.query_type.as_str(),
+                OperationType::Mutation => registry.mutation_type.as_deref().unwrap_or_default(),
+                OperationType::Subscription => {
+                    registry.subscription_type.as_deref().unwrap_or_default()
+                }
+            };
+            let measure = measure(
+                registry,
+                &document,
+                variables,
+                root,
+                &operation.node.selection_set.node,
+            );
+            check(&self.0, &measure)?;
+        }
+        Ok(document)
+    }
+}
+
+/// Measures one operation's selection set, whose fields belong to the type `root`.
+pub fn measure(
+    registry: &Registry,
+    document: &ExecutableDocument,
+    variables: &Variables,
+    root: &str,
+    selection_set: &SelectionSet,
+) -> Measure {
+    let mut walk = Walk {
+        registry,
+        document,
+        variables,
+        measure: Measure::default(),
+    };
+    walk.measure.root_fields = walk.count_fields(selection_set, 0);
+    walk.selection_set(selection_set, Some(root), 1, 1, 0);
+    walk.measure
+}
+
+fn check(limits: &QueryLimits, measure: &Measure) -> ServerResult<()> {
+    let over = |limit: &str, message: String| {
+        let mut error = ServerError::new(message, None);
+        let mut extensions = ErrorExtensionValues::default();
+        extensions.set("errorType", "QueryLimitExceeded");
+        extensions.set("limit", limit);
+        error.extensions = Some(extensions);
+        Err(error)
+    };
+    if measure.depth > limits.max_depth {
+        return over(
+            "depth",
+            format!(
+                "the query nests {} levels deep; at most {} are allowed",
+                measure.depth, limits.max_depth
+            ),
+        );
+    }
+    if measure.aliases > limits.max_aliases {
+        return over(
+            "aliases",
+            format!(
+                "the query has {} aliases; at most {} are allowed",
+                measure.aliases, limits.max_aliases
+            ),
+        );
+    }
+    if measure.root_fields > limits.max_root_fields {
+        return over(
+            "rootFields",
+            format!(
+                "the operation selects {} root fields; at most {} are allowed",
+                measure.root_fields, limits.max_root_fields
+            ),
+        );
+    }
+    if measure.cost > limits.max_cost {
+        return over(
+            "cost",
+            format!(
+                "the query costs {} (fields times page sizes); at most {} is allowed; ask for smaller pages",
+                measure.cost, limits.max_cost
+            ),
+        );
+    }
+    Ok(())
+}
+
+struct Walk<'a> {
+    registry: &'a Registry,
+    document: &'a ExecutableDocument,
+    variables: &'a Variables,
+    measure: Measure,
+}
+
+impl Walk<'_> {
+    /// The fields a selection set selects at its own level, fragments expanded.
+    fn count_fields(&self, selection_set: &SelectionSet, nesting: usize) -> usize {
+        if nesting > MAX_FRAGMENT_NESTING {
+            return 0;
+        }
+        selection_set
+            .items
+            .iter()
+            .map(|selection| match &selection.node {
+                Selection::Field(_) => 1,
+                Selection::InlineFragment(fragment) => {
+                    self.count_fields(&fragment.node.selection_set.node, nesting + 1)
+                }
+                Selection::FragmentSpread(spread) => self
+                    .document
+                    .fragments
+                    .get(&spread.node.fragment_name.node)
+                    .map_or(0, |fragment| {
+                        self.count_fields(&fragment.node.selection_set.node, nesting + 1)
+                    }),
+            })
+            .sum()
+    }
+
+    /// Walks a selection set of the type `parent` (unknown when the document names a field the
+    /// schema lacks), at `depth`, resolved `times` times.
+    fn selection_set(
+        &mut self,
+        selection_set: &SelectionSet,
+        parent: Option<&str>,
+        depth: usize,
+        times: u64,
+        nesting: usize,
+    ) {
+        if nesting > MAX_FRAGMENT_NESTING {
+            return;
+        }
+        for selection in &selection_set.items {
+            match &selection.node {
+                Selection::Field(field) => {
+                    let field = &field.node;
+                    self.measure.depth = self.measure.depth.max(depth);
+                    self.measure.cost = self.measure.cost.saturating_add(times);
+                    if field.alias.is_some() {
+                        self.measure.aliases += 1;
+                    }
+                    if field.selection_set.node.items.is_empty() {
+                        continue;
+                    }
+                    let name = field.name.node.as_str();
+                    let ty = parent.and_then(|parent| field_type(self.registry, parent, name));
+                    // A connection's page size already counts its edges and nodes; the
+                    // introspection types are answered from memory.
+                    let multiplier = if name.starts_with("__")
+                        || parent.is_some_and(|p| p.starts_with("__") || p.ends_with("Connection"))
+                    {
+                        1
+                    } else {
+                        self.multiplier(&field.arguments, ty)
+                    };
+                    let named = ty.map(named_type);
+                    self.selection_set(
+                        &field.selection_set.node,
+                        named,
+                        depth + 1,
+                        times.saturating_mul(multiplier),
+                        nesting,
+                    );
+                }
+                Selection::InlineFragment(fragment) => {
+                    let on = fragment
+                        .node
+                        .type_condition
+                        .as_ref()
+                        .map(|condition| condition.node.on.node.as_str())
+                        .or(parent);
+                    self.selection_set(
+                        &fragment.node.selection_set.node,
+                        on,
+                        depth,
+                        times,
+                        nesting + 1,
+                    );
+                }
+                Selection::FragmentSpread(spread) => {
+                    let document = self.document;
+                    if let Some(fragment) = document.fragments.get(&spread.node.fragment_name.node)
+                    {
+                        let on = fragment.node.type_condition.node.on.node.as_str();
+                        self.selection_set(
+                            &fragment.node.selection_set.node,
+                            Some(on),
+                            depth,
+                            times,
+                            nesting + 1,
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// How many times a field's children are resolved per resolution of the field.
+    fn multiplier(
+        &self,
+        arguments: &[(Positioned<Name>, Positioned<Value>)],
+        ty: Option<&str>,
+    ) -> u64 {
+        let argument = |wanted: &str| {
+            arguments
+                .iter()
+                .find(|(name, _)| name.node.as_str() == wanted)
+                .map(|(_, value)| self.resolve(&value.node))
+        };
+        for page in ["first", "last"] {
+            if let Some(ConstValue::Number(n)) = argument(page) {
+                return n.as_u64().unwrap_or(0).max(1);
+            }
+        }
+        if let Some(ConstValue::List(ids)) = argument("ids") {
+            return u64::try_from(ids.len()).unwrap_or(u64::MAX).max(1);
+        }
+        match ty {
+            Some(ty) if named_type(ty).ends_with("Connection") => DEFAULT_PAGE_SIZE as u64,
+            Some(ty) if ty.starts_with('[') => UNPAGED_LIST_ESTIMATE,
+            _ => 1,
+        }
+    }
+
+    /// A literal, or the value of a variable.
+    fn resolve(&self, value: &Value) -> ConstValue {
+        match value {
+            Value::Variable(name) => self.variables.get(name).cloned().unwrap_or_default(),
+            other => other.clone().into_const().unwrap_or_default(),
+        }
+    }
+}
+
+/// The declared type (`[Goal!]!`, `GoalConnection`) of `parent.name`.
+fn field_type<'r>(registry: &'r Registry, parent: &str, name: &str) -> Option<&'r str> {
+    match registry.types.get(parent)? {
+        MetaType::Object { fields, .. } | MetaType::Interface { fields, .. } => {
+            fields.get(name).map(|field| field.ty.as_str())
+        }
+        _ => None,
+    }
+}
+
+/// `Goal` of `[Goal!]!`.
+fn named_type(ty: &str) -> &str {
+    ty.trim_matches(|c| c == '[' || c == ']' || c == '!')
+}

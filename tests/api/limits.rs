@@ -1,0 +1,193 @@
+//! Limits on what one request may ask: depth, cost, aliases, root fields, batches. Each answers
+//! a request error naming the limit, before any storage call.
+
+use serde_json::{Value, json};
+use tablegraph::config::HttpConfig;
+use tablegraph::graphql::{QueryLimits, SchemaOptions};
+
+use crate::helpers::{TestApp, error_message, error_type, spawn_app, spawn_app_with};
+
+const UNKNOWN_TEAM: &str = "01000000-0000-7000-8000-000000000000";
+
+/// Asserts `body` is a request error for `limit` and that nothing was read.
+fn assert_refused(body: &Value, calls: &[String], limit: &str) {
+    assert_eq!(error_type(body), "QueryLimitExceeded", "{body}");
+    assert_eq!(body["errors"][0]["extensions"]["limit"], limit, "{body}");
+    assert!(
+        body.get("data").is_none(),
+        "a request error has no data: {body}"
+    );
+    assert!(calls.is_empty(), "nothing is read: {calls:?}");
+}
+
+fn assert_ran(body: &Value) {
+    assert!(body["errors"].is_null(), "{body}");
+    assert!(body["data"].is_object(), "{body}");
+}
+
+fn nested_parents(levels: usize) -> String {
+    let mut query = String::from("id");
+    for _ in 0..levels {
+        query = format!("parent {{ {query} }}");
+    }
+    format!("{{ goal(id: \"{UNKNOWN_TEAM}\") {{ {query} }} }}")
+}
+
+fn with_limits(limits: QueryLimits) -> HttpConfig {
+    HttpConfig {
+        graphql: SchemaOptions {
+            limits,
+            ..SchemaOptions::default()
+        },
+        ..HttpConfig::default()
+    }
+}
+
+#[tokio::test]
+async fn depth_is_limited() {
+    let app = spawn_app().await;
+    // goal, 14 parents and id: 16 levels, the default limit.
+    let (body, _) = app.graphql_counted(&nested_parents(14), json!({})).await;
+    assert_ran(&body);
+    let (body, calls) = app.graphql_counted(&nested_parents(15), json!({})).await;
+    assert_refused(&body, &calls, "depth");
+    assert_eq!(
+        error_message(&body),
+        "the query nests 17 levels deep; at most 16 are allowed"
+    );
+}
+
+const TEAM_GOALS_MEMBERS: &str = "query($team: ID!, $n: Int) {
+    team(id: $team) { goals(first: $n) { edges { node { members(first: 100) { edges { node { __typename } } } } } } }
+}";
+
+#[tokio::test]
+async fn page_sizes_multiply_into_the_cost() {
+    let app = spawn_app_with(with_limits(QueryLimits {
+        max_cost: 1000,
+        ..QueryLimits::default()
+    }))
+    .await;
+    // team 1, goals 1, then per goal: edges, node, members, and 100 × (edges, node, __typename).
+    // n = 3 costs 2 + 3 × 303 = 911.
+    let (body, _) = app
+        .graphql_counted(TEAM_GOALS_MEMBERS, json!({ "team": UNKNOWN_TEAM, "n": 3 }))
+        .await;
+    assert_ran(&body);
+    let (body, calls) = app
+        .graphql_counted(TEAM_GOALS_MEMBERS, json!({ "team": UNKNOWN_TEAM, "n": 4 }))
+        .await;
+    assert_refused(&body, &calls, "cost");
+    assert!(error_message(&body).contains("costs 1214"), "{body}");
+}
+
+#[tokio::test]
+async fn a_connection_without_a_page_size_costs_its_default_page() {
+    let app = spawn_app_with(with_limits(QueryLimits {
+        max_cost: 100,
+        ..QueryLimits::default()
+    }))
+    .await;
+    // team, goals, then 20 × (edges, node, title) = 62; with members' default page 20 inside:
+    // 2 + 20 × (3 + 20 × 3) = 1262.
+    let query = "query($team: ID!) { team(id: $team) { goals { edges { node { title } } } } }";
+    let (body, _) = app
+        .graphql_counted(query, json!({ "team": UNKNOWN_TEAM }))
+        .await;
+    assert_ran(&body);
+    let query = "query($team: ID!) { team(id: $team) { goals { edges { node { members { edges { node { __typename } } } } } } } }";
+    let (body, calls) = app
+        .graphql_counted(query, json!({ "team": UNKNOWN_TEAM }))
+        .await;
+    assert_refused(&body, &calls, "cost");
+}
+
+fn aliased_typenames(count: usize) -> String {
+    let fields: Vec<String> = (0..count).map(|i| format!("a{i}: __typename")).collect();
+    format!("{{ {} }}", fields.join(" "))
+}
+
+#[tokio::test]
+async fn aliases_are_limited_and_count_where_fragments_are_spread() {
+    let app = spawn_app_with(with_limits(QueryLimits {
+        max_root_fields: 100,
+        ..QueryLimits::default()
+    }))
+    .await;
+    let (body, _) = app.graphql_counted(&aliased_typenames(30), json!({})).await;
+    assert_ran(&body);
+    let (body, calls) = app.graphql_counted(&aliased_typenames(31), json!({})).await;
+    assert_refused(&body, &calls, "aliases");
+
+    // 8 aliases in a fragment, spread 4 times: 32 aliases.
+    let query = "query($team: ID!) {
+        t1: team(id: $team) { ...Names } t2: team(id: $team) { ...Names }
+        t3: team(id: $team) { ...Names } t4: team(id: $team) { ...Names }
+    }
+    fragment Names on Team { a: name b: name c: name d: name e: name f: name g: name h: name }";
+    let (body, calls) = app
+        .graphql_counted(query, json!({ "team": UNKNOWN_TEAM }))
+        .await;
+    assert_refused(&body, &calls, "aliases");
+}
+
+#[tokio::test]
+async fn root_fields_are_limited() {
+    let app = spawn_app().await;
+    let root = |count: usize| format!("{{ {} }}", vec!["__typename"; count].join(" "));
+    let (body, _) = app.graphql_counted(&root(20), json!({})).await;
+    assert_ran(&body);
+    let (body, calls) = app.graphql_counted(&root(21), json!({})).await;
+    assert_refused(&body, &calls, "rootFields");
+}
+
+/// A request error answers 400 without `data` to a client that accepts
+/// `application/graphql-response+json`, and 200 without `data` to one that only knows JSON.
+async fn post_raw(app: &TestApp, accept: &str, body: &Value) -> (u16, Value) {
+    let response = app
+        .client
+        .post(app.url("/graphql"))
+        .header("accept", accept)
+        .json(body)
+        .send()
+        .await
+        .expect("the server answers");
+    let status = response.status().as_u16();
+    (status, response.json().await.expect("JSON"))
+}
+
+#[tokio::test]
+async fn a_limit_is_a_request_error_in_both_media_types() {
+    let app = spawn_app().await;
+    let request = json!({ "query": nested_parents(20) });
+    let (status, body) = post_raw(&app, "application/graphql-response+json", &request).await;
+    assert_eq!(status, 400);
+    assert!(body.get("data").is_none(), "{body}");
+    let (status, body) = post_raw(&app, "application/json", &request).await;
+    assert_eq!(status, 200);
+    assert!(body.get("data").is_none(), "{body}");
+    assert_eq!(error_type(&body), "QueryLimitExceeded");
+}
+
+#[tokio::test]
+async fn batches_are_refused() {
+    let app = spawn_app().await;
+    let batch = json!([{ "query": "{ __typename }" }, { "query": "{ __typename }" }]);
+    let (status, body) = post_raw(&app, "application/graphql-response+json", &batch).await;
+    assert_eq!(status, 400);
+    assert_eq!(error_message(&body), "batched requests are not supported");
+}
+
+#[tokio::test]
+async fn the_full_introspection_query_of_graphiql_fits_the_default_limits() {
+    // graphql-js 16's getIntrospectionQuery with every option on, as GraphiQL sends it.
+    let query = include_str!("../fixtures/introspection.graphql");
+    let app = spawn_app().await;
+    let body = app.graphql(query, json!({})).await;
+    assert_ran(&body);
+    assert!(
+        body["data"]["__schema"]["types"]
+            .as_array()
+            .is_some_and(|t| t.len() > 20)
+    );
+}

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::auth::{AuthSetupError, Authenticator};
 use crate::config::{ServeConfig, StoreConfig, StoreTarget};
 use crate::graphql;
 use crate::http::{self, AppState};
@@ -26,6 +27,8 @@ pub enum StartupError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Migration(#[from] MigrationError),
+    #[error(transparent)]
+    Auth(#[from] AuthSetupError),
     #[error("cannot build the GraphQL schema: {0}")]
     Schema(String),
     #[error("cannot listen on {address}: {source}")]
@@ -62,15 +65,26 @@ pub async fn open_store(config: &StoreConfig) -> Result<OpenStore, StartupError>
     match &config.target {
         StoreTarget::Embedded(location) => {
             let embedded = EmbeddedStore::start(location)?;
-            let store =
-                Store::connect(Some(embedded.endpoint()), Credentials::Local, &config.table).await;
+            let store = Store::connect(
+                Some(embedded.endpoint()),
+                Credentials::Local,
+                &config.table,
+                &config.tuning,
+            )
+            .await;
             Ok(OpenStore {
                 store,
                 embedded: Some(embedded),
             })
         }
         StoreTarget::Endpoint(url) => Ok(OpenStore {
-            store: Store::connect(Some(url), Credentials::Environment, &config.table).await,
+            store: Store::connect(
+                Some(url),
+                Credentials::Environment,
+                &config.table,
+                &config.tuning,
+            )
+            .await,
             embedded: None,
         }),
     }
@@ -86,6 +100,7 @@ pub struct Application {
 impl Application {
     pub async fn build(config: &ServeConfig) -> Result<Application, StartupError> {
         let model = Arc::new(load_model(&config.schema_path)?);
+        let authenticator = Authenticator::from_config(&config.http.auth)?;
         let store = open_store(&config.store).await?;
         if store.is_embedded() {
             // The embedded store is ours: make its table match the schema.
@@ -95,7 +110,7 @@ impl Application {
         }
         let schema = graphql::build_schema(model, &config.http.graphql)
             .map_err(|e| StartupError::Schema(e.to_string()))?;
-        let state = AppState::new(schema, store.store.clone(), &config.http);
+        let state = AppState::new(schema, store.store.clone(), authenticator, &config.http);
         let router = http::router(state, &config.http);
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await

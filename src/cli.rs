@@ -11,9 +11,10 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 
 use crate::app::{self, Application};
+use crate::auth::{AuthConfig, JwtConfig, JwtKeys};
 use crate::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
 use crate::graphql::{QueryLimits, SchemaOptions};
-use crate::store::EmbeddedLocation;
+use crate::store::{EmbeddedLocation, StoreTuning};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -29,7 +30,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the GraphQL API (GraphiQL at /graphql in a browser).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Create the table and the indexes the schema needs; safe to run again.
     Migrate {
         #[command(flatten)]
@@ -81,6 +82,10 @@ pub struct StoreArgs {
     /// The table's name.
     #[arg(long, env = "TABLEGRAPH_TABLE", default_value = "tablegraph")]
     pub table: String,
+    /// Benchmarks only: add this many milliseconds before every storage call, like a round
+    /// trip to DynamoDB in the same region.
+    #[arg(long, env = "TABLEGRAPH_SIMULATED_LATENCY_MS", hide = true)]
+    pub simulated_latency_ms: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -114,6 +119,38 @@ pub struct ServeArgs {
     /// Storage calls one request may make; fields past it answer an error.
     #[arg(long, env = "TABLEGRAPH_MAX_STORAGE_CALLS", default_value_t = SchemaOptions::default().max_storage_calls)]
     pub max_storage_calls: usize,
+    /// Require this API key in an `x-api-key` header (repeat for several; the variable takes a
+    /// comma-separated list).
+    #[arg(
+        long = "api-key",
+        env = "TABLEGRAPH_API_KEYS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub api_keys: Vec<String>,
+    /// Accept JWT bearer tokens signed by a key of this JWKS file.
+    #[arg(
+        long,
+        env = "TABLEGRAPH_JWT_JWKS_FILE",
+        group = "jwt_keys",
+        requires = "jwt_issuer"
+    )]
+    pub jwt_jwks_file: Option<PathBuf>,
+    /// Accept JWT bearer tokens signed with this HS256 secret (at least 32 bytes).
+    #[arg(
+        long,
+        env = "TABLEGRAPH_JWT_HS256_SECRET",
+        group = "jwt_keys",
+        requires = "jwt_issuer",
+        hide_env_values = true
+    )]
+    pub jwt_hs256_secret: Option<String>,
+    /// The `iss` a token must carry.
+    #[arg(long, env = "TABLEGRAPH_JWT_ISSUER", requires = "jwt_keys")]
+    pub jwt_issuer: Option<String>,
+    /// The `aud` a token must include, when set.
+    #[arg(long, env = "TABLEGRAPH_JWT_AUDIENCE", requires = "jwt_issuer")]
+    pub jwt_audience: Option<String>,
     /// Production mode: no introspection, no field suggestions, no GraphiQL, no storage-call
     /// reports in responses.
     #[arg(long, env = "TABLEGRAPH_PRODUCTION")]
@@ -132,6 +169,10 @@ impl StoreArgs {
         StoreConfig {
             target,
             table: self.table.clone(),
+            tuning: StoreTuning {
+                latency: self.simulated_latency_ms.map(Duration::from_millis),
+                faults: None,
+            },
         }
     }
 }
@@ -152,6 +193,21 @@ impl ServeArgs {
                 ..SchemaOptions::default()
             },
             ..HttpConfig::default()
+        };
+        let keys = match (&self.jwt_jwks_file, &self.jwt_hs256_secret) {
+            (Some(path), _) => Some(JwtKeys::JwksFile(path.clone())),
+            (None, Some(secret)) => Some(JwtKeys::Hs256Secret(secret.clone())),
+            (None, None) => None,
+        };
+        http.auth = AuthConfig {
+            api_keys: self.api_keys.clone(),
+            jwt: keys
+                .zip(self.jwt_issuer.clone())
+                .map(|(keys, issuer)| JwtConfig {
+                    keys,
+                    issuer,
+                    audience: self.jwt_audience.clone(),
+                }),
         };
         if self.production {
             http.graphiql = false;
@@ -246,4 +302,53 @@ async fn healthcheck(listen: SocketAddr) -> anyhow::Result<()> {
         response.status()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serve(args: &[&str]) -> Result<ServeConfig, clap::Error> {
+        let argv = ["tablegraph", "serve"].iter().chain(args);
+        match Cli::try_parse_from(argv)?.command {
+            Command::Serve(serve) => Ok(serve.config()),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn api_keys_and_a_token_verifier_come_from_flags() {
+        let config = serve(&[
+            "--api-key",
+            "one",
+            "--api-key",
+            "two",
+            "--jwt-hs256-secret",
+            "s3cret",
+            "--jwt-issuer",
+            "https://issuer.example",
+        ])
+        .expect("valid flags");
+        assert_eq!(config.http.auth.api_keys, ["one", "two"]);
+        let jwt = config.http.auth.jwt.expect("tokens are on");
+        assert_eq!(jwt.issuer, "https://issuer.example");
+        assert!(matches!(jwt.keys, JwtKeys::Hs256Secret(ref s) if s == "s3cret"));
+    }
+
+    #[test]
+    fn a_token_verifier_needs_an_issuer_and_one_kind_of_key() {
+        assert!(serve(&["--jwt-hs256-secret", "s3cret"]).is_err());
+        assert!(serve(&["--jwt-issuer", "https://issuer.example"]).is_err());
+        assert!(
+            serve(&[
+                "--jwt-hs256-secret",
+                "s3cret",
+                "--jwt-jwks-file",
+                "keys.json",
+                "--jwt-issuer",
+                "https://issuer.example",
+            ])
+            .is_err()
+        );
+    }
 }

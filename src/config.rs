@@ -4,14 +4,17 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::auth::AuthConfig;
 use crate::graphql::SchemaOptions;
-use crate::store::EmbeddedLocation;
+use crate::store::{EmbeddedLocation, StoreTuning};
 
 /// Where the table lives and what it is called.
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
     pub target: StoreTarget,
     pub table: String,
+    /// Simulated latency and injected faults (tests and benchmarks only).
+    pub tuning: StoreTuning,
 }
 
 #[derive(Debug, Clone)]
@@ -33,6 +36,8 @@ pub struct HttpConfig {
     /// Whether a client may ask for its storage calls in `extensions` (they name indexes).
     pub expose_storage_calls: bool,
     pub graphql: SchemaOptions,
+    /// API keys and tokens; with none configured the API is open.
+    pub auth: AuthConfig,
 }
 
 impl Default for HttpConfig {
@@ -45,6 +50,7 @@ impl Default for HttpConfig {
             graphiql: true,
             expose_storage_calls: true,
             graphql: SchemaOptions::default(),
+            auth: AuthConfig::default(),
         }
     }
 }

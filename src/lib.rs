@@ -7,11 +7,13 @@
 //! - [`loaders`]: per-request batching of reads by key;
 //! - [`graphql`]: the dynamic schema built from the model, and its resolvers;
 //! - [`http`]: the router and the GraphQL-over-HTTP handler;
+//! - [`auth`]: API keys and JWT bearer tokens;
 //! - [`migrate`]: making the table match the model;
 //! - [`demo`]: the demo data set, written through the API;
 //! - [`config`], [`telemetry`], [`app`], [`cli`]: wiring.
 
 pub mod app;
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod demo;

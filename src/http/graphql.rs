@@ -5,12 +5,13 @@ use std::sync::Arc;
 
 use async_graphql::parser::types::OperationType;
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 
 use super::{AppState, STORAGE_CALLS_HEADER};
+use crate::auth::Caller;
 use crate::graphql::RequestScope;
 
 const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
@@ -28,6 +29,7 @@ pub struct GetParams {
 
 pub async fn graphql_get(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     headers: HeaderMap,
     Query(params): Query<GetParams>,
 ) -> Response {
@@ -69,11 +71,12 @@ pub async fn graphql_get(
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    execute(&state, &headers, request).await
+    execute(&state, &headers, request.data(caller)).await
 }
 
 pub async fn graphql_post(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -122,7 +125,7 @@ pub async fn graphql_post(
             );
         }
     };
-    execute(&state, &headers, request).await
+    execute(&state, &headers, request.data(caller)).await
 }
 
 async fn execute(
@@ -185,7 +188,7 @@ fn accepts(headers: &HeaderMap, media: &str) -> bool {
 }
 
 /// `application/graphql-response+json` when the client lists it, else `application/json`.
-fn response_media_type(headers: &HeaderMap) -> &'static str {
+pub(super) fn response_media_type(headers: &HeaderMap) -> &'static str {
     if accepts(headers, GRAPHQL_RESPONSE_JSON) {
         GRAPHQL_RESPONSE_JSON
     } else {
@@ -193,7 +196,7 @@ fn response_media_type(headers: &HeaderMap) -> &'static str {
     }
 }
 
-fn json_response(
+pub(super) fn json_response(
     status: StatusCode,
     media: &'static str,
     body: &impl serde::Serialize,

@@ -1,9 +1,12 @@
 //! The HTTP server: routes, the tower-http layers every request passes, and shared state.
 //!
 //! Invariant: `/healthz` answers without touching the store; `/readyz` answers 200 only when
-//! the store answers; `/metrics` reports every storage call the process made.
+//! the store answers; `/metrics` reports every storage call the process made. Only `/graphql`
+//! needs credentials, when any are configured. A panic in a handler answers 500 with the
+//! request id and nothing of the panic's text.
 
 mod graphql;
+mod guard;
 mod health;
 
 use std::sync::Arc;
@@ -20,6 +23,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
+use crate::auth::{API_KEY_HEADER, Authenticator};
 use crate::config::HttpConfig;
 use crate::store::Store;
 
@@ -35,23 +39,27 @@ pub struct AppState {
 struct StateInner {
     schema: Schema,
     store: Store,
+    auth: Option<Authenticator>,
     graphiql: Option<String>,
     expose_storage_calls: bool,
     max_storage_calls: usize,
 }
 
 impl AppState {
-    pub fn new(schema: Schema, store: Store, config: &HttpConfig) -> AppState {
-        let graphiql = config.graphiql.then(|| {
-            async_graphql::http::GraphiQLSource::build()
-                .endpoint("/graphql")
-                .title("tablegraph")
-                .finish()
-        });
+    pub fn new(
+        schema: Schema,
+        store: Store,
+        auth: Option<Authenticator>,
+        config: &HttpConfig,
+    ) -> AppState {
+        let graphiql = config
+            .graphiql
+            .then(|| graphiql_page(!config.auth.api_keys.is_empty()));
         AppState {
             inner: Arc::new(StateInner {
                 schema,
                 store,
+                auth,
                 graphiql,
                 expose_storage_calls: config.expose_storage_calls,
                 max_storage_calls: config.graphql.max_storage_calls,
@@ -60,7 +68,48 @@ impl AppState {
     }
 }
 
+/// GraphiQL, with the headers editor open and an empty `x-api-key` to fill in when the API
+/// needs one (kept in the browser's storage between visits).
+fn graphiql_page(needs_api_key: bool) -> String {
+    let page = async_graphql::http::GraphiQLSource::build()
+        .endpoint("/graphql")
+        .title("tablegraph")
+        .finish();
+    if !needs_api_key {
+        return page;
+    }
+    page.replacen(
+        "defaultEditorToolsVisibility: true,",
+        r#"defaultEditorToolsVisibility: "headers",
+          defaultHeaders: '{ "x-api-key": "" }',
+          shouldPersistHeaders: true,"#,
+        1,
+    )
+}
+
+/// The application's routes under its layers.
 pub fn router(state: AppState, config: &HttpConfig) -> Router {
+    let graphql = Router::new()
+        .route(
+            "/graphql",
+            get(graphql::graphql_get).post(graphql::graphql_post),
+        )
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::authenticate,
+        ));
+    let router = Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(health::metrics))
+        .merge(graphql)
+        .with_state(state);
+    with_layers(router, config)
+}
+
+/// Wraps `router` in the layers every request passes: request id, tracing, panic capture,
+/// compression, CORS, body limit and timeout.
+pub fn with_layers(router: Router, config: &HttpConfig) -> Router {
     let request_id = HeaderName::from_static("x-request-id");
     let layers = ServiceBuilder::new()
         .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
@@ -75,6 +124,7 @@ pub fn router(state: AppState, config: &HttpConfig) -> Router {
             }),
         )
         .layer(PropagateRequestIdLayer::new(request_id))
+        .layer(axum::middleware::from_fn(guard::catch_panics))
         .layer(CompressionLayer::new())
         .layer(
             CorsLayer::new()
@@ -83,6 +133,7 @@ pub fn router(state: AppState, config: &HttpConfig) -> Router {
                 .allow_headers([
                     header::CONTENT_TYPE,
                     header::AUTHORIZATION,
+                    HeaderName::from_static(API_KEY_HEADER),
                     HeaderName::from_static(STORAGE_CALLS_HEADER),
                 ]),
         )
@@ -91,14 +142,5 @@ pub fn router(state: AppState, config: &HttpConfig) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             config.request_timeout,
         ));
-    Router::new()
-        .route(
-            "/graphql",
-            get(graphql::graphql_get).post(graphql::graphql_post),
-        )
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
-        .route("/metrics", get(health::metrics))
-        .with_state(state)
-        .layer(layers)
+    router.layer(layers)
 }

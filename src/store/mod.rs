@@ -6,15 +6,23 @@
 //!
 //! # Why retries live here
 //!
-//! `UnprocessedKeys` and `TransactionConflict` are normal DynamoDB answers under load, not
-//! failures. They are retried with jittered exponential backoff under a fixed budget, so a
-//! resolver either gets the whole answer or a clean `Throttled`/`TransactionConflict` error.
+//! `UnprocessedKeys`, throttling, `TransactionConflict`, timeouts and 5xx answers are normal
+//! under load, not failures. Every call retries them here, in one place, with full-jitter
+//! exponential backoff under a fixed budget of attempts (the SDK's own retries are off, so
+//! retries never multiply). A resolver gets the whole answer or, once the budget is spent, a
+//! transient [`StoreError`] it reports as `StorageUnavailable`. Each attempt counts against the
+//! request's call budget and is recorded.
+//!
+//! A transaction whose answer was lost (a timeout) is retried with the same client request
+//! token, so DynamoDB applies it at most once; after a definite refusal (conflict, throttling)
+//! the next attempt takes a new token.
 
 mod calls;
 mod embedded;
 mod error;
 mod item;
 mod metrics;
+mod simulate;
 mod table;
 mod write;
 
@@ -30,6 +38,7 @@ pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
 pub use item::{AttrValue, Item, item_size};
 pub use metrics::StoreMetrics;
+pub use simulate::{Fault, FaultPlan, StoreTuning};
 pub use table::TableStatus;
 pub use write::{Clause, Write};
 
@@ -46,8 +55,8 @@ pub const MAX_ITEM_BYTES: usize = 400 * 1024;
 /// a small Limit would cost a call per few non-matching items.
 const FILTERED_QUERY_LIMIT: usize = 1000;
 
-/// How many times a partial or conflicting answer is retried before giving up.
-const RETRY_ATTEMPTS: u32 = 8;
+/// How many times a transient failure or partial answer is retried before giving up.
+pub const RETRY_ATTEMPTS: u32 = 8;
 const RETRY_BASE: Duration = Duration::from_millis(10);
 const RETRY_CAP: Duration = Duration::from_millis(500);
 
@@ -129,8 +138,14 @@ pub struct RangeQuery<'a> {
 impl Store {
     /// Connects to the table `table` at `endpoint` (DynamoDB's regional endpoint when `None`).
     /// Region and credentials come from the AWS environment; a missing region means us-east-1.
-    pub async fn connect(endpoint: Option<&str>, credentials: Credentials, table: &str) -> Store {
+    pub async fn connect(
+        endpoint: Option<&str>,
+        credentials: Credentials,
+        table: &str,
+        tuning: &StoreTuning,
+    ) -> Store {
         let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .retry_config(aws_config::retry::RetryConfig::disabled())
             .timeout_config(
                 aws_config::timeout::TimeoutConfig::builder()
                     .connect_timeout(Duration::from_secs(3))
@@ -157,6 +172,18 @@ impl Store {
         let mut config = aws_sdk_dynamodb::config::Builder::from(&shared);
         if shared.region().is_none() {
             config = config.region(aws_sdk_dynamodb::config::Region::new("us-east-1"));
+        }
+        if !tuning.is_default() {
+            // The client the SDK would build by default, wrapped.
+            let base = shared.http_client().unwrap_or_else(|| {
+                use aws_smithy_http_client::tls;
+                aws_smithy_http_client::Builder::new()
+                    .tls_provider(tls::Provider::Rustls(
+                        tls::rustls_provider::CryptoMode::AwsLc,
+                    ))
+                    .build_https()
+            });
+            config = config.http_client(simulate::wrap(base, tuning.clone()));
         }
         Store {
             client: Client::from_conf(config.build()),
@@ -235,18 +262,18 @@ impl Store {
             let output = self
                 .client
                 .batch_get_item()
-                .request_items(self.table.to_string(), request)
+                .request_items(self.table.to_string(), request.clone())
                 .send()
                 .await
                 .map_err(error::classify);
             self.observe("BatchGetItem", started, &output);
             let output = match output {
                 Ok(output) => output,
-                Err(StoreError::Throttled(_)) if attempt < RETRY_ATTEMPTS => {
+                Err(e) if e.is_transient() && attempt < RETRY_ATTEMPTS => {
                     // Nothing was read: ask again for the same keys after a pause.
                     attempt += 1;
                     backoff(attempt).await;
-                    pending = Some(keys_and_attributes(keys)?);
+                    pending = Some(request);
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -290,19 +317,22 @@ impl Store {
     /// Reads one item by key with a strongly consistent GetItem: for the read of a
     /// read-modify-write, which must see the latest version.
     pub async fn get_item_consistent(&self, key: &Key) -> Result<Option<Item>, StoreError> {
-        self.begin_call()?;
-        let started = std::time::Instant::now();
-        let output = self
-            .client
-            .get_item()
-            .table_name(self.table.as_ref())
-            .set_key(Some(key_map(key)))
-            .consistent_read(true)
-            .send()
-            .await
-            .map_err(error::classify);
-        self.observe("GetItem", started, &output);
-        let output = output?;
+        let output = retrying(|| async {
+            self.begin_call()?;
+            let started = std::time::Instant::now();
+            let output = self
+                .client
+                .get_item()
+                .table_name(self.table.as_ref())
+                .set_key(Some(key_map(key)))
+                .consistent_read(true)
+                .send()
+                .await
+                .map_err(error::classify);
+            self.observe("GetItem", started, &output);
+            output
+        })
+        .await?;
         let item = output.item.map(item::item_from_sdk);
         self.record(CallRecord {
             operation: "GetItem",
@@ -347,7 +377,6 @@ impl Store {
         let mut items = Vec::new();
         let mut start: Option<HashMap<String, AttributeValue>> = None;
         loop {
-            self.begin_call()?;
             // BETWEEN includes its bounds; ask for enough to drop exclusive ones afterwards. A
             // filter applies after DynamoDB's Limit, so then read generously per call.
             let want = if filter.is_some() {
@@ -355,24 +384,29 @@ impl Store {
             } else {
                 query.limit + 2 - items.len().min(query.limit)
             };
-            let started = std::time::Instant::now();
-            let output = self
-                .client
-                .query()
-                .table_name(self.table.as_ref())
-                .set_index_name(index.clone())
-                .key_condition_expression(&condition)
-                .set_filter_expression(filter.clone())
-                .set_expression_attribute_names(Some(expression.names.clone()))
-                .set_expression_attribute_values(Some(expression.values.clone()))
-                .scan_index_forward(query.forward)
-                .limit(i32::try_from(want).unwrap_or(i32::MAX))
-                .set_exclusive_start_key(start.take())
-                .send()
-                .await
-                .map_err(error::classify);
-            self.observe("Query", started, &output);
-            let output = output?;
+            let page_start = start.take();
+            let output = retrying(|| async {
+                self.begin_call()?;
+                let started = std::time::Instant::now();
+                let output = self
+                    .client
+                    .query()
+                    .table_name(self.table.as_ref())
+                    .set_index_name(index.clone())
+                    .key_condition_expression(&condition)
+                    .set_filter_expression(filter.clone())
+                    .set_expression_attribute_names(Some(expression.names.clone()))
+                    .set_expression_attribute_values(Some(expression.values.clone()))
+                    .scan_index_forward(query.forward)
+                    .limit(i32::try_from(want).unwrap_or(i32::MAX))
+                    .set_exclusive_start_key(page_start.clone())
+                    .send()
+                    .await
+                    .map_err(error::classify);
+                self.observe("Query", started, &output);
+                output
+            })
+            .await?;
             let page = output.items.unwrap_or_default();
             self.record(CallRecord {
                 operation: "Query",
@@ -404,10 +438,9 @@ impl Store {
             )));
         }
         let mut attempt = 0;
+        let mut token = crate::keys::new_id();
         loop {
             self.begin_call()?;
-            // A new token per attempt: the attempt before was definitely cancelled.
-            let token = crate::keys::new_id();
             let started = std::time::Instant::now();
             let result = write::execute(&self.client, &self.table, &writes, &token).await;
             self.observe("TransactWriteItems", started, &result);
@@ -418,9 +451,11 @@ impl Store {
                 items: None,
             });
             match result {
-                Err(StoreError::TransactionConflict | StoreError::Throttled(_))
-                    if attempt < RETRY_ATTEMPTS =>
-                {
+                Err(e) if e.is_transient() && attempt < RETRY_ATTEMPTS => {
+                    if !matches!(e, StoreError::Unavailable(_)) {
+                        // Definitely not applied: the next attempt is a new transaction.
+                        token = crate::keys::new_id();
+                    }
                     attempt += 1;
                     backoff(attempt).await;
                 }
@@ -531,6 +566,25 @@ fn keys_and_attributes(keys: &[String]) -> Result<KeysAndAttributes, StoreError>
     request
         .build()
         .map_err(|e| StoreError::Other(e.to_string()))
+}
+
+/// Runs one call until it answers, fails for good, or has been retried [`RETRY_ATTEMPTS`]
+/// times; transient failures are retried after [`backoff`].
+async fn retrying<T, F, Fut>(mut call: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    let mut attempt = 0;
+    loop {
+        match call().await {
+            Err(e) if e.is_transient() && attempt < RETRY_ATTEMPTS => {
+                attempt += 1;
+                backoff(attempt).await;
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Full-jitter exponential backoff: a random pause up to `base * 2^attempt`, capped.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use tablegraph::app::Application;
 use tablegraph::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
-use tablegraph::store::EmbeddedLocation;
+use tablegraph::store::{EmbeddedLocation, StoreTuning};
 
 pub struct TestApp {
     pub address: SocketAddr,
@@ -23,21 +23,27 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(http: HttpConfig) -> TestApp {
-    spawn(http, "schema.graphql").await
+    spawn(http, "schema.graphql", StoreTuning::default()).await
 }
 
 /// Starts the server with the schema at `schema` (relative to the repository).
 pub async fn spawn_app_with_schema(schema: &str) -> TestApp {
-    spawn(HttpConfig::default(), schema).await
+    spawn(HttpConfig::default(), schema, StoreTuning::default()).await
 }
 
-async fn spawn(http: HttpConfig, schema: &str) -> TestApp {
+/// Starts the server with the default schema on a store with simulated latency or faults.
+pub async fn spawn_app_tuned(http: HttpConfig, tuning: StoreTuning) -> TestApp {
+    spawn(http, "schema.graphql", tuning).await
+}
+
+async fn spawn(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
     let config = ServeConfig {
         listen: "127.0.0.1:0".parse().expect("a literal socket address"),
         schema_path: repository_file(schema),
         store: StoreConfig {
             target: StoreTarget::Embedded(EmbeddedLocation::Memory),
             table: "tablegraph".to_owned(),
+            tuning,
         },
         http,
     };

@@ -239,3 +239,42 @@ async fn metrics_count_storage_calls_by_operation_with_latencies() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_panic_answers_500_with_the_request_id_and_nothing_of_the_panic() {
+    // The application's own layers around a handler that panics.
+    let router = tablegraph::http::with_layers(
+        axum::Router::new().route("/graphql", axum::routing::post(panicking_handler)),
+        &HttpConfig::default(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let address = listener.local_addr().expect("an address");
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let response = reqwest::Client::new()
+        .post(format!("http://{address}/graphql"))
+        .header("x-request-id", "req-4242")
+        .json(&json!({ "query": "{ __typename }" }))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 500);
+    assert_eq!(response.headers()["x-request-id"], "req-4242");
+    let body: Value = response.json().await.expect("JSON");
+    assert_eq!(
+        body["errors"][0]["extensions"]["errorType"],
+        "InternalError"
+    );
+    assert_eq!(body["errors"][0]["extensions"]["requestId"], "req-4242");
+    let text = body.to_string();
+    assert!(
+        !text.contains("secret") && !text.contains("GSI01"),
+        "{text}"
+    );
+}
+
+async fn panicking_handler() -> &'static str {
+    panic!("secret detail: table tablegraph, index GSI01");
+}

@@ -1,10 +1,12 @@
 //! Black-box tests: the real server on a loopback port, a fresh in-memory embedded store per
 //! test, spoken to over HTTP.
 
+mod auth;
 mod bad_input;
 mod batching;
 mod examples;
 mod farms;
+mod faults;
 mod goals;
 mod helpers;
 mod http;

@@ -4,7 +4,7 @@
 use std::process::Stdio;
 
 use serde_json::{Value, json};
-use tablegraph::store::{Credentials, Store};
+use tablegraph::store::{Credentials, Store, StoreTuning};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
@@ -80,7 +80,13 @@ async fn migrate_creates_the_table_and_exactly_the_schema_s_indexes_once() {
     );
     assert!(again.contains("up to date"), "{again}");
 
-    let store = Store::connect(Some(&endpoint), Credentials::Local, "farms").await;
+    let store = Store::connect(
+        Some(&endpoint),
+        Credentials::Local,
+        "farms",
+        &StoreTuning::default(),
+    )
+    .await;
     let status = store
         .describe_table()
         .await

@@ -1,0 +1,260 @@
+//! API keys and JWT bearer tokens: 401 without a valid credential, health stays open.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+use tablegraph::auth::{AuthConfig, JwtConfig, JwtKeys};
+use tablegraph::config::HttpConfig;
+
+use crate::helpers::{TestApp, repository_file, spawn_app_with};
+
+const SECRET: &str = "a-test-secret-that-is-long-enough-for-hs256";
+const ISSUER: &str = "https://issuer.example";
+const AUDIENCE: &str = "tablegraph-tests";
+
+async fn app_with(auth: AuthConfig) -> TestApp {
+    spawn_app_with(HttpConfig {
+        auth,
+        ..HttpConfig::default()
+    })
+    .await
+}
+
+fn api_keys() -> AuthConfig {
+    AuthConfig {
+        api_keys: vec!["key-one".to_owned(), "key-two".to_owned()],
+        jwt: None,
+    }
+}
+
+fn jwt(keys: JwtKeys) -> AuthConfig {
+    AuthConfig {
+        api_keys: Vec::new(),
+        jwt: Some(JwtConfig {
+            keys,
+            issuer: ISSUER.to_owned(),
+            audience: Some(AUDIENCE.to_owned()),
+        }),
+    }
+}
+
+/// POSTs `{ __typename }` with the given headers; answers the status and the body.
+async fn call(app: &TestApp, headers: &[(&str, &str)]) -> (u16, Value) {
+    let mut request = app
+        .client
+        .post(app.url("/graphql"))
+        .json(&json!({ "query": "{ __typename }" }));
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.expect("the server answers");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+fn assert_unauthorized(answer: &(u16, Value), message: &str) {
+    assert_eq!(answer.0, 401, "{}", answer.1);
+    assert_eq!(
+        answer.1["errors"][0]["extensions"]["errorType"], "UnauthorizedException",
+        "{}",
+        answer.1
+    );
+    assert_eq!(answer.1["errors"][0]["message"], message);
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs()
+}
+
+fn claims(issuer: &str, audience: &str, expires_in: i64) -> Value {
+    json!({
+        "sub": "user-42",
+        "iss": issuer,
+        "aud": audience,
+        "exp": now().saturating_add_signed(expires_in),
+        "groups": ["farmers"],
+    })
+}
+
+fn hs256(claims: &Value, secret: &str) -> String {
+    jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        claims,
+        &EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .expect("a token")
+}
+
+#[tokio::test]
+async fn an_api_key_is_required_when_keys_are_configured() {
+    let app = app_with(api_keys()).await;
+    assert_unauthorized(
+        &call(&app, &[]).await,
+        "this API needs credentials: an x-api-key header or an Authorization: Bearer token",
+    );
+    assert_unauthorized(
+        &call(&app, &[("x-api-key", "key-three")]).await,
+        "the API key is not valid",
+    );
+    for key in ["key-one", "key-two"] {
+        let (status, body) = call(&app, &[("x-api-key", key)]).await;
+        assert_eq!(status, 200);
+        assert_eq!(body["data"]["__typename"], "Query");
+    }
+    // Queries over GET need the key too.
+    let response = app
+        .client
+        .get(app.url("/graphql"))
+        .query(&[("query", "{ __typename }")])
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 401);
+}
+
+#[tokio::test]
+async fn health_and_the_graphiql_page_stay_open() {
+    let app = app_with(api_keys()).await;
+    for path in ["/healthz", "/readyz", "/metrics"] {
+        let response = app.client.get(app.url(path)).send().await.expect("answers");
+        assert_eq!(response.status(), 200, "{path}");
+    }
+    let page = app
+        .client
+        .get(app.url("/graphql"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap_or_default();
+    assert!(
+        html.contains(r#"defaultHeaders: '{ "x-api-key": "" }'"#),
+        "GraphiQL offers the header to fill in: {html}"
+    );
+}
+
+#[tokio::test]
+async fn hs256_tokens_are_verified_for_signature_issuer_audience_and_expiry() {
+    let app = app_with(jwt(JwtKeys::Hs256Secret(SECRET.to_owned()))).await;
+    let bearer = |token: String| format!("Bearer {token}");
+
+    let good = bearer(hs256(&claims(ISSUER, AUDIENCE, 300), SECRET));
+    let (status, body) = call(&app, &[("authorization", &good)]).await;
+    assert_eq!(status, 200, "{body}");
+
+    let cases = [
+        (
+            hs256(&claims(ISSUER, AUDIENCE, -300), SECRET),
+            "the bearer token is not valid: it has expired",
+        ),
+        (
+            hs256(&claims("https://elsewhere.example", AUDIENCE, 300), SECRET),
+            "the bearer token is not valid: it was issued by another issuer",
+        ),
+        (
+            hs256(&claims(ISSUER, "another-api", 300), SECRET),
+            "the bearer token is not valid: it is meant for another audience",
+        ),
+        (
+            hs256(
+                &claims(ISSUER, AUDIENCE, 300),
+                "another-secret-that-is-long-enough-for-hs256",
+            ),
+            "the bearer token is not valid: its signature does not match",
+        ),
+        (
+            "not.a.token".to_owned(),
+            "the bearer token is not valid: it is not a JWT",
+        ),
+    ];
+    for (token, message) in cases {
+        let answer = call(&app, &[("authorization", &bearer(token))]).await;
+        assert_unauthorized(&answer, message);
+    }
+    let response = app
+        .client
+        .post(app.url("/graphql"))
+        .json(&json!({ "query": "{ __typename }" }))
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(response.status(), 401);
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        "Bearer realm=\"tablegraph\""
+    );
+}
+
+#[tokio::test]
+async fn tokens_signed_by_a_key_of_the_jwks_file_are_accepted() {
+    let app = app_with(jwt(JwtKeys::JwksFile(repository_file(
+        "tests/fixtures/jwt/jwks.json",
+    ))))
+    .await;
+    let der =
+        std::fs::read(repository_file("tests/fixtures/jwt/private-key.der")).expect("the test key");
+    let sign = |kid: &str| {
+        let mut header = Header::new(Algorithm::RS256);
+        header.kid = Some(kid.to_owned());
+        jsonwebtoken::encode(
+            &header,
+            &claims(ISSUER, AUDIENCE, 300),
+            &EncodingKey::from_rsa_der(&der),
+        )
+        .expect("a token")
+    };
+    let (status, body) = call(
+        &app,
+        &[("authorization", &format!("Bearer {}", sign("test-key-1")))],
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_unauthorized(
+        &call(
+            &app,
+            &[("authorization", &format!("Bearer {}", sign("rotated-away")))],
+        )
+        .await,
+        "the bearer token is not valid: it is not signed by a known key",
+    );
+    // An HS256 token cannot pass as one of the file's RSA keys.
+    let forged = hs256(&claims(ISSUER, AUDIENCE, 300), SECRET);
+    assert_unauthorized(
+        &call(&app, &[("authorization", &format!("Bearer {forged}"))]).await,
+        "the bearer token is not valid: it is not signed by a known key",
+    );
+}
+
+#[tokio::test]
+async fn a_bad_auth_configuration_stops_start_up() {
+    let config = tablegraph::config::ServeConfig {
+        listen: "127.0.0.1:0".parse().expect("an address"),
+        schema_path: repository_file("schema.graphql"),
+        store: tablegraph::config::StoreConfig {
+            target: tablegraph::config::StoreTarget::Embedded(
+                tablegraph::store::EmbeddedLocation::Memory,
+            ),
+            table: "tablegraph".to_owned(),
+            tuning: tablegraph::store::StoreTuning::default(),
+        },
+        http: HttpConfig {
+            auth: jwt(JwtKeys::JwksFile(repository_file(
+                "tests/fixtures/jwt/missing.json",
+            ))),
+            ..HttpConfig::default()
+        },
+    };
+    let error = tablegraph::app::Application::build(&config)
+        .await
+        .err()
+        .expect("start-up fails");
+    assert!(
+        error.to_string().starts_with("cannot read the JWKS file"),
+        "{error}"
+    );
+}

@@ -125,6 +125,11 @@ impl Application {
         })
     }
 
+    /// A handle on the table the server uses (for tools and tests that inspect it).
+    pub fn store(&self) -> Store {
+        self.store.store.clone()
+    }
+
     pub fn local_addr(&self) -> SocketAddr {
         self.listener
             .local_addr()

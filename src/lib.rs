@@ -9,11 +9,13 @@
 //! - [`http`]: the router and the GraphQL-over-HTTP handler;
 //! - [`auth`]: API keys and JWT bearer tokens;
 //! - [`migrate`]: making the table match the model;
+//! - [`check`]: the table's invariants, verified over a full scan;
 //! - [`demo`]: the demo data set, written through the API;
 //! - [`config`], [`telemetry`], [`app`], [`cli`]: wiring.
 
 pub mod app;
 pub mod auth;
+pub mod check;
 pub mod cli;
 pub mod config;
 pub mod demo;

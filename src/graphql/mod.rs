@@ -13,7 +13,7 @@ mod null_items;
 mod prefetch;
 mod query;
 mod types;
-mod values;
+pub(crate) mod values;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -388,7 +388,7 @@ fn take_unique_values(type_def: &TypeDef, current: Option<&Item>, next: &Item, p
     for field in type_def.unique_fields() {
         let key_of = |item: &Item| {
             item.get(&field.name)
-                .map(unique_text)
+                .map(values::unique_text)
                 .map(|value| keys::unique_key(&type_def.name, &field.name, &value))
         };
         let old_key = current.and_then(key_of);
@@ -422,7 +422,7 @@ fn take_unique_values(type_def: &TypeDef, current: Option<&Item>, next: &Item, p
 fn free_unique_values(type_def: &TypeDef, current: &Item, id: &str, plan: &mut Plan) {
     for field in type_def.unique_fields() {
         if let Some(value) = current.get(&field.name) {
-            let key = keys::unique_key(&type_def.name, &field.name, &unique_text(value));
+            let key = keys::unique_key(&type_def.name, &field.name, &values::unique_text(value));
             plan.push(free_unique(key, id), Purpose::FreeUnique);
         }
     }
@@ -436,13 +436,6 @@ fn free_unique(key: String, owner: &str) -> Write {
             "id".to_owned(),
             AttrValue::S(owner.to_owned()),
         )],
-    }
-}
-
-fn unique_text(value: &AttrValue) -> String {
-    match value {
-        AttrValue::S(s) | AttrValue::N(s) => s.clone(),
-        _ => String::new(),
     }
 }
 

@@ -49,6 +49,14 @@ pub fn from_input(
     Ok(Some(attribute))
 }
 
+/// The text a unique field's value is reserved by (before normalization).
+pub fn unique_text(value: &AttrValue) -> String {
+    match value {
+        AttrValue::S(s) | AttrValue::N(s) => s.clone(),
+        _ => String::new(),
+    }
+}
+
 /// The sort value of `item` by `field` (of type `scalar`); a missing value sorts last, and a
 /// value of a ranked enum sorts by its rank.
 pub fn sort_value(model: &Model, item: &Item, field: &str, scalar: &ScalarType) -> String {

@@ -428,6 +428,56 @@ impl Store {
         Ok(items)
     }
 
+    /// Reads every item of the table with `segments` parallel Scan segments, each followed page
+    /// by page. For tools that walk the whole table (`check`), never for requests.
+    pub async fn scan_all(&self, segments: u16) -> Result<Vec<Item>, StoreError> {
+        let segments = segments.max(1);
+        let scans = (0..segments).map(|segment| self.scan_segment(segment, segments));
+        let mut items = Vec::new();
+        for part in futures::future::try_join_all(scans).await? {
+            items.extend(part);
+        }
+        Ok(items)
+    }
+
+    async fn scan_segment(&self, segment: u16, segments: u16) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut start: Option<HashMap<String, AttributeValue>> = None;
+        loop {
+            let page_start = start.take();
+            let output = retrying(|| async {
+                self.begin_call()?;
+                let started = std::time::Instant::now();
+                let output = self
+                    .client
+                    .scan()
+                    .table_name(self.table.as_ref())
+                    .segment(i32::from(segment))
+                    .total_segments(i32::from(segments))
+                    .consistent_read(true)
+                    .set_exclusive_start_key(page_start.clone())
+                    .send()
+                    .await
+                    .map_err(error::classify);
+                self.observe("Scan", started, &output);
+                output
+            })
+            .await?;
+            let page = output.items.unwrap_or_default();
+            self.record(CallRecord {
+                operation: "Scan",
+                index: None,
+                keys: None,
+                items: Some(page.len()),
+            });
+            items.extend(page.into_iter().map(item::item_from_sdk));
+            match output.last_evaluated_key {
+                Some(key) if !key.is_empty() => start = Some(key),
+                _ => return Ok(items),
+            }
+        }
+    }
+
     /// Writes all of `writes` or none, as one TransactWriteItems. Transaction conflicts are
     /// retried; a failed condition answers which write failed.
     pub async fn transact_write(&self, writes: Vec<Write>) -> Result<(), StoreError> {

@@ -6,11 +6,15 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use tablegraph::app::Application;
 use tablegraph::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
-use tablegraph::store::{EmbeddedLocation, StoreTuning};
+use tablegraph::model::Model;
+use tablegraph::store::{EmbeddedLocation, Store, StoreTuning};
 
 pub struct TestApp {
     pub address: SocketAddr,
     pub client: reqwest::Client,
+    /// The server's table, for checking what was stored.
+    pub store: Store,
+    pub model: Model,
 }
 
 pub fn repository_file(path: &str) -> PathBuf {
@@ -51,14 +55,30 @@ async fn spawn(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
         .await
         .expect("the test server starts");
     let address = application.local_addr();
+    let store = application.store();
     tokio::spawn(application.run_until_stopped(std::future::pending()));
     TestApp {
         address,
         client: reqwest::Client::new(),
+        store,
+        model: tablegraph::app::load_model(&repository_file(schema)).expect("the schema loads"),
     }
 }
 
 impl TestApp {
+    /// Checks every invariant of the table and panics with the violations if any is broken.
+    pub async fn assert_table_consistent(&self) -> tablegraph::check::Report {
+        let report = tablegraph::check::check(&self.store, &self.model)
+            .await
+            .expect("the table can be scanned");
+        assert!(
+            report.is_clean(),
+            "broken invariants: {:#?}",
+            report.violations
+        );
+        report
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.address)
     }

@@ -4,9 +4,11 @@
 mod auth;
 mod bad_input;
 mod batching;
+mod check;
 mod examples;
 mod farms;
 mod faults;
+mod fuzz;
 mod goals;
 mod helpers;
 mod http;

@@ -191,3 +191,60 @@ async fn the_full_introspection_query_of_graphiql_fits_the_default_limits() {
             .is_some_and(|t| t.len() > 20)
     );
 }
+
+/// The HTTP settings `tablegraph serve` runs with, given these flags.
+fn serve_flags(flags: &[&str]) -> HttpConfig {
+    use clap::Parser as _;
+    let argv = ["tablegraph", "serve"].iter().chain(flags);
+    match tablegraph::cli::Cli::try_parse_from(argv)
+        .expect("valid flags")
+        .command
+    {
+        tablegraph::cli::Command::Serve(serve) => serve.config().http,
+        other => panic!("parsed as {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn production_mode_hides_the_schema_graphiql_and_storage_calls() {
+    let typo = "{ farmm(id: \"x\") { id } }";
+    let open = spawn_app().await;
+    let body = open.graphql(typo, json!({})).await;
+    assert!(error_message(&body).contains("Did you mean"), "{body}");
+
+    let app = spawn_app_with(serve_flags(&["--production"])).await;
+    let body = app
+        .graphql("{ __schema { types { name } } }", json!({}))
+        .await;
+    assert!(body.get("data").is_none(), "introspection is off: {body}");
+    let body = app.graphql(typo, json!({})).await;
+    assert!(!error_message(&body).contains("Did you mean"), "{body}");
+    let page = app
+        .client
+        .get(app.url("/graphql"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("answers");
+    assert_ne!(page.status(), 200, "no GraphiQL");
+    let response = app
+        .client
+        .post(app.url("/graphql"))
+        .header("x-tablegraph-storage-calls", "1")
+        .json(&json!({ "query": "{ __typename }" }))
+        .send()
+        .await
+        .expect("answers");
+    let body: Value = response.json().await.expect("JSON");
+    assert!(body["extensions"]["storageCalls"].is_null(), "{body}");
+}
+
+#[tokio::test]
+async fn limits_come_from_flags() {
+    let http = serve_flags(&["--max-depth", "3", "--max-aliases", "1"]);
+    let app = spawn_app_with(http).await;
+    let (body, calls) = app.graphql_counted(&nested_parents(2), json!({})).await;
+    assert_refused(&body, &calls, "depth");
+    let (body, calls) = app.graphql_counted(&aliased_typenames(2), json!({})).await;
+    assert_refused(&body, &calls, "aliases");
+}

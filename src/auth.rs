@@ -197,10 +197,15 @@ impl JwtVerifier {
         let mut validation = Validation::new(key.algorithm);
         validation.leeway = CLOCK_SKEW_SECS;
         validation.set_issuer(&[&self.issuer]);
-        validation.set_required_spec_claims(&["exp", "iss"]);
         match &self.audience {
-            Some(audience) => validation.set_audience(&[audience]),
-            None => validation.validate_aud = false,
+            Some(audience) => {
+                validation.set_audience(&[audience]);
+                validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+            }
+            None => {
+                validation.validate_aud = false;
+                validation.set_required_spec_claims(&["exp", "iss"]);
+            }
         }
         validation.validate_nbf = true;
         jsonwebtoken::decode::<serde_json::Map<String, serde_json::Value>>(
@@ -217,7 +222,7 @@ impl JwtVerifier {
                 ErrorKind::InvalidIssuer => "it was issued by another issuer",
                 ErrorKind::InvalidAudience => "it is meant for another audience",
                 ErrorKind::InvalidSignature => "its signature does not match",
-                ErrorKind::MissingRequiredClaim(_) => "it lacks a required claim (exp, iss)",
+                ErrorKind::MissingRequiredClaim(_) => "it lacks a required claim (exp, iss, aud)",
                 _ => "it could not be verified",
             })
         })

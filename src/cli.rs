@@ -45,6 +45,36 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Verify every invariant of the table (unique values, relation slots, edges, edge sets);
+    /// exit 1 when one is broken.
+    Check {
+        #[command(flatten)]
+        schema: SchemaArgs,
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Fix what is broken, then check again.
+        #[arg(long)]
+        repair: bool,
+    },
+    /// Write every item of the table as JSON lines (DynamoDB's JSON form).
+    Export {
+        #[command(flatten)]
+        schema: SchemaArgs,
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The file to write; standard output when left out.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Write the items of a JSON-lines file (as `export` writes them) into the table.
+    Import {
+        #[command(flatten)]
+        schema: SchemaArgs,
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The file to read.
+        file: PathBuf,
+    },
     /// Print the client-facing SDL of the schema.
     Schema {
         #[command(flatten)]
@@ -254,13 +284,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             writeln!(out, "table {table} is up to date")?;
         }
         Command::Demo { schema, store } => {
-            let model = app::load_model(&schema.schema)?;
-            let open = app::open_store(&store.config()).await?;
-            if open.is_embedded() {
-                crate::migrate::ensure_table(&open.store, &model).await?;
-            } else {
-                crate::migrate::verify_table(&open.store, &model).await?;
-            }
+            let (model, open) = open_existing(&schema, &store).await?;
             let outcome = crate::demo::load(&open.store, Arc::new(model)).await?;
             let mut out = std::io::stdout().lock();
             match outcome {
@@ -278,7 +302,110 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("cannot build the GraphQL schema: {e}"))?;
             std::io::stdout().lock().write_all(sdl.as_bytes())?;
         }
+        Command::Check {
+            schema,
+            store,
+            repair,
+        } => check(&schema, &store, repair).await?,
+        Command::Export {
+            schema,
+            store,
+            output,
+        } => {
+            let (_model, open) = open_existing(&schema, &store).await?;
+            let count = match output {
+                Some(path) => {
+                    let file = std::fs::File::create(&path)
+                        .with_context(|| format!("cannot create {}", path.display()))?;
+                    let mut out = std::io::BufWriter::new(file);
+                    crate::transfer::export(&open.store, &mut out).await?
+                }
+                None => crate::transfer::export(&open.store, &mut std::io::stdout().lock()).await?,
+            };
+            writeln!(std::io::stderr().lock(), "exported {count} items")?;
+        }
+        Command::Import {
+            schema,
+            store,
+            file,
+        } => {
+            let (_model, open) = open_existing(&schema, &store).await?;
+            let input = std::fs::File::open(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let count =
+                crate::transfer::import(&open.store, std::io::BufReader::new(input)).await?;
+            writeln!(std::io::stdout().lock(), "imported {count} items")?;
+        }
         Command::Healthcheck { listen } => healthcheck(listen).await?,
+    }
+    Ok(())
+}
+
+/// The model and an open store whose table matches it: made to match on the embedded store,
+/// verified on an endpoint.
+async fn open_existing(
+    schema: &SchemaArgs,
+    store: &StoreArgs,
+) -> anyhow::Result<(crate::model::Model, app::OpenStore)> {
+    let model = app::load_model(&schema.schema)?;
+    let open = app::open_store(&store.config()).await?;
+    if open.is_embedded() {
+        crate::migrate::ensure_table(&open.store, &model).await?;
+    } else {
+        crate::migrate::verify_table(&open.store, &model).await?;
+    }
+    Ok((model, open))
+}
+
+async fn check(schema: &SchemaArgs, store: &StoreArgs, repair: bool) -> anyhow::Result<()> {
+    let (model, open) = open_existing(schema, store).await?;
+    let mut out = std::io::stdout().lock();
+    let report = if repair {
+        let outcome = crate::check::repair(&open.store, &model).await?;
+        print_report(&mut out, "before repair", &outcome.before)?;
+        writeln!(out, "wrote {} fixes", outcome.fixed)?;
+        print_report(&mut out, "after repair", &outcome.after)?;
+        outcome.after
+    } else {
+        let report = crate::check::check(&open.store, &model).await?;
+        print_report(&mut out, "check", &report)?;
+        report
+    };
+    anyhow::ensure!(
+        report.is_clean(),
+        "{} violations{}",
+        report.violations.len(),
+        if repair {
+            " left"
+        } else {
+            "; run tablegraph check --repair to fix them"
+        }
+    );
+    Ok(())
+}
+
+fn print_report(
+    out: &mut impl std::io::Write,
+    title: &str,
+    report: &crate::check::Report,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{title}: {} items: {} nodes, {} unique values, {} edges, {} migration records",
+        report.items, report.nodes, report.unique_values, report.edges, report.migrations
+    )?;
+    for violation in &report.violations {
+        writeln!(
+            out,
+            "  {:?} {} / {}: {}",
+            violation.kind, violation.pk, violation.sk, violation.detail
+        )?;
+    }
+    for (kind, count) in report.counts() {
+        writeln!(out, "  {count} {}", kind.describe())?;
+    }
+    if report.is_clean() {
+        writeln!(out, "  no violations")?;
     }
     Ok(())
 }

@@ -10,6 +10,7 @@
 //! - [`auth`]: API keys and JWT bearer tokens;
 //! - [`migrate`]: making the table match the model;
 //! - [`check`]: the table's invariants, verified over a full scan;
+//! - [`transfer`]: the table to and from JSON lines;
 //! - [`demo`]: the demo data set, written through the API;
 //! - [`config`], [`telemetry`], [`app`], [`cli`]: wiring.
 
@@ -27,3 +28,4 @@ pub mod migrate;
 pub mod model;
 pub mod store;
 pub mod telemetry;
+pub mod transfer;

@@ -10,14 +10,22 @@
 //! - each node's edge set equals its edge items (for edge types kept in the set).
 //!
 //! The derivations are the ones the resolvers write with, so a node the API wrote is valid by
-//! construction and any difference is damage (a crash between steps, a manual edit).
+//! construction and any difference is damage (a crash between steps, a manual edit). The scan
+//! is not a snapshot: on a table taking writes, a write that lands mid-scan can look like
+//! damage, so check a quiet table (or check again).
+//!
+//! [`repair`] rewrites what the derivations say, each fix a conditional write of its own: it
+//! deletes dangling edges and orphaned unique values, writes missing unique values, and rewrites
+//! slots and edge sets (conditioned on the node's version, which an edge-set fix bumps). A fix
+//! whose condition fails because the item changed meanwhile is retried on a fresh scan. Items the
+//! schema does not know, and a unique value two nodes both hold, are left for a human.
 
 use std::collections::{BTreeSet, HashMap};
 
 use crate::graphql::values;
 use crate::keys;
 use crate::model::Model;
-use crate::store::{AttrValue, Item, Store, StoreError};
+use crate::store::{AttrValue, Clause, Item, Key, Store, StoreError, Write};
 
 /// One broken invariant, at one item.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +35,9 @@ pub struct Violation {
     pub sk: String,
     pub kind: ViolationKind,
     pub detail: String,
+    /// The node the violation belongs to, when that is not the item itself (the owner of a
+    /// missing unique value).
+    pub owner: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -80,10 +91,263 @@ impl Report {
     }
 }
 
+/// Parallel Scan segments of a full-table walk.
+const SCAN_SEGMENTS: u16 = 4;
+/// Scan-and-fix rounds [`repair`] makes before it reports what is left.
+const REPAIR_ROUNDS: usize = 4;
+
 /// Scans the table and checks every invariant.
 pub async fn check(store: &Store, model: &Model) -> Result<Report, StoreError> {
-    let items = store.scan_all(4).await?;
+    let items = store.scan_all(SCAN_SEGMENTS).await?;
     Ok(check_items(model, &items))
+}
+
+/// What [`repair`] did.
+#[derive(Debug, Clone)]
+pub struct Repair {
+    /// The first check, before any fix.
+    pub before: Report,
+    /// Fixes written.
+    pub fixed: usize,
+    /// The last check, after every fix.
+    pub after: Report,
+}
+
+/// Checks, fixes what can be fixed, and checks again until the table is clean or nothing more
+/// can be done.
+pub async fn repair(store: &Store, model: &Model) -> Result<Repair, StoreError> {
+    let mut items = store.scan_all(SCAN_SEGMENTS).await?;
+    let before = check_items(model, &items);
+    let mut report = before.clone();
+    let mut fixed = 0;
+    for _ in 0..REPAIR_ROUNDS {
+        let writes = fixes(model, &items, &report);
+        if writes.is_empty() {
+            break;
+        }
+        for write in writes {
+            match store.transact_write(vec![write]).await {
+                Ok(()) => fixed += 1,
+                // The item changed since the scan: the next round sees it as it is now.
+                Err(StoreError::ConditionFailed { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        items = store.scan_all(SCAN_SEGMENTS).await?;
+        report = check_items(model, &items);
+        if report.is_clean() {
+            break;
+        }
+    }
+    Ok(Repair {
+        before,
+        fixed,
+        after: report,
+    })
+}
+
+/// The writes that fix `report`'s violations: deletes first, then puts.
+fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Write> {
+    let by_key: HashMap<(&str, &str), &Item> = items
+        .iter()
+        .map(|item| ((text(item, "PK"), text(item, "SK")), item))
+        .collect();
+    let edge_sets = derived_edge_sets(model, items);
+    let mut deletes = Vec::new();
+    let mut puts: Vec<(String, Write)> = Vec::new();
+    for violation in &report.violations {
+        let item = by_key.get(&(violation.pk.as_str(), violation.sk.as_str()));
+        let key = Key {
+            pk: violation.pk.clone(),
+            sk: violation.sk.clone(),
+        };
+        match (violation.kind, item) {
+            (ViolationKind::OrphanUniqueValue, Some(item)) => deletes.push(Write::Delete {
+                key,
+                condition: vec![Clause::Equals(
+                    "id".to_owned(),
+                    AttrValue::S(text(item, "id").to_owned()),
+                )],
+            }),
+            (ViolationKind::DanglingEdge, Some(_)) => deletes.push(Write::Delete {
+                key,
+                condition: vec![Clause::Exists],
+            }),
+            (ViolationKind::MissingUniqueValue, _) => {
+                let Some(owner) = &violation.owner else {
+                    continue;
+                };
+                let unique_typename = by_key
+                    .get(&(
+                        keys::node_key(owner).as_str(),
+                        keys::node_key(owner).as_str(),
+                    ))
+                    .and_then(|node| unique_typename_of(model, node, &violation.pk));
+                let Some(typename) = unique_typename else {
+                    continue;
+                };
+                let item = Item::from([
+                    ("PK".to_owned(), AttrValue::S(violation.pk.clone())),
+                    ("SK".to_owned(), AttrValue::S(violation.pk.clone())),
+                    ("__typename".to_owned(), AttrValue::S(typename)),
+                    ("id".to_owned(), AttrValue::S(owner.clone())),
+                ]);
+                puts.push((
+                    violation.pk.clone(),
+                    Write::Put {
+                        item,
+                        condition: vec![Clause::NotExists],
+                    },
+                ));
+            }
+            (ViolationKind::WrongSlot | ViolationKind::WrongEdgeSet, Some(item))
+                if violation.pk == violation.sk =>
+            {
+                if puts.iter().any(|(k, _)| *k == violation.pk) {
+                    continue;
+                }
+                if let Some(node) = derived_node(model, item, edge_sets.get(violation.pk.as_str()))
+                {
+                    let version = item
+                        .get("version")
+                        .cloned()
+                        .unwrap_or(AttrValue::N("0".into()));
+                    puts.push((
+                        violation.pk.clone(),
+                        Write::Put {
+                            item: node,
+                            condition: vec![Clause::Equals("version".to_owned(), version)],
+                        },
+                    ));
+                }
+            }
+            (ViolationKind::WrongSlot, Some(edge)) => {
+                if let Some(edge) = derived_edge(model, edge, &by_key) {
+                    puts.push((
+                        format!("{}|{}", violation.pk, violation.sk),
+                        Write::Put {
+                            item: edge,
+                            condition: vec![Clause::Exists],
+                        },
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    deletes.extend(puts.into_iter().map(|(_, write)| write));
+    deletes
+}
+
+/// The `__typename` of the unique item `key` that `node` should own.
+fn unique_typename_of(model: &Model, node: &Item, key: &str) -> Option<String> {
+    let typename = text(node, "__typename");
+    let type_def = model.type_def(typename)?;
+    type_def.unique_fields().find_map(|field| {
+        let value = node.get(&field.name)?;
+        (keys::unique_key(typename, &field.name, &values::unique_text(value)) == key)
+            .then(|| keys::unique_typename(typename, &field.name))
+    })
+}
+
+/// A node as the model derives it: its slots from its fields, its edge set from its edges (the
+/// version bumped when the edge set changes).
+fn derived_node(model: &Model, node: &Item, edge_set: Option<&BTreeSet<String>>) -> Option<Item> {
+    let type_def = model.type_def(text(node, "__typename"))?;
+    let mut derived = node.clone();
+    derived.retain(|name, _| !is_slot_attribute(name));
+    values::set_slot_attributes(model, type_def, &mut derived);
+    let stored = match node.get("edges") {
+        Some(AttrValue::Ss(set)) => set.clone(),
+        _ => BTreeSet::new(),
+    };
+    let wanted = edge_set.cloned().unwrap_or_default();
+    if stored != wanted {
+        derived.remove("edges");
+        if !wanted.is_empty() {
+            derived.insert("edges".to_owned(), AttrValue::Ss(wanted));
+        }
+        let version = node.get("version").and_then(AttrValue::as_i64).unwrap_or(0);
+        derived.insert(
+            "version".to_owned(),
+            AttrValue::N((version + 1).to_string()),
+        );
+    }
+    Some(derived)
+}
+
+/// An edge with its inverse slot and `toType` as the model derives them.
+fn derived_edge(model: &Model, edge: &Item, by_key: &HashMap<(&str, &str), &Item>) -> Option<Item> {
+    let edge_type = text(edge, "__typename");
+    let edge_def = model.edge_def(edge_type)?;
+    let (from, to) = (text(edge, "from"), text(edge, "to"));
+    let target = keys::node_key(to);
+    let target_type = text(
+        by_key.get(&(target.as_str(), target.as_str()))?,
+        "__typename",
+    );
+    let mut derived = edge.clone();
+    derived.retain(|name, _| !is_slot_attribute(name));
+    let sort = edge_sort_value(model, edge_def, edge);
+    derived.insert(
+        keys::slot_partition_attribute(edge_def.slot),
+        AttrValue::S(keys::slot_partition(edge_type, to)),
+    );
+    derived.insert(
+        keys::slot_sort_attribute(edge_def.slot),
+        AttrValue::S(keys::slot_sort_key(sort.as_deref(), from)),
+    );
+    derived.insert("toType".to_owned(), AttrValue::S(target_type.to_owned()));
+    Some(derived)
+}
+
+fn edge_sort_value(
+    model: &Model,
+    edge_def: &crate::model::EdgeTypeDef,
+    edge: &Item,
+) -> Option<String> {
+    let field = edge_def.sort_by.as_ref()?;
+    let scalar = edge_def.sort_scalar()?;
+    Some(values::sort_value(model, edge, field, scalar))
+}
+
+/// Each source node's edge set as its live edges derive it.
+fn derived_edge_sets(model: &Model, items: &[Item]) -> HashMap<String, BTreeSet<String>> {
+    let nodes: HashMap<&str, &str> = items
+        .iter()
+        .filter(|item| {
+            text(item, "PK").starts_with("NODE#") && text(item, "PK") == text(item, "SK")
+        })
+        .map(|item| (text(item, "PK"), text(item, "__typename")))
+        .collect();
+    let mut sets: HashMap<String, BTreeSet<String>> = HashMap::new();
+    for edge in items {
+        let (pk, sk) = (text(edge, "PK"), text(edge, "SK"));
+        if !pk.starts_with("NODE#") || pk == sk {
+            continue;
+        }
+        let edge_type = text(edge, "__typename");
+        let Some(edge_def) = model.edge_def(edge_type) else {
+            continue;
+        };
+        let (from, to) = (text(edge, "from"), text(edge, "to"));
+        let alive = |id: &str, allowed: &[&str]| {
+            nodes
+                .get(keys::node_key(id).as_str())
+                .is_some_and(|t| allowed.contains(t))
+        };
+        let live = pk == keys::node_key(from)
+            && sk == keys::edge_sort_key(edge_type, to)
+            && alive(from, &[edge_def.from.as_str()])
+            && alive(to, &model.possible_types(&edge_def.to));
+        if live && edge_def.edge_set {
+            let sort = edge_sort_value(model, edge_def, edge);
+            sets.entry(pk.to_owned())
+                .or_default()
+                .insert(keys::edge_set_entry(edge_type, to, sort.as_deref()));
+        }
+    }
+    sets
 }
 
 fn text<'a>(item: &'a Item, attribute: &str) -> &'a str {
@@ -109,6 +373,7 @@ pub fn check_items(model: &Model, items: &[Item]) -> Report {
             sk: sk.to_owned(),
             kind: ViolationKind::UnknownItem,
             detail,
+            owner: None,
         };
         if pk.starts_with("NODE#") && pk == sk {
             if model.type_def(typename).is_some() {
@@ -141,7 +406,8 @@ pub fn check_items(model: &Model, items: &[Item]) -> Report {
     report.edges = edges.len();
     check_uniques(model, &nodes, &uniques, &mut report.violations);
     check_slots(model, &nodes, &mut report.violations);
-    check_edges(model, &nodes, &edges, &mut report.violations);
+    let edge_sets = derived_edge_sets(model, items);
+    check_edges(model, &nodes, &edges, edge_sets, &mut report.violations);
     report
         .violations
         .sort_by(|a, b| (a.kind, &a.pk, &a.sk).cmp(&(b.kind, &b.pk, &b.sk)));
@@ -184,6 +450,7 @@ fn check_uniques(
                 sk: (*key).to_owned(),
                 kind: ViolationKind::OrphanUniqueValue,
                 detail: format!("owner {owner:?} does not hold this value"),
+                owner: None,
             });
         }
     }
@@ -208,6 +475,7 @@ fn check_uniques(
                     sk: key,
                     kind: ViolationKind::MissingUniqueValue,
                     detail: format!("{typename} {id}: {} has no item naming it", field.name),
+                    owner: Some(id.to_owned()),
                 });
             }
         }
@@ -239,6 +507,7 @@ fn check_slots(model: &Model, nodes: &HashMap<&str, &Item>, violations: &mut Vec
             continue;
         };
         let mut derived = (*node).clone();
+        derived.retain(|name, _| !is_slot_attribute(name));
         values::set_slot_attributes(model, type_def, &mut derived);
         let (stored, wanted) = (slot_attributes(node), slot_attributes(&derived));
         if stored != wanted {
@@ -247,6 +516,7 @@ fn check_slots(model: &Model, nodes: &HashMap<&str, &Item>, violations: &mut Vec
                 sk: (*key).to_owned(),
                 kind: ViolationKind::WrongSlot,
                 detail: format!("stored {stored:?}, derived {wanted:?}"),
+                owner: None,
             });
         }
     }
@@ -256,9 +526,9 @@ fn check_edges(
     model: &Model,
     nodes: &HashMap<&str, &Item>,
     edges: &[&Item],
+    mut sets: HashMap<String, BTreeSet<String>>,
     violations: &mut Vec<Violation>,
 ) {
-    let mut sets: HashMap<&str, BTreeSet<String>> = HashMap::new();
     for edge in edges {
         let (pk, sk) = (text(edge, "PK"), text(edge, "SK"));
         let edge_type = text(edge, "__typename");
@@ -271,6 +541,7 @@ fn check_edges(
             sk: sk.to_owned(),
             kind,
             detail,
+            owner: None,
         };
         let node_type = |id: &str| {
             nodes
@@ -290,10 +561,7 @@ fn check_edges(
             ));
             continue;
         }
-        let sort = edge_def.sort_by.as_ref().and_then(|field| {
-            let scalar = edge_def.sort_scalar()?;
-            Some(values::sort_value(model, edge, field, scalar))
-        });
+        let sort = edge_sort_value(model, edge_def, edge);
         let mut derived = (*edge).clone();
         derived.retain(|name, _| !is_slot_attribute(name));
         derived.insert(
@@ -312,20 +580,13 @@ fn check_edges(
                 format!("{edge_type} from {from} to {to}: its inverse slot or toType differs from the schema's"),
             ));
         }
-        if edge_def.edge_set {
-            sets.entry(pk).or_default().insert(keys::edge_set_entry(
-                edge_type,
-                to,
-                sort.as_deref(),
-            ));
-        }
     }
     for (key, node) in nodes {
         let stored: BTreeSet<String> = match node.get("edges") {
             Some(AttrValue::Ss(set)) => set.iter().cloned().collect(),
             _ => BTreeSet::new(),
         };
-        let wanted = sets.remove(key).unwrap_or_default();
+        let wanted = sets.remove(*key).unwrap_or_default();
         if stored != wanted {
             let missing: Vec<&String> = wanted.difference(&stored).collect();
             let extra: Vec<&String> = stored.difference(&wanted).collect();
@@ -334,6 +595,7 @@ fn check_edges(
                 sk: (*key).to_owned(),
                 kind: ViolationKind::WrongEdgeSet,
                 detail: format!("missing {missing:?}, extra {extra:?}"),
+                owner: None,
             });
         }
     }

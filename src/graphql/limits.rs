@@ -6,20 +6,36 @@
 //! Every selected field costs 1, times the number of times it will be resolved: a field inside
 //! a connection asked for `first: 50` is resolved up to 50 times, so page sizes multiply. A
 //! connection without `first`/`last` counts its default page size; `nodes(ids:)` counts its ids;
-//! any other list counts [`UNPAGED_LIST_ESTIMATE`]. A connection's `edges` and `nodes` count
+//! any other list counts [`UNPAGED_LIST_ESTIMATE`]. A page size given by a variable counts the
+//! variable's value, or its default when the request leaves it out. A connection's `edges` and `nodes` count
 //! once per page item. Introspection fields count 1 each: they are
 //! answered from memory. Fragments count where they are spread, so a fragment spread ten times
 //! costs ten times.
 //!
+//! Introspection fields cost 1 each (they are answered from memory) but may nest at most
+//! [`MAX_INTROSPECTION_LISTS`] of their lists (`fields`, `interfaces`, `possibleTypes`,
+//! `inputFields`) inside each other, as graphql-js allows: deeper, a small query could ask for
+//! millions of objects.
+//!
+//! The walk stops as soon as a limit is passed, so a document whose fragments fan out
+//! exponentially costs the server no more than the limit.
+//!
 //! Invariant: a document over any limit fails as a request error, before any resolver runs and
 //! so before any storage call.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextParseQuery};
-use async_graphql::parser::types::{ExecutableDocument, OperationType, Selection, SelectionSet};
+use async_graphql::extensions::{
+    Extension, ExtensionContext, ExtensionFactory, NextPrepareRequest,
+};
+use async_graphql::parser::types::{
+    ExecutableDocument, OperationDefinition, OperationType, Selection, SelectionSet,
+};
 use async_graphql::registry::{MetaType, Registry};
-use async_graphql::{ErrorExtensionValues, Name, Positioned, ServerError, ServerResult, Variables};
+use async_graphql::{
+    ErrorExtensionValues, Name, Positioned, Request, ServerError, ServerResult, Variables,
+};
 use async_graphql_value::{ConstValue, Value};
 
 use super::connection::DEFAULT_PAGE_SIZE;
@@ -29,6 +45,11 @@ pub const UNPAGED_LIST_ESTIMATE: u64 = 10;
 
 /// Fragments nest at most this deep while counting; a cycle is the validator's to report.
 const MAX_FRAGMENT_NESTING: usize = 64;
+
+/// Introspection lists that may nest inside each other, as graphql-js's
+/// `MaxIntrospectionDepthRule` allows.
+pub const MAX_INTROSPECTION_LISTS: usize = 2;
+const INTROSPECTION_LISTS: [&str; 4] = ["fields", "interfaces", "possibleTypes", "inputFields"];
 
 /// The limits a query must stay within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +78,8 @@ pub struct Measure {
     pub cost: u64,
     pub aliases: usize,
     pub root_fields: usize,
+    /// The most introspection lists nested inside each other.
+    pub introspection_lists: usize,
 }
 
 /// The async-graphql extension that enforces [`QueryLimits`].
@@ -72,14 +95,16 @@ struct LimitsExtension(QueryLimits);
 
 #[async_trait::async_trait]
 impl Extension for LimitsExtension {
-    async fn parse_query(
+    /// Runs before async-graphql's own checks of the document, some of which take time
+    /// exponential in its fragments; the document parsed here is the one the request runs.
+    async fn prepare_request(
         &self,
         ctx: &ExtensionContext<'_>,
-        query: &str,
-        variables: &Variables,
-        next: NextParseQuery<'_>,
-    ) -> ServerResult<ExecutableDocument> {
-        let document = next.run(ctx, query, variables).await?;
+        mut request: Request,
+        next: NextPrepareRequest<'_>,
+    ) -> ServerResult<Request> {
+        let variables = request.variables.clone();
+        let document = request.parsed_query()?;
         let registry = &ctx.schema_env.registry;
         for (_, operation) in document.operations.iter() {
             let root = match operation.node.ty {
@@ -90,34 +115,48 @@ impl Extension for LimitsExtension {
                 }
             };
             let measure = measure(
+                &self.0,
                 registry,
-                &document,
-                variables,
+                document,
+                &variables,
                 root,
-                &operation.node.selection_set.node,
+                &operation.node,
             );
             check(&self.0, &measure)?;
         }
-        Ok(document)
+        next.run(ctx, request).await
     }
 }
 
-/// Measures one operation's selection set, whose fields belong to the type `root`.
+/// Measures one operation, whose root fields belong to the type `root`. The measure stops
+/// growing soon after it passes one of `limits`.
 pub fn measure(
+    limits: &QueryLimits,
     registry: &Registry,
     document: &ExecutableDocument,
     variables: &Variables,
     root: &str,
-    selection_set: &SelectionSet,
+    operation: &OperationDefinition,
 ) -> Measure {
+    let defaults = operation
+        .variable_definitions
+        .iter()
+        .filter_map(|definition| {
+            let default = definition.node.default_value.as_ref()?;
+            Some((definition.node.name.node.clone(), default.node.clone()))
+        })
+        .collect();
     let mut walk = Walk {
+        limits,
         registry,
         document,
         variables,
+        defaults,
         measure: Measure::default(),
     };
+    let selection_set = &operation.selection_set.node;
     walk.measure.root_fields = walk.count_fields(selection_set, 0);
-    walk.selection_set(selection_set, Some(root), 1, 1, 0);
+    walk.selection_set(selection_set, Some(root), 1, 1, 0, 0);
     walk.measure
 }
 
@@ -157,6 +196,15 @@ fn check(limits: &QueryLimits, measure: &Measure) -> ServerResult<()> {
             ),
         );
     }
+    if measure.introspection_lists > MAX_INTROSPECTION_LISTS {
+        return over(
+            "introspectionDepth",
+            format!(
+                "the query nests {} introspection lists (fields, interfaces, possibleTypes, inputFields); at most {MAX_INTROSPECTION_LISTS} are allowed",
+                measure.introspection_lists
+            ),
+        );
+    }
     if measure.cost > limits.max_cost {
         return over(
             "cost",
@@ -170,22 +218,28 @@ fn check(limits: &QueryLimits, measure: &Measure) -> ServerResult<()> {
 }
 
 struct Walk<'a> {
+    limits: &'a QueryLimits,
     registry: &'a Registry,
     document: &'a ExecutableDocument,
     variables: &'a Variables,
+    /// The operation's variable defaults, for variables the request leaves out.
+    defaults: HashMap<Name, ConstValue>,
     measure: Measure,
 }
 
 impl Walk<'_> {
-    /// The fields a selection set selects at its own level, fragments expanded.
+    /// The fields a selection set selects at its own level, fragments expanded; counting stops
+    /// just past the limit.
     fn count_fields(&self, selection_set: &SelectionSet, nesting: usize) -> usize {
         if nesting > MAX_FRAGMENT_NESTING {
             return 0;
         }
-        selection_set
-            .items
-            .iter()
-            .map(|selection| match &selection.node {
+        let mut count = 0;
+        for selection in &selection_set.items {
+            if count > self.limits.max_root_fields {
+                break;
+            }
+            count += match &selection.node {
                 Selection::Field(_) => 1,
                 Selection::InlineFragment(fragment) => {
                     self.count_fields(&fragment.node.selection_set.node, nesting + 1)
@@ -197,8 +251,18 @@ impl Walk<'_> {
                     .map_or(0, |fragment| {
                         self.count_fields(&fragment.node.selection_set.node, nesting + 1)
                     }),
-            })
-            .sum()
+            };
+        }
+        count
+    }
+
+    /// Whether the measure already passes a limit: walking further changes no answer.
+    fn over(&self) -> bool {
+        let (m, l) = (&self.measure, self.limits);
+        m.depth > l.max_depth
+            || m.cost > l.max_cost
+            || m.aliases > l.max_aliases
+            || m.introspection_lists > MAX_INTROSPECTION_LISTS
     }
 
     /// Walks a selection set of the type `parent` (unknown when the document names a field the
@@ -210,11 +274,15 @@ impl Walk<'_> {
         depth: usize,
         times: u64,
         nesting: usize,
+        introspection_lists: usize,
     ) {
         if nesting > MAX_FRAGMENT_NESTING {
             return;
         }
         for selection in &selection_set.items {
+            if self.over() {
+                return;
+            }
             match &selection.node {
                 Selection::Field(field) => {
                     let field = &field.node;
@@ -237,6 +305,12 @@ impl Walk<'_> {
                     } else {
                         self.multiplier(&field.arguments, ty)
                     };
+                    let lists = introspection_lists
+                        + usize::from(
+                            parent.is_some_and(|p| p.starts_with("__"))
+                                && INTROSPECTION_LISTS.contains(&name),
+                        );
+                    self.measure.introspection_lists = self.measure.introspection_lists.max(lists);
                     let named = ty.map(named_type);
                     self.selection_set(
                         &field.selection_set.node,
@@ -244,6 +318,7 @@ impl Walk<'_> {
                         depth + 1,
                         times.saturating_mul(multiplier),
                         nesting,
+                        lists,
                     );
                 }
                 Selection::InlineFragment(fragment) => {
@@ -259,6 +334,7 @@ impl Walk<'_> {
                         depth,
                         times,
                         nesting + 1,
+                        introspection_lists,
                     );
                 }
                 Selection::FragmentSpread(spread) => {
@@ -272,6 +348,7 @@ impl Walk<'_> {
                             depth,
                             times,
                             nesting + 1,
+                            introspection_lists,
                         );
                     }
                 }
@@ -309,7 +386,12 @@ impl Walk<'_> {
     /// A literal, or the value of a variable.
     fn resolve(&self, value: &Value) -> ConstValue {
         match value {
-            Value::Variable(name) => self.variables.get(name).cloned().unwrap_or_default(),
+            Value::Variable(name) => self
+                .variables
+                .get(name)
+                .or_else(|| self.defaults.get(name))
+                .cloned()
+                .unwrap_or_default(),
             other => other.clone().into_const().unwrap_or_default(),
         }
     }

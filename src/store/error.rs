@@ -56,7 +56,10 @@ where
             ) => StoreError::Throttled(detail),
             Some("ResourceNotFoundException") => StoreError::TableMissing(detail),
             Some("ValidationException") => StoreError::Validation(detail),
-            Some("InternalServerError" | "ServiceUnavailable") => StoreError::Unavailable(detail),
+            // The same client token's transaction is still running: ask again, same token.
+            Some(
+                "InternalServerError" | "ServiceUnavailable" | "TransactionInProgressException",
+            ) => StoreError::Unavailable(detail),
             _ => StoreError::Other(detail),
         },
     }

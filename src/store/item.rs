@@ -94,6 +94,93 @@ fn value_size(value: &AttrValue) -> usize {
     }
 }
 
+/// An item in DynamoDB's JSON form (`{"PK": {"S": "NODE#…"}, "version": {"N": "3"}}`), the
+/// form of DynamoDB's own exports.
+pub fn item_to_json(item: &Item) -> serde_json::Value {
+    let mut names: Vec<&String> = item.keys().collect();
+    names.sort();
+    serde_json::Value::Object(
+        names
+            .into_iter()
+            .map(|name| (name.clone(), value_to_json(&item[name])))
+            .collect(),
+    )
+}
+
+fn value_to_json(value: &AttrValue) -> serde_json::Value {
+    use serde_json::json;
+    match value {
+        AttrValue::S(s) => json!({ "S": s }),
+        AttrValue::N(n) => json!({ "N": n }),
+        AttrValue::Bool(b) => json!({ "BOOL": b }),
+        AttrValue::Ss(set) => json!({ "SS": set }),
+        AttrValue::L(list) => json!({ "L": list.iter().map(value_to_json).collect::<Vec<_>>() }),
+        AttrValue::M(map) => json!({ "M": item_to_json(map) }),
+        AttrValue::Null => json!({ "NULL": true }),
+    }
+}
+
+/// Reads an item in DynamoDB's JSON form; the message names what is wrong.
+pub fn item_from_json(value: &serde_json::Value) -> Result<Item, String> {
+    let fields = value.as_object().ok_or("an item must be a JSON object")?;
+    fields
+        .iter()
+        .map(|(name, value)| {
+            Ok((
+                name.clone(),
+                value_from_json(value).map_err(|e| format!("{name}: {e}"))?,
+            ))
+        })
+        .collect()
+}
+
+fn value_from_json(value: &serde_json::Value) -> Result<AttrValue, String> {
+    let typed = value
+        .as_object()
+        .filter(|o| o.len() == 1)
+        .ok_or("a value must be an object with one type key, like {\"S\": \"text\"}")?;
+    let (kind, inner) = typed.iter().next().ok_or("an empty value")?;
+    let text = || {
+        inner
+            .as_str()
+            .map(str::to_owned)
+            .ok_or(format!("{kind} takes a string"))
+    };
+    Ok(match kind.as_str() {
+        "S" => AttrValue::S(text()?),
+        "N" => {
+            let n = text()?;
+            n.parse::<f64>()
+                .map_err(|_| format!("{n:?} is not a number"))?;
+            AttrValue::N(n)
+        }
+        "BOOL" => AttrValue::Bool(inner.as_bool().ok_or("BOOL takes true or false")?),
+        "NULL" => AttrValue::Null,
+        "SS" => AttrValue::Ss(
+            inner
+                .as_array()
+                .ok_or("SS takes a list of strings")?
+                .iter()
+                .map(|s| {
+                    s.as_str()
+                        .map(str::to_owned)
+                        .ok_or("SS takes a list of strings")
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+        "L" => AttrValue::L(
+            inner
+                .as_array()
+                .ok_or("L takes a list")?
+                .iter()
+                .map(value_from_json)
+                .collect::<Result<_, _>>()?,
+        ),
+        "M" => AttrValue::M(item_from_json(inner)?),
+        other => return Err(format!("the type {other:?} is not one tablegraph stores")),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +208,37 @@ mod tests {
     fn size_counts_names_and_values() {
         let item: Item = HashMap::from([("name".to_owned(), AttrValue::S("Bessie".into()))]);
         assert_eq!(item_size(&item), 10);
+    }
+
+    #[test]
+    fn items_round_trip_through_dynamodb_json() {
+        let item = Item::from([
+            ("PK".to_owned(), AttrValue::S("NODE#a".to_owned())),
+            ("version".to_owned(), AttrValue::N("3".to_owned())),
+            ("done".to_owned(), AttrValue::Bool(true)),
+            ("note".to_owned(), AttrValue::Null),
+            (
+                "edges".to_owned(),
+                AttrValue::Ss(["E#b#1".to_owned()].into()),
+            ),
+            (
+                "tags".to_owned(),
+                AttrValue::L(vec![AttrValue::S("x".to_owned())]),
+            ),
+            (
+                "meta".to_owned(),
+                AttrValue::M(Item::from([(
+                    "k".to_owned(),
+                    AttrValue::N("1.5".to_owned()),
+                )])),
+            ),
+        ]);
+        let json = item_to_json(&item);
+        assert_eq!(json["version"], serde_json::json!({ "N": "3" }));
+        assert_eq!(item_from_json(&json), Ok(item));
+        assert_eq!(
+            item_from_json(&serde_json::json!({ "n": { "B": "AAE=" } })),
+            Err("n: the type \"B\" is not one tablegraph stores".to_owned())
+        );
     }
 }

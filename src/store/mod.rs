@@ -11,11 +11,11 @@
 //! exponential backoff under a fixed budget of attempts (the SDK's own retries are off, so
 //! retries never multiply). A resolver gets the whole answer or, once the budget is spent, a
 //! transient [`StoreError`] it reports as `StorageUnavailable`. Each attempt counts against the
-//! request's call budget and is recorded.
+//! request's call budget and in `/metrics`; a request's reported calls are the answered ones.
 //!
 //! A transaction whose answer was lost (a timeout) is retried with the same client request
-//! token, so DynamoDB applies it at most once; after a definite refusal (conflict, throttling)
-//! the next attempt takes a new token.
+//! token from then on, so DynamoDB applies it at most once; before any answer was lost, a
+//! definite refusal (conflict, throttling) gives the next attempt a new token.
 
 mod calls;
 mod embedded;
@@ -36,7 +36,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 pub use calls::{CallLog, CallRecord};
 pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
-pub use item::{AttrValue, Item, item_size};
+pub use item::{AttrValue, Item, item_from_json, item_size, item_to_json};
 pub use metrics::StoreMetrics;
 pub use simulate::{Fault, FaultPlan, StoreTuning};
 pub use table::TableStatus;
@@ -489,6 +489,9 @@ impl Store {
         }
         let mut attempt = 0;
         let mut token = crate::keys::new_id();
+        // Once an attempt's answer was lost, that transaction may have been applied: every later
+        // attempt keeps its token, so DynamoDB answers it instead of applying it again.
+        let mut token_pinned = false;
         loop {
             self.begin_call()?;
             let started = std::time::Instant::now();
@@ -502,7 +505,9 @@ impl Store {
             });
             match result {
                 Err(e) if e.is_transient() && attempt < RETRY_ATTEMPTS => {
-                    if !matches!(e, StoreError::Unavailable(_)) {
+                    if matches!(e, StoreError::Unavailable(_)) {
+                        token_pinned = true;
+                    } else if !token_pinned {
                         // Definitely not applied: the next attempt is a new transaction.
                         token = crate::keys::new_id();
                     }

@@ -121,7 +121,7 @@ fn expression(clauses: &[Clause]) -> Option<Expression> {
 }
 
 /// Runs `writes` as one TransactWriteItems. Even a single write goes as a transaction: its
-/// `token` makes the SDK's own retry after a timeout idempotent, so a write that committed is
+/// `token` makes the store's retry after a lost answer idempotent, so a write that committed is
 /// never applied twice or answered as a failed condition.
 pub(super) async fn execute(
     client: &Client,

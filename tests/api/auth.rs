@@ -105,7 +105,12 @@ async fn an_api_key_is_required_when_keys_are_configured() {
         assert_eq!(status, 200);
         assert_eq!(body["data"]["__typename"], "Query");
     }
-    // Queries over GET need the key too.
+    // Queries over GET need the key too, however the parameter's name is encoded.
+    for name in ["query", "%71uery", "q%75ery"] {
+        let url = format!("{}?{name}=%7B__typename%7D", app.url("/graphql"));
+        let response = app.client.get(url).send().await.expect("answers");
+        assert_eq!(response.status(), 401, "{name}");
+    }
     let response = app
         .client
         .get(app.url("/graphql"))
@@ -166,6 +171,20 @@ async fn hs256_tokens_are_verified_for_signature_issuer_audience_and_expiry() {
                 "another-secret-that-is-long-enough-for-hs256",
             ),
             "the bearer token is not valid: its signature does not match",
+        ),
+        (
+            hs256(
+                &json!({ "sub": "user-42", "iss": ISSUER, "exp": now() + 300 }),
+                SECRET,
+            ),
+            "the bearer token is not valid: it lacks a required claim (exp, iss, aud)",
+        ),
+        (
+            hs256(
+                &json!({ "sub": "user-42", "iss": ISSUER, "aud": AUDIENCE }),
+                SECRET,
+            ),
+            "the bearer token is not valid: it lacks a required claim (exp, iss, aud)",
         ),
         (
             "not.a.token".to_owned(),

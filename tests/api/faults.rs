@@ -180,3 +180,22 @@ async fn a_request_slower_than_the_timeout_answers_408() {
     assert_eq!(response.status(), 408);
     assert!(response.headers().contains_key("x-request-id"));
 }
+
+#[tokio::test]
+async fn a_lost_answer_keeps_its_token_through_later_refusals() {
+    let (app, plan) = app_with_faults().await;
+    let id = app.create_farm("Steady").await;
+    // Applied but unanswered, then throttled: the third attempt must still be the first
+    // transaction, answered from DynamoDB's token cache, not a second one.
+    plan.inject("TransactWriteItems", Fault::LoseResponse, 1);
+    plan.inject("TransactWriteItems", Fault::Throttle, 1);
+    let body = app
+        .graphql(
+            "mutation($id: ID!) { updateFarm(input: { id: $id, name: \"Steadier\" }) { version } }",
+            json!({ "id": id }),
+        )
+        .await;
+    assert_eq!(body["data"]["updateFarm"]["version"], 2, "{body}");
+    let body = app.graphql(FARM, json!({ "id": id })).await;
+    assert_eq!(body["data"]["farm"]["version"], 2, "{body}");
+}

@@ -248,3 +248,56 @@ async fn limits_come_from_flags() {
     let (body, calls) = app.graphql_counted(&aliased_typenames(2), json!({})).await;
     assert_refused(&body, &calls, "aliases");
 }
+
+#[tokio::test]
+async fn a_page_size_from_a_variable_default_counts() {
+    let app = spawn_app_with(with_limits(QueryLimits {
+        max_cost: 1000,
+        ..QueryLimits::default()
+    }))
+    .await;
+    // n left out: its default 4 counts, 2 + 4 × 303 = 1214.
+    let query = "query($team: ID!, $n: Int = 4) {
+        team(id: $team) { goals(first: $n) { edges { node { members(first: 100) { edges { node { __typename } } } } } } }
+    }";
+    let (body, calls) = app
+        .graphql_counted(query, json!({ "team": UNKNOWN_TEAM }))
+        .await;
+    assert_refused(&body, &calls, "cost");
+    assert!(error_message(&body).contains("costs 1214"), "{body}");
+}
+
+#[tokio::test]
+async fn introspection_lists_nest_at_most_two_deep() {
+    let app = spawn_app().await;
+    let (body, _) = app
+        .graphql_counted(
+            "{ __schema { types { interfaces { possibleTypes { name } } } } }",
+            json!({}),
+        )
+        .await;
+    assert_ran(&body);
+    let (body, calls) = app
+        .graphql_counted(
+            "{ __schema { types { interfaces { possibleTypes { interfaces { name } } } } } }",
+            json!({}),
+        )
+        .await;
+    assert_refused(&body, &calls, "introspectionDepth");
+}
+
+#[tokio::test]
+async fn fragments_that_fan_out_exponentially_are_refused() {
+    // F0 spreads F1 twice, F1 spreads F2 twice, …: 2^24 fields once expanded.
+    let mut query = String::from("{ ...F0 }\n");
+    for level in 0..24 {
+        query.push_str(&format!(
+            "fragment F{level} on Query {{ ...F{next} ...F{next} }}\n",
+            next = level + 1
+        ));
+    }
+    query.push_str("fragment F24 on Query { __typename }\n");
+    let app = spawn_app().await;
+    let (body, calls) = app.graphql_counted(&query, json!({})).await;
+    assert_refused(&body, &calls, "rootFields");
+}

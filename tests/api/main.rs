@@ -16,3 +16,4 @@ mod lifecycle;
 mod limits;
 mod network;
 mod schema;
+mod tools;

@@ -1,0 +1,90 @@
+//! `tablegraph export` / `import`: the whole table as JSON lines, one item per line in
+//! DynamoDB's JSON form (`{"Item": {"PK": {"S": "NODE#…"}, …}}`, the form DynamoDB's own
+//! exports use). For backups, for moving data between the embedded store and DynamoDB, and for
+//! seeding.
+//!
+//! Invariant: an import reads and validates the whole file before it writes anything, so a
+//! malformed file changes nothing. Items are written as they are (keys, versions, edge sets), in
+//! transactions of up to 100 items; an item with the same key is replaced.
+
+use std::io::BufRead;
+
+use crate::store::{
+    Item, MAX_TRANSACTION_ITEMS, Store, StoreError, Write, item_from_json, item_to_json,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TransferError {
+    #[error("line {line}: {message}")]
+    Malformed { line: usize, message: String },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Writes every item of the table to `out`, sorted by key so that two exports of the same data
+/// are the same file. Answers the number of items.
+pub async fn export(store: &Store, out: &mut impl std::io::Write) -> Result<usize, TransferError> {
+    let mut items = store.scan_all(4).await?;
+    items.sort_by(|a, b| key_of(a).cmp(&key_of(b)));
+    for item in &items {
+        let line = serde_json::json!({ "Item": item_to_json(item) });
+        writeln!(out, "{line}")?;
+    }
+    out.flush()?;
+    Ok(items.len())
+}
+
+fn key_of(item: &Item) -> (&str, &str) {
+    let text = |name: &str| item.get(name).and_then(|v| v.as_str()).unwrap_or_default();
+    (text("PK"), text("SK"))
+}
+
+/// Reads `input` whole, then writes its items. Answers the number of items written.
+pub async fn import(store: &Store, input: impl BufRead) -> Result<usize, TransferError> {
+    let items = read_lines(input)?;
+    for chunk in items.chunks(MAX_TRANSACTION_ITEMS) {
+        let writes = chunk
+            .iter()
+            .map(|item| Write::Put {
+                item: item.clone(),
+                condition: Vec::new(),
+            })
+            .collect();
+        store.transact_write(writes).await?;
+    }
+    Ok(items.len())
+}
+
+/// Parses every line; blank lines are skipped.
+fn read_lines(input: impl BufRead) -> Result<Vec<Item>, TransferError> {
+    let mut items = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (index, line) in input.lines().enumerate() {
+        let line_number = index + 1;
+        let malformed = |message: String| TransferError::Malformed {
+            line: line_number,
+            message,
+        };
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let value: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| malformed(format!("not JSON: {e}")))?;
+        let item = value
+            .get("Item")
+            .ok_or_else(|| malformed("expected {\"Item\": {…}}".to_owned()))
+            .and_then(|item| item_from_json(item).map_err(malformed))?;
+        let (pk, sk) = key_of(&item);
+        if pk.is_empty() || sk.is_empty() {
+            return Err(malformed("the item has no string PK and SK".to_owned()));
+        }
+        if !seen.insert((pk.to_owned(), sk.to_owned())) {
+            return Err(malformed(format!("the key {pk} / {sk} appears twice")));
+        }
+        items.push(item);
+    }
+    Ok(items)
+}

@@ -1,7 +1,7 @@
 //! The command line: `serve`, `migrate`, `schema`, `healthcheck`. Every flag also reads a
 //! `TABLEGRAPH_*` environment variable, for containers.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,12 +31,19 @@ pub struct Cli {
 pub enum Command {
     /// Serve the GraphQL API (GraphiQL at /graphql in a browser).
     Serve(Box<ServeArgs>),
-    /// Create the table and the indexes the schema needs; safe to run again.
+    /// Create the table and the indexes the schema needs, then apply the pending data
+    /// migrations of `migrations/` in name order; safe to run again.
     Migrate {
         #[command(flatten)]
         schema: SchemaArgs,
         #[command(flatten)]
         store: StoreArgs,
+        /// The directory of data migrations (`*.toml`).
+        #[arg(long, env = "TABLEGRAPH_MIGRATIONS", default_value = "migrations")]
+        migrations: PathBuf,
+        /// Print what would change; change nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Load the demo data set (farms, goals, users, teams) into the default schema's table.
     Demo {
@@ -262,27 +269,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .run_until_stopped(app::shutdown_signal())
                 .await?;
         }
-        Command::Migrate { schema, store } => {
-            let model = app::load_model(&schema.schema)?;
-            let open = app::open_store(&store.config()).await?;
-            let report = crate::migrate::ensure_table(&open.store, &model).await?;
-            let mut out = std::io::stdout().lock();
-            let table = open.store.table_name();
-            if report.created_table {
-                writeln!(out, "created table {table}")?;
-            }
-            for slot in &report.created_indexes {
-                writeln!(out, "created index {}", crate::keys::gsi_name(*slot))?;
-            }
-            for slot in &report.unused_indexes {
-                writeln!(
-                    out,
-                    "index {} is not used by the schema (kept)",
-                    crate::keys::gsi_name(*slot)
-                )?;
-            }
-            writeln!(out, "table {table} is up to date")?;
-        }
+        Command::Migrate {
+            schema,
+            store,
+            migrations,
+            dry_run,
+        } => migrate(&schema, &store, &migrations, dry_run).await?,
         Command::Demo { schema, store } => {
             let (model, open) = open_existing(&schema, &store).await?;
             let outcome = crate::demo::load(&open.store, Arc::new(model)).await?;
@@ -337,6 +329,98 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             writeln!(std::io::stdout().lock(), "imported {count} items")?;
         }
         Command::Healthcheck { listen } => healthcheck(listen).await?,
+    }
+    Ok(())
+}
+
+async fn migrate(
+    schema: &SchemaArgs,
+    store: &StoreArgs,
+    migrations_dir: &std::path::Path,
+    dry_run: bool,
+) -> anyhow::Result<()> {
+    let model = app::load_model(&schema.schema)?;
+    let migrations = crate::migrate::load_migrations(migrations_dir, &model)?;
+    let open = app::open_store(&store.config()).await?;
+    let table = open.store.table_name().to_owned();
+    let mut out = std::io::stdout().lock();
+    if dry_run {
+        let status = open.store.describe_table().await?;
+        let (create, missing, _) = crate::migrate::plan_indexes(status.as_ref(), &model);
+        if create {
+            writeln!(out, "would create table {table}")?;
+        }
+        for slot in &missing {
+            writeln!(out, "would create index {}", crate::keys::gsi_name(*slot))?;
+        }
+        if create {
+            writeln!(out, "would then apply {} data migrations", migrations.len())?;
+            return Ok(());
+        }
+        if !missing.is_empty() {
+            crate::migrate::verify_table(&open.store, &model).await?;
+        }
+    } else {
+        let report = crate::migrate::ensure_table(&open.store, &model).await?;
+        if report.created_table {
+            writeln!(out, "created table {table}")?;
+        }
+        for slot in &report.created_indexes {
+            writeln!(out, "created index {}", crate::keys::gsi_name(*slot))?;
+        }
+        for slot in &report.unused_indexes {
+            writeln!(
+                out,
+                "index {} is not used by the schema (kept)",
+                crate::keys::gsi_name(*slot)
+            )?;
+        }
+        writeln!(out, "table {table} is up to date")?;
+    }
+    drop(out);
+    let terminal = std::io::stderr().is_terminal();
+    let progress = move |name: &str, run: &crate::migrate::MigrationRun| {
+        let line = format!(
+            "{name}: scanned {} items, changed {}",
+            run.scanned, run.changed
+        );
+        let mut err = std::io::stderr().lock();
+        // A line that redraws itself on a terminal; one line per page in a log.
+        let _ = if terminal {
+            write!(err, "\r{line}")
+        } else {
+            writeln!(err, "{line}")
+        };
+    };
+    let runs =
+        crate::migrate::apply_migrations(&open.store, &model, &migrations, dry_run, &progress)
+            .await?;
+    if terminal && runs.iter().any(|r| !r.skipped) {
+        writeln!(std::io::stderr().lock())?;
+    }
+    let mut out = std::io::stdout().lock();
+    for (run, migration) in runs.iter().zip(&migrations) {
+        let verb = if dry_run { "would change" } else { "changed" };
+        if run.skipped {
+            writeln!(out, "migration {}: already applied", run.name)?;
+        } else {
+            writeln!(
+                out,
+                "migration {}: {} ({}scanned {} items, {verb} {})",
+                run.name,
+                migration.description,
+                if run.resumed {
+                    "resumed from its checkpoint; "
+                } else {
+                    ""
+                },
+                run.scanned,
+                run.changed
+            )?;
+        }
+    }
+    if migrations.is_empty() {
+        writeln!(out, "no data migrations in {}", migrations_dir.display())?;
     }
     Ok(())
 }

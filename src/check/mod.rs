@@ -255,7 +255,7 @@ fn unique_typename_of(model: &Model, node: &Item, key: &str) -> Option<String> {
 fn derived_node(model: &Model, node: &Item, edge_set: Option<&BTreeSet<String>>) -> Option<Item> {
     let type_def = model.type_def(text(node, "__typename"))?;
     let mut derived = node.clone();
-    derived.retain(|name, _| !is_slot_attribute(name));
+    derived.retain(|name, _| !keys::is_slot_attribute(name));
     values::set_slot_attributes(model, type_def, &mut derived);
     let stored = match node.get("edges") {
         Some(AttrValue::Ss(set)) => set.clone(),
@@ -287,7 +287,7 @@ fn derived_edge(model: &Model, edge: &Item, by_key: &HashMap<(&str, &str), &Item
         "__typename",
     );
     let mut derived = edge.clone();
-    derived.retain(|name, _| !is_slot_attribute(name));
+    derived.retain(|name, _| !keys::is_slot_attribute(name));
     let sort = edge_sort_value(model, edge_def, edge);
     derived.insert(
         keys::slot_partition_attribute(edge_def.slot),
@@ -309,6 +309,22 @@ fn edge_sort_value(
     let field = edge_def.sort_by.as_ref()?;
     let scalar = edge_def.sort_scalar()?;
     Some(values::sort_value(model, edge, field, scalar))
+}
+
+/// The edge set a node's own edge items derive (`edges` are the items of its partition; items
+/// that are not edges, and edge types kept out of the set, are skipped). Whether each target
+/// still exists is [`check`]'s question, not this one's.
+pub fn edge_set_of(model: &Model, edges: &[Item]) -> BTreeSet<String> {
+    edges
+        .iter()
+        .filter_map(|edge| {
+            let edge_def = model.edge_def(text(edge, "__typename"))?;
+            edge_def.edge_set.then(|| {
+                let sort = edge_sort_value(model, edge_def, edge);
+                keys::edge_set_entry(&edge_def.name, text(edge, "to"), sort.as_deref())
+            })
+        })
+        .collect()
 }
 
 /// Each source node's edge set as its live edges derive it.
@@ -486,19 +502,11 @@ fn check_uniques(
 fn slot_attributes(item: &Item) -> Vec<(&str, &str)> {
     let mut slots: Vec<(&str, &str)> = item
         .iter()
-        .filter(|(name, _)| is_slot_attribute(name))
+        .filter(|(name, _)| keys::is_slot_attribute(name))
         .map(|(name, value)| (name.as_str(), value.as_str().unwrap_or_default()))
         .collect();
     slots.sort_unstable();
     slots
-}
-
-fn is_slot_attribute(name: &str) -> bool {
-    let digits = name
-        .strip_prefix("PK")
-        .or_else(|| name.strip_prefix("SK"))
-        .unwrap_or_default();
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 fn check_slots(model: &Model, nodes: &HashMap<&str, &Item>, violations: &mut Vec<Violation>) {
@@ -507,7 +515,7 @@ fn check_slots(model: &Model, nodes: &HashMap<&str, &Item>, violations: &mut Vec
             continue;
         };
         let mut derived = (*node).clone();
-        derived.retain(|name, _| !is_slot_attribute(name));
+        derived.retain(|name, _| !keys::is_slot_attribute(name));
         values::set_slot_attributes(model, type_def, &mut derived);
         let (stored, wanted) = (slot_attributes(node), slot_attributes(&derived));
         if stored != wanted {
@@ -563,7 +571,7 @@ fn check_edges(
         }
         let sort = edge_sort_value(model, edge_def, edge);
         let mut derived = (*edge).clone();
-        derived.retain(|name, _| !is_slot_attribute(name));
+        derived.retain(|name, _| !keys::is_slot_attribute(name));
         derived.insert(
             keys::slot_partition_attribute(edge_def.slot),
             AttrValue::S(keys::slot_partition(edge_type, to)),

@@ -125,6 +125,21 @@ pub fn slot_sort_attribute(slot: u8) -> String {
     format!("SK{slot:02}")
 }
 
+/// Whether an attribute name is a relation slot's key attribute (`PK01`, `SK12`, …).
+///
+/// ```
+/// use tablegraph::keys::is_slot_attribute;
+/// assert!(is_slot_attribute("PK01") && is_slot_attribute("SK02"));
+/// assert!(!is_slot_attribute("PK") && !is_slot_attribute("SKU") && !is_slot_attribute("name"));
+/// ```
+pub fn is_slot_attribute(name: &str) -> bool {
+    let digits = name
+        .strip_prefix("PK")
+        .or_else(|| name.strip_prefix("SK"))
+        .unwrap_or_default();
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// The slot partition value a node writes to join its parent's one-to-many relation: the
 /// relation's element type (or union) name and the parent's id.
 ///

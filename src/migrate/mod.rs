@@ -1,10 +1,15 @@
-//! Table lifecycle: making the table's indexes match the model.
+//! Table lifecycle: making the table's indexes match the model, then applying the data
+//! migrations of `migrations/` (see [`data`]).
 //!
 //! Invariant: the table never loses an index here. Indexes the model no longer uses are
 //! reported and left alone, because dropping one is irreversible and other deployments of the
 //! same table may still read it.
 
+mod data;
+
 use std::time::Duration;
+
+pub use data::{DataMigrationError, Migration, MigrationRun, apply_migrations, load_migrations};
 
 use crate::model::Model;
 use crate::store::{Store, StoreError, TableStatus};

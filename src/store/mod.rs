@@ -478,6 +478,65 @@ impl Store {
         }
     }
 
+    /// One page of one Scan segment: at most `limit` items evaluated from after `start`, keeping
+    /// those whose `__typename` is `typename`. Answers the items and where the next page starts
+    /// (`None` when the segment is done). For resumable table walks (`migrate`).
+    pub async fn scan_page(
+        &self,
+        segment: u16,
+        segments: u16,
+        start: Option<&Key>,
+        typename: &str,
+        limit: usize,
+    ) -> Result<(Vec<Item>, Option<Key>), StoreError> {
+        let start = start.map(key_map);
+        let output = retrying(|| async {
+            self.begin_call()?;
+            let started = std::time::Instant::now();
+            let output = self
+                .client
+                .scan()
+                .table_name(self.table.as_ref())
+                .segment(i32::from(segment))
+                .total_segments(i32::from(segments))
+                .consistent_read(true)
+                .filter_expression("#t = :t")
+                .expression_attribute_names("#t", "__typename")
+                .expression_attribute_values(":t", AttributeValue::S(typename.to_owned()))
+                .limit(i32::try_from(limit).unwrap_or(i32::MAX))
+                .set_exclusive_start_key(start.clone())
+                .send()
+                .await
+                .map_err(error::classify);
+            self.observe("Scan", started, &output);
+            output
+        })
+        .await?;
+        let items: Vec<Item> = output
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(item::item_from_sdk)
+            .collect();
+        self.record(CallRecord {
+            operation: "Scan",
+            index: None,
+            keys: None,
+            items: Some(items.len()),
+        });
+        let next = output.last_evaluated_key.and_then(|key| {
+            let text = |name: &str| match key.get(name) {
+                Some(AttributeValue::S(s)) => Some(s.clone()),
+                _ => None,
+            };
+            Some(Key {
+                pk: text("PK")?,
+                sk: text("SK")?,
+            })
+        });
+        Ok((items, next))
+    }
+
     /// Writes all of `writes` or none, as one TransactWriteItems. Transaction conflicts are
     /// retried; a failed condition answers which write failed.
     pub async fn transact_write(&self, writes: Vec<Write>) -> Result<(), StoreError> {

@@ -487,7 +487,7 @@ async fn of_concurrent_creates_with_one_name_exactly_one_succeeds() {
         " Contested ",
         "cOnTeStEd",
     ];
-    let attempts = (0..20).map(|n| {
+    let attempts = (0..50).map(|n| {
         app.graphql(
             "mutation($n: String!) { createFarm(input: { name: $n }) { id } }",
             json!({ "n": names[n % names.len()] }),
@@ -502,6 +502,8 @@ async fn of_concurrent_creates_with_one_name_exactly_one_succeeds() {
     for body in bodies.iter().filter(|b| b["data"].is_null()) {
         assert_eq!(error_type(body), "UniqueConstraintViolation", "{body}");
     }
+    let report = app.assert_table_consistent().await;
+    assert_eq!((report.nodes, report.unique_values), (1, 1));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

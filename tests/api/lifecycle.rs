@@ -148,3 +148,189 @@ async fn the_demo_data_set_loads_once_and_answers_the_readme_koan_query() {
     assert!(server.terminate().await);
     std::fs::remove_dir_all(&dir).expect("the data directory is removable");
 }
+
+/// What one writer had acknowledged when the server was killed.
+#[derive(Default)]
+struct Acknowledged {
+    farms: Vec<(String, String)>,
+    users: Vec<(String, String)>,
+    memberships: Vec<(String, String, String)>,
+}
+
+/// Writes farms, users, goals and memberships until told to stop; answers what was
+/// acknowledged. Failures (the server being killed) are not acknowledgements.
+async fn write_storm(
+    url: String,
+    worker: usize,
+    stop: tokio::sync::watch::Receiver<bool>,
+    acked: tokio::sync::mpsc::UnboundedSender<()>,
+) -> Acknowledged {
+    let client = reqwest::Client::new();
+    let post = |query: &'static str, variables: Value| {
+        let request = client
+            .post(&url)
+            .json(&json!({ "query": query, "variables": variables }));
+        async move {
+            let body: Value = request.send().await.ok()?.json().await.ok()?;
+            body["errors"].is_null().then_some(body)
+        }
+    };
+    let mut done = Acknowledged::default();
+    let mut goals: Vec<String> = Vec::new();
+    for n in 0.. {
+        if *stop.borrow() {
+            break;
+        }
+        match n % 4 {
+            0 => {
+                let name = format!("Farm {worker}-{n}");
+                if let Some(body) = post(
+                    "mutation($n: String!) { createFarm(input: { name: $n }) { id } }",
+                    json!({ "n": name }),
+                )
+                .await
+                {
+                    done.farms.push((
+                        name,
+                        body["data"]["createFarm"]["id"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_owned(),
+                    ));
+                }
+            }
+            1 => {
+                if let Some(body) = post(
+                    "mutation { createGoal(input: { title: \"Crash\", kind: OBJECTIVE }) { id } }",
+                    json!({}),
+                )
+                .await
+                {
+                    goals.push(
+                        body["data"]["createGoal"]["id"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_owned(),
+                    );
+                }
+            }
+            2 => {
+                let email = format!("user{worker}-{n}@example.com");
+                if let Some(body) = post("mutation($e: AWSEmail!) { createUser(input: { name: \"U\", email: $e }) { id } }", json!({ "e": email })).await {
+                    done.users.push((email, body["data"]["createUser"]["id"].as_str().unwrap_or_default().to_owned()));
+                }
+            }
+            _ => {
+                let (Some(goal), Some((_, user))) = (goals.last(), done.users.last()) else {
+                    continue;
+                };
+                let role = ["LEAD", "CONTRIBUTOR"][n % 2];
+                let added = post(
+                    "mutation($g: ID!, $u: ID!, $r: GoalRole!) { addGoalMembership(input: { from: $g, to: $u, role: $r }) { role } }",
+                    json!({ "g": goal, "u": user, "r": role }),
+                )
+                .await;
+                if added.is_some() {
+                    done.memberships
+                        .push((goal.clone(), user.clone(), role.to_owned()));
+                }
+            }
+        }
+        let _ = acked.send(());
+    }
+    done
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_mid_write_storm_loses_no_acknowledged_write() {
+    let dir = std::env::temp_dir().join(format!("tablegraph-crash-{}", uuid::Uuid::now_v7()));
+    let Server {
+        mut child,
+        mut log,
+        url,
+    } = start(&dir).await;
+    // Keep reading the log so the server never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = log.next_line().await {} });
+
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let (acked, mut acks) = tokio::sync::mpsc::unbounded_channel();
+    let writers: Vec<_> = (0..8)
+        .map(|worker| {
+            tokio::spawn(write_storm(
+                url.clone(),
+                worker,
+                stopped.clone(),
+                acked.clone(),
+            ))
+        })
+        .collect();
+    // Kill -9 once the storm is well under way, while writes are in flight.
+    for _ in 0..200 {
+        acks.recv().await.expect("the writers are running");
+    }
+    child.start_kill().expect("SIGKILL");
+    child.wait().await.expect("the server dies");
+    let _ = stop.send(true);
+    let mut all = Acknowledged::default();
+    for writer in writers {
+        let done = writer.await.expect("a writer ends");
+        all.farms.extend(done.farms);
+        all.users.extend(done.users);
+        all.memberships.extend(done.memberships);
+    }
+    assert!(all.farms.len() + all.users.len() + all.memberships.len() > 50);
+
+    // The table on disk keeps every invariant.
+    let check = Command::new(env!("CARGO_BIN_EXE_tablegraph"))
+        .args(["check", "--data-dir"])
+        .arg(&dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("TABLEGRAPH_MEMORY")
+        .env_remove("TABLEGRAPH_DYNAMODB_ENDPOINT")
+        .output()
+        .await
+        .expect("check runs");
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        check.status.success() && report.contains("no violations"),
+        "{report}"
+    );
+
+    // Every acknowledged write is there after a restart.
+    let server = start(&dir).await;
+    for (name, id) in &all.farms {
+        let body = server
+            .graphql(&format!("{{ farmByName(name: \"{name}\") {{ id }} }}"))
+            .await;
+        assert_eq!(
+            body["data"]["farmByName"]["id"],
+            id.as_str(),
+            "farm {name}: {body}"
+        );
+    }
+    for (email, id) in &all.users {
+        let body = server
+            .graphql(&format!("{{ userByEmail(email: \"{email}\") {{ id }} }}"))
+            .await;
+        assert_eq!(
+            body["data"]["userByEmail"]["id"],
+            id.as_str(),
+            "user {email}: {body}"
+        );
+    }
+    for (goal, user, role) in &all.memberships {
+        let body = server
+            .graphql(&format!("{{ goal(id: \"{goal}\") {{ members(first: 100) {{ edges {{ role node {{ ... on User {{ id }} }} }} }} }} }}"))
+            .await;
+        let edges = body["data"]["goal"]["members"]["edges"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            edges.iter().any(|e| e["node"]["id"] == user.as_str()),
+            "membership {goal} → {user} ({role}) is missing: {body}"
+        );
+    }
+    assert!(server.terminate().await);
+    std::fs::remove_dir_all(&dir).expect("removable");
+}

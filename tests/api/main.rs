@@ -14,6 +14,8 @@ mod helpers;
 mod http;
 mod lifecycle;
 mod limits;
+mod migrations;
 mod network;
 mod schema;
+mod storm;
 mod tools;

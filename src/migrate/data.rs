@@ -1,0 +1,685 @@
+//! Data migrations: the files of `migrations/`, applied in name order by `tablegraph migrate`
+//! after the table and its indexes match the schema.
+//!
+//! A migration file is declarative TOML and acts on the nodes of one `__typename`:
+//!
+//! ```toml
+//! description = "Farm.animals (GSI02, by name) was added: give every cow its slot"
+//! type = "Cow"
+//! remove = ["legacyTag"]       # attributes to delete
+//! recompute_slots = true       # rewrite PKnn/SKnn as the schema derives them
+//! rebuild_edge_sets = false    # rewrite the edge set from the node's edge items
+//!
+//! [rename]                     # old attribute = new attribute (when the new one is absent)
+//! colour = "color"
+//!
+//! [set_default]                # attribute = value, where the attribute is absent or null
+//! kind = "OBJECTIVE"
+//! ```
+//!
+//! Each step is idempotent, so a run can be repeated or resumed. A run records itself in the
+//! table as `MIGRATION#<name>` (checksum, status, per-segment checkpoint, counts): an applied
+//! migration is skipped, an applied migration whose file changed is refused, and a run that
+//! stopped midway resumes after the last page each Scan segment finished. Every changed node is
+//! written with a condition on the version it was read at (and its version bumped), so a client
+//! write racing the migration is never lost: the node is read again and migrated again.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::Digest as _;
+
+use crate::check;
+use crate::graphql::values;
+use crate::keys;
+use crate::model::{FieldKind, Model, ScalarType, TypeDef};
+use crate::store::{AttrValue, Clause, Item, Key, RangeQuery, Store, StoreError, Write};
+
+/// Parallel Scan segments of a migration.
+const SEGMENTS: u16 = 4;
+/// Items a Scan page evaluates; a checkpoint is written after each page.
+const PAGE: usize = 50;
+/// The most edge items read from one node's partition to rebuild its edge set.
+const MAX_EDGES_READ: usize = 1_000_000;
+/// Times a node changed by someone else meanwhile is read and migrated again.
+const WRITE_ATTEMPTS: usize = 5;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DataMigrationError {
+    #[error("{file}: {message}")]
+    Invalid { file: String, message: String },
+    #[error("cannot read {file}: {source}")]
+    Read {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "{file} was changed after it was applied (recorded checksum {recorded}, file {current}); \
+         leave applied migrations as they are and add a new one"
+    )]
+    Edited {
+        file: String,
+        recorded: String,
+        current: String,
+    },
+    #[error("another migrate is running {name}, or its record changed meanwhile; try again")]
+    Contended { name: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What a file asks for.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Spec {
+    description: String,
+    #[serde(rename = "type")]
+    type_name: String,
+    #[serde(default)]
+    remove: Vec<String>,
+    #[serde(default)]
+    recompute_slots: bool,
+    #[serde(default)]
+    rebuild_edge_sets: bool,
+    #[serde(default)]
+    rename: BTreeMap<String, String>,
+    #[serde(default)]
+    set_default: BTreeMap<String, toml::Value>,
+}
+
+/// One validated migration file.
+#[derive(Debug, Clone)]
+pub struct Migration {
+    /// The file name without `.toml`; migrations run in this order.
+    pub name: String,
+    pub file: PathBuf,
+    pub description: String,
+    /// SHA-256 of the file's bytes, hex.
+    pub checksum: String,
+    type_name: String,
+    defaults: Vec<(String, AttrValue)>,
+    renames: Vec<(String, String)>,
+    removes: Vec<String>,
+    recompute_slots: bool,
+    rebuild_edge_sets: bool,
+}
+
+/// Reads and validates every `*.toml` of `dir` against the model, in name order. A missing
+/// directory has no migrations.
+pub fn load_migrations(dir: &Path, model: &Model) -> Result<Vec<Migration>, DataMigrationError> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(Vec::new());
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|path| load_one(path, model)).collect()
+}
+
+fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError> {
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| DataMigrationError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    let invalid = |message: String| DataMigrationError::Invalid {
+        file: file.clone(),
+        message,
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|_| invalid("not UTF-8".to_owned()))?;
+    let spec: Spec = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|span| text[..span.start].matches('\n').count() + 1);
+        let message = e.message().to_owned();
+        match line {
+            Some(line) => invalid(format!("line {line}: {message}")),
+            None => invalid(message),
+        }
+    })?;
+    let type_def = model.type_def(&spec.type_name).ok_or_else(|| {
+        invalid(format!(
+            "type: {} is not a @model type of the schema",
+            spec.type_name
+        ))
+    })?;
+    let defaults = spec
+        .set_default
+        .iter()
+        .map(|(field, value)| default_value(type_def, field, value).map(|v| (field.clone(), v)))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(invalid)?;
+    for (from, to) in &spec.rename {
+        match type_def.field(to).map(|f| &f.kind) {
+            Some(FieldKind::Scalar { unique: false, .. }) => {}
+            Some(FieldKind::Scalar { unique: true, .. }) => {
+                return Err(invalid(format!(
+                    "rename: {to} is @unique; a migration cannot take unique values"
+                )));
+            }
+            _ => {
+                return Err(invalid(format!(
+                    "rename: {to} is not a stored field of {}",
+                    type_def.name
+                )));
+            }
+        }
+        if type_def.field(from).is_some() {
+            return Err(invalid(format!(
+                "rename: {from} is still a field of {}; rename only attributes the schema dropped",
+                type_def.name
+            )));
+        }
+    }
+    for attribute in &spec.remove {
+        if type_def.field(attribute).is_some() || is_managed(attribute) {
+            return Err(invalid(format!(
+                "remove: {attribute} is a field of {}; remove it from the schema first",
+                type_def.name
+            )));
+        }
+    }
+    if spec.rebuild_edge_sets
+        && !model
+            .edges
+            .iter()
+            .any(|e| e.from == type_def.name && e.edge_set)
+    {
+        return Err(invalid(format!(
+            "rebuild_edge_sets: no edge type starting at {} keeps an edge set",
+            type_def.name
+        )));
+    }
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Ok(Migration {
+        name,
+        file: path.to_owned(),
+        description: spec.description,
+        checksum: hex(&sha2::Sha256::digest(&bytes)),
+        type_name: spec.type_name,
+        defaults,
+        renames: spec.rename.into_iter().collect(),
+        removes: spec.remove,
+        recompute_slots: spec.recompute_slots,
+        rebuild_edge_sets: spec.rebuild_edge_sets,
+    })
+}
+
+fn is_managed(attribute: &str) -> bool {
+    matches!(
+        attribute,
+        "PK" | "SK" | "id" | "__typename" | "version" | "createdAt" | "updatedAt" | "edges"
+    )
+}
+
+/// A default checked against the field's scalar type.
+fn default_value(
+    type_def: &TypeDef,
+    field: &str,
+    value: &toml::Value,
+) -> Result<AttrValue, String> {
+    let Some(FieldKind::Scalar { scalar, unique, .. }) = type_def.field(field).map(|f| &f.kind)
+    else {
+        return Err(format!(
+            "set_default: {field} is not a stored field of {}",
+            type_def.name
+        ));
+    };
+    if *unique {
+        return Err(format!(
+            "set_default: {field} is @unique; a default would give many nodes one value"
+        ));
+    }
+    let wrong = || format!("set_default: {field} takes a {scalar:?} value");
+    Ok(match (scalar, value) {
+        (ScalarType::Int, toml::Value::Integer(n)) => AttrValue::N(n.to_string()),
+        (ScalarType::Float, toml::Value::Float(f)) => AttrValue::N(f.to_string()),
+        (ScalarType::Float, toml::Value::Integer(n)) => AttrValue::N(n.to_string()),
+        (ScalarType::Boolean, toml::Value::Boolean(b)) => AttrValue::Bool(*b),
+        (ScalarType::Int | ScalarType::Float | ScalarType::Boolean, _) => return Err(wrong()),
+        (_, toml::Value::String(s)) => AttrValue::S(s.clone()),
+        _ => return Err(wrong()),
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// How a run went, for the command's output.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MigrationRun {
+    pub name: String,
+    /// Applied before: nothing was done.
+    pub skipped: bool,
+    /// Items of the type this run scanned (after the checkpoint when resumed).
+    pub scanned: usize,
+    /// Items this run changed (or would change, in a dry run).
+    pub changed: usize,
+    /// Whether this run started from a checkpoint of an earlier one.
+    pub resumed: bool,
+}
+
+/// Called after each page with the migration's name and the run so far.
+pub type Progress<'a> = &'a (dyn Fn(&str, &MigrationRun) + Sync);
+
+/// Applies every migration not yet applied, in order. With `dry_run`, writes nothing and
+/// reports what would change.
+pub async fn apply_migrations(
+    store: &Store,
+    model: &Model,
+    migrations: &[Migration],
+    dry_run: bool,
+    progress: Progress<'_>,
+) -> Result<Vec<MigrationRun>, DataMigrationError> {
+    let mut runs = Vec::with_capacity(migrations.len());
+    for migration in migrations {
+        runs.push(apply(store, model, migration, dry_run, progress).await?);
+    }
+    Ok(runs)
+}
+
+fn record_key(name: &str) -> Key {
+    Key::same(format!("MIGRATION#{name}"))
+}
+
+/// The recorded state of one migration.
+struct Record {
+    applied: bool,
+    checksum: String,
+    /// Per segment: `None` when it has not started, `Some(None)` when it is done, else the key
+    /// its next page starts after.
+    checkpoints: HashMap<u16, Option<Key>>,
+}
+
+fn read_record(item: Item) -> Record {
+    let text = |name: &str| {
+        item.get(name)
+            .and_then(AttrValue::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let mut checkpoints = HashMap::new();
+    if let Some(AttrValue::M(map)) = item.get("checkpoint") {
+        for (segment, value) in map {
+            let Ok(segment) = segment.parse::<u16>() else {
+                continue;
+            };
+            let key = match value {
+                AttrValue::M(key) => {
+                    let part = |n: &str| key.get(n).and_then(AttrValue::as_str).map(str::to_owned);
+                    part("PK").zip(part("SK")).map(|(pk, sk)| Key { pk, sk })
+                }
+                _ => None,
+            };
+            checkpoints.insert(segment, key);
+        }
+    }
+    Record {
+        applied: text("status") == "applied",
+        checksum: text("checksum"),
+        checkpoints,
+    }
+}
+
+async fn apply(
+    store: &Store,
+    model: &Model,
+    migration: &Migration,
+    dry_run: bool,
+    progress: Progress<'_>,
+) -> Result<MigrationRun, DataMigrationError> {
+    let key = record_key(&migration.name);
+    let record = store.get_item_consistent(&key).await?.map(read_record);
+    let mut run = MigrationRun {
+        name: migration.name.clone(),
+        ..MigrationRun::default()
+    };
+    if let Some(record) = &record
+        && record.checksum != migration.checksum
+    {
+        return Err(DataMigrationError::Edited {
+            file: migration.file.display().to_string(),
+            recorded: record.checksum.clone(),
+            current: migration.checksum.clone(),
+        });
+    }
+    if record.as_ref().is_some_and(|r| r.applied) {
+        run.skipped = true;
+        return Ok(run);
+    }
+    let mut checkpoints = record.map(|r| r.checkpoints).unwrap_or_default();
+    run.resumed = !checkpoints.is_empty();
+    let mut record_item = Item::from([
+        ("PK".to_owned(), AttrValue::S(key.pk.clone())),
+        ("SK".to_owned(), AttrValue::S(key.sk.clone())),
+        (
+            "__typename".to_owned(),
+            AttrValue::S("Migration".to_owned()),
+        ),
+        (
+            "checksum".to_owned(),
+            AttrValue::S(migration.checksum.clone()),
+        ),
+        (
+            "description".to_owned(),
+            AttrValue::S(migration.description.clone()),
+        ),
+        ("status".to_owned(), AttrValue::S("running".to_owned())),
+        ("startedAt".to_owned(), AttrValue::S(values::now())),
+    ]);
+    if !dry_run && !run.resumed {
+        save_record(store, &mut record_item, &checkpoints)
+            .await
+            .map_err(|e| contended(e, &migration.name))?;
+    }
+
+    let shared = tokio::sync::Mutex::new((run, checkpoints.clone(), record_item));
+    let segments = (0..SEGMENTS).map(|segment| {
+        let start = checkpoints.remove(&segment);
+        migrate_segment(
+            store, model, migration, segment, start, dry_run, &shared, progress,
+        )
+    });
+    futures::future::try_join_all(segments).await?;
+    let (mut run, checkpoints, mut record_item) = shared.into_inner();
+    if !dry_run {
+        record_item.insert("status".to_owned(), AttrValue::S("applied".to_owned()));
+        record_item.insert("appliedAt".to_owned(), AttrValue::S(values::now()));
+        record_item.insert("changed".to_owned(), AttrValue::N(run.changed.to_string()));
+        save_record(store, &mut record_item, &checkpoints)
+            .await
+            .map_err(|e| contended(e, &migration.name))?;
+    }
+    run.name.clone_from(&migration.name);
+    Ok(run)
+}
+
+fn contended(error: StoreError, name: &str) -> DataMigrationError {
+    match error {
+        StoreError::ConditionFailed { .. } => DataMigrationError::Contended {
+            name: name.to_owned(),
+        },
+        other => other.into(),
+    }
+}
+
+/// Writes the record with `checkpoints`, unless the table holds a record of another checksum.
+async fn save_record(
+    store: &Store,
+    record: &mut Item,
+    checkpoints: &HashMap<u16, Option<Key>>,
+) -> Result<(), StoreError> {
+    let map = checkpoints
+        .iter()
+        .map(|(segment, key)| {
+            let value = match key {
+                Some(key) => AttrValue::M(Item::from([
+                    ("PK".to_owned(), AttrValue::S(key.pk.clone())),
+                    ("SK".to_owned(), AttrValue::S(key.sk.clone())),
+                ])),
+                None => AttrValue::S("done".to_owned()),
+            };
+            (segment.to_string(), value)
+        })
+        .collect();
+    record.insert("checkpoint".to_owned(), AttrValue::M(map));
+    let checksum = record.get("checksum").cloned().unwrap_or(AttrValue::Null);
+    store
+        .transact_write(vec![Write::Put {
+            item: record.clone(),
+            condition: vec![Clause::AbsentOrEquals("checksum".to_owned(), checksum)],
+        }])
+        .await
+}
+
+type Shared = tokio::sync::Mutex<(MigrationRun, HashMap<u16, Option<Key>>, Item)>;
+
+#[allow(clippy::too_many_arguments)]
+async fn migrate_segment(
+    store: &Store,
+    model: &Model,
+    migration: &Migration,
+    segment: u16,
+    start: Option<Option<Key>>,
+    dry_run: bool,
+    shared: &Shared,
+    progress: Progress<'_>,
+) -> Result<(), DataMigrationError> {
+    // A segment recorded as done has nothing left; one with a key resumes after it.
+    let mut cursor = match start {
+        Some(None) => return Ok(()),
+        Some(Some(key)) => Some(key),
+        None => None,
+    };
+    let type_def = model
+        .type_def(&migration.type_name)
+        .expect("migrations are validated against the model");
+    loop {
+        let (items, next) = store
+            .scan_page(
+                segment,
+                SEGMENTS,
+                cursor.as_ref(),
+                &migration.type_name,
+                PAGE,
+            )
+            .await?;
+        let mut changed = 0;
+        for item in items.iter().filter(|item| is_node(item)) {
+            if migrate_node(store, model, type_def, migration, item, dry_run).await? {
+                changed += 1;
+            }
+        }
+        let mut guard = shared.lock().await;
+        let (run, checkpoints, record) = &mut *guard;
+        run.scanned += items.len();
+        run.changed += changed;
+        checkpoints.insert(segment, next.clone());
+        if !dry_run {
+            save_record(store, record, checkpoints)
+                .await
+                .map_err(|e| contended(e, &migration.name))?;
+        }
+        progress(&migration.name, run);
+        drop(guard);
+        match next {
+            Some(key) => cursor = Some(key),
+            None => return Ok(()),
+        }
+    }
+}
+
+fn is_node(item: &Item) -> bool {
+    let text = |n: &str| item.get(n).and_then(AttrValue::as_str).unwrap_or_default();
+    text("PK").starts_with("NODE#") && text("PK") == text("SK")
+}
+
+/// Migrates one node; answers whether it changed. A node changed by someone else meanwhile is
+/// read again and migrated again.
+async fn migrate_node(
+    store: &Store,
+    model: &Model,
+    type_def: &TypeDef,
+    migration: &Migration,
+    scanned: &Item,
+    dry_run: bool,
+) -> Result<bool, DataMigrationError> {
+    let mut current = scanned.clone();
+    for _ in 0..WRITE_ATTEMPTS {
+        let next = transform(store, model, type_def, migration, &current).await?;
+        if next == current {
+            return Ok(false);
+        }
+        if dry_run {
+            return Ok(true);
+        }
+        let version = current.get("version").cloned().unwrap_or(AttrValue::Null);
+        let mut next = next;
+        let bumped = current
+            .get("version")
+            .and_then(AttrValue::as_i64)
+            .unwrap_or(0)
+            + 1;
+        next.insert("version".to_owned(), AttrValue::N(bumped.to_string()));
+        match store
+            .transact_write(vec![Write::Put {
+                item: next,
+                condition: vec![Clause::Equals("version".to_owned(), version)],
+            }])
+            .await
+        {
+            Ok(()) => return Ok(true),
+            Err(StoreError::ConditionFailed { .. }) => {
+                let key = Key::same(
+                    current
+                        .get("PK")
+                        .and_then(AttrValue::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                );
+                match store.get_item_consistent(&key).await? {
+                    Some(fresh) => current = fresh,
+                    // Deleted meanwhile: nothing left to migrate.
+                    None => return Ok(false),
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(StoreError::TransactionConflict.into())
+}
+
+/// The node as the migration leaves it: renames, defaults, removals, slots, edge set.
+async fn transform(
+    store: &Store,
+    model: &Model,
+    type_def: &TypeDef,
+    migration: &Migration,
+    node: &Item,
+) -> Result<Item, StoreError> {
+    let mut next = node.clone();
+    for (from, to) in &migration.renames {
+        if let Some(value) = next.remove(from)
+            && !next.contains_key(to)
+        {
+            next.insert(to.clone(), value);
+        }
+    }
+    for (field, value) in &migration.defaults {
+        if matches!(next.get(field), None | Some(AttrValue::Null)) {
+            next.insert(field.clone(), value.clone());
+        }
+    }
+    for attribute in &migration.removes {
+        next.remove(attribute);
+    }
+    if migration.recompute_slots {
+        next.retain(|name, _| !keys::is_slot_attribute(name));
+        values::set_slot_attributes(model, type_def, &mut next);
+    }
+    if migration.rebuild_edge_sets {
+        let partition = next
+            .get("PK")
+            .and_then(AttrValue::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let items = store
+            .query_range(&RangeQuery {
+                index: None,
+                partition: &partition,
+                lower: None,
+                upper: None,
+                filter: None,
+                forward: true,
+                limit: MAX_EDGES_READ,
+            })
+            .await?;
+        let edges: Vec<Item> = items.into_iter().filter(|item| !is_node(item)).collect();
+        let set = check::edge_set_of(model, &edges);
+        next.remove("edges");
+        if !set.is_empty() {
+            next.insert("edges".to_owned(), AttrValue::Ss(set));
+        }
+    }
+    Ok(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model() -> Model {
+        Model::parse("schema.graphql", include_str!("../../schema.graphql")).expect("the schema")
+    }
+
+    fn load(text: &str) -> Result<Migration, String> {
+        let dir = std::env::temp_dir().join(format!("tablegraph-mig-{}", keys::new_id()));
+        std::fs::create_dir_all(&dir).expect("a directory");
+        let path = dir.join("0001_test.toml");
+        std::fs::write(&path, text).expect("a file");
+        let result = load_one(&path, &model()).map_err(|e| {
+            e.to_string()
+                .split_once(": ")
+                .map(|(_, message)| message.to_owned())
+                .unwrap_or_default()
+        });
+        std::fs::remove_dir_all(&dir).expect("removable");
+        result
+    }
+
+    #[test]
+    fn a_valid_file_loads_with_its_checksum() {
+        let migration = load(
+            "description = \"d\"\ntype = \"Goal\"\nrebuild_edge_sets = true\n[set_default]\nkind = \"OBJECTIVE\"\n",
+        )
+        .expect("valid");
+        assert_eq!(migration.name, "0001_test");
+        assert_eq!(migration.checksum.len(), 64);
+        assert_eq!(
+            migration.defaults,
+            [("kind".to_owned(), AttrValue::S("OBJECTIVE".to_owned()))]
+        );
+    }
+
+    #[test]
+    fn mistakes_are_named_with_their_line() {
+        let cases = [
+            (
+                "description = \"d\"\ntype = \"Cow\"\nrecompute = true\n",
+                "line 3: unknown field `recompute`",
+            ),
+            (
+                "description = \"d\"\ntype = \"Horse\"\n",
+                "type: Horse is not a @model type of the schema",
+            ),
+            (
+                "description = \"d\"\ntype = \"Farm\"\n[rename]\nlabel = \"name\"\n",
+                "rename: name is @unique; a migration cannot take unique values",
+            ),
+            (
+                "description = \"d\"\ntype = \"Cow\"\n[set_default]\nweight = 3\n",
+                "set_default: weight is not a stored field of Cow",
+            ),
+            (
+                "description = \"d\"\ntype = \"Cow\"\nremove = [\"name\"]\n",
+                "remove: name is a field of Cow; remove it from the schema first",
+            ),
+            (
+                "description = \"d\"\ntype = \"Farm\"\nrebuild_edge_sets = true\n",
+                "rebuild_edge_sets: no edge type starting at Farm keeps an edge set",
+            ),
+        ];
+        for (text, message) in cases {
+            let error = load(text).expect_err(text);
+            assert!(error.starts_with(message), "{error:?} for {text:?}");
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! Data migrations on data written before them: the shipped migrations of `migrations/` give
+//! animals written under the schema without `Farm.animals` their new slot; applied migrations
+//! are recorded, skipped, and refused when edited; a dry run changes nothing; a run killed
+//! midway resumes from its checkpoint.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+use tablegraph::app::Application;
+use tablegraph::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
+use tablegraph::store::{EmbeddedLocation, StoreTuning};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+use crate::helpers::{id_at, repository_file};
+
+const V1_SCHEMA: &str = "tests/fixtures/migrations/schema-v1.graphql";
+
+fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("tablegraph-{name}-{}", uuid::Uuid::now_v7()))
+}
+
+/// Serves the schema at `schema` on the store in `dir` while `work` runs, then stops and
+/// releases the store.
+async fn with_server<F, Fut, T>(dir: &Path, schema: &str, work: F) -> T
+where
+    F: FnOnce(String) -> Fut,
+    Fut: Future<Output = T>,
+{
+    let config = ServeConfig {
+        listen: "127.0.0.1:0".parse().expect("an address"),
+        schema_path: repository_file(schema),
+        store: StoreConfig {
+            target: StoreTarget::Embedded(EmbeddedLocation::Directory(dir.to_owned())),
+            table: "tablegraph".to_owned(),
+            tuning: StoreTuning::default(),
+        },
+        http: HttpConfig::default(),
+    };
+    let application = Application::build(&config)
+        .await
+        .expect("the server starts");
+    let url = format!("http://{}/graphql", application.local_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(application.run_until_stopped(async {
+        let _ = stopped.await;
+    }));
+    let answer = work(url).await;
+    let _ = stop.send(());
+    server
+        .await
+        .expect("the server task ends")
+        .expect("the server stops cleanly");
+    answer
+}
+
+async fn graphql(url: &str, query: &str, variables: Value) -> Value {
+    reqwest::Client::new()
+        .post(url)
+        .json(&json!({ "query": query, "variables": variables }))
+        .send()
+        .await
+        .expect("the server answers")
+        .json()
+        .await
+        .expect("JSON")
+}
+
+/// Under the old schema: one farm with `cows` cows and two chickens, named so that the
+/// animals' order by name interleaves them.
+async fn write_v1_data(dir: &Path, cows: usize) -> String {
+    with_server(dir, V1_SCHEMA, |url| async move {
+        let body = graphql(&url, "mutation { createFarm(input: { name: \"Old Farm\" }) { id } }", json!({})).await;
+        let farm = id_at(&body, "/data/createFarm/id");
+        for n in 0..cows {
+            let body = graphql(
+                &url,
+                "mutation($f: ID!, $n: String!) { createCow(input: { farmId: $f, name: $n }) { id } }",
+                json!({ "f": farm, "n": format!("Cow {n:03}") }),
+            )
+            .await;
+            id_at(&body, "/data/createCow/id");
+        }
+        for name in ["Chicken A", "Cow 000 chick"] {
+            let body = graphql(
+                &url,
+                "mutation($f: ID!, $n: String!) { createChicken(input: { farmId: $f, name: $n }) { id } }",
+                json!({ "f": farm, "n": name }),
+            )
+            .await;
+            id_at(&body, "/data/createChicken/id");
+        }
+        farm
+    })
+    .await
+}
+
+/// Runs the binary; answers (success, stdout, stderr).
+async fn run(args: &[&str], dir: &Path) -> (bool, String, String) {
+    let output = command(args, dir).output().await.expect("the binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn command(args: &[&str], dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tablegraph"));
+    command
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("TABLEGRAPH_MEMORY")
+        .env_remove("TABLEGRAPH_DYNAMODB_ENDPOINT")
+        .env_remove("TABLEGRAPH_SIMULATED_LATENCY_MS");
+    command
+}
+
+/// The names `farm.animals` lists, in order, under the current schema.
+async fn animal_names(dir: &Path, farm: &str) -> Vec<String> {
+    let farm = farm.to_owned();
+    with_server(dir, "schema.graphql", |url| async move {
+        let body = graphql(
+            &url,
+            "query($f: ID!) { farm(id: $f) { animals(first: 100) { edges { node { ... on Cow { name } ... on Chicken { name } } } } } }",
+            json!({ "f": farm }),
+        )
+        .await;
+        body["data"]["farm"]["animals"]["edges"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{body}"))
+            .iter()
+            .map(|edge| edge["node"]["name"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shipped_migrations_list_old_animals_in_farm_animals() {
+    let dir = scratch("migrate");
+    let farm = write_v1_data(&dir, 3).await;
+
+    // Under the new schema the old animals lack their GSI02 slot.
+    let (ok, stdout, _) = run(&["check"], &dir).await;
+    assert!(!ok, "{stdout}");
+    assert!(
+        stdout.contains("5 relation slots that differ from the schema's"),
+        "{stdout}"
+    );
+    assert_eq!(animal_names(&dir, &farm).await, Vec::<String>::new());
+
+    let (ok, stdout, _) = run(&["migrate", "--dry-run"], &dir).await;
+    assert!(ok, "{stdout}");
+    assert!(stdout.contains("migration 0001_cows_join_farm_animals: Give every cow its slot in Farm.animals (scanned 3 items, would change 3)"), "{stdout}");
+    assert!(stdout.contains("would change 2)"), "{stdout}");
+    let (ok, _, _) = run(&["check"], &dir).await;
+    assert!(!ok, "a dry run changes nothing");
+
+    let (ok, stdout, stderr) = run(&["migrate"], &dir).await;
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(stdout.contains("scanned 3 items, changed 3)"), "{stdout}");
+    assert!(stdout.contains("scanned 2 items, changed 2)"), "{stdout}");
+    let (ok, stdout, _) = run(&["check"], &dir).await;
+    assert!(ok, "{stdout}");
+    assert!(stdout.contains("2 migration records"), "{stdout}");
+    assert_eq!(
+        animal_names(&dir, &farm).await,
+        [
+            "Chicken A",
+            "Cow 000",
+            "Cow 000 chick",
+            "Cow 001",
+            "Cow 002"
+        ]
+    );
+
+    let (ok, stdout, _) = run(&["migrate"], &dir).await;
+    assert!(ok);
+    assert!(
+        stdout.contains("migration 0001_cows_join_farm_animals: already applied"),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).expect("removable");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_applied_migration_that_was_edited_is_refused() {
+    let dir = scratch("edited");
+    write_v1_data(&dir, 1).await;
+    let migrations = scratch("edited-migrations");
+    std::fs::create_dir_all(&migrations).expect("a directory");
+    let file = migrations.join("0001_cows_join_farm_animals.toml");
+    std::fs::copy(
+        repository_file("migrations/0001_cows_join_farm_animals.toml"),
+        &file,
+    )
+    .expect("a copy");
+    let folder = migrations.to_str().expect("UTF-8");
+    let (ok, _, stderr) = run(&["migrate", "--migrations", folder], &dir).await;
+    assert!(ok, "{stderr}");
+
+    let edited = std::fs::read_to_string(&file).expect("the file") + "remove = []\n";
+    std::fs::write(
+        &file,
+        edited.replace(
+            "recompute_slots = true\nremove = []",
+            "remove = []\nrecompute_slots = true",
+        ),
+    )
+    .expect("an edit");
+    let (ok, _, stderr) = run(&["migrate", "--migrations", folder], &dir).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("0001_cows_join_farm_animals.toml was changed after it was applied"),
+        "{stderr}"
+    );
+    for path in [&dir, &migrations] {
+        std::fs::remove_dir_all(path).expect("removable");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_killed_midway_resumes_from_its_checkpoint() {
+    let dir = scratch("killed");
+    let cows = 240;
+    let farm = write_v1_data(&dir, cows).await;
+    // Slowed down so that it is still running when it reports its first pages.
+    let mut child = command(&["migrate", "--simulated-latency-ms", "40"], &dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("migrate starts");
+    let mut progress = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut changed_before_kill = 0;
+    while let Some(line) = progress.next_line().await.expect("a line") {
+        if let Some(count) = line
+            .strip_prefix("0001_cows_join_farm_animals: scanned ")
+            .and_then(|rest| rest.split(", changed ").nth(1))
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            && count > 0
+        {
+            changed_before_kill = count;
+            break;
+        }
+    }
+    child.start_kill().expect("SIGKILL");
+    child.wait().await.expect("it dies");
+    assert!(
+        changed_before_kill > 0 && changed_before_kill < cows,
+        "killed midway: {changed_before_kill}"
+    );
+
+    let (ok, stdout, stderr) = run(&["migrate"], &dir).await;
+    assert!(ok, "{stdout}\n{stderr}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("migration 0001_cows_join_farm_animals"))
+        .expect("a line for the cows' migration");
+    assert!(line.contains("resumed from its checkpoint"), "{line}");
+    let scanned: usize = line
+        .split("scanned ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    assert!(
+        scanned < cows,
+        "the resumed run skipped the pages done before: {line}"
+    );
+    let (ok, stdout, _) = run(&["check"], &dir).await;
+    assert!(ok, "{stdout}");
+    assert_eq!(animal_names(&dir, &farm).await.len(), 100.min(cows + 2));
+    std::fs::remove_dir_all(&dir).expect("removable");
+}

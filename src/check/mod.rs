@@ -278,14 +278,20 @@ fn derived_node(model: &Model, node: &Item, edge_set: Option<&BTreeSet<String>>)
 
 /// An edge with its inverse slot and `toType` as the model derives them.
 fn derived_edge(model: &Model, edge: &Item, by_key: &HashMap<(&str, &str), &Item>) -> Option<Item> {
-    let edge_type = text(edge, "__typename");
-    let edge_def = model.edge_def(edge_type)?;
-    let (from, to) = (text(edge, "from"), text(edge, "to"));
-    let target = keys::node_key(to);
+    let target = keys::node_key(text(edge, "to"));
     let target_type = text(
         by_key.get(&(target.as_str(), target.as_str()))?,
         "__typename",
     );
+    derive_edge(model, edge, target_type)
+}
+
+/// `edge` with its inverse slot and `toType` as the model derives them for a target of
+/// `target_type`; `None` for an edge type the model lacks.
+fn derive_edge(model: &Model, edge: &Item, target_type: &str) -> Option<Item> {
+    let edge_type = text(edge, "__typename");
+    let edge_def = model.edge_def(edge_type)?;
+    let (from, to) = (text(edge, "from"), text(edge, "to"));
     let mut derived = edge.clone();
     derived.retain(|name, _| !keys::is_slot_attribute(name));
     let sort = edge_sort_value(model, edge_def, edge);
@@ -569,19 +575,9 @@ fn check_edges(
             ));
             continue;
         }
-        let sort = edge_sort_value(model, edge_def, edge);
-        let mut derived = (*edge).clone();
-        derived.retain(|name, _| !keys::is_slot_attribute(name));
-        derived.insert(
-            keys::slot_partition_attribute(edge_def.slot),
-            AttrValue::S(keys::slot_partition(edge_type, to)),
-        );
-        derived.insert(
-            keys::slot_sort_attribute(edge_def.slot),
-            AttrValue::S(keys::slot_sort_key(sort.as_deref(), from)),
-        );
-        if slot_attributes(edge) != slot_attributes(&derived)
-            || text(edge, "toType") != target_type.unwrap_or_default()
+        let target_type = target_type.unwrap_or_default();
+        let derived = derive_edge(model, edge, target_type).unwrap_or_default();
+        if slot_attributes(edge) != slot_attributes(&derived) || text(edge, "toType") != target_type
         {
             violations.push(violation(
                 ViolationKind::WrongSlot,

@@ -442,38 +442,15 @@ impl Store {
 
     async fn scan_segment(&self, segment: u16, segments: u16) -> Result<Vec<Item>, StoreError> {
         let mut items = Vec::new();
-        let mut start: Option<HashMap<String, AttributeValue>> = None;
+        let mut start = None;
         loop {
-            let page_start = start.take();
-            let output = retrying(|| async {
-                self.begin_call()?;
-                let started = std::time::Instant::now();
-                let output = self
-                    .client
-                    .scan()
-                    .table_name(self.table.as_ref())
-                    .segment(i32::from(segment))
-                    .total_segments(i32::from(segments))
-                    .consistent_read(true)
-                    .set_exclusive_start_key(page_start.clone())
-                    .send()
-                    .await
-                    .map_err(error::classify);
-                self.observe("Scan", started, &output);
-                output
-            })
-            .await?;
-            let page = output.items.unwrap_or_default();
-            self.record(CallRecord {
-                operation: "Scan",
-                index: None,
-                keys: None,
-                items: Some(page.len()),
-            });
-            items.extend(page.into_iter().map(item::item_from_sdk));
-            match output.last_evaluated_key {
-                Some(key) if !key.is_empty() => start = Some(key),
-                _ => return Ok(items),
+            let (page, next) = self
+                .scan_page_of(segment, segments, start.as_ref(), None, None)
+                .await?;
+            items.extend(page);
+            match next {
+                Some(key) => start = Some(key),
+                None => return Ok(items),
             }
         }
     }
@@ -489,25 +466,38 @@ impl Store {
         typename: &str,
         limit: usize,
     ) -> Result<(Vec<Item>, Option<Key>), StoreError> {
+        self.scan_page_of(segment, segments, start, Some(typename), Some(limit))
+            .await
+    }
+
+    async fn scan_page_of(
+        &self,
+        segment: u16,
+        segments: u16,
+        start: Option<&Key>,
+        typename: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<(Vec<Item>, Option<Key>), StoreError> {
         let start = start.map(key_map);
         let output = retrying(|| async {
             self.begin_call()?;
             let started = std::time::Instant::now();
-            let output = self
+            let mut scan = self
                 .client
                 .scan()
                 .table_name(self.table.as_ref())
                 .segment(i32::from(segment))
                 .total_segments(i32::from(segments))
                 .consistent_read(true)
-                .filter_expression("#t = :t")
-                .expression_attribute_names("#t", "__typename")
-                .expression_attribute_values(":t", AttributeValue::S(typename.to_owned()))
-                .limit(i32::try_from(limit).unwrap_or(i32::MAX))
-                .set_exclusive_start_key(start.clone())
-                .send()
-                .await
-                .map_err(error::classify);
+                .set_limit(limit.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
+                .set_exclusive_start_key(start.clone());
+            if let Some(typename) = typename {
+                scan = scan
+                    .filter_expression("#t = :t")
+                    .expression_attribute_names("#t", "__typename")
+                    .expression_attribute_values(":t", AttributeValue::S(typename.to_owned()));
+            }
+            let output = scan.send().await.map_err(error::classify);
             self.observe("Scan", started, &output);
             output
         })

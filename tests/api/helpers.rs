@@ -157,3 +157,36 @@ pub fn error_type(body: &Value) -> &str {
 pub fn error_message(body: &Value) -> &str {
     body["errors"][0]["message"].as_str().unwrap_or_default()
 }
+
+/// A fresh path under the system's temporary directory.
+pub fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("tablegraph-{name}-{}", uuid::Uuid::now_v7()))
+}
+
+/// The `tablegraph` binary with `args`, on the embedded store in `dir`, from the repository
+/// root, ignoring store settings of the environment.
+pub fn tablegraph(args: &[&str], dir: &std::path::Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tablegraph"));
+    command
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("TABLEGRAPH_MEMORY")
+        .env_remove("TABLEGRAPH_DYNAMODB_ENDPOINT")
+        .env_remove("TABLEGRAPH_SIMULATED_LATENCY_MS");
+    command
+}
+
+/// Runs [`tablegraph`] to the end; answers (success, stdout, stderr).
+pub async fn run_tablegraph(args: &[&str], dir: &std::path::Path) -> (bool, String, String) {
+    let output = tablegraph(args, dir)
+        .output()
+        .await
+        .expect("the binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}

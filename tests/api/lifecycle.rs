@@ -281,20 +281,8 @@ async fn a_server_killed_mid_write_storm_loses_no_acknowledged_write() {
     assert!(all.farms.len() + all.users.len() + all.memberships.len() > 50);
 
     // The table on disk keeps every invariant.
-    let check = Command::new(env!("CARGO_BIN_EXE_tablegraph"))
-        .args(["check", "--data-dir"])
-        .arg(&dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("TABLEGRAPH_MEMORY")
-        .env_remove("TABLEGRAPH_DYNAMODB_ENDPOINT")
-        .output()
-        .await
-        .expect("check runs");
-    let report = String::from_utf8_lossy(&check.stdout);
-    assert!(
-        check.status.success() && report.contains("no violations"),
-        "{report}"
-    );
+    let (ok, report, _) = crate::helpers::run_tablegraph(&["check"], &dir).await;
+    assert!(ok && report.contains("no violations"), "{report}");
 
     // Every acknowledged write is there after a restart.
     let server = start(&dir).await;

@@ -3,7 +3,7 @@
 //! are recorded, skipped, and refused when edited; a dry run changes nothing; a run killed
 //! midway resumes from its checkpoint.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 
 use serde_json::{Value, json};
@@ -11,15 +11,10 @@ use tablegraph::app::Application;
 use tablegraph::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
 use tablegraph::store::{EmbeddedLocation, StoreTuning};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
 
-use crate::helpers::{id_at, repository_file};
+use crate::helpers::{id_at, repository_file, run_tablegraph, scratch, tablegraph};
 
 const V1_SCHEMA: &str = "tests/fixtures/migrations/schema-v1.graphql";
-
-fn scratch(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("tablegraph-{name}-{}", uuid::Uuid::now_v7()))
-}
 
 /// Serves the schema at `schema` on the store in `dir` while `work` runs, then stops and
 /// releases the store.
@@ -96,29 +91,6 @@ async fn write_v1_data(dir: &Path, cows: usize) -> String {
     .await
 }
 
-/// Runs the binary; answers (success, stdout, stderr).
-async fn run(args: &[&str], dir: &Path) -> (bool, String, String) {
-    let output = command(args, dir).output().await.expect("the binary runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-fn command(args: &[&str], dir: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_tablegraph"));
-    command
-        .args(args)
-        .arg("--data-dir")
-        .arg(dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("TABLEGRAPH_MEMORY")
-        .env_remove("TABLEGRAPH_DYNAMODB_ENDPOINT")
-        .env_remove("TABLEGRAPH_SIMULATED_LATENCY_MS");
-    command
-}
-
 /// The names `farm.animals` lists, in order, under the current schema.
 async fn animal_names(dir: &Path, farm: &str) -> Vec<String> {
     let farm = farm.to_owned();
@@ -145,7 +117,7 @@ async fn the_shipped_migrations_list_old_animals_in_farm_animals() {
     let farm = write_v1_data(&dir, 3).await;
 
     // Under the new schema the old animals lack their GSI02 slot.
-    let (ok, stdout, _) = run(&["check"], &dir).await;
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
     assert!(!ok, "{stdout}");
     assert!(
         stdout.contains("5 relation slots that differ from the schema's"),
@@ -153,18 +125,18 @@ async fn the_shipped_migrations_list_old_animals_in_farm_animals() {
     );
     assert_eq!(animal_names(&dir, &farm).await, Vec::<String>::new());
 
-    let (ok, stdout, _) = run(&["migrate", "--dry-run"], &dir).await;
+    let (ok, stdout, _) = run_tablegraph(&["migrate", "--dry-run"], &dir).await;
     assert!(ok, "{stdout}");
     assert!(stdout.contains("migration 0001_cows_join_farm_animals: Give every cow its slot in Farm.animals (scanned 3 items, would change 3)"), "{stdout}");
     assert!(stdout.contains("would change 2)"), "{stdout}");
-    let (ok, _, _) = run(&["check"], &dir).await;
+    let (ok, _, _) = run_tablegraph(&["check"], &dir).await;
     assert!(!ok, "a dry run changes nothing");
 
-    let (ok, stdout, stderr) = run(&["migrate"], &dir).await;
+    let (ok, stdout, stderr) = run_tablegraph(&["migrate"], &dir).await;
     assert!(ok, "{stdout}\n{stderr}");
     assert!(stdout.contains("scanned 3 items, changed 3)"), "{stdout}");
     assert!(stdout.contains("scanned 2 items, changed 2)"), "{stdout}");
-    let (ok, stdout, _) = run(&["check"], &dir).await;
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
     assert!(ok, "{stdout}");
     assert!(stdout.contains("2 migration records"), "{stdout}");
     assert_eq!(
@@ -178,7 +150,7 @@ async fn the_shipped_migrations_list_old_animals_in_farm_animals() {
         ]
     );
 
-    let (ok, stdout, _) = run(&["migrate"], &dir).await;
+    let (ok, stdout, _) = run_tablegraph(&["migrate"], &dir).await;
     assert!(ok);
     assert!(
         stdout.contains("migration 0001_cows_join_farm_animals: already applied"),
@@ -200,7 +172,7 @@ async fn an_applied_migration_that_was_edited_is_refused() {
     )
     .expect("a copy");
     let folder = migrations.to_str().expect("UTF-8");
-    let (ok, _, stderr) = run(&["migrate", "--migrations", folder], &dir).await;
+    let (ok, _, stderr) = run_tablegraph(&["migrate", "--migrations", folder], &dir).await;
     assert!(ok, "{stderr}");
 
     let edited = std::fs::read_to_string(&file).expect("the file") + "remove = []\n";
@@ -212,7 +184,7 @@ async fn an_applied_migration_that_was_edited_is_refused() {
         ),
     )
     .expect("an edit");
-    let (ok, _, stderr) = run(&["migrate", "--migrations", folder], &dir).await;
+    let (ok, _, stderr) = run_tablegraph(&["migrate", "--migrations", folder], &dir).await;
     assert!(!ok);
     assert!(
         stderr.contains("0001_cows_join_farm_animals.toml was changed after it was applied"),
@@ -229,7 +201,7 @@ async fn a_migration_killed_midway_resumes_from_its_checkpoint() {
     let cows = 240;
     let farm = write_v1_data(&dir, cows).await;
     // Slowed down so that it is still running when it reports its first pages.
-    let mut child = command(&["migrate", "--simulated-latency-ms", "40"], &dir)
+    let mut child = tablegraph(&["migrate", "--simulated-latency-ms", "40"], &dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -254,7 +226,7 @@ async fn a_migration_killed_midway_resumes_from_its_checkpoint() {
         "killed midway: {changed_before_kill}"
     );
 
-    let (ok, stdout, stderr) = run(&["migrate"], &dir).await;
+    let (ok, stdout, stderr) = run_tablegraph(&["migrate"], &dir).await;
     assert!(ok, "{stdout}\n{stderr}");
     let line = stdout
         .lines()
@@ -271,7 +243,7 @@ async fn a_migration_killed_midway_resumes_from_its_checkpoint() {
         scanned < cows,
         "the resumed run skipped the pages done before: {line}"
     );
-    let (ok, stdout, _) = run(&["check"], &dir).await;
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
     assert!(ok, "{stdout}");
     assert_eq!(animal_names(&dir, &farm).await.len(), 100.min(cows + 2));
     std::fs::remove_dir_all(&dir).expect("removable");

@@ -1,35 +1,12 @@
 //! The table tools as a user runs them: `tablegraph check [--repair]`, `export` and `import`,
 //! as processes on embedded stores on disk.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::helpers::{run_tablegraph, scratch};
 use tablegraph::app;
 use tablegraph::config::{StoreConfig, StoreTarget};
 use tablegraph::store::{EmbeddedLocation, Key, StoreTuning, Write};
-use tokio::process::Command;
-
-fn scratch(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("tablegraph-{name}-{}", uuid::Uuid::now_v7()))
-}
-
-/// Runs the binary with `args` and `--data-dir dir`; answers (success, stdout, stderr).
-async fn run(args: &[&str], dir: &Path) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_tablegraph"))
-        .args(args)
-        .arg("--data-dir")
-        .arg(dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("TABLEGRAPH_MEMORY")
-        .env_remove("TABLEGRAPH_DYNAMODB_ENDPOINT")
-        .output()
-        .await
-        .expect("the binary runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
 
 /// Deletes one item of the store in `dir` directly, as a crash between two writes would leave
 /// it missing.
@@ -53,15 +30,15 @@ async fn delete_item(dir: &Path, key: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn check_finds_damage_and_repair_fixes_it() {
     let dir = scratch("check");
-    let (ok, _, stderr) = run(&["demo"], &dir).await;
+    let (ok, _, stderr) = run_tablegraph(&["demo"], &dir).await;
     assert!(ok, "{stderr}");
-    let (ok, stdout, _) = run(&["check"], &dir).await;
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
     assert!(ok, "{stdout}");
     assert!(stdout.contains("no violations"), "{stdout}");
 
     // The Growth team's unique name item is lost.
     delete_item(&dir, "Team#name#growth").await;
-    let (ok, stdout, stderr) = run(&["check"], &dir).await;
+    let (ok, stdout, stderr) = run_tablegraph(&["check"], &dir).await;
     assert!(!ok, "a broken table fails the check");
     assert!(
         stdout.contains("1 unique field values without their item"),
@@ -69,10 +46,10 @@ async fn check_finds_damage_and_repair_fixes_it() {
     );
     assert!(stderr.contains("run tablegraph check --repair"), "{stderr}");
 
-    let (ok, stdout, stderr) = run(&["check", "--repair"], &dir).await;
+    let (ok, stdout, stderr) = run_tablegraph(&["check", "--repair"], &dir).await;
     assert!(ok, "{stdout}\n{stderr}");
     assert!(stdout.contains("wrote 1 fixes"), "{stdout}");
-    let (ok, stdout, _) = run(&["check"], &dir).await;
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
     assert!(ok && stdout.contains("no violations"), "{stdout}");
     std::fs::remove_dir_all(&dir).expect("removable");
 }
@@ -81,10 +58,10 @@ async fn check_finds_damage_and_repair_fixes_it() {
 async fn an_export_imports_into_an_empty_store_as_the_same_table() {
     let (source, target) = (scratch("export"), scratch("import"));
     let file = scratch("export-file").with_extension("jsonl");
-    let (ok, _, stderr) = run(&["demo"], &source).await;
+    let (ok, _, stderr) = run_tablegraph(&["demo"], &source).await;
     assert!(ok, "{stderr}");
     let output = file.to_str().expect("a UTF-8 path");
-    let (ok, _, stderr) = run(&["export", "--output", output], &source).await;
+    let (ok, _, stderr) = run_tablegraph(&["export", "--output", output], &source).await;
     assert!(ok, "{stderr}");
     let exported = std::fs::read_to_string(&file).expect("the export");
     let lines = exported.lines().count();
@@ -101,16 +78,16 @@ async fn an_export_imports_into_an_empty_store_as_the_same_table() {
         "DynamoDB JSON lines"
     );
 
-    let (ok, stdout, stderr) = run(&["import", output], &target).await;
+    let (ok, stdout, stderr) = run_tablegraph(&["import", output], &target).await;
     assert!(ok, "{stderr}");
     assert!(
         stdout.contains(&format!("imported {lines} items")),
         "{stdout}"
     );
-    let (ok, again, _) = run(&["export"], &target).await;
+    let (ok, again, _) = run_tablegraph(&["export"], &target).await;
     assert!(ok);
     assert_eq!(again, exported, "the imported table exports identically");
-    let (ok, stdout, _) = run(&["check"], &target).await;
+    let (ok, stdout, _) = run_tablegraph(&["check"], &target).await;
     assert!(ok && stdout.contains("no violations"), "{stdout}");
     for dir in [&source, &target] {
         std::fs::remove_dir_all(dir).expect("removable");
@@ -132,13 +109,13 @@ async fn a_malformed_import_names_its_line_and_writes_nothing() {
         ),
     )
     .expect("a file");
-    let (ok, _, stderr) = run(&["import", file.to_str().expect("UTF-8")], &dir).await;
+    let (ok, _, stderr) = run_tablegraph(&["import", file.to_str().expect("UTF-8")], &dir).await;
     assert!(!ok);
     assert!(
         stderr.contains(r#"line 3: version: "many" is not a number"#),
         "{stderr}"
     );
-    let (ok, exported, _) = run(&["export"], &dir).await;
+    let (ok, exported, _) = run_tablegraph(&["export"], &dir).await;
     assert!(ok);
     assert_eq!(exported, "", "nothing was written");
     std::fs::remove_dir_all(&dir).expect("removable");

@@ -12,7 +12,8 @@ pub enum SortInput<'a> {
     Int(i64),
     Float(f64),
     Bool(bool),
-    /// A value of a ranked enum: sorts by its rank, then its name.
+    /// A value of a ranked enum: sorts by its rank, then its name. Ranks are written with
+    /// three digits, so the order holds for ranks 0 to 999, the range `@rank` accepts.
     Ranked {
         rank: u16,
         name: &'a str,
@@ -20,7 +21,9 @@ pub enum SortInput<'a> {
 }
 
 /// Encodes a sort value. Equal inputs give equal strings, and byte order of the strings is the
-/// order of the inputs (within one kind of input).
+/// order of the inputs (within one kind of input). One exception: text containing U+10FFFF
+/// (reserved for [`NULL_SORT_VALUE`]) is encoded with U+10FFFE there, so it ties with text that
+/// has U+10FFFE in the same place.
 ///
 /// ```
 /// use tablegraph::keys::{encode_sort_value, SortInput, NULL_SORT_VALUE};

@@ -274,6 +274,32 @@ mod tests {
     }
 
     #[test]
+    fn names_that_belong_to_graphql_or_to_generated_types_are_refused() {
+        let table = [
+            (
+                "type Farm @model { name: String }\ntype String @model { x: Int }",
+                "schema.graphql:2:1: type String: the name belongs to GraphQL",
+            ),
+            (
+                "type Farm @model { name: String }\nenum __Schema { A }",
+                "schema.graphql:2:1: type __Schema: the name belongs to GraphQL",
+            ),
+            (
+                "type Farm @model { name: String }\nenum AWSDateTime { A }",
+                "schema.graphql:2:1: type AWSDateTime: the name belongs to the AppSync scalar AWSDateTime",
+            ),
+            (
+                "type Goal @model { title: String }\ntype User @model {\n  fans: [Goal] @incoming(edge: \"Likes\")\n  likers: [LikesInverse] @hasMany(index: \"GSI02\", field: \"userId\")\n}\ntype LikesInverse @model { userId: ID }\ntype Likes @edge(from: \"Goal\", to: \"User\") { at: String }",
+                "type LikesInverseConnection would be generated for both",
+            ),
+        ];
+        for (source, expected) in table {
+            let error = error_of(source);
+            assert!(error.contains(expected), "{error} for {source}");
+        }
+    }
+
+    #[test]
     fn schema_mistakes_name_their_line_and_column() {
         let table = [
             (

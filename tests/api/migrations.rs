@@ -248,3 +248,91 @@ async fn a_migration_killed_midway_resumes_from_its_checkpoint() {
     assert_eq!(animal_names(&dir, &farm).await.len(), 100.min(cows + 2));
     std::fs::remove_dir_all(&dir).expect("removable");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renames_defaults_removals_and_edge_sets_are_migrated() {
+    use tablegraph::store::{AttrValue, Key, Write};
+    let dir = scratch("steps");
+    // A goal with a lead, written through the API.
+    let (goal, user) = with_server(&dir, "schema.graphql", |url| async move {
+        let body = graphql(&url, "mutation { createGoal(input: { title: \"Old\", kind: OBJECTIVE }) { id } }", json!({})).await;
+        let goal = id_at(&body, "/data/createGoal/id");
+        let body = graphql(&url, "mutation { createUser(input: { name: \"Ann\", email: \"ann@example.com\" }) { id } }", json!({})).await;
+        let user = id_at(&body, "/data/createUser/id");
+        let body = graphql(
+            &url,
+            "mutation($g: ID!, $u: ID!) { addGoalMembership(input: { from: $g, to: $u, role: LEAD }) { role } }",
+            json!({ "g": goal, "u": user }),
+        )
+        .await;
+        assert_eq!(body["data"]["addGoalMembership"]["role"], "LEAD", "{body}");
+        (goal, user)
+    })
+    .await;
+    // As an older version left it: `headline` instead of `title`, no `kind`, a stray attribute
+    // and no edge set.
+    {
+        let open = tablegraph::app::open_store(&StoreConfig {
+            target: StoreTarget::Embedded(EmbeddedLocation::Directory(dir.clone())),
+            table: "tablegraph".to_owned(),
+            tuning: StoreTuning::default(),
+        })
+        .await
+        .expect("the store opens");
+        let key = Key::same(format!("NODE#{goal}"));
+        let mut item = open
+            .store
+            .get_item_consistent(&key)
+            .await
+            .expect("a read")
+            .expect("the goal");
+        let title = item.remove("title").expect("a title");
+        item.insert("headline".to_owned(), title);
+        item.remove("kind");
+        item.remove("edges");
+        item.insert("legacyScore".to_owned(), AttrValue::N("7".to_owned()));
+        open.store
+            .transact_write(vec![Write::Put {
+                item,
+                condition: Vec::new(),
+            }])
+            .await
+            .expect("a raw write");
+    }
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
+    assert!(!ok && stdout.contains("edge sets that differ"), "{stdout}");
+
+    let migrations = scratch("steps-migrations");
+    std::fs::create_dir_all(&migrations).expect("a directory");
+    std::fs::write(
+        migrations.join("0001_goal_fields.toml"),
+        "description = \"Goals from before titles and kinds\"\ntype = \"Goal\"\nremove = [\"legacyScore\"]\nrebuild_edge_sets = true\n\n[rename]\nheadline = \"title\"\n\n[set_default]\nkind = \"KEY_RESULT\"\n",
+    )
+    .expect("a migration");
+    let folder = migrations.to_str().expect("UTF-8");
+    let (ok, stdout, stderr) = run_tablegraph(&["migrate", "--migrations", folder], &dir).await;
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(stdout.contains("scanned 1 items, changed 1)"), "{stdout}");
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
+    assert!(ok, "{stdout}");
+
+    let body = with_server(&dir, "schema.graphql", |url| async move {
+        graphql(
+            &url,
+            "query($g: ID!) { goal(id: $g) { title kind version leads { id } } }",
+            json!({ "g": goal }),
+        )
+        .await
+    })
+    .await;
+    assert_eq!(body["data"]["goal"]["title"], "Old", "{body}");
+    assert_eq!(body["data"]["goal"]["kind"], "KEY_RESULT", "{body}");
+    assert_eq!(
+        body["data"]["goal"]["leads"][0]["id"],
+        user.as_str(),
+        "{body}"
+    );
+    for path in [&dir, &migrations] {
+        std::fs::remove_dir_all(path).expect("removable");
+    }
+}

@@ -12,6 +12,7 @@ use crate::graphql;
 use crate::http::{self, AppState};
 use crate::migrate::{self, MigrationError};
 use crate::model::{Model, ModelError};
+use crate::resolvers::{ResolverError, Resolvers};
 use crate::store::{Credentials, EmbeddedStore, Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +30,8 @@ pub enum StartupError {
     Migration(#[from] MigrationError),
     #[error(transparent)]
     Auth(#[from] AuthSetupError),
+    #[error(transparent)]
+    Resolver(#[from] ResolverError),
     #[error("cannot build the GraphQL schema: {0}")]
     Schema(String),
     #[error("cannot listen on {address}: {source}")]
@@ -38,14 +41,28 @@ pub enum StartupError {
     },
 }
 
-/// Reads and validates a schema file; errors name the file as given.
-pub fn load_model(path: &Path) -> Result<Model, StartupError> {
-    let shown = path.display().to_string();
-    let source = std::fs::read_to_string(path).map_err(|source| StartupError::ReadSchema {
+/// The `resolvers/` directory of a schema: `dir` when given, else the one beside the schema.
+pub fn resolvers_dir(schema: &Path, dir: Option<&Path>) -> std::path::PathBuf {
+    match dir {
+        Some(dir) => dir.to_owned(),
+        None => schema
+            .parent()
+            .unwrap_or_else(|| Path::new("."))
+            .join("resolvers"),
+    }
+}
+
+/// Reads and validates a schema file and its resolvers; errors name the files as given.
+pub fn load_schema(schema: &Path, dir: Option<&Path>) -> Result<(Model, Resolvers), StartupError> {
+    let dir = resolvers_dir(schema, dir);
+    let shown = schema.display().to_string();
+    let source = std::fs::read_to_string(schema).map_err(|source| StartupError::ReadSchema {
         path: shown.clone(),
         source,
     })?;
-    Ok(Model::parse(&shown, &source)?)
+    let model = Model::parse_with_resolvers(&shown, &source, &Resolvers::fields_in(&dir))?;
+    let resolvers = Resolvers::load(&dir, &model)?;
+    Ok((model, resolvers))
 }
 
 /// A connected store, and the embedded server behind it when there is one.
@@ -99,7 +116,8 @@ pub struct Application {
 
 impl Application {
     pub async fn build(config: &ServeConfig) -> Result<Application, StartupError> {
-        let model = Arc::new(load_model(&config.schema_path)?);
+        let (model, resolvers) = load_schema(&config.schema_path, config.resolvers_dir.as_deref())?;
+        let model = Arc::new(model);
         let authenticator = Authenticator::from_config(&config.http.auth)?;
         let store = open_store(&config.store).await?;
         if store.is_embedded() {
@@ -108,7 +126,11 @@ impl Application {
         } else {
             migrate::verify_table(&store.store, &model).await?;
         }
-        let schema = graphql::build_schema(model, &config.http.graphql)
+        let options = graphql::SchemaOptions {
+            resolvers: Arc::new(resolvers),
+            ..config.http.graphql.clone()
+        };
+        let schema = graphql::build_schema(model, &options)
             .map_err(|e| StartupError::Schema(e.to_string()))?;
         let state = AppState::new(schema, store.store.clone(), authenticator, &config.http);
         let router = http::router(state, &config.http);

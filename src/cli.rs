@@ -100,6 +100,10 @@ pub struct SchemaArgs {
     /// The schema file.
     #[arg(long, env = "TABLEGRAPH_SCHEMA", default_value = "schema.graphql")]
     pub schema: PathBuf,
+    /// The directory of declarative resolvers (`<Type>.<field>.toml`); by default the
+    /// `resolvers/` directory beside the schema.
+    #[arg(long, env = "TABLEGRAPH_RESOLVERS")]
+    pub resolvers: Option<PathBuf>,
 }
 
 /// Where the table lives. Precedence: `--dynamodb-endpoint`, then `--memory`, then
@@ -254,6 +258,7 @@ impl ServeArgs {
         ServeConfig {
             listen: self.listen,
             schema_path: self.schema.schema.clone(),
+            resolvers_dir: self.schema.resolvers.clone(),
             store: self.store.config(),
             http,
         }
@@ -289,8 +294,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Schema { schema } => {
-            let model = app::load_model(&schema.schema)?;
-            let sdl = crate::graphql::print_sdl(Arc::new(model))
+            let (model, resolvers) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
+            let sdl = crate::graphql::print_sdl(Arc::new(model), Arc::new(resolvers))
                 .map_err(|e| anyhow::anyhow!("cannot build the GraphQL schema: {e}"))?;
             std::io::stdout().lock().write_all(sdl.as_bytes())?;
         }
@@ -339,7 +344,7 @@ async fn migrate(
     migrations_dir: &std::path::Path,
     dry_run: bool,
 ) -> anyhow::Result<()> {
-    let model = app::load_model(&schema.schema)?;
+    let (model, _) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
     let migrations = crate::migrate::load_migrations(migrations_dir, &model)?;
     let open = app::open_store(&store.config()).await?;
     let table = open.store.table_name().to_owned();
@@ -431,7 +436,7 @@ async fn open_existing(
     schema: &SchemaArgs,
     store: &StoreArgs,
 ) -> anyhow::Result<(crate::model::Model, app::OpenStore)> {
-    let model = app::load_model(&schema.schema)?;
+    let (model, _) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
     let open = app::open_store(&store.config()).await?;
     if open.is_embedded() {
         crate::migrate::ensure_table(&open.store, &model).await?;

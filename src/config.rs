@@ -59,6 +59,8 @@ impl Default for HttpConfig {
 pub struct ServeConfig {
     pub listen: SocketAddr,
     pub schema_path: PathBuf,
+    /// The declarative resolvers; `None` means the `resolvers/` directory beside the schema.
+    pub resolvers_dir: Option<PathBuf>,
     pub store: StoreConfig,
     pub http: HttpConfig,
 }

@@ -5,6 +5,7 @@
 //! - [`keys`]: the single-table key, sort-value and cursor codec (pure);
 //! - [`store`]: the only user of the DynamoDB SDK, and the embedded store;
 //! - [`loaders`]: per-request batching of reads by key;
+//! - [`resolvers`]: declarative resolvers of `resolvers/`, validated against the model;
 //! - [`graphql`]: the dynamic schema built from the model, and its resolvers;
 //! - [`http`]: the router and the GraphQL-over-HTTP handler;
 //! - [`auth`]: API keys and JWT bearer tokens;
@@ -26,6 +27,7 @@ pub mod keys;
 pub mod loaders;
 pub mod migrate;
 pub mod model;
+pub mod resolvers;
 pub mod store;
 pub mod telemetry;
 pub mod transfer;

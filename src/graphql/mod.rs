@@ -5,6 +5,7 @@
 //! the field may return, so an id of one type never answers as another.
 
 mod connection;
+mod custom;
 mod edges;
 mod errors;
 mod limits;
@@ -35,6 +36,8 @@ pub struct SchemaOptions {
     pub limits: QueryLimits,
     /// Storage calls one request may make; past it, fields answer `BadUserInput`.
     pub max_storage_calls: usize,
+    /// The declarative resolvers of `resolvers/`.
+    pub resolvers: Arc<crate::resolvers::Resolvers>,
 }
 
 impl Default for SchemaOptions {
@@ -43,6 +46,7 @@ impl Default for SchemaOptions {
             introspection: true,
             limits: QueryLimits::default(),
             max_storage_calls: 500,
+            resolvers: Arc::default(),
         }
     }
 }
@@ -84,6 +88,7 @@ impl RequestScope {
 }
 
 /// A node as resolvers pass it down: its stored item, known to be of `typename`.
+#[derive(Clone)]
 pub(crate) struct NodeValue {
     pub typename: String,
     pub item: Arc<Item>,
@@ -106,15 +111,22 @@ pub fn build_schema(model: Arc<Model>, options: &SchemaOptions) -> Result<Schema
     if !options.introspection {
         builder = builder.disable_introspection().disable_suggestions();
     }
-    builder = types::register(builder, &model);
+    builder = types::register(builder, &model, &options.resolvers);
     builder = builder.register(query::root(&model));
     builder = builder.register(mutation::root(&model));
     builder.data(model).finish()
 }
 
 /// The client-facing SDL of `model`, as `tablegraph schema` prints it.
-pub fn print_sdl(model: Arc<Model>) -> Result<String, SchemaError> {
-    let schema = build_schema(model, &SchemaOptions::default())?;
+pub fn print_sdl(
+    model: Arc<Model>,
+    resolvers: Arc<crate::resolvers::Resolvers>,
+) -> Result<String, SchemaError> {
+    let options = SchemaOptions {
+        resolvers,
+        ..SchemaOptions::default()
+    };
+    let schema = build_schema(model, &options)?;
     Ok(schema
         .sdl_with_options(async_graphql::SDLExportOptions::new().prefer_single_line_descriptions()))
 }

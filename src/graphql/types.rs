@@ -10,9 +10,14 @@ use async_graphql::dynamic::{
 
 use super::{ApiError, NodeValue, connection, edges, load_node, node_field_value, scope, values};
 use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
+use crate::resolvers::Resolvers;
 use crate::store::AttrValue;
 
-pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> SchemaBuilder {
+pub(super) fn register(
+    mut builder: SchemaBuilder,
+    model: &Arc<Model>,
+    resolvers: &Resolvers,
+) -> SchemaBuilder {
     builder = builder.register(
         Scalar::new("AWSDateTime")
             .description("An RFC 3339 timestamp, such as 2024-05-01T12:00:00Z.")
@@ -60,7 +65,7 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> Schema
     let mut connected: Vec<String> = Vec::new();
     for type_def in &model.types {
         builder = builder
-            .register(object(type_def, model))
+            .register(object(type_def, model, resolvers))
             .register(create_input(type_def))
             .register(update_input(type_def));
         for field in &type_def.fields {
@@ -122,7 +127,23 @@ fn uses_scalar(model: &Model, wanted: &ScalarType) -> bool {
         .iter()
         .flat_map(|t| &t.fields)
         .chain(model.edges.iter().flat_map(|e| &e.fields))
-        .any(|f| f.scalar() == Some(wanted))
+        .any(|f| {
+            f.scalar() == Some(wanted)
+                || matches!(&f.kind, FieldKind::Custom(custom)
+                    if std::iter::once(&custom.element)
+                        .chain(custom.arguments.iter().map(|a| &a.element))
+                        .any(|name| scalar_named(name) == Some(wanted)))
+        })
+}
+
+/// The AppSync scalar a type name names.
+fn scalar_named(name: &str) -> Option<&'static ScalarType> {
+    match name {
+        "AWSDate" => Some(&ScalarType::AwsDate),
+        "AWSDateTime" => Some(&ScalarType::AwsDateTime),
+        "AWSEmail" => Some(&ScalarType::AwsEmail),
+        _ => None,
+    }
 }
 
 pub(super) fn scalar_type_name(scalar: &ScalarType) -> &str {
@@ -172,7 +193,7 @@ pub(super) fn attribute_field<P: std::any::Any>(
     })
 }
 
-fn object(type_def: &TypeDef, model: &Arc<Model>) -> Object {
+fn object(type_def: &TypeDef, model: &Arc<Model>, resolvers: &Resolvers) -> Object {
     let mut object = Object::new(&type_def.name)
         .implement("Node")
         .field(stored_field("id", ScalarType::Id, true));
@@ -180,7 +201,12 @@ fn object(type_def: &TypeDef, model: &Arc<Model>) -> Object {
         object = object.description(description);
     }
     for field in &type_def.fields {
+        let pipeline = resolvers.get(&type_def.name, &field.name);
         let mut generated = match &field.kind {
+            _ if pipeline.is_some() => {
+                super::custom::field(field, pipeline.cloned().expect("checked just above"))
+            }
+            FieldKind::Custom(_) => super::custom::missing(field),
             FieldKind::Scalar {
                 scalar, required, ..
             } => stored_field(&field.name, scalar.clone(), *required),

@@ -617,7 +617,13 @@ mod tests {
     use super::*;
 
     fn model() -> Model {
-        Model::parse("schema.graphql", include_str!("../../schema.graphql")).expect("the schema")
+        let resolved = ["Team.goalLeads".to_owned()].into();
+        Model::parse_with_resolvers(
+            "schema.graphql",
+            include_str!("../../schema.graphql"),
+            &resolved,
+        )
+        .expect("the schema")
     }
 
     fn load(text: &str) -> Result<Migration, String> {

@@ -72,6 +72,33 @@ pub enum FieldKind {
         element: String,
         role: Option<String>,
     },
+    /// A field whose value a file of `resolvers/` computes: one without a relation directive
+    /// that has a resolver file. It is never stored, even when it is a plain scalar.
+    Custom(CustomField),
+}
+
+/// A field served by a custom resolver: its declared type and arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CustomField {
+    /// The type as declared, like `[User!]!`.
+    pub ty: String,
+    /// The named type inside it, like `User`.
+    pub element: String,
+    pub list: bool,
+    pub arguments: Vec<CustomArgument>,
+    /// Where the field is declared, for start-up errors.
+    pub line: usize,
+    pub column: usize,
+}
+
+/// An argument of a custom field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CustomArgument {
+    pub name: String,
+    /// The type as declared, like `ID!`.
+    pub ty: String,
+    /// The named type inside it.
+    pub element: String,
 }
 
 /// An `@edge` type. An edge from A to B is the item `PK = NODE#A`, `SK = <name>#B`, with its
@@ -161,7 +188,17 @@ pub const MANAGED_FIELDS: [&str; 4] = ["id", "createdAt", "updatedAt", "version"
 impl Model {
     /// Parses and validates `source`; errors name `file` with the line and column.
     pub fn parse(file: &str, source: &str) -> Result<Model, ModelError> {
-        parse::parse_model(file, source)
+        parse::parse_model(file, source, &std::collections::BTreeSet::new())
+    }
+
+    /// Like [`Model::parse`], for a schema whose fields `resolved` (`Type.field`) are served by
+    /// resolver files: such a field is computed, never stored, even when it is a plain scalar.
+    pub fn parse_with_resolvers(
+        file: &str,
+        source: &str,
+        resolved: &std::collections::BTreeSet<String>,
+    ) -> Result<Model, ModelError> {
+        parse::parse_model(file, source, resolved)
     }
 
     pub fn type_def(&self, name: &str) -> Option<&TypeDef> {
@@ -245,6 +282,13 @@ mod tests {
 
     const FARMS: &str = include_str!("../../schema.graphql");
 
+    /// The default schema, with its one resolver file.
+    fn farms() -> Model {
+        let resolved = ["Team.goalLeads".to_owned()].into();
+        Model::parse_with_resolvers("schema.graphql", FARMS, &resolved)
+            .expect("the default schema is valid")
+    }
+
     fn error_of(source: &str) -> String {
         Model::parse("schema.graphql", source)
             .expect_err("the schema should be refused")
@@ -253,7 +297,7 @@ mod tests {
 
     #[test]
     fn default_schema_derives_the_seed_layout() {
-        let model = Model::parse("schema.graphql", FARMS).expect("the default schema is valid");
+        let model = farms();
         assert_eq!(model.indexes, vec![1, 2]);
         let cow = model.type_def("Cow").expect("Cow is a model");
         let slots: Vec<(u8, &str)> = cow
@@ -459,7 +503,7 @@ mod tests {
 
     #[test]
     fn the_default_schema_ranks_goal_roles() {
-        let model = Model::parse("schema.graphql", FARMS).expect("the default schema is valid");
+        let model = farms();
         assert_eq!(model.rank_of("GoalRole", "LEAD"), Some(500));
         assert_eq!(model.rank_of("TeamRole", "MANAGER"), None);
         let membership = model.edge_def("GoalMembership").expect("an edge type");

@@ -11,8 +11,8 @@ use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
 
 use super::{
-    EdgeTypeDef, EnumDef, EnumValueDef, FieldDef, FieldKind, HasMany, MANAGED_FIELDS, Model,
-    ModelError, ScalarType, SlotDef, TypeDef, UnionDef,
+    CustomArgument, CustomField, EdgeTypeDef, EnumDef, EnumValueDef, FieldDef, FieldKind, HasMany,
+    MANAGED_FIELDS, Model, ModelError, ScalarType, SlotDef, TypeDef, UnionDef,
 };
 
 /// DynamoDB allows 20 global secondary indexes per table.
@@ -45,8 +45,12 @@ const GENERATED_TYPES: [&str; 5] = ["Query", "Mutation", "Subscription", "Node",
 /// GraphQL's own scalars: no declared type may take their names.
 const BUILT_IN_SCALARS: [&str; 5] = ["ID", "String", "Int", "Float", "Boolean"];
 
-pub(super) fn parse_model(file: &str, source: &str) -> Result<Model, ModelError> {
-    let reader = Reader { file };
+pub(super) fn parse_model(
+    file: &str,
+    source: &str,
+    resolved: &BTreeSet<String>,
+) -> Result<Model, ModelError> {
+    let reader = Reader { file, resolved };
     let document = async_graphql_parser::parse_schema(source).map_err(|e| {
         let pos = e.positions().next().unwrap_or(Pos { line: 1, column: 1 });
         reader.error(pos, e.to_string())
@@ -56,6 +60,8 @@ pub(super) fn parse_model(file: &str, source: &str) -> Result<Model, ModelError>
 
 struct Reader<'a> {
     file: &'a str,
+    /// `Type.field` of every field a resolver file serves.
+    resolved: &'a BTreeSet<String>,
 }
 
 /// A relation seen while reading fields, checked once every type's fields are known.
@@ -413,11 +419,12 @@ impl Reader<'_> {
                 format!("{owner}.{name}: the name {name} is reserved for the table's keys"),
             ));
         }
-        if let Some(argument) = field.node.arguments.first() {
-            return Err(self.error(
-                argument.pos,
-                format!("{owner}.{name}: field arguments are not supported; connection arguments are generated"),
-            ));
+        if let Some(custom) = self.read_custom_field(owner, field, names)? {
+            return Ok(Some(FieldDef {
+                name,
+                description: description(field.node.description.as_ref()),
+                kind: FieldKind::Custom(custom),
+            }));
         }
 
         let mut unique = None;
@@ -516,7 +523,7 @@ impl Reader<'_> {
                     let Some(directive) = belongs_to else {
                         return Err(self.error(
                             field.pos,
-                            format!("{owner}.{name}: a field of type {type_name} needs @belongsTo(field: \"{name}Id\")"),
+                            format!("{owner}.{name}: a field of type {type_name} needs @belongsTo(field: \"{name}Id\") or a resolver file resolvers/{owner}.{name}.toml"),
                         ));
                     };
                     relations.push(PendingRelation {
@@ -544,7 +551,7 @@ impl Reader<'_> {
                     _ => {
                         return Err(self.error(
                             field.node.ty.pos,
-                            format!("{owner}.{name}: list fields must be [T] of a @model type or union, with @hasMany"),
+                            format!("{owner}.{name}: list fields must be [T] of a @model type or union, with @hasMany, or have a resolver file resolvers/{owner}.{name}.toml"),
                         ));
                     }
                 };
@@ -586,7 +593,7 @@ impl Reader<'_> {
                 let Some(directive) = has_many else {
                     return Err(self.error(
                         field.pos,
-                        format!("{owner}.{name}: a list of {element_name} needs @hasMany(index:, field:), @outgoing(edge:), @incoming(edge:) or @targets(edge:)"),
+                        format!("{owner}.{name}: a list of {element_name} needs @hasMany(index:, field:), @outgoing(edge:), @incoming(edge:) or @targets(edge:), or a resolver file resolvers/{owner}.{name}.toml"),
                     ));
                 };
                 let index = self.string_argument(directive, "index")?;
@@ -613,6 +620,95 @@ impl Reader<'_> {
             name,
             description,
             kind,
+        }))
+    }
+
+    /// A field the directives do not cover: one with arguments, or of a node type or a list,
+    /// without a relation directive. Its resolver comes from `resolvers/`.
+    fn read_custom_field(
+        &self,
+        owner: &str,
+        field: &Positioned<FieldDefinition>,
+        names: &Names<'_>,
+    ) -> Result<Option<CustomField>, ModelError> {
+        const RELATIONS: [&str; 6] = [
+            "unique",
+            "belongsTo",
+            "hasMany",
+            "outgoing",
+            "incoming",
+            "targets",
+        ];
+        let name = field.node.name.node.as_str();
+        let ty = &field.node.ty.node;
+        let (element, list) = match &ty.base {
+            BaseType::Named(element) => (element.to_string(), false),
+            BaseType::List(inner) => match &inner.base {
+                BaseType::Named(element) => (element.to_string(), true),
+                BaseType::List(_) => {
+                    return Err(self.error(
+                        field.node.ty.pos,
+                        format!("{owner}.{name}: lists of lists are not supported"),
+                    ));
+                }
+            },
+        };
+        let has_relation = field
+            .node
+            .directives
+            .iter()
+            .any(|d| RELATIONS.contains(&d.node.name.node.as_str()));
+        let has_resolver = self.resolved.contains(&format!("{owner}.{name}"));
+        if has_relation || !has_resolver {
+            if let Some(argument) = field.node.arguments.first() {
+                return Err(self.error(
+                    argument.pos,
+                    format!("{owner}.{name}: arguments need a resolver file resolvers/{owner}.{name}.toml; connection arguments are generated"),
+                ));
+            }
+            return Ok(None);
+        }
+        if let Some(directive) = field.node.directives.first() {
+            return Err(self.unknown_directive(directive.pos, &directive.node.name.node));
+        }
+        let known = |element: &str| names.scalar(element).is_some() || names.is_node_type(element);
+        if !known(&element) {
+            return Err(self.error(
+                field.node.ty.pos,
+                format!("{owner}.{name}: unknown type {element}"),
+            ));
+        }
+        let mut arguments = Vec::new();
+        for argument in &field.node.arguments {
+            let argument_type = &argument.node.ty.node;
+            let BaseType::Named(argument_element) = &argument_type.base else {
+                return Err(self.error(
+                    argument.pos,
+                    format!(
+                        "{owner}.{name}: argument {}: lists are not supported",
+                        argument.node.name.node
+                    ),
+                ));
+            };
+            if names.scalar(argument_element).is_none() {
+                return Err(self.error(
+                    argument.pos,
+                    format!("{owner}.{name}: argument {} must be a scalar or an enum, not {argument_element}", argument.node.name.node),
+                ));
+            }
+            arguments.push(CustomArgument {
+                name: argument.node.name.node.to_string(),
+                ty: argument_type.to_string(),
+                element: argument_element.to_string(),
+            });
+        }
+        Ok(Some(CustomField {
+            ty: ty.to_string(),
+            element,
+            list,
+            arguments,
+            line: field.pos.line,
+            column: field.pos.column,
         }))
     }
 
@@ -800,7 +896,9 @@ impl Reader<'_> {
                         }
                     }
                 }
-                FieldKind::Scalar { .. } => unreachable!("pending relations are relation fields"),
+                FieldKind::Scalar { .. } | FieldKind::Custom(_) => {
+                    unreachable!("pending relations are relation fields")
+                }
             }
         }
         for (member, slot) in slots {

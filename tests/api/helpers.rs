@@ -35,6 +35,11 @@ pub async fn spawn_app_with_schema(schema: &str) -> TestApp {
     spawn(HttpConfig::default(), schema, StoreTuning::default()).await
 }
 
+/// Starts the server with the schema at `schema` and these HTTP settings.
+pub async fn spawn_app_with_schema_and(schema: &str, http: HttpConfig) -> TestApp {
+    spawn(http, schema, StoreTuning::default()).await
+}
+
 /// Starts the server with the default schema on a store with simulated latency or faults.
 pub async fn spawn_app_tuned(http: HttpConfig, tuning: StoreTuning) -> TestApp {
     spawn(http, "schema.graphql", tuning).await
@@ -44,6 +49,7 @@ async fn spawn(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
     let config = ServeConfig {
         listen: "127.0.0.1:0".parse().expect("a literal socket address"),
         schema_path: repository_file(schema),
+        resolvers_dir: None,
         store: StoreConfig {
             target: StoreTarget::Embedded(EmbeddedLocation::Memory),
             table: "tablegraph".to_owned(),
@@ -61,7 +67,9 @@ async fn spawn(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
         address,
         client: reqwest::Client::new(),
         store,
-        model: tablegraph::app::load_model(&repository_file(schema)).expect("the schema loads"),
+        model: tablegraph::app::load_schema(&repository_file(schema), None)
+            .expect("the schema loads")
+            .0,
     }
 }
 

@@ -16,6 +16,7 @@ mod lifecycle;
 mod limits;
 mod migrations;
 mod network;
+mod resolvers;
 mod schema;
 mod storm;
 mod tools;

@@ -26,6 +26,7 @@ where
     let config = ServeConfig {
         listen: "127.0.0.1:0".parse().expect("an address"),
         schema_path: repository_file(schema),
+        resolvers_dir: None,
         store: StoreConfig {
             target: StoreTarget::Embedded(EmbeddedLocation::Directory(dir.to_owned())),
             table: "tablegraph".to_owned(),

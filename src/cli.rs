@@ -82,6 +82,12 @@ pub enum Command {
         /// The file to read.
         file: PathBuf,
     },
+    /// Print, for every field, the storage access it makes: operation, table or index, key
+    /// template, how it batches.
+    Plan {
+        #[command(flatten)]
+        schema: SchemaArgs,
+    },
     /// Print the client-facing SDL of the schema.
     Schema {
         #[command(flatten)]
@@ -332,6 +338,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let count =
                 crate::transfer::import(&open.store, std::io::BufReader::new(input)).await?;
             writeln!(std::io::stdout().lock(), "imported {count} items")?;
+        }
+        Command::Plan { schema } => {
+            let (model, resolvers) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
+            let plans = crate::plan::plan(&model, &resolvers);
+            std::io::stdout()
+                .lock()
+                .write_all(crate::plan::render(&plans).as_bytes())?;
         }
         Command::Healthcheck { listen } => healthcheck(listen).await?,
     }

@@ -7,6 +7,7 @@
 //! - [`loaders`]: per-request batching of reads by key;
 //! - [`resolvers`]: declarative resolvers of `resolvers/`, validated against the model;
 //! - [`graphql`]: the dynamic schema built from the model, and its resolvers;
+//! - [`plan`]: the storage access of every field, as `tablegraph plan` prints it;
 //! - [`http`]: the router and the GraphQL-over-HTTP handler;
 //! - [`auth`]: API keys and JWT bearer tokens;
 //! - [`migrate`]: making the table match the model;
@@ -27,6 +28,7 @@ pub mod keys;
 pub mod loaders;
 pub mod migrate;
 pub mod model;
+pub mod plan;
 pub mod resolvers;
 pub mod store;
 pub mod telemetry;

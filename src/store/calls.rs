@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::StoreError;
 
 /// One storage call.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CallRecord {
     /// The DynamoDB operation, e.g. `BatchGetItem`.
     pub operation: &'static str,
@@ -20,6 +20,9 @@ pub struct CallRecord {
     /// Items returned, for reads.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<usize>,
+    /// The capacity units the store reported the call consumed (`ReturnConsumedCapacity`).
+    #[serde(rename = "consumedCapacity", skip_serializing_if = "Option::is_none")]
+    pub consumed_capacity: Option<f64>,
 }
 
 /// The calls of one request, and how many it may make. Shared by the request's resolvers and

@@ -31,7 +31,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConsumedCapacity, KeysAndAttributes, ReturnConsumedCapacity,
+};
 
 pub use calls::{CallLog, CallRecord};
 pub use embedded::{EmbeddedLocation, EmbeddedStore};
@@ -263,6 +265,7 @@ impl Store {
                 .client
                 .batch_get_item()
                 .request_items(self.table.to_string(), request.clone())
+                .return_consumed_capacity(ReturnConsumedCapacity::Total)
                 .send()
                 .await
                 .map_err(error::classify);
@@ -291,6 +294,7 @@ impl Store {
                 index: None,
                 keys: Some(asked),
                 items: Some(items.len()),
+                consumed_capacity: total_capacity(output.consumed_capacity.as_deref()),
             });
             for item in items {
                 if let Some(AttrValue::S(pk)) = item.get("PK") {
@@ -326,6 +330,7 @@ impl Store {
                 .table_name(self.table.as_ref())
                 .set_key(Some(key_map(key)))
                 .consistent_read(true)
+                .return_consumed_capacity(ReturnConsumedCapacity::Total)
                 .send()
                 .await
                 .map_err(error::classify);
@@ -333,12 +338,14 @@ impl Store {
             output
         })
         .await?;
+        let consumed_capacity = capacity(output.consumed_capacity.as_ref());
         let item = output.item.map(item::item_from_sdk);
         self.record(CallRecord {
             operation: "GetItem",
             index: None,
             keys: Some(1),
             items: Some(usize::from(item.is_some())),
+            consumed_capacity,
         });
         Ok(item)
     }
@@ -400,6 +407,7 @@ impl Store {
                     .scan_index_forward(query.forward)
                     .limit(i32::try_from(want).unwrap_or(i32::MAX))
                     .set_exclusive_start_key(page_start.clone())
+                    .return_consumed_capacity(ReturnConsumedCapacity::Total)
                     .send()
                     .await
                     .map_err(error::classify);
@@ -413,6 +421,7 @@ impl Store {
                 index: index.clone(),
                 keys: None,
                 items: Some(page.len()),
+                consumed_capacity: capacity(output.consumed_capacity.as_ref()),
             });
             items.extend(
                 page.into_iter()
@@ -490,7 +499,8 @@ impl Store {
                 .total_segments(i32::from(segments))
                 .consistent_read(true)
                 .set_limit(limit.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
-                .set_exclusive_start_key(start.clone());
+                .set_exclusive_start_key(start.clone())
+                .return_consumed_capacity(ReturnConsumedCapacity::Total);
             if let Some(typename) = typename {
                 scan = scan
                     .filter_expression("#t = :t")
@@ -513,6 +523,7 @@ impl Store {
             index: None,
             keys: None,
             items: Some(items.len()),
+            consumed_capacity: capacity(output.consumed_capacity.as_ref()),
         });
         let next = output.last_evaluated_key.and_then(|key| {
             let text = |name: &str| match key.get(name) {
@@ -551,8 +562,9 @@ impl Store {
                 index: None,
                 keys: Some(writes.len()),
                 items: None,
+                consumed_capacity: result.as_ref().ok().copied().flatten(),
             });
-            match result {
+            match result.map(drop) {
                 Err(e) if e.is_transient() && attempt < RETRY_ATTEMPTS => {
                     if matches!(e, StoreError::Unavailable(_)) {
                         token_pinned = true;
@@ -670,6 +682,20 @@ fn keys_and_attributes(keys: &[String]) -> Result<KeysAndAttributes, StoreError>
     request
         .build()
         .map_err(|e| StoreError::Other(e.to_string()))
+}
+
+/// The capacity units one answer reports.
+fn capacity(consumed: Option<&ConsumedCapacity>) -> Option<f64> {
+    consumed.and_then(ConsumedCapacity::capacity_units)
+}
+
+/// The capacity units of an answer that reports them per table.
+pub(crate) fn total_capacity(consumed: Option<&[ConsumedCapacity]>) -> Option<f64> {
+    let units: Vec<f64> = consumed?
+        .iter()
+        .filter_map(ConsumedCapacity::capacity_units)
+        .collect();
+    (!units.is_empty()).then(|| units.iter().sum())
 }
 
 /// Runs one call until it answers, fails for good, or has been retried [`RETRY_ATTEMPTS`]

@@ -73,6 +73,7 @@ impl Store {
             index: None,
             keys: None,
             items: None,
+            consumed_capacity: None,
         });
         let table = match output {
             Ok(output) => match output.table {

@@ -128,9 +128,9 @@ pub(super) async fn execute(
     table: &str,
     writes: &[Write],
     token: &str,
-) -> Result<(), StoreError> {
+) -> Result<Option<f64>, StoreError> {
     if writes.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let items = writes
         .iter()
@@ -140,9 +140,10 @@ pub(super) async fn execute(
         .transact_write_items()
         .set_transact_items(Some(items))
         .client_request_token(token)
+        .return_consumed_capacity(aws_sdk_dynamodb::types::ReturnConsumedCapacity::Total)
         .send()
         .await
-        .map(drop)
+        .map(|output| super::total_capacity(output.consumed_capacity.as_deref()))
         .map_err(|error| {
             if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
                 error.as_service_error()

@@ -212,3 +212,28 @@ async fn a_resolver_reads_the_callers_verified_claims() {
     let body = post(key(), query, vars).await;
     assert_eq!(body["data"]["a"]["isCaller"], false, "{body}");
 }
+
+#[tokio::test]
+async fn the_executed_plan_reports_consumed_capacity_per_call() {
+    let app = spawn_app().await;
+    let team = create(&app, "Team", json!({ "name": "Growth" })).await;
+    let (body, _) = app
+        .graphql_counted(
+            "query($t: ID!) { team(id: $t) { goalLeads { name } } }",
+            json!({ "t": team }),
+        )
+        .await;
+    let calls = body["extensions"]["storageCalls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(calls.len(), 2, "the team, then the inverse slot: {body}");
+    for call in &calls {
+        let units = call["consumedCapacity"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{call}"));
+        assert!(units > 0.0, "{call}");
+    }
+    assert_eq!(calls[1]["operation"], "Query");
+    assert_eq!(calls[1]["index"], "GSI01");
+}

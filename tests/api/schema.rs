@@ -81,3 +81,42 @@ fn schema_mistakes_stop_start_up_with_their_position() {
     }
     std::fs::remove_dir_all(&dir).expect("the temporary directory is removable");
 }
+
+/// `tablegraph plan` prints every field's storage access; the resolver's plan is the three
+/// calls its test counts, and nothing plans a Scan.
+#[test]
+fn the_plan_names_every_fields_storage_access() {
+    for schema in ["schema.graphql", "examples/access/schema.graphql"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_tablegraph"))
+            .args(["plan", "--schema", schema])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("TABLEGRAPH_SCHEMA")
+            .env_remove("TABLEGRAPH_RESOLVERS")
+            .output()
+            .expect("the binary runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let plan = String::from_utf8(output.stdout).expect("UTF-8");
+        assert!(!plan.contains("Scan"), "{plan}");
+        if schema == "schema.graphql" {
+            let goal_leads: Vec<&str> = plan
+                .split("\nTeam.goalLeads\n")
+                .nth(1)
+                .expect("Team.goalLeads is planned")
+                .lines()
+                .take_while(|line| line.starts_with("  "))
+                .map(|line| line.split_whitespace().next().unwrap_or_default())
+                .collect();
+            assert_eq!(
+                goal_leads,
+                ["Query", "BatchGetItem", "none", "BatchGetItem"]
+            );
+            assert!(plan.contains("Farm.cows\n  Query               GSI01                    PK01 = Cow#<parent.id>, SK01 by name"), "{plan}");
+        } else {
+            assert!(plan.contains("User.canAccess\n"), "{plan}");
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! `tablegraph plan`: for every field of the effective schema, the storage access it makes —
+//! operation, table or index, key template, and how it batches — read before anything runs.
+//!
+//! Every access here is a GetItem, a BatchGetItem through the request's loader, a Query of one
+//! partition, or a TransactWriteItems. Nothing plans a Scan, and a Query is made once per
+//! parent, never once per item of a list (resolver files are refused at start-up otherwise).
+
+use std::fmt::Write as _;
+
+use crate::keys;
+use crate::model::{FieldKind, Model, TypeDef};
+use crate::resolvers::{Pipeline, Resolvers, Step};
+
+/// One storage access of a field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Access {
+    pub operation: &'static str,
+    /// `table` or an index, like `GSI01`.
+    pub target: String,
+    pub key: String,
+    pub batching: &'static str,
+}
+
+/// The accesses of one field, in the order they happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldPlan {
+    /// `Type.field`.
+    pub field: String,
+    pub accesses: Vec<Access>,
+}
+
+const PER_LEVEL: &str = "batched with its query level, ≤100 keys a call";
+const PER_PARENT: &str = "one per parent per page";
+const NONE: &str = "no storage call";
+
+fn access(
+    operation: &'static str,
+    target: impl Into<String>,
+    key: impl Into<String>,
+    batching: &'static str,
+) -> Access {
+    Access {
+        operation,
+        target: target.into(),
+        key: key.into(),
+        batching,
+    }
+}
+
+fn node_read(key: &str) -> Access {
+    access(
+        "BatchGetItem",
+        "table",
+        format!("PK = SK = NODE#<{key}>"),
+        PER_LEVEL,
+    )
+}
+
+/// The plan of every field of the schema the model and resolvers make.
+pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
+    let mut plans = Vec::new();
+    for type_def in &model.types {
+        let name = &type_def.name;
+        plans.push(FieldPlan {
+            field: format!("Query.{}(id)", lower_first(name)),
+            accesses: vec![node_read("id")],
+        });
+        for field in type_def.unique_fields() {
+            plans.push(FieldPlan {
+                field: format!(
+                    "Query.{}By{}({})",
+                    lower_first(name),
+                    upper_first(&field.name),
+                    field.name
+                ),
+                accesses: vec![
+                    access(
+                        "BatchGetItem",
+                        "table",
+                        format!(
+                            "PK = SK = {}",
+                            keys::unique_key(name, &field.name, "<value>")
+                        ),
+                        PER_LEVEL,
+                    ),
+                    node_read("its id"),
+                ],
+            });
+        }
+    }
+    plans.push(FieldPlan {
+        field: "Query.node(id) / Query.nodes(ids)".to_owned(),
+        accesses: vec![node_read("id")],
+    });
+    for type_def in &model.types {
+        for field in &type_def.fields {
+            let field_name = format!("{}.{}", type_def.name, field.name);
+            let accesses = match resolvers.get(&type_def.name, &field.name) {
+                Some(pipeline) => pipeline_accesses(pipeline),
+                None => field_accesses(model, &field.kind),
+            };
+            if !accesses.is_empty() {
+                plans.push(FieldPlan {
+                    field: field_name,
+                    accesses,
+                });
+            }
+        }
+    }
+    for type_def in &model.types {
+        plans.extend(mutation_plans(model, type_def));
+    }
+    for edge in &model.edges {
+        plans.push(FieldPlan {
+            field: format!("Mutation.add{}", edge.name),
+            accesses: vec![
+                access(
+                    "GetItem",
+                    "table",
+                    "NODE#<from> (consistent)",
+                    "one per mutation",
+                ),
+                access(
+                    "GetItem",
+                    "table",
+                    format!(
+                        "PK = NODE#<from>, SK = {}",
+                        keys::edge_sort_key(&edge.name, "<to>")
+                    ),
+                    "one per mutation",
+                ),
+                node_read("to"),
+                access(
+                    "TransactWriteItems",
+                    "table",
+                    "the edge, the source's edge set and version, the target's version",
+                    "one per mutation",
+                ),
+            ],
+        });
+        plans.push(FieldPlan {
+            field: format!("Mutation.remove{}", edge.name),
+            accesses: vec![
+                access(
+                    "GetItem",
+                    "table",
+                    format!(
+                        "PK = NODE#<from>, SK = {}",
+                        keys::edge_sort_key(&edge.name, "<to>")
+                    ),
+                    "one per mutation",
+                ),
+                access(
+                    "TransactWriteItems",
+                    "table",
+                    "the edge deleted, its edge-set entry removed",
+                    "one per mutation",
+                ),
+            ],
+        });
+    }
+    plans
+}
+
+fn field_accesses(model: &Model, kind: &FieldKind) -> Vec<Access> {
+    match kind {
+        FieldKind::Scalar { .. } | FieldKind::Custom(_) => Vec::new(),
+        FieldKind::BelongsTo { foreign_key, .. } => {
+            vec![node_read(&format!("parent.{foreign_key}"))]
+        }
+        FieldKind::HasMany(has_many) => vec![access(
+            "Query",
+            keys::gsi_name(has_many.slot),
+            format!(
+                "{} = {}, {} by {}",
+                keys::slot_partition_attribute(has_many.slot),
+                keys::slot_partition(&has_many.element, "<parent.id>"),
+                keys::slot_sort_attribute(has_many.slot),
+                has_many.sort_by.as_deref().unwrap_or("id")
+            ),
+            PER_PARENT,
+        )],
+        FieldKind::Outgoing { edge, .. } => vec![
+            access(
+                "Query",
+                "table",
+                format!("PK = NODE#<parent.id>, SK begins with {edge}#"),
+                PER_PARENT,
+            ),
+            node_read("edge.to"),
+        ],
+        FieldKind::Incoming { edge, .. } => {
+            let slot = model.edge_def(edge).map_or(0, |e| e.slot);
+            vec![
+                access(
+                    "Query",
+                    keys::gsi_name(slot),
+                    format!(
+                        "{} = {}",
+                        keys::slot_partition_attribute(slot),
+                        keys::slot_partition(edge, "<parent.id>")
+                    ),
+                    PER_PARENT,
+                ),
+                node_read("edge.from"),
+            ]
+        }
+        FieldKind::Targets { edge, .. } => vec![
+            access(
+                "none",
+                "table",
+                format!("the parent's edge set, entries {edge}#<to>#…"),
+                NONE,
+            ),
+            node_read("to"),
+        ],
+    }
+}
+
+fn pipeline_accesses(pipeline: &Pipeline) -> Vec<Access> {
+    let mut accesses = Vec::new();
+    for step in &pipeline.steps {
+        match step {
+            Step::Incoming { edge, slot, .. } => accesses.push(access(
+                "Query",
+                keys::gsi_name(*slot),
+                format!(
+                    "{} = {}",
+                    keys::slot_partition_attribute(*slot),
+                    keys::slot_partition(edge, "<parent.id>")
+                ),
+                PER_PARENT,
+            )),
+            Step::Query { slot, element, .. } => accesses.push(access(
+                "Query",
+                keys::gsi_name(*slot),
+                format!(
+                    "{} = {}",
+                    keys::slot_partition_attribute(*slot),
+                    keys::slot_partition(element, "<parent.id>")
+                ),
+                PER_PARENT,
+            )),
+            Step::Load { .. } => accesses.push(node_read("id")),
+            Step::Targets { edge, .. } => accesses.push(access(
+                "none",
+                "table",
+                format!("edge sets, entries {edge}#<to>#…"),
+                NONE,
+            )),
+            Step::FilterId(_) | Step::FilterField(..) | Step::Distinct => {}
+        }
+    }
+    // A pipeline that ends with ids is loaded when the field answers nodes.
+    let ends_with_ids = pipeline
+        .steps
+        .iter()
+        .rev()
+        .find(|s| !matches!(s, Step::FilterId(_) | Step::Distinct))
+        .is_some_and(|s| matches!(s, Step::Incoming { .. } | Step::Targets { .. }));
+    if ends_with_ids && matches!(pipeline.output, crate::resolvers::Output::Nodes { .. }) {
+        accesses.push(node_read("id"));
+    }
+    accesses
+}
+
+fn mutation_plans(model: &Model, type_def: &TypeDef) -> Vec<FieldPlan> {
+    let name = &type_def.name;
+    let uniques: Vec<String> = type_def
+        .unique_fields()
+        .map(|f| keys::unique_key(name, &f.name, "<value>"))
+        .collect();
+    let mut written = String::from("NODE#<id> (condition: absent)");
+    for unique in &uniques {
+        let _ = write!(written, ", {unique} (condition: absent)");
+    }
+    let has_edges = model
+        .edges
+        .iter()
+        .any(|e| e.from == *name || model.possible_types(&e.to).contains(&name.as_str()));
+    let mut delete = vec![access(
+        "GetItem",
+        "table",
+        "NODE#<id> (consistent)",
+        "one per mutation",
+    )];
+    if has_edges {
+        delete.push(access(
+            "Query",
+            "table and inverse slots",
+            "the node's edges, both directions",
+            "one per edge type, in parallel",
+        ));
+    }
+    delete.push(access(
+        "TransactWriteItems",
+        "table",
+        "the node, its unique values and edges (steps of 40 edges past 100 items)",
+        "one per mutation",
+    ));
+    vec![
+        FieldPlan {
+            field: format!("Mutation.create{name}"),
+            accesses: vec![access(
+                "TransactWriteItems",
+                "table",
+                written,
+                "one per mutation",
+            )],
+        },
+        FieldPlan {
+            field: format!("Mutation.update{name}"),
+            accesses: vec![
+                access(
+                    "GetItem",
+                    "table",
+                    "NODE#<id> (consistent)",
+                    "one per mutation",
+                ),
+                access(
+                    "TransactWriteItems",
+                    "table",
+                    "NODE#<id> (condition: version), unique values taken and freed",
+                    "one per mutation",
+                ),
+            ],
+        },
+        FieldPlan {
+            field: format!("Mutation.delete{name}"),
+            accesses: delete,
+        },
+    ]
+}
+
+/// The plan as `tablegraph plan` prints it.
+pub fn render(plans: &[FieldPlan]) -> String {
+    let mut out = String::new();
+    for plan in plans {
+        let _ = writeln!(out, "{}", plan.field);
+        for access in &plan.accesses {
+            let _ = writeln!(
+                out,
+                "  {:<19} {:<24} {}  [{}]",
+                access.operation, access.target, access.key, access.batching
+            );
+        }
+    }
+    out
+}
+
+fn lower_first(name: &str) -> String {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .map(|c| c.to_lowercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+fn upper_first(name: &str) -> String {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}

@@ -375,9 +375,6 @@ async fn migrate(
             writeln!(out, "would then apply {} data migrations", migrations.len())?;
             return Ok(());
         }
-        if !missing.is_empty() {
-            crate::migrate::verify_table(&open.store, &model).await?;
-        }
     } else {
         let report = crate::migrate::ensure_table(&open.store, &model).await?;
         if report.created_table {

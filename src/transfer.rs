@@ -3,15 +3,23 @@
 //! exports use). For backups, for moving data between the embedded store and DynamoDB, and for
 //! seeding.
 //!
-//! Invariant: an import reads and validates the whole file before it writes anything, so a
-//! malformed file changes nothing. Items are written as they are (keys, versions, edge sets), in
-//! transactions of up to 100 items; an item with the same key is replaced.
+//! Invariant: an import reads and validates the whole file before it writes anything (JSON,
+//! attribute types, number range, key types, item size), so a malformed file changes nothing;
+//! what only the store can refuse afterwards (a throttled or failed transaction) stops the
+//! import with the items before it written. Items are written as they are (keys, versions,
+//! edge sets), in transactions of up to 100 items and 3.5 MB; an item with the same key is
+//! replaced.
 
 use std::io::BufRead;
 
+use crate::keys;
 use crate::store::{
-    Item, MAX_TRANSACTION_ITEMS, Store, StoreError, Write, item_from_json, item_to_json,
+    Item, MAX_ITEM_BYTES, MAX_TRANSACTION_ITEMS, Store, StoreError, Write, item_from_json,
+    item_size, item_to_json,
 };
+
+/// DynamoDB refuses a transaction over 4 MB; stay clear of it.
+const MAX_TRANSACTION_BYTES: usize = 3_500_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TransferError {
@@ -44,15 +52,22 @@ fn key_of(item: &Item) -> (&str, &str) {
 /// Reads `input` whole, then writes its items. Answers the number of items written.
 pub async fn import(store: &Store, input: impl BufRead) -> Result<usize, TransferError> {
     let items = read_lines(input)?;
-    for chunk in items.chunks(MAX_TRANSACTION_ITEMS) {
-        let writes = chunk
-            .iter()
-            .map(|item| Write::Put {
-                item: item.clone(),
-                condition: Vec::new(),
-            })
-            .collect();
-        store.transact_write(writes).await?;
+    let mut chunk: Vec<Write> = Vec::new();
+    let mut chunk_bytes = 0;
+    for item in &items {
+        let size = item_size(item);
+        if chunk.len() == MAX_TRANSACTION_ITEMS || chunk_bytes + size > MAX_TRANSACTION_BYTES {
+            store.transact_write(std::mem::take(&mut chunk)).await?;
+            chunk_bytes = 0;
+        }
+        chunk_bytes += size;
+        chunk.push(Write::Put {
+            item: item.clone(),
+            condition: Vec::new(),
+        });
+    }
+    if !chunk.is_empty() {
+        store.transact_write(chunk).await?;
     }
     Ok(items.len())
 }
@@ -80,6 +95,20 @@ fn read_lines(input: impl BufRead) -> Result<Vec<Item>, TransferError> {
         let (pk, sk) = key_of(&item);
         if pk.is_empty() || sk.is_empty() {
             return Err(malformed("the item has no string PK and SK".to_owned()));
+        }
+        if let Some((name, _)) = item
+            .iter()
+            .find(|(name, value)| keys::is_slot_attribute(name) && value.as_str().is_none())
+        {
+            return Err(malformed(format!(
+                "{name} is an index key and must be a string"
+            )));
+        }
+        if item_size(&item) > MAX_ITEM_BYTES {
+            return Err(malformed(format!(
+                "the item takes {} bytes; DynamoDB limits an item to {MAX_ITEM_BYTES}",
+                item_size(&item)
+            )));
         }
         if !seen.insert((pk.to_owned(), sk.to_owned())) {
             return Err(malformed(format!("the key {pk} / {sk} appears twice")));

@@ -14,18 +14,21 @@
 //! is not a snapshot: on a table taking writes, a write that lands mid-scan can look like
 //! damage, so check a quiet table (or check again).
 //!
-//! [`repair`] rewrites what the derivations say, each fix a conditional write of its own: it
-//! deletes dangling edges and orphaned unique values, writes missing unique values, and rewrites
-//! slots and edge sets (conditioned on the node's version, which an edge-set fix bumps). A fix
-//! whose condition fails because the item changed meanwhile is retried on a fresh scan. Items the
-//! schema does not know, and a unique value two nodes both hold, are left for a human.
+//! [`repair`] rewrites what the derivations say, each fix a transaction of its own: it deletes
+//! dangling edges and orphaned unique values, writes missing unique values, and rewrites slots
+//! and edge sets. Each fix is conditioned on every item its decision rests on being as the scan
+//! saw it (the owner or the missing end still absent, a node's version, an edge's `updatedAt`);
+//! a node's slots and edge set are re-derived from a consistent read of the node and its edges
+//! just before they are written, on that version. A fix whose condition fails is reconsidered on
+//! a fresh scan. Items the schema does not know, and a unique value two nodes both hold, are
+//! left for a human.
 
 use std::collections::{BTreeSet, HashMap};
 
 use crate::graphql::values;
 use crate::keys;
 use crate::model::Model;
-use crate::store::{AttrValue, Clause, Item, Key, Store, StoreError, Write};
+use crate::store::{AttrValue, Clause, Item, Key, RangeQuery, Store, StoreError, Write};
 
 /// One broken invariant, at one item.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,6 +96,8 @@ impl Report {
 
 /// Parallel Scan segments of a full-table walk.
 const SCAN_SEGMENTS: u16 = 4;
+/// The most edge items read from one node's partition to re-derive its edge set.
+const MAX_EDGES_READ: usize = 1_000_000;
 /// Scan-and-fix rounds [`repair`] makes before it reports what is left.
 const REPAIR_ROUNDS: usize = 4;
 
@@ -121,14 +126,21 @@ pub async fn repair(store: &Store, model: &Model) -> Result<Repair, StoreError> 
     let mut report = before.clone();
     let mut fixed = 0;
     for _ in 0..REPAIR_ROUNDS {
-        let writes = fixes(model, &items, &report);
-        if writes.is_empty() {
+        let planned = fixes(model, &items, &report);
+        if planned.is_empty() {
             break;
         }
-        for write in writes {
-            match store.transact_write(vec![write]).await {
+        for fix in planned {
+            let writes = match fix {
+                Fix::Write(writes) => writes,
+                Fix::Node(key) => match node_fix(store, model, &key).await? {
+                    Some(write) => vec![write],
+                    None => continue,
+                },
+            };
+            match store.transact_write(writes).await {
                 Ok(()) => fixed += 1,
-                // The item changed since the scan: the next round sees it as it is now.
+                // Something changed since it was read: the next round sees it as it is now.
                 Err(StoreError::ConditionFailed { .. }) => {}
                 Err(e) => return Err(e),
             }
@@ -146,15 +158,86 @@ pub async fn repair(store: &Store, model: &Model) -> Result<Repair, StoreError> 
     })
 }
 
-/// The writes that fix `report`'s violations: deletes first, then puts.
-fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Write> {
+/// One fix: writes decided from the scan, each conditioned on what the scan saw of every item
+/// the decision rests on; or a node to re-derive from a fresh, consistent read.
+enum Fix {
+    Write(Vec<Write>),
+    Node(String),
+}
+
+/// The node `key` with its slots and edge set derived from a consistent read of it and of its
+/// partition's edges, conditioned on the version read; `None` when it is gone or already right.
+async fn node_fix(store: &Store, model: &Model, key: &str) -> Result<Option<Write>, StoreError> {
+    let Some(node) = store
+        .get_item_consistent(&Key::same(key.to_owned()))
+        .await?
+    else {
+        return Ok(None);
+    };
+    let partition = store
+        .query_range(&RangeQuery {
+            index: None,
+            partition: key,
+            lower: None,
+            upper: None,
+            filter: None,
+            forward: true,
+            limit: MAX_EDGES_READ,
+            consistent: true,
+        })
+        .await?;
+    let edges: Vec<Item> = partition
+        .into_iter()
+        .filter(|item| text(item, "SK") != key)
+        .collect();
+    let set = edge_set_of(model, &edges);
+    let Some(derived) = derived_node(model, &node, Some(&set)) else {
+        return Ok(None);
+    };
+    if derived == node {
+        return Ok(None);
+    }
+    let condition = match node.get("version") {
+        Some(version) => Clause::Equals("version".to_owned(), version.clone()),
+        None => Clause::Exists,
+    };
+    Ok(Some(Write::Put {
+        item: derived,
+        condition: vec![condition],
+    }))
+}
+
+/// A check that `id`'s node is still as the scan saw it: absent, or of the scanned version.
+fn node_unchanged(id: &str, scanned: Option<&&Item>) -> Write {
+    let key = Key::same(keys::node_key(id));
+    let condition = match scanned.and_then(|node| node.get("version")) {
+        Some(version) => vec![Clause::Equals("version".to_owned(), version.clone())],
+        None if scanned.is_some() => vec![Clause::Exists],
+        None => vec![Clause::NotExists],
+    };
+    Write::Check { key, condition }
+}
+
+/// The fixes of `report`'s violations: deletes first, then puts.
+fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Fix> {
     let by_key: HashMap<(&str, &str), &Item> = items
         .iter()
         .map(|item| ((text(item, "PK"), text(item, "SK")), item))
         .collect();
-    let edge_sets = derived_edge_sets(model, items);
+    let node = |id: &str| {
+        let key = keys::node_key(id);
+        by_key.get(&(key.as_str(), key.as_str())).copied()
+    };
+    // A unique value two nodes both hold is left for a human.
+    let mut holders: HashMap<&str, usize> = HashMap::new();
+    for violation in &report.violations {
+        if violation.kind == ViolationKind::MissingUniqueValue {
+            *holders.entry(violation.pk.as_str()).or_default() += 1;
+        }
+    }
     let mut deletes = Vec::new();
-    let mut puts: Vec<(String, Write)> = Vec::new();
+    let mut puts = Vec::new();
+    let mut nodes = std::collections::BTreeSet::new();
     for violation in &report.violations {
         let item = by_key.get(&(violation.pk.as_str(), violation.sk.as_str()));
         let key = Key {
@@ -162,28 +245,43 @@ fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Write> {
             sk: violation.sk.clone(),
         };
         match (violation.kind, item) {
-            (ViolationKind::OrphanUniqueValue, Some(item)) => deletes.push(Write::Delete {
-                key,
-                condition: vec![Clause::Equals(
-                    "id".to_owned(),
-                    AttrValue::S(text(item, "id").to_owned()),
-                )],
-            }),
-            (ViolationKind::DanglingEdge, Some(_)) => deletes.push(Write::Delete {
-                key,
-                condition: vec![Clause::Exists],
-            }),
+            (ViolationKind::OrphanUniqueValue, Some(item)) => {
+                let owner = text(item, "id");
+                deletes.push(Fix::Write(vec![
+                    Write::Delete {
+                        key,
+                        condition: vec![Clause::Equals(
+                            "id".to_owned(),
+                            AttrValue::S(owner.to_owned()),
+                        )],
+                    },
+                    node_unchanged(owner, node(owner).as_ref()),
+                ]));
+            }
+            (ViolationKind::DanglingEdge, Some(edge)) => {
+                let (from, to) = (text(edge, "from"), text(edge, "to"));
+                let mut writes = vec![Write::Delete {
+                    key,
+                    condition: vec![Clause::Exists],
+                }];
+                for end in [from, to] {
+                    if !end.is_empty() && keys::node_key(end) != violation.pk {
+                        writes.push(node_unchanged(end, node(end).as_ref()));
+                    }
+                }
+                deletes.push(Fix::Write(writes));
+            }
             (ViolationKind::MissingUniqueValue, _) => {
                 let Some(owner) = &violation.owner else {
                     continue;
                 };
-                let unique_typename = by_key
-                    .get(&(
-                        keys::node_key(owner).as_str(),
-                        keys::node_key(owner).as_str(),
-                    ))
-                    .and_then(|node| unique_typename_of(model, node, &violation.pk));
-                let Some(typename) = unique_typename else {
+                if holders.get(violation.pk.as_str()).copied().unwrap_or(0) > 1 {
+                    continue;
+                }
+                let Some(owner_node) = node(owner) else {
+                    continue;
+                };
+                let Some(typename) = unique_typename_of(model, owner_node, &violation.pk) else {
                     continue;
                 };
                 let item = Item::from([
@@ -192,50 +290,36 @@ fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Write> {
                     ("__typename".to_owned(), AttrValue::S(typename)),
                     ("id".to_owned(), AttrValue::S(owner.clone())),
                 ]);
-                puts.push((
-                    violation.pk.clone(),
+                puts.push(Fix::Write(vec![
                     Write::Put {
                         item,
                         condition: vec![Clause::NotExists],
                     },
-                ));
+                    node_unchanged(owner, Some(&owner_node)),
+                ]));
             }
-            (ViolationKind::WrongSlot | ViolationKind::WrongEdgeSet, Some(item))
+            (ViolationKind::WrongSlot | ViolationKind::WrongEdgeSet, Some(_))
                 if violation.pk == violation.sk =>
             {
-                if puts.iter().any(|(k, _)| *k == violation.pk) {
-                    continue;
-                }
-                if let Some(node) = derived_node(model, item, edge_sets.get(violation.pk.as_str()))
-                {
-                    let version = item
-                        .get("version")
-                        .cloned()
-                        .unwrap_or(AttrValue::N("0".into()));
-                    puts.push((
-                        violation.pk.clone(),
-                        Write::Put {
-                            item: node,
-                            condition: vec![Clause::Equals("version".to_owned(), version)],
-                        },
-                    ));
-                }
+                nodes.insert(violation.pk.clone());
             }
             (ViolationKind::WrongSlot, Some(edge)) => {
-                if let Some(edge) = derived_edge(model, edge, &by_key) {
-                    puts.push((
-                        format!("{}|{}", violation.pk, violation.sk),
-                        Write::Put {
-                            item: edge,
-                            condition: vec![Clause::Exists],
-                        },
-                    ));
+                if let Some(derived) = derived_edge(model, edge, &by_key) {
+                    let condition = match edge.get("updatedAt") {
+                        Some(at) => Clause::Equals("updatedAt".to_owned(), at.clone()),
+                        None => Clause::Exists,
+                    };
+                    puts.push(Fix::Write(vec![Write::Put {
+                        item: derived,
+                        condition: vec![condition],
+                    }]));
                 }
             }
             _ => {}
         }
     }
-    deletes.extend(puts.into_iter().map(|(_, write)| write));
+    deletes.extend(puts);
+    deletes.extend(nodes.into_iter().map(Fix::Node));
     deletes
 }
 

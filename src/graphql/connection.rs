@@ -406,6 +406,7 @@ async fn read_page(
             filter: plan.filter.clone(),
             forward: page.forward,
             limit: page.size + 1,
+            consistent: false,
         })
         .await
         .map_err(|e| ApiError::from_store(&e))

@@ -138,10 +138,11 @@ async fn run(
                 },
                 Current::Nodes(nodes),
             ) => {
-                let parent_id = nodes
-                    .first()
-                    .map(|n| id_of(&n.item).to_owned())
-                    .unwrap_or_default();
+                let Some(parent_id) = nodes.first().map(|n| id_of(&n.item).to_owned()) else {
+                    // A filter before this step removed the parent: nothing to read.
+                    current = Current::Ids(Vec::new());
+                    continue;
+                };
                 let partition = keys::slot_partition(edge, &parent_id);
                 let (lower, upper) = match role_sort {
                     Some(role) => (
@@ -160,6 +161,7 @@ async fn run(
                         filter: None,
                         forward: true,
                         limit: MAX_INCOMING,
+                        consistent: false,
                     })
                     .await
                     .map_err(|e| ApiError::from_store(&e))?;
@@ -172,10 +174,11 @@ async fn run(
                 )
             }
             (Step::Query { slot, element, .. }, Current::Nodes(nodes)) => {
-                let parent_id = nodes
-                    .first()
-                    .map(|n| id_of(&n.item).to_owned())
-                    .unwrap_or_default();
+                let Some(parent_id) = nodes.first().map(|n| id_of(&n.item).to_owned()) else {
+                    // A filter before this step removed the parent: nothing to read.
+                    current = Current::Ids(Vec::new());
+                    continue;
+                };
                 let partition = keys::slot_partition(element, &parent_id);
                 let items = scope
                     .store
@@ -187,6 +190,7 @@ async fn run(
                         filter: None,
                         forward: true,
                         limit: MAX_INCOMING,
+                        consistent: false,
                     })
                     .await
                     .map_err(|e| ApiError::from_store(&e))?;

@@ -510,6 +510,7 @@ pub(super) async fn edges_touching(
             filter: None,
             forward: true,
             limit: EDGES_PER_READ,
+            consistent: false,
         };
         scope.store.query_range(&query).await
     });

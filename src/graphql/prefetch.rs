@@ -28,6 +28,10 @@ pub(super) async fn relations(
             continue;
         };
         for field in &type_def.fields {
+            // A resolver file's field reads what its own steps say, nothing of the directive's.
+            if model.is_resolved(&type_def.name, &field.name) {
+                continue;
+            }
             match &field.kind {
                 FieldKind::BelongsTo { foreign_key, .. } => {
                     if selection.field(&field.name).exists()

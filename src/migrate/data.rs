@@ -63,6 +63,8 @@ pub enum DataMigrationError {
         recorded: String,
         current: String,
     },
+    #[error("{0}")]
+    Rejected(String),
     #[error("another migrate is running {name}, or its record changed meanwhile; try again")]
     Contended { name: String },
     #[error(transparent)]
@@ -103,6 +105,9 @@ pub struct Migration {
     removes: Vec<String>,
     recompute_slots: bool,
     rebuild_edge_sets: bool,
+    /// Why the file does not fit today's schema. An applied migration is still skipped (it was
+    /// checked against the schema it ran on); a pending one stops `migrate` with this.
+    problem: Option<String>,
 }
 
 /// Reads and validates every `*.toml` of `dir` against the model, in name order. A missing
@@ -117,7 +122,37 @@ pub fn load_migrations(dir: &Path, model: &Model) -> Result<Vec<Migration>, Data
         .filter(|path| path.extension().is_some_and(|e| e == "toml"))
         .collect();
     paths.sort();
-    paths.iter().map(|path| load_one(path, model)).collect()
+    paths
+        .iter()
+        .map(|path| match load_one(path, model) {
+            Err(DataMigrationError::Invalid { file, message }) => {
+                let bytes = std::fs::read(path).map_err(|source| DataMigrationError::Read {
+                    file: file.clone(),
+                    source,
+                })?;
+                Ok(Migration {
+                    name: stem(path),
+                    file: path.to_owned(),
+                    description: String::new(),
+                    checksum: hex(&sha2::Sha256::digest(&bytes)),
+                    type_name: String::new(),
+                    defaults: Vec::new(),
+                    renames: Vec::new(),
+                    removes: Vec::new(),
+                    recompute_slots: false,
+                    rebuild_edge_sets: false,
+                    problem: Some(format!("{file}: {message}")),
+                })
+            }
+            other => other,
+        })
+        .collect()
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError> {
@@ -150,7 +185,9 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
     let defaults = spec
         .set_default
         .iter()
-        .map(|(field, value)| default_value(type_def, field, value).map(|v| (field.clone(), v)))
+        .map(|(field, value)| {
+            default_value(model, type_def, field, value).map(|v| (field.clone(), v))
+        })
         .collect::<Result<Vec<_>, String>>()
         .map_err(invalid)?;
     for (from, to) in &spec.rename {
@@ -174,14 +211,43 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
                 type_def.name
             )));
         }
+        if is_managed(from) || crate::keys::is_slot_attribute(from) {
+            return Err(invalid(format!(
+                "rename: {from} is kept by tablegraph itself; it cannot be renamed"
+            )));
+        }
     }
     for attribute in &spec.remove {
-        if type_def.field(attribute).is_some() || is_managed(attribute) {
+        if is_managed(attribute) || crate::keys::is_slot_attribute(attribute) {
+            return Err(invalid(format!(
+                "remove: {attribute} is kept by tablegraph itself; use recompute_slots for slots"
+            )));
+        }
+        if type_def.field(attribute).is_some() {
             return Err(invalid(format!(
                 "remove: {attribute} is a field of {}; remove it from the schema first",
                 type_def.name
             )));
         }
+    }
+    // A changed foreign key or sort field moves the node in its relations.
+    let keyed: Vec<&str> = type_def
+        .slots
+        .iter()
+        .flat_map(|slot| std::iter::once(slot.foreign_key.as_str()).chain(slot.sort_by.as_deref()))
+        .collect();
+    let touched = spec
+        .rename
+        .values()
+        .chain(spec.set_default.keys())
+        .find(|field| keyed.contains(&field.as_str()));
+    if let Some(field) = touched
+        && !spec.recompute_slots
+    {
+        return Err(invalid(format!(
+            "{field} places {} nodes in a relation; add recompute_slots = true",
+            type_def.name
+        )));
     }
     if spec.rebuild_edge_sets
         && !model
@@ -194,12 +260,8 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
             type_def.name
         )));
     }
-    let name = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
     Ok(Migration {
-        name,
+        name: stem(path),
         file: path.to_owned(),
         description: spec.description,
         checksum: hex(&sha2::Sha256::digest(&bytes)),
@@ -209,6 +271,7 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
         removes: spec.remove,
         recompute_slots: spec.recompute_slots,
         rebuild_edge_sets: spec.rebuild_edge_sets,
+        problem: None,
     })
 }
 
@@ -221,6 +284,7 @@ fn is_managed(attribute: &str) -> bool {
 
 /// A default checked against the field's scalar type.
 fn default_value(
+    model: &Model,
     type_def: &TypeDef,
     field: &str,
     value: &toml::Value,
@@ -238,6 +302,26 @@ fn default_value(
         ));
     }
     let wrong = || format!("set_default: {field} takes a {scalar:?} value");
+    if let (ScalarType::Enum(enum_name), toml::Value::String(name)) = (scalar, value)
+        && !model
+            .enum_def(enum_name)
+            .is_some_and(|e| e.values.iter().any(|v| v.name == *name))
+    {
+        return Err(format!("set_default: {name} is not a value of {enum_name}"));
+    }
+    if let toml::Value::String(text) = value {
+        let graphql = async_graphql::Value::String(text.clone());
+        let valid = match scalar {
+            ScalarType::AwsDate => values::is_aws_date(&graphql),
+            ScalarType::AwsDateTime => values::is_aws_date_time(&graphql),
+            ScalarType::AwsEmail => values::is_aws_email(&graphql),
+            ScalarType::Id => crate::keys::validate_id(text).is_ok(),
+            _ => true,
+        };
+        if !valid {
+            return Err(format!("set_default: {text:?} is not a valid {scalar:?}"));
+        }
+    }
     Ok(match (scalar, value) {
         (ScalarType::Int, toml::Value::Integer(n)) => AttrValue::N(n.to_string()),
         (ScalarType::Float, toml::Value::Float(f)) => AttrValue::N(f.to_string()),
@@ -354,6 +438,9 @@ async fn apply(
     if record.as_ref().is_some_and(|r| r.applied) {
         run.skipped = true;
         return Ok(run);
+    }
+    if let Some(problem) = &migration.problem {
+        return Err(DataMigrationError::Rejected(problem.clone()));
     }
     let mut checkpoints = record.map(|r| r.checkpoints).unwrap_or_default();
     run.resumed = !checkpoints.is_empty();
@@ -521,7 +608,11 @@ async fn migrate_node(
         if dry_run {
             return Ok(true);
         }
-        let version = current.get("version").cloned().unwrap_or(AttrValue::Null);
+        // A node written without a version (by hand, or by an old tool) is only checked to exist.
+        let condition = match current.get("version") {
+            Some(version) => Clause::Equals("version".to_owned(), version.clone()),
+            None => Clause::Exists,
+        };
         let mut next = next;
         let bumped = current
             .get("version")
@@ -532,7 +623,7 @@ async fn migrate_node(
         match store
             .transact_write(vec![Write::Put {
                 item: next,
-                condition: vec![Clause::Equals("version".to_owned(), version)],
+                condition: vec![condition],
             }])
             .await
         {
@@ -600,6 +691,8 @@ async fn transform(
                 filter: None,
                 forward: true,
                 limit: MAX_EDGES_READ,
+                // Read the edges as strongly as the node, so the set matches both.
+                consistent: true,
             })
             .await?;
         let edges: Vec<Item> = items.into_iter().filter(|item| !is_node(item)).collect();
@@ -677,6 +770,26 @@ mod tests {
             (
                 "description = \"d\"\ntype = \"Cow\"\nremove = [\"name\"]\n",
                 "remove: name is a field of Cow; remove it from the schema first",
+            ),
+            (
+                "description = \"d\"\ntype = \"Cow\"\n[rename]\nedges = \"name\"\n",
+                "rename: edges is kept by tablegraph itself",
+            ),
+            (
+                "description = \"d\"\ntype = \"Cow\"\nremove = [\"PK01\"]\n",
+                "remove: PK01 is kept by tablegraph itself",
+            ),
+            (
+                "description = \"d\"\ntype = \"Goal\"\n[set_default]\nkind = \"OBJECTIV\"\n",
+                "set_default: OBJECTIV is not a value of GoalKind",
+            ),
+            (
+                "description = \"d\"\ntype = \"Cow\"\n[set_default]\nfarmId = \"not an id#\"\n",
+                "set_default: \"not an id#\" is not a valid Id",
+            ),
+            (
+                "description = \"d\"\ntype = \"Cow\"\n[rename]\ncowName = \"name\"\n",
+                "name places Cow nodes in a relation; add recompute_slots = true",
             ),
             (
                 "description = \"d\"\ntype = \"Farm\"\nrebuild_edge_sets = true\n",

@@ -21,6 +21,8 @@ pub struct Model {
     pub edges: Vec<EdgeTypeDef>,
     /// The generic indexes (`GSI01`…) the table needs: every slot some relation uses, ascending.
     pub indexes: Vec<u8>,
+    /// `Type.field` of every field a resolver file serves (custom, or replacing a directive's).
+    pub resolved: std::collections::BTreeSet<String>,
 }
 
 /// A `@model` type, stored as `NODE#<id>` items.
@@ -199,6 +201,11 @@ impl Model {
         resolved: &std::collections::BTreeSet<String>,
     ) -> Result<Model, ModelError> {
         parse::parse_model(file, source, resolved)
+    }
+
+    /// Whether a resolver file serves `type_name.field` rather than its directive.
+    pub fn is_resolved(&self, type_name: &str, field: &str) -> bool {
+        self.resolved.contains(&format!("{type_name}.{field}"))
     }
 
     pub fn type_def(&self, name: &str) -> Option<&TypeDef> {

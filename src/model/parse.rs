@@ -203,6 +203,7 @@ impl Reader<'_> {
             enums,
             edges,
             indexes: Vec::new(),
+            resolved: self.resolved.clone(),
         };
         self.check_relations(&mut model, &relations)?;
         Ok(model)

@@ -251,6 +251,29 @@ fn parse(file: &str, stem: &str, text: &str, model: &Model) -> Result<Pipeline, 
                 .clone()
                 .ok_or_else(|| fail(format!("{}: needs `{key}`", step.op)))
         };
+        let allowed: &[&str] = match step.op.as_str() {
+            "incoming" | "targets" => &["edge", "role"],
+            "query" => &["relation"],
+            "filter" => &["id", "field", "equals"],
+            _ => &[],
+        };
+        let given = [
+            ("edge", step.edge.is_some()),
+            ("role", step.role.is_some()),
+            ("relation", step.relation.is_some()),
+            ("id", step.id.is_some()),
+            ("field", step.field.is_some()),
+            ("equals", step.equals.is_some()),
+        ];
+        if let Some((key, _)) = given
+            .iter()
+            .find(|(key, present)| *present && !allowed.contains(key))
+        {
+            return Err(fail(format!(
+                "{}: `{key}` does not apply to this op",
+                step.op
+            )));
+        }
         let next = match step.op.as_str() {
             "incoming" => {
                 if !shape.single {

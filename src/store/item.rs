@@ -150,14 +150,21 @@ fn value_from_json(value: &serde_json::Value) -> Result<AttrValue, String> {
         "S" => AttrValue::S(text()?),
         "N" => {
             let n = text()?;
-            n.parse::<f64>()
-                .map_err(|_| format!("{n:?} is not a number"))?;
+            let value = n
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| format!("{n:?} is not a number"))?;
+            // DynamoDB's range: magnitudes from 1e-130 to below 1e126, or zero.
+            if value != 0.0 && !(1e-130..1e126).contains(&value.abs()) {
+                return Err(format!("{n:?} is outside DynamoDB's number range"));
+            }
             AttrValue::N(n)
         }
         "BOOL" => AttrValue::Bool(inner.as_bool().ok_or("BOOL takes true or false")?),
         "NULL" => AttrValue::Null,
-        "SS" => AttrValue::Ss(
-            inner
+        "SS" => {
+            let set: std::collections::BTreeSet<String> = inner
                 .as_array()
                 .ok_or("SS takes a list of strings")?
                 .iter()
@@ -166,8 +173,12 @@ fn value_from_json(value: &serde_json::Value) -> Result<AttrValue, String> {
                         .map(str::to_owned)
                         .ok_or("SS takes a list of strings")
                 })
-                .collect::<Result<_, _>>()?,
-        ),
+                .collect::<Result<_, _>>()?;
+            if set.is_empty() {
+                return Err("SS must not be empty".to_owned());
+            }
+            AttrValue::Ss(set)
+        }
         "L" => AttrValue::L(
             inner
                 .as_array()

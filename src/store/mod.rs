@@ -135,6 +135,9 @@ pub struct RangeQuery<'a> {
     /// Ascending sort order when true.
     pub forward: bool,
     pub limit: usize,
+    /// A strongly consistent read (of the table only; indexes are eventually consistent): for
+    /// tools that rewrite what they read.
+    pub consistent: bool,
 }
 
 impl Store {
@@ -405,6 +408,7 @@ impl Store {
                     .set_expression_attribute_names(Some(expression.names.clone()))
                     .set_expression_attribute_values(Some(expression.values.clone()))
                     .scan_index_forward(query.forward)
+                    .set_consistent_read(query.consistent.then_some(true))
                     .limit(i32::try_from(want).unwrap_or(i32::MAX))
                     .set_exclusive_start_key(page_start.clone())
                     .return_consumed_capacity(ReturnConsumedCapacity::Total)

@@ -189,3 +189,72 @@ async fn each_kind_of_damage_is_reported() {
         "the farm itself is fine"
     );
 }
+
+#[tokio::test]
+async fn repair_fixes_every_kind_of_damage_but_unknown_items() {
+    let app = spawn_app().await;
+    let (farm, cow, goal, user) = small_world(&app).await;
+    let unique = "Farm#name#sunny acres";
+    delete(&app, unique, unique).await;
+    let cow_key = format!("NODE#{cow}");
+    let mut moved = item(&app, &cow_key, &cow_key).await;
+    moved.insert(
+        "PK01".to_owned(),
+        AttrValue::S("Animal#elsewhere".to_owned()),
+    );
+    put(&app, moved).await;
+    let goal_key = format!("NODE#{goal}");
+    let mut forgetful = item(&app, &goal_key, &goal_key).await;
+    forgetful.remove("edges");
+    put(&app, forgetful).await;
+    let user_key = format!("NODE#{user}");
+    delete(&app, &user_key, &user_key).await;
+    let mut stray = Item::new();
+    for (name, value) in [
+        ("PK", "STRAY#1"),
+        ("SK", "STRAY#1"),
+        ("__typename", "Mystery"),
+    ] {
+        stray.insert(name.to_owned(), AttrValue::S(value.to_owned()));
+    }
+    put(&app, stray).await;
+
+    let repair = tablegraph::check::repair(&app.store, &app.model)
+        .await
+        .expect("a repair");
+    assert!(
+        repair.before.violations.len() >= 5,
+        "{:?}",
+        repair.before.violations
+    );
+    let left: Vec<(ViolationKind, String)> = repair
+        .after
+        .violations
+        .iter()
+        .map(|v| (v.kind, v.pk.clone()))
+        .collect();
+    assert_eq!(left, [(ViolationKind::UnknownItem, "STRAY#1".to_owned())]);
+    // The farm's name is taken again, the cow is back in its farm, the goal lost its lead.
+    let body = app
+        .graphql(
+            "mutation { createFarm(input: { name: \"SUNNY ACRES\" }) { id } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        crate::helpers::error_type(&body),
+        "UniqueConstraintViolation"
+    );
+    let body = app
+        .graphql(
+            "query($f: ID!, $g: ID!) { farm(id: $f) { cows { edges { node { id } } } } goal(id: $g) { leads { id } } }",
+            json!({ "f": farm, "g": goal }),
+        )
+        .await;
+    assert_eq!(
+        body["data"]["farm"]["cows"]["edges"][0]["node"]["id"],
+        cow.as_str(),
+        "{body}"
+    );
+    assert_eq!(body["data"]["goal"]["leads"], json!([]), "{body}");
+}

@@ -307,7 +307,7 @@ async fn renames_defaults_removals_and_edge_sets_are_migrated() {
     std::fs::create_dir_all(&migrations).expect("a directory");
     std::fs::write(
         migrations.join("0001_goal_fields.toml"),
-        "description = \"Goals from before titles and kinds\"\ntype = \"Goal\"\nremove = [\"legacyScore\"]\nrebuild_edge_sets = true\n\n[rename]\nheadline = \"title\"\n\n[set_default]\nkind = \"KEY_RESULT\"\n",
+        "description = \"Goals from before titles and kinds\"\ntype = \"Goal\"\nremove = [\"legacyScore\"]\nrecompute_slots = true\nrebuild_edge_sets = true\n\n[rename]\nheadline = \"title\"\n\n[set_default]\nkind = \"KEY_RESULT\"\n",
     )
     .expect("a migration");
     let folder = migrations.to_str().expect("UTF-8");

@@ -121,3 +121,39 @@ async fn a_malformed_import_names_its_line_and_writes_nothing() {
     std::fs::remove_dir_all(&dir).expect("removable");
     std::fs::remove_file(&file).expect("removable");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_refuses_what_dynamodb_would_refuse_before_writing_anything() {
+    let cases = [
+        (
+            r#"{"Item":{"PK":{"S":"NODE#b"},"SK":{"S":"NODE#b"},"n":{"N":"1e400"}}}"#,
+            "line 2: n: \"1e400\" is not a number",
+        ),
+        (
+            r#"{"Item":{"PK":{"S":"NODE#b"},"SK":{"S":"NODE#b"},"n":{"N":"NaN"}}}"#,
+            "line 2: n: \"NaN\" is not a number",
+        ),
+        (
+            r#"{"Item":{"PK":{"S":"NODE#b"},"SK":{"S":"NODE#b"},"edges":{"SS":[]}}}"#,
+            "line 2: edges: SS must not be empty",
+        ),
+        (
+            r#"{"Item":{"PK":{"S":"NODE#b"},"SK":{"S":"NODE#b"},"PK01":{"N":"1"}}}"#,
+            "line 2: PK01 is an index key and must be a string",
+        ),
+    ];
+    for (bad, expected) in cases {
+        let dir = scratch("refused-import");
+        let file = scratch("refused-import-file").with_extension("jsonl");
+        let good =
+            r#"{"Item":{"PK":{"S":"NODE#a"},"SK":{"S":"NODE#a"},"__typename":{"S":"Farm"}}}"#;
+        std::fs::write(&file, format!("{good}\n{bad}\n")).expect("a file");
+        let (ok, _, stderr) =
+            run_tablegraph(&["import", file.to_str().expect("UTF-8")], &dir).await;
+        assert!(!ok && stderr.contains(expected), "{stderr}");
+        let (_, exported, _) = run_tablegraph(&["export"], &dir).await;
+        assert_eq!(exported, "", "nothing was written");
+        std::fs::remove_dir_all(&dir).expect("removable");
+        std::fs::remove_file(&file).expect("removable");
+    }
+}

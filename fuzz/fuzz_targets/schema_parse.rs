@@ -148,6 +148,9 @@ fn check_model(model: &Model) {
             let here = format!("{}.{}", type_def.name, field.name);
             match &field.kind {
                 FieldKind::Scalar { .. } => {}
+                FieldKind::Custom(_) => {
+                    panic!("{here}: a custom field without any resolver file")
+                }
                 FieldKind::BelongsTo {
                     target,
                     foreign_key,

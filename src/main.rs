@@ -2,6 +2,12 @@
 
 use clap::Parser as _;
 
+/// mimalloc: a request allocates and frees thousands of small values (items, JSON, GraphQL
+/// values), and the system allocator spent a quarter of a Koan page's CPU time on them
+/// (BENCHMARKS.md, "Profile").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = tablegraph::cli::Cli::parse();

@@ -83,15 +83,64 @@ pub struct Measure {
 }
 
 /// The async-graphql extension that enforces [`QueryLimits`].
-pub struct Limits(pub QueryLimits);
+pub struct Limits {
+    limits: QueryLimits,
+    /// Documents already parsed, by query text: clients send the same few queries again and
+    /// again, and parsing was a visible share of a small query's time (BENCHMARKS.md).
+    parsed: Arc<std::sync::Mutex<HashMap<String, Arc<ExecutableDocument>>>>,
+}
 
-impl ExtensionFactory for Limits {
-    fn create(&self) -> Arc<dyn Extension> {
-        Arc::new(LimitsExtension(self.0))
+/// Distinct query texts kept parsed; past it the cache starts over.
+const PARSED_QUERIES: usize = 512;
+
+impl Limits {
+    pub fn new(limits: QueryLimits) -> Limits {
+        Limits {
+            limits,
+            parsed: Arc::default(),
+        }
     }
 }
 
-struct LimitsExtension(QueryLimits);
+impl ExtensionFactory for Limits {
+    fn create(&self) -> Arc<dyn Extension> {
+        Arc::new(LimitsExtension {
+            limits: self.limits,
+            parsed: self.parsed.clone(),
+        })
+    }
+}
+
+struct LimitsExtension {
+    limits: QueryLimits,
+    parsed: Arc<std::sync::Mutex<HashMap<String, Arc<ExecutableDocument>>>>,
+}
+
+impl LimitsExtension {
+    /// Gives the request its parsed document, from the cache when the text was seen before.
+    fn parse(&self, request: &mut Request) -> ServerResult<()> {
+        let cached = self
+            .parsed
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(&request.query)
+            .cloned();
+        if let Some(document) = cached {
+            request.set_parsed_query((*document).clone());
+            return Ok(());
+        }
+        let document = Arc::new(request.parsed_query()?.clone());
+        let mut parsed = self
+            .parsed
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if parsed.len() >= PARSED_QUERIES {
+            parsed.clear();
+        }
+        parsed.insert(request.query.clone(), document);
+        Ok(())
+    }
+}
 
 #[async_trait::async_trait]
 impl Extension for LimitsExtension {
@@ -103,6 +152,7 @@ impl Extension for LimitsExtension {
         mut request: Request,
         next: NextPrepareRequest<'_>,
     ) -> ServerResult<Request> {
+        self.parse(&mut request)?;
         let variables = request.variables.clone();
         let document = request.parsed_query()?;
         let registry = &ctx.schema_env.registry;
@@ -115,14 +165,14 @@ impl Extension for LimitsExtension {
                 }
             };
             let measure = measure(
-                &self.0,
+                &self.limits,
                 registry,
                 document,
                 &variables,
                 root,
                 &operation.node,
             );
-            check(&self.0, &measure)?;
+            check(&self.limits, &measure)?;
         }
         next.run(ctx, request).await
     }

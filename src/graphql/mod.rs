@@ -106,7 +106,7 @@ impl NodeValue {
 /// Builds the schema clients query.
 pub fn build_schema(model: Arc<Model>, options: &SchemaOptions) -> Result<Schema, SchemaError> {
     let mut builder = Schema::build("Query", Some("Mutation"), None)
-        .extension(limits::Limits(options.limits))
+        .extension(limits::Limits::new(options.limits))
         .extension(null_items::NullItems);
     if !options.introspection {
         builder = builder.disable_introspection().disable_suggestions();

@@ -17,6 +17,18 @@ use crate::graphql::RequestScope;
 const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
 const JSON: &str = "application/json";
 
+/// The body of a POST: `query` is required and a string; `variables` and `extensions` are
+/// objects or null.
+#[derive(Debug, Deserialize)]
+struct PostBody {
+    query: String,
+    #[serde(rename = "operationName")]
+    operation_name: Option<String>,
+    variables: Option<serde_json::Map<String, serde_json::Value>>,
+    #[serde(rename = "extensions")]
+    _extensions: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
 /// The parameters of a GET request.
 #[derive(Debug, Deserialize)]
 pub struct GetParams {
@@ -91,32 +103,24 @@ pub async fn graphql_post(
             "send the request as application/json",
         );
     }
-    let value: serde_json::Value = match serde_json::from_slice(&body) {
-        Ok(value) => value,
-        Err(_) => {
-            return request_error(
-                &headers,
-                StatusCode::BAD_REQUEST,
-                "the body is not valid JSON",
-            );
-        }
-    };
-    if value.is_array() {
+    // A batch is a JSON array; refuse it before parsing anything.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
         return request_error(
             &headers,
             StatusCode::BAD_REQUEST,
             "batched requests are not supported",
         );
     }
-    if !value.get("query").is_some_and(serde_json::Value::is_string) {
-        return request_error(
-            &headers,
-            StatusCode::BAD_REQUEST,
-            "the request has no query string",
-        );
-    }
-    let request: async_graphql::Request = match serde_json::from_value(value) {
-        Ok(request) => request,
+    // Parsed once, straight into its parts.
+    let parts: PostBody = match serde_json::from_slice(&body) {
+        Ok(parts) => parts,
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            return request_error(
+                &headers,
+                StatusCode::BAD_REQUEST,
+                "the body is not valid JSON",
+            );
+        }
         Err(e) => {
             return request_error(
                 &headers,
@@ -125,6 +129,12 @@ pub async fn graphql_post(
             );
         }
     };
+    let mut request = async_graphql::Request::new(parts.query);
+    request.operation_name = parts.operation_name;
+    if let Some(variables) = parts.variables {
+        request.variables =
+            async_graphql::Variables::from_json(serde_json::Value::Object(variables));
+    }
     execute(&state, &headers, request.data(caller)).await
 }
 
@@ -159,9 +169,12 @@ async fn execute(
     } else {
         StatusCode::OK
     };
+    if !request_failed {
+        return json_response(status, media, &response);
+    }
+    // Nothing ran: a request error has no `data` entry at all, not `"data": null`.
     let mut body = serde_json::to_value(&response).unwrap_or_default();
-    if request_failed && let Some(fields) = body.as_object_mut() {
-        // Nothing ran: a request error has no `data` entry at all, not `"data": null`.
+    if let Some(fields) = body.as_object_mut() {
         fields.remove("data");
     }
     json_response(status, media, &body)

@@ -151,7 +151,9 @@ impl HttpConnector for Simulated {
         let inner = self.inner.clone();
         HttpConnectorFuture::new(async move {
             if let Some(latency) = latency {
-                tokio::time::sleep(latency).await;
+                // A thread's sleep is precise to tens of microseconds; the runtime's timer
+                // would round every call up to its next millisecond tick.
+                let _ = tokio::task::spawn_blocking(move || std::thread::sleep(latency)).await;
             }
             match fault {
                 None => inner.call(request).await,

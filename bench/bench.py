@@ -1,0 +1,888 @@
+#!/usr/bin/env python3
+"""The benchmark driver that bench/run.sh runs after building: starts B0, B1 and tablegraph,
+seeds tablegraph, measures every workload with wrk (interleaved repetitions), the cold start
+with hyperfine and the latency under a simulated store round trip, and writes BENCHMARKS.md.
+Standard library only. See bench/README.md for the workloads and the settings (BENCH_* variables).
+"""
+
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import seed as seeding  # noqa: E402
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+TABLEGRAPH = os.path.join(ROOT, "target", "release", "tablegraph")
+B0 = os.path.join(BENCH, "baselines", "target", "release", "b0")
+B1 = os.path.join(BENCH, "baselines", "target", "release", "b1")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# ---------------------------------------------------------------------------------------------
+# Settings
+
+
+def env(name, default):
+    value = os.environ.get(name, "").strip()
+    return value if value else default
+
+
+def seconds(duration):
+    """wrk's duration syntax: 10, 10s, 2m, 1h."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([smh]?)", duration)
+    if not match:
+        sys.exit(f"bad duration {duration!r} (expected e.g. 10s, 2m)")
+    return float(match.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+DEFAULT_DURATION = "10s"
+DURATION = env("BENCH_DURATION", DEFAULT_DURATION)
+REPS = int(env("BENCH_REPS", "3"))
+CONNECTIONS = [int(c) for c in env("BENCH_CONNECTIONS", "1 32").replace(",", " ").split()]
+THREADS = int(env("BENCH_THREADS", "2"))
+CHECK_DURATION = env("BENCH_CHECK_DURATION", DURATION if seconds(DURATION) < 3 else "3s")
+WARMUP = env("BENCH_WARMUP", "2s")
+COLD_RUNS = int(env("BENCH_COLD_RUNS", "20"))
+LATENCY_MS = int(env("BENCH_LATENCY_MS", "5"))
+PORT_BASE = int(env("BENCH_PORT_BASE", "18080"))
+OUT = env("BENCH_OUT", os.path.join(ROOT, "BENCHMARKS.md"))
+PHASES = set(env("BENCH_PHASES", "throughput latency cold").replace(",", " ").split())
+COMMAND = env("BENCH_COMMAND", "bash bench/run.sh")
+SHORT = seconds(DURATION) < seconds(DEFAULT_DURATION) or REPS < 3
+
+W3_SIZES = [1, 10, 50, 100, 200]
+LATENCY_W3_SIZES = [1, 10, 50, 100]
+
+# ---------------------------------------------------------------------------------------------
+# Processes
+
+RUN_DIR = None
+LIVE = []  # servers to stop on the way out
+
+
+def log(message):
+    print(message, flush=True)
+
+
+class Server:
+    def __init__(self, name, argv, port):
+        self.name = name
+        self.argv = argv
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}/graphql"
+        self.proc = None
+        self.client = seeding.Client(self.url)
+
+    def start(self):
+        port_free(self.port)
+        logfile = open(os.path.join(RUN_DIR, "logs", f"{self.name}.log"), "ab")
+        self.proc = subprocess.Popen(
+            self.argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=logfile, stderr=subprocess.STDOUT,
+            # Out of the terminal's process group: a Ctrl-C reaches run.sh, which stops the
+            # driver, which stops the servers in order (run.sh's trap kills any left over).
+            start_new_session=True,
+        )
+        logfile.close()
+        LIVE.append(self)
+        with open(os.path.join(RUN_DIR, "pids"), "a") as pids:
+            pids.write(f"{self.proc.pid} {self.argv[0]}\n")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited ({self.proc.returncode}); see {logfile.name}")
+            try:
+                status, _ = self.client.post("{ __typename }")
+                if status == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.02)
+        raise RuntimeError(f"{self.name} did not answer within 120 s")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self in LIVE:
+            LIVE.remove(self)
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def cpu_ticks(self):
+        with open(f"/proc/{self.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime + stime (fields 14 and 15)
+
+    def reset_peak_rss(self):
+        """Resets VmHWM to the current RSS (Linux >= 4.0); False when not allowed."""
+        try:
+            with open(f"/proc/{self.pid}/clear_refs", "w") as f:
+                f.write("5")
+            return True
+        except OSError:
+            return False
+
+    def status_kb(self, key):
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+        return 0
+
+
+def port_free(port):
+    with socket.socket() as s:
+        if s.connect_ex(("127.0.0.1", port)) == 0:
+            raise RuntimeError(f"port {port} is in use; set BENCH_PORT_BASE to another base")
+
+
+def stop_all():
+    for server in list(LIVE):
+        try:
+            server.stop()
+        except Exception as e:  # noqa: BLE001 - best effort on the way out
+            log(f"could not stop {server.name}: {e}")
+
+
+def tablegraph(name, port, *extra):
+    return Server(name, [TABLEGRAPH, "serve", "--memory", "--listen", f"127.0.0.1:{port}", *extra],
+                  port)
+
+
+# ---------------------------------------------------------------------------------------------
+# Workloads
+
+KOAN_EDGES = "edges { role node { title leads { name } teams { name } } }"
+
+
+def body(query, variables=None):
+    doc = {"query": query}
+    if variables:
+        doc["variables"] = variables
+    return json.dumps(doc, separators=(",", ":"))
+
+
+def koan(ids, first):
+    if first <= 100:
+        return body(
+            f"query($team: ID!, $first: Int) {{ team(id: $team) {{ goals(first: $first) {{ {KOAN_EDGES} }} }} }}",
+            {"team": ids["team"], "first": first},
+        )
+    # 200 goals: the first two pages of 100 in one request, as two aliased connections.
+    return body(
+        "query($team: ID!, $after: String) { team(id: $team) { "
+        f"page1: goals(first: 100) {{ {KOAN_EDGES} }} "
+        f"page2: goals(first: 100, after: $after) {{ {KOAN_EDGES} }} }} }}",
+        {"team": ids["team"], "after": ids["after100"]},
+    )
+
+
+W0_TG = body("{ __typename }")
+W0_B1 = body("{ hello }")
+W4_TEMPLATE = ('{"query":"mutation($input: CreateFarmInput!) { createFarm(input: $input) '
+               '{ id name version createdAt } }","variables":{"input":{"name":"W4 %s %d-%d"}}}')
+
+
+def read_bodies(ids):
+    """The read workloads against tablegraph: name -> (body, validator)."""
+    bodies = {
+        "W0": (W0_TG, lambda d: d.get("__typename") == "Query"),
+        "W1": (body("query($id: ID!) { node(id: $id) { id ... on Farm { name } } }",
+                    {"id": ids["farm"]}),
+               lambda d: (d.get("node") or {}).get("name") == "Bench Farm"),
+        "W2": (koan(ids, 50), koan_validator(50)),
+    }
+    for n in W3_SIZES:
+        bodies[f"W3@{n}"] = (koan(ids, n), koan_validator(n))
+    return bodies
+
+
+def koan_validator(n):
+    def valid(data):
+        team = data.get("team") or {}
+        pages = [team[k] for k in ("goals", "page1", "page2") if k in team]
+        edges = [e for p in pages for e in p["edges"]]
+        titles = {e["node"]["title"] for e in edges}
+        return (len(edges) == n and len(titles) == n
+                and all(e["role"] == "TEAM" and len(e["node"]["leads"]) == 1
+                        and len(e["node"]["teams"]) == 2 for e in edges))
+    return valid
+
+
+def describe_calls(calls):
+    parts = []
+    for c in calls:
+        op = c.get("operation", "?") + (f":{c['index']}" if c.get("index") else "")
+        extra = []
+        if c.get("keys") is not None:
+            extra.append(f"{c['keys']} key{'s' if c['keys'] != 1 else ''}")
+        if c.get("items") is not None:
+            extra.append(f"{c['items']} item{'s' if c['items'] != 1 else ''}")
+        parts.append(op + (f" ({', '.join(extra)})" if extra else ""))
+    return ", ".join(parts) if parts else "none"
+
+
+def probe(server, request_body, validate, what):
+    """One request with the storage-calls header: checks the answer, returns its calls."""
+    doc = json.loads(request_body)
+    status, answer = server.client.post(doc["query"], doc.get("variables"),
+                                        {"x-tablegraph-storage-calls": "1"})
+    if status != 200 or not answer or answer.get("errors") or not validate(answer.get("data") or {}):
+        raise RuntimeError(f"{what} on {server.name}: unexpected answer HTTP {status}: "
+                           f"{json.dumps(answer)[:600]}")
+    return (answer.get("extensions") or {}).get("storageCalls", [])
+
+
+# ---------------------------------------------------------------------------------------------
+# wrk
+
+LUA_DONE = r"""
+threads = {}
+function setup(thread)
+  table.insert(threads, thread)
+  thread:set("tid", #threads)
+end
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('BENCHJSON {"requests":%.0f,"duration_us":%.0f,"bytes":%.0f,' ..
+    '"err_connect":%.0f,"err_read":%.0f,"err_write":%.0f,"err_status":%.0f,"err_timeout":%.0f,' ..
+    '"p50_us":%.0f,"p90_us":%.0f,"p99_us":%.0f,"mean_us":%.1f,"max_us":%.0f',
+    summary.requests, summary.duration, summary.bytes, e.connect, e.read, e.write, e.status,
+    e.timeout, latency:percentile(50), latency:percentile(90), latency:percentile(99),
+    latency.mean, latency.max))
+  if CHECK then
+    local total, errors, expected, other, lo, hi = 0, 0, 0, 0, 1e9, -1
+    for _, t in ipairs(threads) do
+      total = total + t:get("n_total")
+      errors = errors + t:get("n_errors")
+      expected = expected + t:get("n_expected")
+      other = other + t:get("n_other")
+      lo = math.min(lo, t:get("min_calls"))
+      hi = math.max(hi, t:get("max_calls"))
+    end
+    io.write(string.format(',"check_total":%.0f,"check_errors":%.0f,"check_expected":%.0f,' ..
+      '"check_other":%.0f,"check_min_calls":%.0f,"check_max_calls":%.0f',
+      total, errors, expected, other, lo, hi))
+  end
+  io.write("}\n")
+end
+"""
+
+LUA_CHECK = r"""
+CHECK = true
+wrk.headers["x-tablegraph-storage-calls"] = "1"
+n_total, n_errors, n_expected, n_other, min_calls, max_calls = 0, 0, 0, 0, 1e9, -1
+function response(status, headers, body)
+  n_total = n_total + 1
+  if status ~= 200 or string.find(body, '"errors"', 1, true) then n_errors = n_errors + 1 end
+  local _, calls = string.gsub(body, '"operation"', '')
+  if calls == EXPECTED_CALLS then n_expected = n_expected + 1 else n_other = n_other + 1 end
+  if calls < min_calls then min_calls = calls end
+  if calls > max_calls then max_calls = calls end
+end
+"""
+
+
+def lua_long(text):
+    assert "]==]" not in text
+    return f"[==[{text}]==]"
+
+
+def write_lua(name, static_body=None, template=None, expected_calls=None):
+    lines = ['wrk.method = "POST"', 'wrk.headers["Content-Type"] = "application/json"', "CHECK = false",
+             "tid = 0"]
+    if static_body is not None:
+        lines.append(f"wrk.body = {lua_long(static_body)}")
+    if template is not None:
+        lines += [
+            f"local template = {lua_long(template)}",
+            'local prefix = os.getenv("BENCH_W4_PREFIX") or tostring(os.time())',
+            "local counter = 0",
+            "function request()",
+            "  counter = counter + 1",
+            "  return wrk.format(nil, nil, nil, string.format(template, prefix, tid, counter))",
+            "end",
+        ]
+    if expected_calls is not None:
+        lines.append(f"EXPECTED_CALLS = {int(expected_calls)}")
+        lines.append(LUA_CHECK)
+    lines.append(LUA_DONE)
+    path = os.path.join(RUN_DIR, "lua", f"{name}.lua")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    return path
+
+
+RUN_COUNTER = [0]
+
+
+def run_wrk(server, script, conns, duration, tag, measure=True):
+    threads = max(1, min(THREADS, conns))
+    RUN_COUNTER[0] += 1
+    prefix = f"{os.getpid()}-{RUN_COUNTER[0]}"
+    cmd = ["wrk", f"-t{threads}", f"-c{conns}", f"-d{duration}", "--latency", "--timeout", "10s",
+           "-s", script, server.url]
+    reset = server.reset_peak_rss()
+    ticks = server.cpu_ticks()
+    done = subprocess.run(cmd, capture_output=True, text=True,
+                          env={**os.environ, "BENCH_W4_PREFIX": prefix})
+    ticks = server.cpu_ticks() - ticks
+    hwm_kb = server.status_kb("VmHWM")
+    with open(os.path.join(RUN_DIR, "wrk", f"{RUN_COUNTER[0]:03}-{tag}.txt"), "w") as f:
+        f.write(" ".join(shlex.quote(c) for c in cmd) + "\n\n" + done.stdout + done.stderr)
+    line = next((l for l in done.stdout.splitlines() if l.startswith("BENCHJSON ")), None)
+    if done.returncode != 0 or line is None:
+        raise RuntimeError(f"wrk failed ({tag}): {done.stderr.strip() or done.stdout[-500:]}")
+    r = json.loads(line[len("BENCHJSON "):])
+    requests = max(r["requests"], 1)
+    r.update({
+        "tag": tag,
+        "server": server.name,
+        "conns": conns,
+        "threads": threads,
+        "rps": r["requests"] / (r["duration_us"] / 1e6),
+        "p50_ms": r["p50_us"] / 1000,
+        "p99_ms": r["p99_us"] / 1000,
+        "cpu_us": ticks / CLK_TCK * 1e6 / requests,
+        "rss_mb": hwm_kb * 1024 / 1e6,
+        "rss_reset": reset,
+        "errors": r["err_connect"] + r["err_read"] + r["err_write"] + r["err_status"] + r["err_timeout"],
+    })
+    if measure:
+        with open(os.path.join(RUN_DIR, "runs.jsonl"), "a") as f:
+            f.write(json.dumps(r) + "\n")
+    return r
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics and formatting
+
+
+def med(values):
+    return statistics.median(values) if values else float("nan")
+
+
+def fmt(value, digits):
+    if value != value:  # NaN
+        return "–"
+    if digits == 0:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}f}"
+
+
+def spread(values, digits):
+    if not values:
+        return "–"
+    if len(values) == 1:
+        return fmt(values[0], digits)
+    return f"{fmt(med(values), digits)} ({fmt(min(values), digits)}–{fmt(max(values), digits)})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Phases
+
+
+def phase_throughput(results):
+    b0 = Server("b0", [B0, "--listen", f"127.0.0.1:{PORT_BASE}"], PORT_BASE).start()
+    b1 = Server("b1", [B1, "--listen", f"127.0.0.1:{PORT_BASE + 1}"], PORT_BASE + 1).start()
+    tg = tablegraph("tablegraph", PORT_BASE + 2).start()
+    log("seeding tablegraph ...")
+    ids = seeding.seed(tg.url)
+    log(f"  seeded {ids['goals']} goals, {ids['users']} users, 2 teams, 1 farm in {ids['seconds']} s")
+    results["seed"] = ids
+
+    # The answers and storage calls of one request each, before any load.
+    reads = read_bodies(ids)
+    calls = {}
+    probe(b0, W0_TG, lambda d: d.get("__typename") == "Query", "W0")
+    probe(b1, W0_B1, lambda d: d.get("hello") == "world", "W0")
+    for name, (request_body, valid) in reads.items():
+        calls[name] = probe(tg, request_body, valid, name)
+    scripts = {("W0", "b0"): write_lua("W0-b0", W0_TG), ("W0", "b1"): write_lua("W0-b1", W0_B1)}
+    checks = {}
+    for name, (request_body, _) in reads.items():
+        scripts[(name, "tablegraph")] = write_lua(f"{name}-tablegraph", request_body)
+        checks[name] = write_lua(f"{name}-check", request_body, expected_calls=len(calls[name]))
+    scripts[("W4", "tablegraph")] = write_lua("W4-tablegraph", template=W4_TEMPLATE)
+
+    # W4 runs on a fresh, empty tablegraph each time, so that the read workloads always see
+    # the same data set and each W4 run starts from the same (empty) table.
+    def fresh_w4():
+        return tablegraph("tablegraph-w4", PORT_BASE + 4).start()
+
+    w4 = fresh_w4()
+    calls["W4"] = probe(w4, W4_TEMPLATE.replace("%s %d-%d", "probe"),
+                        lambda d: bool((d.get("createFarm") or {}).get("id")), "W4")
+    checks["W4"] = write_lua("W4-check", template=W4_TEMPLATE, expected_calls=len(calls["W4"]))
+    w4.stop()
+    results["calls"] = calls
+
+    # Every response checked, under load: storage calls per request and GraphQL errors.
+    log(f"checking storage calls under load ({CHECK_DURATION} per check) ...")
+    check_results = []
+    top = max(CONNECTIONS)
+    plan = [("W2", c) for c in CONNECTIONS] + [(n, top) for n in reads if n not in ("W2",)]
+    plan.append(("W4", top))
+    for name, conns in plan:
+        server = fresh_w4() if name == "W4" else tg
+        r = run_wrk(server, checks[name], conns, CHECK_DURATION, f"check-{name}-c{conns}", measure=False)
+        if name == "W4":
+            server.stop()
+        r.update({"workload": name, "expected_calls": len(calls[name])})
+        check_results.append(r)
+        log(f"  {name:7} c={conns:<3} {r['check_expected']}/{r['check_total']} responses with exactly "
+            f"{len(calls[name])} storage calls (min {r['check_min_calls']}, max {r['check_max_calls']}), "
+            f"{r['check_errors']} with errors")
+    results["checks"] = check_results
+
+    log(f"warming up ({WARMUP} each) ...")
+    for server, script in ((b0, scripts[("W0", "b0")]), (b1, scripts[("W0", "b1")]),
+                           (tg, scripts[("W0", "tablegraph")]), (tg, scripts[("W2", "tablegraph")])):
+        run_wrk(server, script, top, WARMUP, f"warmup-{server.name}", measure=False)
+
+    order = ["W0", "W1", "W2"] + [f"W3@{n}" for n in W3_SIZES] + ["W4"]
+    cells = []
+    for rep in range(1, REPS + 1):
+        for conns in CONNECTIONS:
+            for name in order:
+                for server_name in (["b0", "b1", "tablegraph"] if name == "W0" else ["tablegraph"]):
+                    cells.append((rep, conns, name, server_name))
+    log(f"measuring: {len(cells)} runs of {DURATION} ...")
+    runs = []
+    servers = {"b0": b0, "b1": b1, "tablegraph": tg}
+    for i, (rep, conns, name, server_name) in enumerate(cells, 1):
+        server = fresh_w4() if name == "W4" else servers[server_name]
+        r = run_wrk(server, scripts[(name, server_name)], conns, DURATION,
+                    f"{name}-{server_name}-c{conns}-rep{rep}")
+        if name == "W4":
+            server.stop()
+        # W4's instance is another tablegraph process; the tables file it under tablegraph.
+        r.update({"workload": name, "rep": rep, "instance": server.name, "server": server_name})
+        runs.append(r)
+        log(f"  [{i}/{len(cells)}] rep {rep} {name:7} {server_name:10} c={conns:<3} "
+            f"{r['rps']:>10,.0f} req/s  p50 {r['p50_ms']:.3f} ms  p99 {r['p99_ms']:.3f} ms  "
+            f"cpu {r['cpu_us']:.0f} µs/req  rss {r['rss_mb']:.1f} MB"
+            + (f"  ERRORS {r['errors']}" if r["errors"] else ""))
+    results["runs"] = runs
+    for server in (b0, b1, tg):
+        server.stop()
+
+
+def phase_latency(results):
+    port = PORT_BASE + 3
+    tg = tablegraph("tablegraph-latency", port, "--simulated-latency-ms", str(LATENCY_MS)).start()
+    log(f"seeding tablegraph with a simulated {LATENCY_MS} ms storage round trip ...")
+    ids = seeding.seed(tg.url)
+    log(f"  seeded in {ids['seconds']} s")
+    reads = read_bodies(ids)
+    names = ["W2"] + [f"W3@{n}" for n in LATENCY_W3_SIZES]
+    calls, scripts = {}, {}
+    for name in names:
+        request_body, valid = reads[name]
+        calls[name] = probe(tg, request_body, valid, name)
+        scripts[name] = write_lua(f"{name}-latency", request_body)
+    results["latency_calls"] = calls
+    runs = []
+    cells = [(rep, name) for rep in range(1, REPS + 1) for name in names]
+    log(f"measuring at 1 connection: {len(cells)} runs of {DURATION} ...")
+    for i, (rep, name) in enumerate(cells, 1):
+        r = run_wrk(tg, scripts[name], 1, DURATION, f"latency-{name}-rep{rep}")
+        r.update({"workload": name, "rep": rep})
+        runs.append(r)
+        log(f"  [{i}/{len(cells)}] rep {rep} {name:7} p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms"
+            f"  {r['rps']:,.0f} req/s" + (f"  ERRORS {r['errors']}" if r["errors"] else ""))
+    results["latency_runs"] = runs
+    tg.stop()
+
+
+def phase_cold(results):
+    port = PORT_BASE + 5
+    port_free(port)
+    export = os.path.join(RUN_DIR, "hyperfine-cold-start.json")
+    command = f"bash {shlex.quote(os.path.join(BENCH, 'cold_start.sh'))} {shlex.quote(TABLEGRAPH)} {port}"
+    cmd = ["hyperfine", "-N", "--warmup", "2", "--runs", str(COLD_RUNS), "--style", "basic",
+           "--export-json", export, command]
+    log(f"cold start: hyperfine, {COLD_RUNS} runs ...")
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    with open(os.path.join(RUN_DIR, "hyperfine-cold-start.txt"), "w") as f:
+        f.write(" ".join(shlex.quote(c) for c in cmd) + "\n\n" + done.stdout + done.stderr)
+    if done.returncode != 0:
+        raise RuntimeError(f"hyperfine failed: {done.stderr.strip()[-800:]}")
+    with open(export) as f:
+        r = json.load(f)["results"][0]
+    results["cold"] = {"median_ms": r["median"] * 1000, "mean_ms": r["mean"] * 1000,
+                       "min_ms": r["min"] * 1000, "max_ms": r["max"] * 1000,
+                       "runs": len(r["times"]), "command": command}
+    log(f"  median {r['median'] * 1000:.1f} ms (min {r['min'] * 1000:.1f}, max {r['max'] * 1000:.1f})")
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+def os_name():
+    try:
+        with open("/etc/os-release") as f:
+            for line in f:
+                if line.startswith("PRETTY_NAME="):
+                    return line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        pass
+    return platform.platform()
+
+
+def machine():
+    def first(path, key):
+        try:
+            with open(path) as f:
+                for line in f:
+                    if line.startswith(key):
+                        return line.split(":", 1)[1].strip()
+        except OSError:
+            pass
+        return "?"
+
+    def out(*cmd):
+        try:
+            return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        except OSError:
+            return "?"
+
+    mem_kb = first("/proc/meminfo", "MemTotal").split()[0]
+    commit = out("git", "rev-parse", "--short", "HEAD") or "?"
+    dirty = " (with uncommitted changes)" if out("git", "status", "--porcelain", "--untracked-files=no") else ""
+    return {
+        "nproc": out("nproc"),
+        "cpu": first("/proc/cpuinfo", "model name"),
+        "memory": f"{int(mem_kb) / 1024 / 1024:.1f} GiB" if mem_kb.isdigit() else "?",
+        "kernel": f"{platform.system()} {platform.release()}",
+        "os": os_name(),
+        "rustc": out("rustc", "--version"),
+        "wrk": out("wrk", "--version").splitlines()[0] if out("wrk", "--version") else "?",
+        "hyperfine": out("hyperfine", "--version"),
+        "commit": commit + dirty,
+    }
+
+
+def verdict(ok):
+    return "met" if ok else "**not met**"
+
+
+def report(results, started, finished):
+    m = machine()
+    lines = []
+    w = lines.append
+    w("# Benchmarks")
+    w("")
+    if SHORT:
+        w(f"> **Smoke run, not final numbers**: {DURATION} per measurement and {REPS} repetition(s) "
+          f"(the defaults are {DEFAULT_DURATION} and 3). "
+          "Run `bash bench/run.sh` on a quiet machine for figures to quote.")
+        w("")
+    note = env("BENCH_NOTE", "")
+    if note:
+        w(f"> {note}")
+        w("")
+    w(f"Produced by `bench/run.sh` (see `bench/README.md`). Date: {started:%Y-%m-%d %H:%M} UTC "
+      f"(took {(finished - started).total_seconds() / 60:.1f} min).")
+    w("")
+    w("```sh")
+    w(COMMAND)
+    w("```")
+    w("")
+    w("| machine | |")
+    w("|---|---|")
+    for key, label in (("nproc", "cores (`nproc`)"), ("cpu", "CPU"), ("memory", "memory"),
+                       ("kernel", "kernel"), ("os", "OS"), ("rustc", "rustc"), ("wrk", "wrk"),
+                       ("hyperfine", "hyperfine"), ("commit", "tablegraph commit")):
+        w(f"| {label} | {m[key]} |")
+    w("")
+    w(f"Settings: {DURATION} per wrk run, {REPS} interleaved repetitions, connections "
+      f"{', '.join(map(str, CONNECTIONS))} (wrk threads = min({THREADS}, connections)), "
+      f"simulated round trip {LATENCY_MS} ms, {COLD_RUNS} cold starts. Figures are medians with "
+      "min–max over the repetitions. wrk, the servers and the embedded store share the machine's cores.")
+    w("")
+
+    runs = results.get("runs", [])
+    calls = results.get("calls", {})
+    lat_runs = results.get("latency_runs", [])
+    lat_calls = results.get("latency_calls", {})
+
+    def cell(workload, server, conns, runs=runs):
+        return [r for r in runs if r["workload"] == workload and r["server"] == server
+                and r["conns"] == conns]
+
+    def medof(rs, key):
+        return med([r[key] for r in rs])
+
+    targets = []
+    if runs:
+        # Targets first.
+        for conns in CONNECTIONS:
+            tg_w0 = medof(cell("W0", "tablegraph", conns), "rps")
+            b1_w0 = medof(cell("W0", "b1", conns), "rps")
+            ratio = tg_w0 / b1_w0 if b1_w0 else float("nan")
+            targets.append((f"W0 throughput ≥ 0.9 × B1 ({conns} conn.)",
+                            f"{ratio:.2f} × B1 ({fmt(tg_w0, 0)} vs {fmt(b1_w0, 0)} req/s)", ratio >= 0.9))
+        w2_checks = [c for c in results.get("checks", []) if c["workload"] == "W2"]
+        w2_single = len(calls.get("W2", []))
+        ok = w2_single == 3 and all(c["check_expected"] == c["check_total"] > 0 and c["check_errors"] == 0
+                                    for c in w2_checks)
+        detail = "; ".join(f"{c['conns']} conn.: {c['check_expected']:,}/{c['check_total']:,} responses"
+                           for c in w2_checks)
+        targets.append(("W2 exactly 3 storage calls at 1 and 32 connections",
+                        f"{w2_single} in a single request; {detail}", ok))
+        flat_calls = {n: len(calls.get(f"W3@{n}", [])) for n in LATENCY_W3_SIZES}
+        flat = len(set(flat_calls.values())) == 1
+        measured = "storage calls " + ", ".join(f"{n}: {c}" for n, c in flat_calls.items())
+        if lat_runs:
+            # Under the simulated round trip, the time spent waiting on the store (the p50 minus
+            # the p50 of the same request without it) stays within one round trip from 1 to 100.
+            waits = {}
+            for n in (1, 100):
+                sim = medof(cell(f"W3@{n}", "tablegraph-latency", 1, lat_runs), "p50_ms")
+                waits[n] = (sim, sim - medof(cell(f"W3@{n}", "tablegraph", 1), "p50_ms"))
+            measured += (f"; at a {LATENCY_MS} ms round trip, p50 {waits[1][0]:.1f} ms (1 goal) and "
+                         f"{waits[100][0]:.1f} ms (100 goals), of which waiting on storage "
+                         f"{waits[1][1]:.1f} and {waits[100][1]:.1f} ms")
+            wait_gap = abs(waits[100][1] - waits[1][1])
+            flat = flat and wait_gap == wait_gap and wait_gap < LATENCY_MS
+        targets.append(("W3 flat up to 100 distinct keys per level", measured, flat))
+    if lat_runs:
+        p50 = medof(cell("W2", "tablegraph-latency", 1, lat_runs), "p50_ms")
+        targets.append((f"W2 p50 under a {LATENCY_MS} ms simulated round trip ≤ 17 ms", f"{p50:.1f} ms",
+                        p50 <= 17))
+    if runs:
+        read_runs = [r for r in runs if r["server"] == "tablegraph" and r["workload"] != "W4"]
+        peak = max(r["rss_mb"] for r in read_runs)
+        w4_peak = max((r["rss_mb"] for r in runs if r["workload"] == "W4"), default=float("nan"))
+        targets.append(("peak RSS under load ≤ 100 MB",
+                        f"{peak:.1f} MB (W0–W3, seeded store); W4 on its own empty store: {w4_peak:.1f} MB",
+                        peak <= 100))
+    if "cold" in results:
+        c = results["cold"]
+        targets.append(("cold start ≤ 300 ms (median)", f"{c['median_ms']:.1f} ms", c["median_ms"] <= 300))
+    if targets:
+        w("## Targets")
+        w("")
+        w("| target | measured | |")
+        w("|---|---|---|")
+        for target, measured, ok in targets:
+            w(f"| {target} | {measured} | {verdict(ok)} |")
+        w("")
+        w("W0 is compared with B1 at each connection count. W2's calls are counted in one request "
+          "and in every response of a loaded run (below). W3 is flat when 1, 10, 50 and 100 goals make "
+          "the same storage calls and, under the simulated round trip, the time waiting on storage "
+          "at 100 goals is within one round trip of that at 1 goal. Peak RSS is the highest VmHWM of "
+          "the seeded server over the W0–W3 runs. Cold start is hyperfine's median.")
+        w("")
+
+    if runs:
+        w("## Ratios (throughput)")
+        w("")
+        w("| connections | tablegraph W0 / B1 | tablegraph W2 / B1 | B1 / B0 |")
+        w("|---|---|---|---|")
+        for conns in CONNECTIONS:
+            b0 = medof(cell("W0", "b0", conns), "rps")
+            b1 = medof(cell("W0", "b1", conns), "rps")
+            t0 = medof(cell("W0", "tablegraph", conns), "rps")
+            t2 = medof(cell("W2", "tablegraph", conns), "rps")
+            w(f"| {conns} | {t0 / b1:.2f} | {t2 / b1:.3f} | {b1 / b0:.2f} |")
+        w("")
+        w("## Throughput, latency and cost")
+        w("")
+        w("| workload | server | conn. | req/s | p50 ms | p99 ms | CPU µs/req | peak RSS MB | storage calls |")
+        w("|---|---|---|---|---|---|---|---|---|")
+        order = ["W0", "W1", "W2"] + [f"W3@{n}" for n in W3_SIZES] + ["W4"]
+        for name in order:
+            for server in (["b0", "b1", "tablegraph"] if name == "W0" else ["tablegraph"]):
+                for conns in CONNECTIONS:
+                    rs = cell(name, server, conns)
+                    if not rs:
+                        continue
+                    label = {"b0": "B0", "b1": "B1", "tablegraph": "tablegraph"}[server]
+                    n_calls = str(len(calls[name])) if server == "tablegraph" and name in calls else "–"
+                    errors = sum(r["errors"] for r in rs)
+                    w(f"| {name} | {label}{' ⚠ ' + str(errors) + ' errors' if errors else ''} | {conns} | "
+                      f"{spread([r['rps'] for r in rs], 0)} | {spread([r['p50_ms'] for r in rs], 3)} | "
+                      f"{spread([r['p99_ms'] for r in rs], 3)} | {spread([r['cpu_us'] for r in rs], 0)} | "
+                      f"{spread([r['rss_mb'] for r in rs], 1)} | {n_calls} |")
+        w("")
+        w("W0 is `{ __typename }` (B0 ignores the body and answers a fixed one; B1 runs `{ hello }`). "
+          "W4 runs on a fresh, empty tablegraph each time; its peak RSS includes the farms it wrote "
+          "into the in-memory store during the run. "
+          + ("" if all(r["rss_reset"] for r in runs) else
+             "VmHWM could not be reset between runs here, so peak RSS is the process's peak so far. ")
+          + "CPU is the server process's utime + stime over the run (the embedded store included) "
+          f"divided by the requests answered; /proc counts in 1/{CLK_TCK} s ticks.")
+        w("")
+        w("## Storage calls")
+        w("")
+        w("One request of each workload with `x-tablegraph-storage-calls: 1`, before any load:")
+        w("")
+        w("| workload | calls | what |")
+        w("|---|---|---|")
+        for name in order:
+            if name in calls:
+                w(f"| {name} | {len(calls[name])} | {describe_calls(calls[name])} |")
+        w("")
+        w(f"Every response of a {CHECK_DURATION} wrk run with the header (a Lua `response` hook counts the "
+          "`storageCalls` entries of each body):")
+        w("")
+        w("| workload | conn. | responses | with the single-request count | min–max calls | with errors |")
+        w("|---|---|---|---|---|---|")
+        for c in results.get("checks", []):
+            w(f"| {c['workload']} | {c['conns']} | {c['check_total']:,} | {c['check_expected']:,} "
+              f"(exactly {c['expected_calls']}) | {c['check_min_calls']}–{c['check_max_calls']} | "
+              f"{c['check_errors']:,} |")
+        w("")
+        w(f"W3@200 asks for the first two pages of 100 in one request: `page1: goals(first: 100)` and "
+          f"`page2: goals(first: 100, after: <endCursor of page 1>)` (a page holds at most 100). "
+          f"The data set: team \"Bench\" with {results['seed']['goals']} goals, each with one lead (among "
+          f"{results['seed']['users']} users) and memberships of \"Bench\" and \"Bench Partner\"; farm "
+          "\"Bench Farm\" for W1.")
+        w("")
+    if lat_runs:
+        w(f"## Latency under a simulated {LATENCY_MS} ms storage round trip")
+        w("")
+        w(f"`tablegraph serve --memory --simulated-latency-ms {LATENCY_MS}`, seeded with the same data set, "
+          "1 connection:")
+        w("")
+        w("| workload | p50 ms | p99 ms | req/s | storage calls | p50 ms without the simulated round trip | "
+          "waiting on storage (difference of the p50s) |")
+        w("|---|---|---|---|---|---|---|")
+        for name in ["W2"] + [f"W3@{n}" for n in LATENCY_W3_SIZES]:
+            rs = cell(name, "tablegraph-latency", 1, lat_runs)
+            local = medof(cell(name, "tablegraph", 1), "p50_ms")
+            errors = sum(r["errors"] for r in rs)
+            w(f"| {name}{' ⚠ ' + str(errors) + ' errors' if errors else ''} | "
+              f"{spread([r['p50_ms'] for r in rs], 2)} | {spread([r['p99_ms'] for r in rs], 2)} | "
+              f"{spread([r['rps'] for r in rs], 1)} | {len(lat_calls.get(name, []))} | {fmt(local, 2)} | "
+              f"{fmt(medof(rs, 'p50_ms') - local, 2)} |")
+        w("")
+        waits = [(medof(cell(n, "tablegraph-latency", 1, lat_runs), "p50_ms")
+                  - medof(cell(n, "tablegraph", 1), "p50_ms")) / max(len(lat_calls.get(n, [])), 1)
+                 for n in ["W2"] + [f"W3@{k}" for k in LATENCY_W3_SIZES]]
+        waits = [x for x in waits if x == x]
+        w("The last column takes away what the same request costs without the simulated round trip "
+          "(W2 and W3 at 1 connection, above): what is left is the time spent waiting on the store, "
+          "which follows the number of storage calls (levels), not the number of goals"
+          + (f"; here {min(waits):.1f}–{max(waits):.1f} ms per call for a simulated {LATENCY_MS} ms."
+             if waits else "."))
+        w("")
+    if "cold" in results:
+        c = results["cold"]
+        w("## Cold start")
+        w("")
+        w(f"From launching `tablegraph serve --memory` to the first answered `{{ __typename }}` (hyperfine, "
+          f"{c['runs']} runs after 2 warm-ups, `bench/cold_start.sh`): median **{c['median_ms']:.1f} ms** "
+          f"(mean {c['mean_ms']:.1f}, min {c['min_ms']:.1f}, max {c['max_ms']:.1f}).")
+        w("")
+    w(f"Raw data: `{os.path.relpath(RUN_DIR, ROOT)}/` (wrk outputs, `runs.jsonl`, server logs; not committed).")
+    w("")
+    # Profiles and before/after figures are written by hand in bench/PROFILE.md.
+    profile = os.path.join(ROOT, "bench", "PROFILE.md")
+    if os.path.exists(profile):
+        with open(profile) as f:
+            w(f.read().rstrip())
+        w("")
+    with open(OUT, "w") as f:
+        f.write("\n".join(lines))
+    return targets
+
+
+SETTINGS = ("DURATION", "REPS", "CONNECTIONS", "THREADS", "CHECK_DURATION", "WARMUP", "COLD_RUNS",
+            "LATENCY_MS", "COMMAND", "SHORT")
+
+
+def settings():
+    return {name: globals()[name] for name in SETTINGS}
+
+
+def report_only(run_dir):
+    """Writes the report again from a run's results.json (with that run's settings)."""
+    global RUN_DIR
+    RUN_DIR = os.path.abspath(run_dir)
+    with open(os.path.join(RUN_DIR, "results.json")) as f:
+        results = json.load(f)
+    globals().update(results["settings"])
+    started = datetime.datetime.fromisoformat(results["started"])
+    finished = datetime.datetime.fromisoformat(results.get("finished", results["started"]))
+    summarize(results, report(results, started, finished))
+
+
+def main():
+    global RUN_DIR
+    if len(sys.argv) == 3 and sys.argv[1] == "--report":
+        report_only(sys.argv[2])
+        return
+    RUN_DIR = os.path.abspath(env("BENCH_RUN_DIR", os.path.join(
+        BENCH, "results", datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"))))
+    for sub in ("", "logs", "lua", "wrk"):
+        os.makedirs(os.path.join(RUN_DIR, sub), exist_ok=True)
+    for binary in (TABLEGRAPH, B0, B1):
+        if not os.access(binary, os.X_OK):
+            sys.exit(f"{binary} is missing: build it first (bash bench/run.sh does)")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    d = seconds(DURATION)
+    n_cells = REPS * len(CONNECTIONS) * (3 + 1 + 1 + len(W3_SIZES) + 1)
+    n_lat = REPS * (1 + len(LATENCY_W3_SIZES))
+    estimate = (d * (n_cells * ("throughput" in PHASES) + n_lat * ("latency" in PHASES))
+                + seconds(CHECK_DURATION) * (len(CONNECTIONS) + 8) + 4 * seconds(WARMUP) + 30)
+    log(f"tablegraph benchmarks: {DURATION} per run, {REPS} repetitions; about "
+        f"{estimate / 60:.0f} min. Raw data in {RUN_DIR}")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    results = {"settings": settings(), "started": started.isoformat()}
+    try:
+        if "throughput" in PHASES:
+            phase_throughput(results)
+        if "latency" in PHASES:
+            phase_latency(results)
+        if "cold" in PHASES:
+            phase_cold(results)
+    finally:
+        stop_all()
+        with open(os.path.join(RUN_DIR, "results.json"), "w") as f:
+            json.dump(results, f, indent=1, default=str)
+    finished = datetime.datetime.now(datetime.timezone.utc)
+    results["finished"] = finished.isoformat()
+    with open(os.path.join(RUN_DIR, "results.json"), "w") as f:
+        json.dump(results, f, indent=1, default=str)
+    summarize(results, report(results, started, finished))
+
+
+def summarize(results, targets):
+    """Prints the ratios and the targets."""
+    log("")
+    for conns in CONNECTIONS:
+        def rps(workload, server):
+            return med([r["rps"] for r in results.get("runs", [])
+                        if r["workload"] == workload and r["server"] == server and r["conns"] == conns])
+        if results.get("runs"):
+            b1 = rps("W0", "b1")
+            log(f"{conns:>3} conn.: tablegraph(W0)/B1 = {rps('W0', 'tablegraph') / b1:.2f}   "
+                f"tablegraph(W2)/B1 = {rps('W2', 'tablegraph') / b1:.3f}")
+    for target, measured, ok in targets:
+        log(f"{'met    ' if ok else 'NOT MET'}  {target}: {measured}")
+    log(f"\nwrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

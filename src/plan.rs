@@ -56,6 +56,20 @@ fn node_read(key: &str) -> Access {
     )
 }
 
+/// A Query of the slot partition `<element>#<parent.id>`.
+fn slot_query(slot: u8, element: &str) -> Access {
+    access(
+        "Query",
+        keys::gsi_name(slot),
+        format!(
+            "{} = {}",
+            keys::slot_partition_attribute(slot),
+            keys::slot_partition(element, "<parent.id>")
+        ),
+        PER_PARENT,
+    )
+}
+
 /// The plan of every field of the schema the model and resolvers make.
 pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
     let mut plans = Vec::new();
@@ -191,19 +205,7 @@ fn field_accesses(model: &Model, kind: &FieldKind) -> Vec<Access> {
         ],
         FieldKind::Incoming { edge, .. } => {
             let slot = model.edge_def(edge).map_or(0, |e| e.slot);
-            vec![
-                access(
-                    "Query",
-                    keys::gsi_name(slot),
-                    format!(
-                        "{} = {}",
-                        keys::slot_partition_attribute(slot),
-                        keys::slot_partition(edge, "<parent.id>")
-                    ),
-                    PER_PARENT,
-                ),
-                node_read("edge.from"),
-            ]
+            vec![slot_query(slot, edge), node_read("edge.from")]
         }
         FieldKind::Targets { edge, .. } => vec![
             access(
@@ -221,26 +223,8 @@ fn pipeline_accesses(pipeline: &Pipeline) -> Vec<Access> {
     let mut accesses = Vec::new();
     for step in &pipeline.steps {
         match step {
-            Step::Incoming { edge, slot, .. } => accesses.push(access(
-                "Query",
-                keys::gsi_name(*slot),
-                format!(
-                    "{} = {}",
-                    keys::slot_partition_attribute(*slot),
-                    keys::slot_partition(edge, "<parent.id>")
-                ),
-                PER_PARENT,
-            )),
-            Step::Query { slot, element, .. } => accesses.push(access(
-                "Query",
-                keys::gsi_name(*slot),
-                format!(
-                    "{} = {}",
-                    keys::slot_partition_attribute(*slot),
-                    keys::slot_partition(element, "<parent.id>")
-                ),
-                PER_PARENT,
-            )),
+            Step::Incoming { edge, slot, .. } => accesses.push(slot_query(*slot, edge)),
+            Step::Query { slot, element, .. } => accesses.push(slot_query(*slot, element)),
             Step::Load { .. } => accesses.push(node_read("id")),
             Step::Targets { edge, .. } => accesses.push(access(
                 "none",

@@ -174,23 +174,7 @@ async fn node_fix(store: &Store, model: &Model, key: &str) -> Result<Option<Writ
     else {
         return Ok(None);
     };
-    let partition = store
-        .query_range(&RangeQuery {
-            index: None,
-            partition: key,
-            lower: None,
-            upper: None,
-            filter: None,
-            forward: true,
-            limit: MAX_EDGES_READ,
-            consistent: true,
-        })
-        .await?;
-    let edges: Vec<Item> = partition
-        .into_iter()
-        .filter(|item| text(item, "SK") != key)
-        .collect();
-    let set = edge_set_of(model, &edges);
+    let set = read_edge_set(store, model, key).await?;
     let Some(derived) = derived_node(model, &node, Some(&set)) else {
         return Ok(None);
     };
@@ -401,12 +385,29 @@ fn edge_sort_value(
     Some(values::sort_value(model, edge, field, scalar))
 }
 
-/// The edge set a node's own edge items derive (`edges` are the items of its partition; items
-/// that are not edges, and edge types kept out of the set, are skipped). Whether each target
-/// still exists is [`check`]'s question, not this one's.
-pub fn edge_set_of(model: &Model, edges: &[Item]) -> BTreeSet<String> {
-    edges
+/// The edge set the node `node_key`'s own edge items derive, read with a strongly consistent
+/// Query of its partition (so the set matches a node read the same way). Edge types kept out of
+/// the set are skipped; whether each target still exists is [`check`]'s question.
+pub async fn read_edge_set(
+    store: &Store,
+    model: &Model,
+    node_key: &str,
+) -> Result<BTreeSet<String>, StoreError> {
+    let partition = store
+        .query_range(&RangeQuery {
+            index: None,
+            partition: node_key,
+            lower: None,
+            upper: None,
+            filter: None,
+            forward: true,
+            limit: MAX_EDGES_READ,
+            consistent: true,
+        })
+        .await?;
+    Ok(partition
         .iter()
+        .filter(|item| text(item, "SK") != node_key)
         .filter_map(|edge| {
             let edge_def = model.edge_def(text(edge, "__typename"))?;
             edge_def.edge_set.then(|| {
@@ -414,7 +415,7 @@ pub fn edge_set_of(model: &Model, edges: &[Item]) -> BTreeSet<String> {
                 keys::edge_set_entry(&edge_def.name, text(edge, "to"), sort.as_deref())
             })
         })
-        .collect()
+        .collect())
 }
 
 /// Each source node's edge set as its live edges derive it.

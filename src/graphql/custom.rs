@@ -151,20 +151,7 @@ async fn run(
                     ),
                     None => (None, None),
                 };
-                let items = scope
-                    .store
-                    .query_range(&RangeQuery {
-                        index: Some(*slot),
-                        partition: &partition,
-                        lower,
-                        upper,
-                        filter: None,
-                        forward: true,
-                        limit: MAX_INCOMING,
-                        consistent: false,
-                    })
-                    .await
-                    .map_err(|e| ApiError::from_store(&e))?;
+                let items = read_slot(scope, *slot, &partition, lower, upper).await?;
                 Current::Ids(
                     items
                         .iter()
@@ -180,20 +167,7 @@ async fn run(
                     continue;
                 };
                 let partition = keys::slot_partition(element, &parent_id);
-                let items = scope
-                    .store
-                    .query_range(&RangeQuery {
-                        index: Some(*slot),
-                        partition: &partition,
-                        lower: None,
-                        upper: None,
-                        filter: None,
-                        forward: true,
-                        limit: MAX_INCOMING,
-                        consistent: false,
-                    })
-                    .await
-                    .map_err(|e| ApiError::from_store(&e))?;
+                let items = read_slot(scope, *slot, &partition, None, None).await?;
                 Current::Nodes(
                     items
                         .into_iter()
@@ -268,6 +242,30 @@ async fn run(
         };
     }
     Ok(current)
+}
+
+/// The items of one slot partition between optional bounds, at most [`MAX_INCOMING`].
+async fn read_slot(
+    scope: &RequestScope,
+    slot: u8,
+    partition: &str,
+    lower: Option<Bound>,
+    upper: Option<Bound>,
+) -> Result<Vec<Item>, ApiError> {
+    scope
+        .store
+        .query_range(&RangeQuery {
+            index: Some(slot),
+            partition,
+            lower,
+            upper,
+            filter: None,
+            forward: true,
+            limit: MAX_INCOMING,
+            consistent: false,
+        })
+        .await
+        .map_err(|e| ApiError::from_store(&e))
 }
 
 /// Loads nodes by id through the request's loader, keeping those of the allowed types.

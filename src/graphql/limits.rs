@@ -153,7 +153,8 @@ impl Extension for LimitsExtension {
         next: NextPrepareRequest<'_>,
     ) -> ServerResult<Request> {
         self.parse(&mut request)?;
-        let variables = request.variables.clone();
+        // Taken out while the document is borrowed, and put back: no copy per request.
+        let variables = std::mem::take(&mut request.variables);
         let document = request.parsed_query()?;
         let registry = &ctx.schema_env.registry;
         for (_, operation) in document.operations.iter() {
@@ -174,6 +175,7 @@ impl Extension for LimitsExtension {
             );
             check(&self.limits, &measure)?;
         }
+        request.variables = variables;
         next.run(ctx, request).await
     }
 }

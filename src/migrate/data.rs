@@ -34,14 +34,12 @@ use crate::check;
 use crate::graphql::values;
 use crate::keys;
 use crate::model::{FieldKind, Model, ScalarType, TypeDef};
-use crate::store::{AttrValue, Clause, Item, Key, RangeQuery, Store, StoreError, Write};
+use crate::store::{AttrValue, Clause, Item, Key, Store, StoreError, Write};
 
 /// Parallel Scan segments of a migration.
 const SEGMENTS: u16 = 4;
 /// Items a Scan page evaluates; a checkpoint is written after each page.
 const PAGE: usize = 50;
-/// The most edge items read from one node's partition to rebuild its edge set.
-const MAX_EDGES_READ: usize = 1_000_000;
 /// Times a node changed by someone else meanwhile is read and migrated again.
 const WRITE_ATTEMPTS: usize = 5;
 
@@ -682,21 +680,7 @@ async fn transform(
             .and_then(AttrValue::as_str)
             .unwrap_or_default()
             .to_owned();
-        let items = store
-            .query_range(&RangeQuery {
-                index: None,
-                partition: &partition,
-                lower: None,
-                upper: None,
-                filter: None,
-                forward: true,
-                limit: MAX_EDGES_READ,
-                // Read the edges as strongly as the node, so the set matches both.
-                consistent: true,
-            })
-            .await?;
-        let edges: Vec<Item> = items.into_iter().filter(|item| !is_node(item)).collect();
-        let set = check::edge_set_of(model, &edges);
+        let set = check::read_edge_set(store, model, &partition).await?;
         next.remove("edges");
         if !set.is_empty() {
             next.insert("edges".to_owned(), AttrValue::Ss(set));

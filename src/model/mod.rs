@@ -205,7 +205,11 @@ impl Model {
 
     /// Whether a resolver file serves `type_name.field` rather than its directive.
     pub fn is_resolved(&self, type_name: &str, field: &str) -> bool {
-        self.resolved.contains(&format!("{type_name}.{field}"))
+        // Without building the `Type.field` string: prefetch asks this for every field of
+        // every node it reads.
+        self.resolved
+            .iter()
+            .any(|name| name.split_once('.') == Some((type_name, field)))
     }
 
     pub fn type_def(&self, name: &str) -> Option<&TypeDef> {

@@ -1,13 +1,13 @@
 //! GraphQL over HTTP: POST with a JSON body, GET with query parameters (never a mutation), and
 //! GraphiQL for browsers.
 
+use std::io::Write as _;
 use std::sync::Arc;
 
 use async_graphql::parser::types::OperationType;
-use axum::body::Bytes;
-use axum::extract::{Extension, Query, State};
+use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::{AppState, STORAGE_CALLS_HEADER};
@@ -41,13 +41,19 @@ pub struct GetParams {
 
 pub async fn graphql_get(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    headers: HeaderMap,
     Query(params): Query<GetParams>,
+    request: Request,
 ) -> Response {
+    let (mut parts, _) = request.into_parts();
+    let headers = parts.headers;
+    let caller = parts
+        .extensions
+        .remove::<Caller>()
+        .unwrap_or(Caller::Anonymous);
     let Some(query) = params.query else {
         if let (Some(page), true) = (&state.inner.graphiql, accepts(&headers, "text/html")) {
-            return Html(page.clone()).into_response();
+            let answer = Answer::for_request(&headers);
+            return answer.encoded(StatusCode::OK, "text/html; charset=utf-8", page.as_bytes());
         }
         return request_error(&headers, StatusCode::BAD_REQUEST, "missing query parameter");
     };
@@ -86,12 +92,34 @@ pub async fn graphql_get(
     execute(&state, &headers, request.data(caller)).await
 }
 
-pub async fn graphql_post(
-    State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Response {
+    // Taken apart rather than extracted, so that neither the headers nor the caller is copied.
+    let (mut parts, body) = request.into_parts();
+    let headers = parts.headers;
+    let caller = parts
+        .extensions
+        .remove::<Caller>()
+        .unwrap_or(Caller::Anonymous);
+    let body = match axum::body::to_bytes(body, state.inner.max_body_bytes).await {
+        Ok(body) => body,
+        Err(error) => {
+            let too_large = std::error::Error::source(&error)
+                .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
+            return if too_large {
+                request_error(
+                    &headers,
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "the request body is larger than the server accepts",
+                )
+            } else {
+                request_error(
+                    &headers,
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read",
+                )
+            };
+        }
+    };
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -163,21 +191,21 @@ async fn execute(
     let request_failed = response.data == async_graphql::Value::Null
         && !response.errors.is_empty()
         && response.errors.iter().all(|e| e.path.is_empty());
-    let media = response_media_type(headers);
-    let status = if request_failed && media == GRAPHQL_RESPONSE_JSON {
+    let answer = Answer::for_request(headers);
+    let status = if request_failed && answer.media == GRAPHQL_RESPONSE_JSON {
         StatusCode::BAD_REQUEST
     } else {
         StatusCode::OK
     };
     if !request_failed {
-        return json_response(status, media, &response);
+        return answer.json(status, &response);
     }
     // Nothing ran: a request error has no `data` entry at all, not `"data": null`.
     let mut body = serde_json::to_value(&response).unwrap_or_default();
     if let Some(fields) = body.as_object_mut() {
         fields.remove("data");
     }
-    json_response(status, media, &body)
+    answer.json(status, &body)
 }
 
 fn is_mutation(request: &async_graphql::Request) -> bool {
@@ -200,26 +228,79 @@ fn accepts(headers: &HeaderMap, media: &str) -> bool {
         .any(|v| v.contains(media))
 }
 
-/// `application/graphql-response+json` when the client lists it, else `application/json`.
-pub(super) fn response_media_type(headers: &HeaderMap) -> &'static str {
-    if accepts(headers, GRAPHQL_RESPONSE_JSON) {
-        GRAPHQL_RESPONSE_JSON
-    } else {
-        JSON
+/// Answers smaller than this are sent as they are: compressing them saves less than it costs.
+const COMPRESS_FROM_BYTES: usize = 1024;
+
+/// How a client wants its answers: the media type it accepts, and whether gzip is welcome.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Answer {
+    /// `application/graphql-response+json` when the client lists it, else `application/json`.
+    pub media: &'static str,
+    gzip: bool,
+}
+
+impl Answer {
+    pub fn for_request(headers: &HeaderMap) -> Answer {
+        Answer {
+            media: if accepts(headers, GRAPHQL_RESPONSE_JSON) {
+                GRAPHQL_RESPONSE_JSON
+            } else {
+                JSON
+            },
+            gzip: accepts_gzip(headers),
+        }
+    }
+
+    /// `body` as JSON in the client's media type.
+    pub fn json(self, status: StatusCode, body: &impl serde::Serialize) -> Response {
+        let body = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
+        self.encoded(status, self.media, &body)
+    }
+
+    /// `body`, gzipped when the client accepts it and it is large enough to gain from it.
+    pub fn encoded(self, status: StatusCode, content_type: &'static str, body: &[u8]) -> Response {
+        let content_type = (header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        if self.gzip && body.len() >= COMPRESS_FROM_BYTES {
+            let mut encoder = flate2::write::GzEncoder::new(
+                Vec::with_capacity(body.len() / 4),
+                flate2::Compression::fast(),
+            );
+            if encoder.write_all(body).is_ok()
+                && let Ok(compressed) = encoder.finish()
+            {
+                let headers = [
+                    content_type,
+                    (header::CONTENT_ENCODING, HeaderValue::from_static("gzip")),
+                    (header::VARY, HeaderValue::from_static("accept-encoding")),
+                ];
+                return (status, headers, compressed).into_response();
+            }
+        }
+        (status, [content_type], body.to_vec()).into_response()
     }
 }
 
-pub(super) fn json_response(
-    status: StatusCode,
-    media: &'static str,
-    body: &impl serde::Serialize,
-) -> Response {
-    let body = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
-    (status, [(header::CONTENT_TYPE, media)], body).into_response()
+/// Whether `Accept-Encoding` lists `gzip` (or `*`) without refusing it with `q=0`.
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            let name = parts.next().unwrap_or_default();
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+        })
 }
 
 /// An error answered before any GraphQL ran.
-fn request_error(headers: &HeaderMap, status: StatusCode, message: &str) -> Response {
+pub(super) fn request_error(headers: &HeaderMap, status: StatusCode, message: &str) -> Response {
     let body = serde_json::json!({ "errors": [{ "message": message }] });
-    json_response(status, response_media_type(headers), &body)
+    Answer::for_request(headers).json(status, &body)
 }

@@ -1,32 +1,25 @@
-//! Middleware that guards handlers: credentials before `/graphql`, and a panic turned into a
-//! 500 that names the request id and nothing else.
+//! Credentials before `/graphql`, when the server is configured to need any.
 
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
-use futures::FutureExt as _;
 
-use super::AppState;
-use super::graphql::{json_response, response_media_type};
-use crate::auth::{API_KEY_HEADER, Caller};
+use super::graphql::Answer;
+use crate::auth::{API_KEY_HEADER, Authenticator, Caller};
 
 /// Lets a request through to `/graphql` with its [`Caller`] attached, or answers 401.
 ///
 /// A GET without a `query` runs nothing (it is the GraphiQL page, or a 400), so it passes
 /// without credentials: a browser cannot send headers when it opens a page.
 pub async fn authenticate(
-    State(state): State<AppState>,
+    State(auth): State<Arc<Authenticator>>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    let Some(auth) = &state.inner.auth else {
-        request.extensions_mut().insert(Caller::Anonymous);
-        return next.run(request).await;
-    };
     // Decoded as the handler decodes them: `%71uery=` is a query too.
     let runs_nothing = request.method() == axum::http::Method::GET
         && axum::extract::Query::<HashMap<String, String>>::try_from_uri(request.uri())
@@ -48,11 +41,8 @@ pub async fn authenticate(
                 "message": reason.to_string(),
                 "extensions": { "errorType": "UnauthorizedException" },
             }] });
-            let mut response = json_response(
-                StatusCode::UNAUTHORIZED,
-                response_media_type(request.headers()),
-                &body,
-            );
+            let mut response =
+                Answer::for_request(request.headers()).json(StatusCode::UNAUTHORIZED, &body);
             if auth.accepts_tokens() {
                 response.headers_mut().insert(
                     header::WWW_AUTHENTICATE,
@@ -62,30 +52,4 @@ pub async fn authenticate(
             response
         }
     }
-}
-
-/// Answers 500 with the request id when the handler panics. The panic itself is logged by the
-/// panic hook (see `telemetry`), inside the request's span, so once and with the request id.
-pub async fn catch_panics(request: Request, next: Next) -> Response {
-    let request_id = request_id(request.headers());
-    let media = response_media_type(request.headers());
-    match AssertUnwindSafe(next.run(request)).catch_unwind().await {
-        Ok(response) => response,
-        Err(_) => {
-            tracing::error!(request_id = %request_id, "the request panicked; answered 500");
-            let body = serde_json::json!({ "errors": [{
-                "message": format!("internal error; the operator can find it in the logs under request id {request_id}"),
-                "extensions": { "errorType": "InternalError", "requestId": request_id },
-            }] });
-            json_response(StatusCode::INTERNAL_SERVER_ERROR, media, &body)
-        }
-    }
-}
-
-fn request_id(headers: &HeaderMap) -> String {
-    headers
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned()
 }

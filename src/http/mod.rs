@@ -2,9 +2,10 @@
 //!
 //! Invariant: `/healthz` answers without touching the store; `/readyz` answers 200 only when
 //! the store answers; `/metrics` reports every storage call the process made. Only `/graphql`
-//! needs credentials, when any are configured. A panic in a handler answers 500 with the
-//! request id and nothing of the panic's text.
+//! needs credentials, when any are configured. Every request passes the [`envelope`]: request
+//! id, span, time limit, panic capture, CORS.
 
+mod envelope;
 mod graphql;
 mod guard;
 mod health;
@@ -13,19 +14,9 @@ use std::sync::Arc;
 
 use async_graphql::dynamic::Schema;
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderName, Method, StatusCode, header};
 use axum::routing::get;
-use tower::ServiceBuilder;
-use tower_http::compression::CompressionLayer;
-use tower_http::cors::{Any, CorsLayer};
-use tower_http::request_id::{
-    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
-};
-use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::TraceLayer;
 
-use crate::auth::{API_KEY_HEADER, Authenticator};
+use crate::auth::Authenticator;
 use crate::config::HttpConfig;
 use crate::store::Store;
 
@@ -41,10 +32,11 @@ pub struct AppState {
 struct StateInner {
     schema: Schema,
     store: Store,
-    auth: Option<Authenticator>,
+    auth: Option<Arc<Authenticator>>,
     graphiql: Option<String>,
     expose_storage_calls: bool,
     max_storage_calls: usize,
+    max_body_bytes: usize,
 }
 
 impl AppState {
@@ -61,10 +53,11 @@ impl AppState {
             inner: Arc::new(StateInner {
                 schema,
                 store,
-                auth,
+                auth: auth.map(Arc::new),
                 graphiql,
                 expose_storage_calls: config.expose_storage_calls,
                 max_storage_calls: config.graphql.max_storage_calls,
+                max_body_bytes: config.max_body_bytes,
             }),
         }
     }
@@ -89,43 +82,19 @@ fn graphiql_page(needs_api_key: bool) -> String {
     )
 }
 
-/// Request ids: a random prefix per process and a counter, unique without asking the kernel
-/// for randomness on every request (a UUIDv4 per request showed in the profile).
-#[derive(Clone)]
-struct RequestIds {
-    prefix: Arc<str>,
-    next: Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl RequestIds {
-    fn new() -> RequestIds {
-        RequestIds {
-            prefix: Arc::from(format!("{:016x}", fastrand::u64(..))),
-            next: Arc::default(),
-        }
-    }
-}
-
-impl MakeRequestId for RequestIds {
-    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
-        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        axum::http::HeaderValue::from_str(&format!("{}-{n:08x}", self.prefix))
-            .ok()
-            .map(RequestId::new)
-    }
-}
-
-/// The application's routes under its layers.
+/// The application's routes under the [`envelope`].
 pub fn router(state: AppState, config: &HttpConfig) -> Router {
-    let graphql = Router::new()
-        .route(
-            "/graphql",
-            get(graphql::graphql_get).post(graphql::graphql_post),
-        )
-        .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+    let mut graphql = Router::new().route(
+        "/graphql",
+        get(graphql::graphql_get).post(graphql::graphql_post),
+    );
+    // Without credentials to check, the handler's caller is anonymous and nothing runs here.
+    if let Some(auth) = &state.inner.auth {
+        graphql = graphql.route_layer(axum::middleware::from_fn_with_state(
+            auth.clone(),
             guard::authenticate,
         ));
+    }
     let router = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
@@ -135,40 +104,10 @@ pub fn router(state: AppState, config: &HttpConfig) -> Router {
     with_layers(router, config)
 }
 
-/// Wraps `router` in the layers every request passes: request id, tracing, panic capture,
-/// compression, CORS, body limit and timeout.
+/// Wraps `router` in what every request passes: see [`envelope`].
 pub fn with_layers(router: Router, config: &HttpConfig) -> Router {
-    let request_id = HeaderName::from_static("x-request-id");
-    let layers = ServiceBuilder::new()
-        .layer(SetRequestIdLayer::new(request_id.clone(), RequestIds::new()))
-        .layer(
-            TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
-                let id = request
-                    .headers()
-                    .get("x-request-id")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or_default();
-                tracing::info_span!("request", method = %request.method(), uri = %request.uri(), request_id = %id)
-            }),
-        )
-        .layer(PropagateRequestIdLayer::new(request_id))
-        .layer(axum::middleware::from_fn(guard::catch_panics))
-        .layer(CompressionLayer::new())
-        .layer(
-            CorsLayer::new()
-                .allow_origin(Any)
-                .allow_methods([Method::GET, Method::POST])
-                .allow_headers([
-                    header::CONTENT_TYPE,
-                    header::AUTHORIZATION,
-                    HeaderName::from_static(API_KEY_HEADER),
-                    HeaderName::from_static(STORAGE_CALLS_HEADER),
-                ]),
-        )
-        .layer(DefaultBodyLimit::max(config.max_body_bytes))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            config.request_timeout,
-        ));
-    router.layer(layers)
+    router.layer(axum::middleware::from_fn_with_state(
+        envelope::Envelope::new(config.request_timeout),
+        envelope::envelope,
+    ))
 }

@@ -178,7 +178,16 @@ async fn a_request_slower_than_the_timeout_answers_408() {
         .await
         .expect("the server answers");
     assert_eq!(response.status(), 408);
-    assert!(response.headers().contains_key("x-request-id"));
+    let request_id = response.headers()["x-request-id"]
+        .to_str()
+        .expect("text")
+        .to_owned();
+    assert!(!request_id.is_empty());
+    let body: Value = response.json().await.expect("a GraphQL error body");
+    let error = &body["errors"][0];
+    assert_eq!(error["extensions"]["errorType"], "RequestTimeout", "{body}");
+    assert_eq!(error["extensions"]["requestId"], request_id.as_str());
+    assert!(body.get("data").is_none(), "{body}");
 }
 
 #[tokio::test]

@@ -162,6 +162,48 @@ async fn responses_are_compressed_when_the_client_accepts_it() {
         .await
         .expect("the server answers");
     assert_eq!(response.headers()["content-encoding"], "gzip");
+
+    // A GraphQL answer of a few kilobytes: gzipped, and the same JSON once unzipped.
+    let query = json!({ "query": "{ __schema { types { name } } }" });
+    let post = |encoding: &'static str| {
+        app.client
+            .post(app.url("/graphql"))
+            .header("accept-encoding", encoding)
+            .json(&query)
+            .send()
+    };
+    let plain = post("identity").await.expect("the server answers");
+    assert!(!plain.headers().contains_key("content-encoding"));
+    let plain: Value = plain.json().await.expect("JSON");
+    let zipped = post("br, gzip;q=0.5").await.expect("the server answers");
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    assert_eq!(zipped.headers()["vary"], "accept-encoding");
+    let bytes = zipped.bytes().await.expect("a body");
+    let mut unzipped = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut unzipped)
+        .expect("gzip");
+    assert!(bytes.len() < unzipped.len());
+    assert_eq!(
+        serde_json::from_slice::<Value>(&unzipped).expect("JSON"),
+        plain
+    );
+
+    // Refused with q=0, and never for an answer too small to gain from it.
+    let refused = post("gzip;q=0").await.expect("the server answers");
+    assert!(!refused.headers().contains_key("content-encoding"));
+    let small = app
+        .client
+        .post(app.url("/graphql"))
+        .header("accept-encoding", "gzip")
+        .json(&json!({ "query": "{ __typename }" }))
+        .send()
+        .await
+        .expect("the server answers");
+    assert!(!small.headers().contains_key("content-encoding"));
+    assert_eq!(
+        small.json::<Value>().await.expect("JSON")["data"]["__typename"],
+        "Query"
+    );
 }
 
 #[tokio::test]
@@ -172,12 +214,37 @@ async fn browsers_on_other_origins_may_call_the_api() {
         .request(reqwest::Method::OPTIONS, app.url("/graphql"))
         .header("origin", "https://farm.example")
         .header("access-control-request-method", "POST")
-        .header("access-control-request-headers", "content-type")
+        .header("access-control-request-headers", "content-type, x-api-key")
         .send()
         .await
         .expect("the server answers");
     assert!(response.status().is_success());
+    let headers = response.headers();
+    assert_eq!(headers["access-control-allow-origin"], "*");
+    let allowed = |name: &str| headers[name].to_str().unwrap_or_default().to_owned();
+    assert!(allowed("access-control-allow-methods").contains("POST"));
+    for header in ["content-type", "authorization", "x-api-key"] {
+        assert!(allowed("access-control-allow-headers").contains(header));
+    }
+    assert!(!headers["x-request-id"].is_empty());
+
+    // The request itself, and its answer readable by the page.
+    let response = app
+        .client
+        .post(app.url("/graphql"))
+        .header("origin", "https://farm.example")
+        .json(&json!({ "query": "{ __typename }" }))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["access-control-allow-origin"], "*");
+    assert!(
+        response.headers()["vary"]
+            .to_str()
+            .unwrap_or_default()
+            .contains("origin")
+    );
 }
 
 #[tokio::test]

@@ -13,7 +13,7 @@ use async_graphql::dynamic::{
 
 use super::types::attribute_field;
 use super::{
-    ApiError, NodeValue, RequestScope, load_node, model, node_of, prefetch, scope, values,
+    ApiError, NodeValue, RequestScope, load_nodes, model, node_of, prefetch, scope, values,
 };
 use crate::keys::{self, Cursor};
 use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
@@ -549,12 +549,11 @@ async fn edges_of(
             })
             .collect());
     }
-    let nodes = futures::future::try_join_all(
-        items
-            .iter()
-            .map(|item| load_node(scope, id_of_ref(item, other_end), &allowed)),
-    )
-    .await?;
+    let ids: Vec<&str> = items
+        .iter()
+        .map(|item| id_of_ref(item, other_end))
+        .collect();
+    let nodes = load_nodes(scope, &ids, &allowed).await?;
     Ok(items
         .into_iter()
         .zip(nodes)

@@ -10,7 +10,7 @@ use async_graphql::dynamic::{
     Field, FieldFuture, FieldValue, InputValue, ResolverContext, TypeRef,
 };
 
-use super::{ApiError, NodeValue, RequestScope, edges, load_node, node_field_value, scope};
+use super::{ApiError, NodeValue, RequestScope, edges, load_nodes, node_field_value, scope};
 use crate::auth::Caller;
 use crate::keys;
 use crate::model::{FieldDef, FieldKind, Model};
@@ -275,8 +275,7 @@ async fn load(
     allowed: &[String],
 ) -> Result<Vec<NodeValue>, ApiError> {
     let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
-    let nodes =
-        futures::future::try_join_all(ids.iter().map(|id| load_node(scope, id, &allowed))).await?;
+    let nodes = load_nodes(scope, ids, &allowed).await?;
     Ok(nodes.into_iter().flatten().collect())
 }
 

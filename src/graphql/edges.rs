@@ -14,7 +14,10 @@ use async_graphql::dynamic::{
 
 use super::mutation::{Plan, Purpose, read_node, version_is, write};
 use super::types::scalar_type_name;
-use super::{ApiError, NodeValue, RequestScope, load_node, model, node_field_value, scope, values};
+use super::{
+    ApiError, NodeValue, RequestScope, load_node, load_nodes, model, node_field_value, scope,
+    values,
+};
 use crate::keys;
 use crate::model::{EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_ITEM_BYTES, RangeQuery, Write, item_size};
@@ -578,11 +581,9 @@ pub(super) fn targets_field(
                 }
                 let scope = scope(&ctx).map_err(ApiError::into_graphql)?;
                 let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
-                let nodes = futures::future::try_join_all(
-                    ids.iter().map(|id| load_node(scope, id, &allowed)),
-                )
-                .await
-                .map_err(ApiError::into_graphql)?;
+                let nodes = load_nodes(scope, &ids, &allowed)
+                    .await
+                    .map_err(ApiError::into_graphql)?;
                 let model = super::model(&ctx).map_err(ApiError::into_graphql)?;
                 let found: Vec<&NodeValue> = nodes.iter().flatten().collect();
                 super::prefetch::relations(scope, model, &found, &ctx.look_ahead())

@@ -149,12 +149,25 @@ async fn load_node(
     id: &str,
     allowed: &[&str],
 ) -> Result<Option<NodeValue>, ApiError> {
-    let item = scope
+    Ok(load_nodes(scope, &[id], allowed).await?.pop().flatten())
+}
+
+/// [`load_node`] for each of `ids`, in their order, as one load of the request's loader.
+async fn load_nodes<S: AsRef<str>>(
+    scope: &RequestScope,
+    ids: &[S],
+    allowed: &[&str],
+) -> Result<Vec<Option<NodeValue>>, ApiError> {
+    let keys: Vec<String> = ids.iter().map(|id| keys::node_key(id.as_ref())).collect();
+    let items = scope
         .loader
-        .load(&keys::node_key(id))
+        .load_many(&keys)
         .await
         .map_err(|e| ApiError::from_store(&e))?;
-    Ok(item.and_then(|item| node_of(item, allowed)))
+    Ok(items
+        .into_iter()
+        .map(|item| item.and_then(|item| node_of(item, allowed)))
+        .collect())
 }
 
 /// Wraps an item as a node if its `__typename` is one of `allowed`.

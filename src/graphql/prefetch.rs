@@ -62,7 +62,9 @@ pub(super) async fn relations(
     if wanted.is_empty() {
         return Ok(());
     }
-    futures::future::try_join_all(wanted.iter().map(|key| scope.loader.load(key)))
+    scope
+        .loader
+        .load_many(&wanted)
         .await
         .map_err(|e| ApiError::from_store(&e))?;
     Ok(())

@@ -7,8 +7,8 @@ use async_graphql::dynamic::{Field, FieldFuture, InputValue, Object, ResolverCon
 use super::connection::{self, ConnectionSpec};
 use super::types::{node_list, scalar_type_name};
 use super::{
-    ApiError, NodeValue, id_argument, load_node, lower_first, model, node_field_value, prefetch,
-    scope, upper_first,
+    ApiError, NodeValue, id_argument, load_node, load_nodes, lower_first, model, node_field_value,
+    prefetch, scope, upper_first,
 };
 use crate::keys;
 use crate::model::{FieldDef, FieldKind, Model, TypeDef};
@@ -177,9 +177,7 @@ async fn nodes(
     }
     let scope = scope(ctx)?;
     let allowed: Vec<&str> = types.iter().map(String::as_str).collect();
-    let nodes =
-        futures::future::try_join_all(checked.iter().map(|id| load_node(scope, id, &allowed)))
-            .await?;
+    let nodes = load_nodes(scope, &checked, &allowed).await?;
     let found: Vec<&NodeValue> = nodes.iter().flatten().collect();
     prefetch::relations(scope, model(ctx)?, &found, &ctx.look_ahead()).await?;
     Ok(nodes)

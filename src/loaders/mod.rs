@@ -66,34 +66,80 @@ impl ItemLoader {
 
     /// The item stored under `key`, if any.
     pub async fn load(&self, key: &str) -> Result<Option<Arc<Item>>, Arc<StoreError>> {
-        let batch = {
+        let mut items = self.load_many(std::slice::from_ref(&key)).await?;
+        Ok(items.pop().flatten())
+    }
+
+    /// The items stored under `keys`, in their order. One future for the lot: a level of a
+    /// query asks for all of its keys at once instead of one future per key, each yielding
+    /// and waking on its own.
+    pub async fn load_many<K: AsRef<str>>(
+        &self,
+        keys: &[K],
+    ) -> Result<Vec<Option<Arc<Item>>>, Arc<StoreError>> {
+        let mut items = vec![None; keys.len()];
+        // The batches that will answer the keys not cached yet, and for each such key its
+        // position and its batch's.
+        let mut batches: Vec<Arc<Batch>> = Vec::new();
+        let mut waiting: Vec<(usize, usize)> = Vec::new();
+        {
             let mut state = self.state();
-            if let Some(cached) = state.cache.get(key) {
-                return Ok(cached.clone());
-            }
-            match state.pending.get(key) {
-                Some(batch) => batch.clone(),
-                None => {
-                    let batch = state.open.get_or_insert_with(Arc::default).clone();
-                    lock(&batch.keys).push(key.to_owned());
-                    state.pending.insert(key.to_owned(), batch.clone());
-                    batch
+            for (at, key) in keys.iter().enumerate() {
+                let key = key.as_ref();
+                if let Some(cached) = state.cache.get(key) {
+                    items[at] = cached.clone();
+                    continue;
                 }
+                let batch = match state.pending.get(key) {
+                    Some(batch) => batch.clone(),
+                    None => {
+                        let batch = state.open.get_or_insert_with(Arc::default).clone();
+                        lock(&batch.keys).push(key.to_owned());
+                        state.pending.insert(key.to_owned(), batch.clone());
+                        batch
+                    }
+                };
+                let index = match batches.iter().position(|seen| Arc::ptr_eq(seen, &batch)) {
+                    Some(index) => index,
+                    None => {
+                        batches.push(batch);
+                        batches.len() - 1
+                    }
+                };
+                waiting.push((at, index));
             }
-        };
+        }
+        if waiting.is_empty() {
+            return Ok(items);
+        }
         for _ in 0..YIELDS_BEFORE_FETCH {
             tokio::task::yield_now().await;
         }
-        let result = batch.result.get_or_init(|| self.fetch(&batch)).await;
+        let results = futures::future::join_all(
+            batches
+                .iter()
+                .map(|batch| batch.result.get_or_init(|| self.fetch(batch))),
+        )
+        .await;
         let mut state = self.state();
-        // Either way the key leaves its batch: a later load after a failure tries again.
-        state.pending.remove(key);
-        let item = match result {
-            Ok(found) => found.get(key).cloned(),
-            Err(error) => return Err(error.clone()),
-        };
-        state.cache.insert(key.to_owned(), item.clone());
-        Ok(item)
+        let mut failure = None;
+        for (at, index) in waiting {
+            let key = keys[at].as_ref();
+            // Either way the key leaves its batch: a later load after a failure tries again.
+            state.pending.remove(key);
+            match results[index] {
+                Ok(found) => {
+                    let item = found.get(key).cloned();
+                    state.cache.insert(key.to_owned(), item.clone());
+                    items[at] = item;
+                }
+                Err(error) => failure = Some(error.clone()),
+            }
+        }
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(items),
+        }
     }
 
     async fn fetch(&self, batch: &Arc<Batch>) -> BatchResult {

@@ -130,9 +130,9 @@ impl Application {
             resolvers: Arc::new(resolvers),
             ..config.http.graphql.clone()
         };
-        let schema = graphql::build_schema(model, &options)
+        let api = graphql::Api::build(model, &options)
             .map_err(|e| StartupError::Schema(e.to_string()))?;
-        let state = AppState::new(schema, store.store.clone(), authenticator, &config.http);
+        let state = AppState::new(api, store.store.clone(), authenticator, &config.http);
         let router = http::router(state, &config.http);
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await

@@ -31,7 +31,7 @@ pub enum DemoOutcome {
 }
 
 struct Loader {
-    schema: async_graphql::dynamic::Schema,
+    api: graphql::Api,
     store: Store,
     writes: usize,
 }
@@ -45,7 +45,7 @@ impl Loader {
         let request = async_graphql::Request::new(operation)
             .variables(async_graphql::Variables::from_json(variables))
             .data(scope);
-        let response = self.schema.execute(request).await;
+        let response = self.api.execute(request).await;
         if let Some(error) = response.errors.first() {
             return Err(DemoError::Operation {
                 operation: operation
@@ -88,10 +88,10 @@ pub async fn load(store: &Store, model: Arc<Model>) -> Result<DemoOutcome, DemoE
             return Err(DemoError::WrongSchema(needed.to_owned()));
         }
     }
-    let schema = graphql::build_schema(model, &SchemaOptions::default())
+    let api = graphql::Api::build(model, &SchemaOptions::default())
         .map_err(|e| DemoError::Schema(e.to_string()))?;
     let mut loader = Loader {
-        schema,
+        api,
         store: store.clone(),
         writes: 0,
     };

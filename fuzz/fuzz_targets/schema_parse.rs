@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use tablegraph::graphql::{SchemaOptions, build_schema};
+use tablegraph::graphql::{Api, SchemaOptions};
 use tablegraph::model::{FieldKind, Model};
 
 const FILE: &str = "schema.graphql";
@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
     match Model::parse(FILE, source) {
         Ok(model) => {
             check_model(&model);
-            if let Err(e) = build_schema(Arc::new(model), &SchemaOptions::default()) {
+            if let Err(e) = Api::build(Arc::new(model), &SchemaOptions::default()) {
                 panic!("the model was accepted but the GraphQL schema is not: {e:?}");
             }
         }

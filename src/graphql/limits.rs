@@ -26,9 +26,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use async_graphql::extensions::{
-    Extension, ExtensionContext, ExtensionFactory, NextPrepareRequest,
-};
 use async_graphql::parser::types::{
     ExecutableDocument, OperationDefinition, OperationType, Selection, SelectionSet,
 };
@@ -82,12 +79,12 @@ pub struct Measure {
     pub introspection_lists: usize,
 }
 
-/// The async-graphql extension that enforces [`QueryLimits`].
+/// Enforces [`QueryLimits`] on a request before it runs, and keeps the documents it parsed.
 pub struct Limits {
     limits: QueryLimits,
     /// Documents already parsed, by query text: clients send the same few queries again and
     /// again, and parsing was a visible share of a small query's time (BENCHMARKS.md).
-    parsed: Arc<std::sync::Mutex<HashMap<String, Arc<ExecutableDocument>>>>,
+    parsed: std::sync::Mutex<HashMap<String, Arc<ExecutableDocument>>>,
 }
 
 /// Distinct query texts kept parsed; past it the cache starts over.
@@ -97,26 +94,42 @@ impl Limits {
     pub fn new(limits: QueryLimits) -> Limits {
         Limits {
             limits,
-            parsed: Arc::default(),
+            parsed: std::sync::Mutex::default(),
         }
     }
-}
 
-impl ExtensionFactory for Limits {
-    fn create(&self) -> Arc<dyn Extension> {
-        Arc::new(LimitsExtension {
-            limits: self.limits,
-            parsed: self.parsed.clone(),
-        })
+    /// Parses `request` (or takes its document from the cache) and checks every operation of
+    /// it against the limits; the document parsed here is the one the request then runs.
+    ///
+    /// This runs before async-graphql's own checks of the document, some of which take time
+    /// exponential in its fragments.
+    pub fn check(&self, registry: &Registry, request: &mut Request) -> ServerResult<()> {
+        self.parse(request)?;
+        // Taken out while the document is borrowed, and put back: no copy per request.
+        let variables = std::mem::take(&mut request.variables);
+        let document = request.parsed_query()?;
+        for (_, operation) in document.operations.iter() {
+            let root = match operation.node.ty {
+                OperationType::Query => registry.query_type.as_str(),
+                OperationType::Mutation => registry.mutation_type.as_deref().unwrap_or_default(),
+                OperationType::Subscription => {
+                    registry.subscription_type.as_deref().unwrap_or_default()
+                }
+            };
+            let measure = measure(
+                &self.limits,
+                registry,
+                document,
+                &variables,
+                root,
+                &operation.node,
+            );
+            check(&self.limits, &measure)?;
+        }
+        request.variables = variables;
+        Ok(())
     }
-}
 
-struct LimitsExtension {
-    limits: QueryLimits,
-    parsed: Arc<std::sync::Mutex<HashMap<String, Arc<ExecutableDocument>>>>,
-}
-
-impl LimitsExtension {
     /// Gives the request its parsed document, from the cache when the text was seen before.
     fn parse(&self, request: &mut Request) -> ServerResult<()> {
         let cached = self
@@ -139,44 +152,6 @@ impl LimitsExtension {
         }
         parsed.insert(request.query.clone(), document);
         Ok(())
-    }
-}
-
-#[async_trait::async_trait]
-impl Extension for LimitsExtension {
-    /// Runs before async-graphql's own checks of the document, some of which take time
-    /// exponential in its fragments; the document parsed here is the one the request runs.
-    async fn prepare_request(
-        &self,
-        ctx: &ExtensionContext<'_>,
-        mut request: Request,
-        next: NextPrepareRequest<'_>,
-    ) -> ServerResult<Request> {
-        self.parse(&mut request)?;
-        // Taken out while the document is borrowed, and put back: no copy per request.
-        let variables = std::mem::take(&mut request.variables);
-        let document = request.parsed_query()?;
-        let registry = &ctx.schema_env.registry;
-        for (_, operation) in document.operations.iter() {
-            let root = match operation.node.ty {
-                OperationType::Query => registry.query_type.as_str(),
-                OperationType::Mutation => registry.mutation_type.as_deref().unwrap_or_default(),
-                OperationType::Subscription => {
-                    registry.subscription_type.as_deref().unwrap_or_default()
-                }
-            };
-            let measure = measure(
-                &self.limits,
-                registry,
-                document,
-                &variables,
-                root,
-                &operation.node,
-            );
-            check(&self.limits, &measure)?;
-        }
-        request.variables = variables;
-        next.run(ctx, request).await
     }
 }
 

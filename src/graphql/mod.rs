@@ -16,10 +16,11 @@ mod query;
 mod types;
 pub(crate) mod values;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use async_graphql::dynamic::{FieldValue, ResolverContext, Schema, SchemaError};
+use async_graphql::parser::types::{ExecutableDocument, OperationType, Selection, SelectionSet};
 
 pub use errors::ApiError;
 pub use limits::{QueryLimits, UNPAGED_LIST_ESTIMATE};
@@ -103,11 +104,55 @@ impl NodeValue {
     }
 }
 
-/// Builds the schema clients query.
-pub fn build_schema(model: Arc<Model>, options: &SchemaOptions) -> Result<Schema, SchemaError> {
-    let mut builder = Schema::build("Query", Some("Mutation"), None)
-        .extension(limits::Limits::new(options.limits))
-        .extension(null_items::NullItems);
+/// The executable API: each request is checked against the [`QueryLimits`], then runs on the
+/// dynamic schema.
+///
+/// # Why two copies of the schema
+///
+/// Once a schema has any async-graphql extension, every field of every request passes through
+/// it, and that cost showed in the profile of the smallest queries (BENCHMARKS.md, "Profile").
+/// Limits therefore run before the schema, and the one extension that must see fields,
+/// [`null_items::NullItems`], is needed only by `nodes(ids:)`: a request whose query selects
+/// `nodes` runs on a copy of the schema with it, every other request on one without.
+pub struct Api {
+    schema: Schema,
+    with_null_items: Schema,
+    limits: limits::Limits,
+}
+
+impl Api {
+    /// Builds the API clients query.
+    pub fn build(model: Arc<Model>, options: &SchemaOptions) -> Result<Api, SchemaError> {
+        Ok(Api {
+            schema: build_schema(model.clone(), options, false)?,
+            with_null_items: build_schema(model, options, true)?,
+            limits: limits::Limits::new(options.limits),
+        })
+    }
+
+    /// Runs `request`: a request error when it does not parse or is over a limit, before any
+    /// resolver runs.
+    pub async fn execute(&self, mut request: async_graphql::Request) -> async_graphql::Response {
+        if let Err(error) = self.limits.check(self.schema.registry(), &mut request) {
+            return async_graphql::Response::from_errors(vec![error]);
+        }
+        let schema = match request.parsed_query() {
+            Ok(document) if selects_root_field(document, "nodes") => &self.with_null_items,
+            _ => &self.schema,
+        };
+        schema.execute(request).await
+    }
+}
+
+fn build_schema(
+    model: Arc<Model>,
+    options: &SchemaOptions,
+    null_items: bool,
+) -> Result<Schema, SchemaError> {
+    let mut builder = Schema::build("Query", Some("Mutation"), None);
+    if null_items {
+        builder = builder.extension(null_items::NullItems);
+    }
     if !options.introspection {
         builder = builder.disable_introspection().disable_suggestions();
     }
@@ -115,6 +160,44 @@ pub fn build_schema(model: Arc<Model>, options: &SchemaOptions) -> Result<Schema
     builder = builder.register(query::root(&model));
     builder = builder.register(mutation::root(&model));
     builder.data(model).finish()
+}
+
+/// Whether a query operation of `document` selects the root field `name`, directly or through
+/// fragments (each fragment looked into once, so fragments that spread each other cost nothing).
+fn selects_root_field(document: &ExecutableDocument, name: &str) -> bool {
+    fn walk<'a>(
+        document: &'a ExecutableDocument,
+        selection_set: &'a SelectionSet,
+        name: &str,
+        seen: &mut HashSet<&'a str>,
+    ) -> bool {
+        selection_set.items.iter().any(|item| match &item.node {
+            Selection::Field(field) => field.node.name.node == name,
+            Selection::InlineFragment(fragment) => {
+                walk(document, &fragment.node.selection_set.node, name, seen)
+            }
+            Selection::FragmentSpread(spread) => {
+                let fragment = spread.node.fragment_name.node.as_str();
+                seen.insert(fragment)
+                    && document.fragments.get(fragment).is_some_and(|definition| {
+                        walk(document, &definition.node.selection_set.node, name, seen)
+                    })
+            }
+        })
+    }
+    let mut seen = HashSet::new();
+    document
+        .operations
+        .iter()
+        .filter(|(_, operation)| operation.node.ty == OperationType::Query)
+        .any(|(_, operation)| {
+            walk(
+                document,
+                &operation.node.selection_set.node,
+                name,
+                &mut seen,
+            )
+        })
 }
 
 /// The client-facing SDL of `model`, as `tablegraph schema` prints it.
@@ -126,8 +209,7 @@ pub fn print_sdl(
         resolvers,
         ..SchemaOptions::default()
     };
-    let schema = build_schema(model, &options)?;
-    Ok(schema
+    Ok(build_schema(model, &options, false)?
         .sdl_with_options(async_graphql::SDLExportOptions::new().prefer_single_line_descriptions()))
 }
 
@@ -212,5 +294,36 @@ fn upper_first(name: &str) -> String {
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::selects_root_field;
+
+    fn selects(query: &str) -> bool {
+        let document = async_graphql::parser::parse_query(query).expect("a document");
+        selects_root_field(&document, "nodes")
+    }
+
+    #[test]
+    fn a_root_field_is_found_directly_or_through_fragments() {
+        assert!(selects("{ nodes(ids: []) { id } }"));
+        assert!(selects("{ ... on Query { nodes(ids: []) { id } } }"));
+        assert!(selects(
+            "{ ...A } fragment A on Query { ...B } fragment B on Query { nodes(ids: []) { id } }"
+        ));
+        assert!(!selects("{ farm(id: \"x\") { id } }"));
+        // Not at the root, or not a query.
+        assert!(!selects("{ team(id: \"x\") { members { nodes { id } } } }"));
+        assert!(!selects("mutation { nodes }"));
+    }
+
+    #[test]
+    fn fragments_that_spread_each_other_end_the_walk() {
+        assert!(!selects(
+            "{ ...A } fragment A on Query { ...B ...A } fragment B on Query { ...A ...B }"
+        ));
+        assert!(!selects("{ ...Missing }"));
     }
 }

@@ -7,6 +7,9 @@
 //! an id with no node, so a missing item names the reserved type [`MISSING_NODE`], which fails
 //! the library's type check, and this extension turns exactly that failure into a null item.
 //! A test of `nodes` with a missing id fails if the library's behaviour changes.
+//!
+//! An extension sees every field of a request, so it is installed only on the copy of the
+//! schema that requests selecting `nodes` run on (see [`super::Api`]).
 
 use std::sync::Arc;
 

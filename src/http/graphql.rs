@@ -175,11 +175,7 @@ async fn execute(
         &state.inner.store,
         state.inner.max_storage_calls,
     ));
-    let mut response = state
-        .inner
-        .schema
-        .execute(request.data(scope.clone()))
-        .await;
+    let mut response = state.inner.api.execute(request.data(scope.clone())).await;
     if state.inner.expose_storage_calls && headers.contains_key(STORAGE_CALLS_HEADER) {
         let calls = serde_json::to_value(scope.calls.calls()).unwrap_or_default();
         response.extensions.insert(

@@ -12,12 +12,12 @@ mod health;
 
 use std::sync::Arc;
 
-use async_graphql::dynamic::Schema;
 use axum::Router;
 use axum::routing::get;
 
 use crate::auth::Authenticator;
 use crate::config::HttpConfig;
+use crate::graphql::Api;
 use crate::store::Store;
 
 /// The header a client sets to get the storage calls of its request in `extensions`.
@@ -30,7 +30,7 @@ pub struct AppState {
 }
 
 struct StateInner {
-    schema: Schema,
+    api: Api,
     store: Store,
     auth: Option<Arc<Authenticator>>,
     graphiql: Option<String>,
@@ -41,7 +41,7 @@ struct StateInner {
 
 impl AppState {
     pub fn new(
-        schema: Schema,
+        api: Api,
         store: Store,
         auth: Option<Authenticator>,
         config: &HttpConfig,
@@ -51,7 +51,7 @@ impl AppState {
             .then(|| graphiql_page(!config.auth.api_keys.is_empty()));
         AppState {
             inner: Arc::new(StateInner {
-                schema,
+                api,
                 store,
                 auth: auth.map(Arc::new),
                 graphiql,

@@ -252,6 +252,22 @@ async fn node_and_nodes_answer_any_type_with_its_typename() {
 }
 
 #[tokio::test]
+async fn nodes_reached_through_fragments_keep_their_null_items() {
+    let app = spawn_app().await;
+    let farm = app.create_farm("Spread").await;
+    let missing = "01000000-0000-7000-8000-000000000000";
+    let body = app
+        .graphql(
+            "query($ids: [ID!]!) { ...Lookup }
+             fragment Lookup on Query { ... on Query { found: nodes(ids: $ids) { id } } }",
+            json!({ "ids": [missing, farm] }),
+        )
+        .await;
+    assert!(body.get("errors").is_none(), "{body}");
+    assert_eq!(body["data"]["found"], json!([null, { "id": farm }]));
+}
+
+#[tokio::test]
 async fn a_farm_has_its_logo_and_a_cow_its_farm() {
     let app = spawn_app().await;
     let body = app

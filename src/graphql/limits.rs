@@ -89,6 +89,8 @@ pub struct Limits {
 
 /// Distinct query texts kept parsed; past it the cache starts over.
 const PARSED_QUERIES: usize = 512;
+/// Longer query texts are parsed every time: the cache holds at most 512 of these sizes.
+const CACHED_QUERY_BYTES: usize = 16 * 1024;
 
 impl Limits {
     pub fn new(limits: QueryLimits) -> Limits {
@@ -99,14 +101,18 @@ impl Limits {
     }
 
     /// Parses `request` (or takes its document from the cache) and checks every operation of
-    /// it against the limits; the document parsed here is the one the request then runs.
+    /// it against the limits; the document parsed here is the one the request then runs. Only
+    /// documents within the limits are cached.
     ///
     /// This runs before async-graphql's own checks of the document, some of which take time
     /// exponential in its fragments.
     pub fn check(&self, registry: &Registry, request: &mut Request) -> ServerResult<()> {
-        self.parse(request)?;
-        // Taken out while the document is borrowed, and put back: no copy per request.
+        let cached = self.take_cached(request);
+        request.parsed_query()?;
+        // Taken out while the document is borrowed, and put back: no copy per request. (On a
+        // refusal the request is dropped.)
         let variables = std::mem::take(&mut request.variables);
+        let query = std::mem::take(&mut request.query);
         let document = request.parsed_query()?;
         for (_, operation) in document.operations.iter() {
             let root = match operation.node.ty {
@@ -126,23 +132,33 @@ impl Limits {
             );
             check(&self.limits, &measure)?;
         }
+        if !cached && query.len() <= CACHED_QUERY_BYTES {
+            self.remember(&query, document);
+        }
+        request.query = query;
         request.variables = variables;
         Ok(())
     }
 
-    /// Gives the request its parsed document, from the cache when the text was seen before.
-    fn parse(&self, request: &mut Request) -> ServerResult<()> {
+    /// Gives the request its parsed document when the cache has its text.
+    fn take_cached(&self, request: &mut Request) -> bool {
         let cached = self
             .parsed
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .get(&request.query)
             .cloned();
-        if let Some(document) = cached {
-            request.set_parsed_query((*document).clone());
-            return Ok(());
+        match cached {
+            Some(document) => {
+                request.set_parsed_query((*document).clone());
+                true
+            }
+            None => false,
         }
-        let document = Arc::new(request.parsed_query()?.clone());
+    }
+
+    fn remember(&self, query: &str, document: &ExecutableDocument) {
+        let document = Arc::new(document.clone());
         let mut parsed = self
             .parsed
             .lock()
@@ -150,8 +166,7 @@ impl Limits {
         if parsed.len() >= PARSED_QUERIES {
             parsed.clear();
         }
-        parsed.insert(request.query.clone(), document);
-        Ok(())
+        parsed.insert(query.to_owned(), document);
     }
 }
 

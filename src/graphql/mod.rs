@@ -163,41 +163,40 @@ fn build_schema(
 }
 
 /// Whether a query operation of `document` selects the root field `name`, directly or through
-/// fragments (each fragment looked into once, so fragments that spread each other cost nothing).
+/// fragments. Each fragment is looked into once and the walk keeps its own stack, so neither
+/// fragments that spread each other nor a chain of thousands of them costs more than a pass
+/// over the document.
 fn selects_root_field(document: &ExecutableDocument, name: &str) -> bool {
-    fn walk<'a>(
-        document: &'a ExecutableDocument,
-        selection_set: &'a SelectionSet,
-        name: &str,
-        seen: &mut HashSet<&'a str>,
-    ) -> bool {
-        selection_set.items.iter().any(|item| match &item.node {
-            Selection::Field(field) => field.node.name.node == name,
-            Selection::InlineFragment(fragment) => {
-                walk(document, &fragment.node.selection_set.node, name, seen)
-            }
-            Selection::FragmentSpread(spread) => {
-                let fragment = spread.node.fragment_name.node.as_str();
-                seen.insert(fragment)
-                    && document.fragments.get(fragment).is_some_and(|definition| {
-                        walk(document, &definition.node.selection_set.node, name, seen)
-                    })
-            }
-        })
-    }
-    let mut seen = HashSet::new();
-    document
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut pending: Vec<&SelectionSet> = document
         .operations
         .iter()
         .filter(|(_, operation)| operation.node.ty == OperationType::Query)
-        .any(|(_, operation)| {
-            walk(
-                document,
-                &operation.node.selection_set.node,
-                name,
-                &mut seen,
-            )
-        })
+        .map(|(_, operation)| &operation.node.selection_set.node)
+        .collect();
+    while let Some(selection_set) = pending.pop() {
+        for item in &selection_set.items {
+            match &item.node {
+                Selection::Field(field) => {
+                    if field.node.name.node == name {
+                        return true;
+                    }
+                }
+                Selection::InlineFragment(fragment) => {
+                    pending.push(&fragment.node.selection_set.node);
+                }
+                Selection::FragmentSpread(spread) => {
+                    let fragment = spread.node.fragment_name.node.as_str();
+                    if seen.insert(fragment)
+                        && let Some(definition) = document.fragments.get(fragment)
+                    {
+                        pending.push(&definition.node.selection_set.node);
+                    }
+                }
+            }
+        }
+    }
+    false
 }
 
 /// The client-facing SDL of `model`, as `tablegraph schema` prints it.
@@ -317,6 +316,16 @@ mod tests {
         // Not at the root, or not a query.
         assert!(!selects("{ team(id: \"x\") { members { nodes { id } } } }"));
         assert!(!selects("mutation { nodes }"));
+    }
+
+    #[test]
+    fn a_long_chain_of_fragments_is_walked_without_recursion() {
+        let mut query = String::from("{ ...F0 }");
+        for n in 0..50_000 {
+            query.push_str(&format!(" fragment F{n} on Query {{ ...F{} }}", n + 1));
+        }
+        query.push_str(" fragment F50000 on Query { nodes(ids: []) { id } }");
+        assert!(selects(&query));
     }
 
     #[test]

@@ -87,6 +87,7 @@ pub async fn envelope(
     let mut response = if is_preflight(&request) {
         preflight()
     } else {
+        let started = std::time::Instant::now();
         let id_text = id.to_str().unwrap_or_default();
         let span = tracing::info_span!(
             "request",
@@ -97,7 +98,7 @@ pub async fn envelope(
         // Kept for the error answers: the request itself moves into the handler.
         let answer = Answer::for_request(request.headers());
         let handled = AssertUnwindSafe(next.run(request)).catch_unwind();
-        match tokio::time::timeout(envelope.timeout, handled)
+        let response = match tokio::time::timeout(envelope.timeout, handled)
             .instrument(span.clone())
             .await
         {
@@ -128,7 +129,15 @@ pub async fn envelope(
                     id_text,
                 )
             }
-        }
+        };
+        // The access log, at debug level (RUST_LOG=tablegraph=debug).
+        tracing::debug!(
+            parent: &span,
+            status = response.status().as_u16(),
+            elapsed_us = started.elapsed().as_micros() as u64,
+            "answered"
+        );
+        response
     };
     let headers = response.headers_mut();
     headers.insert(REQUEST_ID_HEADER, id);

@@ -46,14 +46,17 @@ pub async fn graphql_get(
 ) -> Response {
     let (mut parts, _) = request.into_parts();
     let headers = parts.headers;
-    let caller = parts
-        .extensions
-        .remove::<Caller>()
-        .unwrap_or(Caller::Anonymous);
+    let Some(caller) = caller_of(&state, &mut parts.extensions) else {
+        return unguarded(&headers);
+    };
     let Some(query) = params.query else {
         if let (Some(page), true) = (&state.inner.graphiql, accepts(&headers, "text/html")) {
             let answer = Answer::for_request(&headers);
-            return answer.encoded(StatusCode::OK, "text/html; charset=utf-8", page.as_bytes());
+            return answer.encoded(
+                StatusCode::OK,
+                "text/html; charset=utf-8",
+                page.clone().into_bytes(),
+            );
         }
         return request_error(&headers, StatusCode::BAD_REQUEST, "missing query parameter");
     };
@@ -96,10 +99,9 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
     // Taken apart rather than extracted, so that neither the headers nor the caller is copied.
     let (mut parts, body) = request.into_parts();
     let headers = parts.headers;
-    let caller = parts
-        .extensions
-        .remove::<Caller>()
-        .unwrap_or(Caller::Anonymous);
+    let Some(caller) = caller_of(&state, &mut parts.extensions) else {
+        return unguarded(&headers);
+    };
     let body = match axum::body::to_bytes(body, state.inner.max_body_bytes).await {
         Ok(body) => body,
         Err(error) => {
@@ -164,6 +166,23 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
             async_graphql::Variables::from_json(serde_json::Value::Object(variables));
     }
     execute(&state, &headers, request.data(caller)).await
+}
+
+/// The caller the credentials layer attached; anonymous only when the server checks no
+/// credentials at all.
+fn caller_of(state: &AppState, extensions: &mut axum::http::Extensions) -> Option<Caller> {
+    match extensions.remove::<Caller>() {
+        Some(caller) => Some(caller),
+        None if state.inner.auth.is_none() => Some(Caller::Anonymous),
+        None => None,
+    }
+}
+
+/// A request that reached the handler without passing the credentials layer: a route the
+/// layer does not cover. Nothing runs.
+fn unguarded(headers: &HeaderMap) -> Response {
+    tracing::error!("a /graphql request reached its handler without a credentials check");
+    request_error(headers, StatusCode::INTERNAL_SERVER_ERROR, "internal error")
 }
 
 async fn execute(
@@ -250,49 +269,63 @@ impl Answer {
     /// `body` as JSON in the client's media type.
     pub fn json(self, status: StatusCode, body: &impl serde::Serialize) -> Response {
         let body = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
-        self.encoded(status, self.media, &body)
+        self.encoded(status, self.media, body)
     }
 
     /// `body`, gzipped when the client accepts it and it is large enough to gain from it.
-    pub fn encoded(self, status: StatusCode, content_type: &'static str, body: &[u8]) -> Response {
+    pub fn encoded(
+        self,
+        status: StatusCode,
+        content_type: &'static str,
+        body: Vec<u8>,
+    ) -> Response {
         let content_type = (header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-        if self.gzip && body.len() >= COMPRESS_FROM_BYTES {
+        if body.len() < COMPRESS_FROM_BYTES {
+            return (status, [content_type], body).into_response();
+        }
+        // Whether compressed or not, this answer depends on the client's Accept-Encoding.
+        let vary = (header::VARY, HeaderValue::from_static("accept-encoding"));
+        if self.gzip {
             let mut encoder = flate2::write::GzEncoder::new(
                 Vec::with_capacity(body.len() / 4),
                 flate2::Compression::fast(),
             );
-            if encoder.write_all(body).is_ok()
+            if encoder.write_all(&body).is_ok()
                 && let Ok(compressed) = encoder.finish()
             {
-                let headers = [
-                    content_type,
-                    (header::CONTENT_ENCODING, HeaderValue::from_static("gzip")),
-                    (header::VARY, HeaderValue::from_static("accept-encoding")),
-                ];
-                return (status, headers, compressed).into_response();
+                let gzip = (header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+                return (status, [content_type, gzip, vary], compressed).into_response();
             }
         }
-        (status, [content_type], body.to_vec()).into_response()
+        (status, [content_type, vary], body).into_response()
     }
 }
 
-/// Whether `Accept-Encoding` lists `gzip` (or `*`) without refusing it with `q=0`.
+/// Whether the client takes gzip: `Accept-Encoding` gives `gzip` (or `x-gzip`) a weight above
+/// zero, or names neither and gives `*` one (RFC 9110, section 12.5.3). A weight that does not
+/// parse counts as a refusal.
 fn accepts_gzip(headers: &HeaderMap) -> bool {
-    headers
+    let mut gzip: Option<f32> = None;
+    let mut any: Option<f32> = None;
+    let codings = headers
         .get_all(header::ACCEPT_ENCODING)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|coding| {
-            let mut parts = coding.split(';').map(str::trim);
-            let name = parts.next().unwrap_or_default();
-            let refused = parts.any(|p| {
-                p.strip_prefix("q=")
-                    .and_then(|q| q.parse::<f32>().ok())
-                    .is_some_and(|q| q <= 0.0)
-            });
-            (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
-        })
+        .flat_map(|v| v.split(','));
+    for coding in codings {
+        let mut parts = coding.split(';').map(str::trim);
+        let name = parts.next().unwrap_or_default();
+        let weight = parts
+            .filter_map(|parameter| parameter.split_once('='))
+            .find(|(key, _)| key.trim().eq_ignore_ascii_case("q"))
+            .map_or(1.0, |(_, value)| value.trim().parse::<f32>().unwrap_or(0.0));
+        if name.eq_ignore_ascii_case("gzip") || name.eq_ignore_ascii_case("x-gzip") {
+            gzip = Some(gzip.map_or(weight, |seen| seen.max(weight)));
+        } else if name == "*" {
+            any = Some(weight);
+        }
+    }
+    gzip.or(any).is_some_and(|weight| weight > 0.0)
 }
 
 /// An error answered before any GraphQL ran.

@@ -1,18 +1,19 @@
 //! Liveness and readiness.
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 
 use super::AppState;
+use super::graphql::Answer;
 
-/// Storage-call totals and latency histograms, in Prometheus' text format.
-pub async fn metrics(State(state): State<AppState>) -> impl axum::response::IntoResponse {
-    (
-        [(
-            axum::http::header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
-        state.inner.store.metrics().render(),
+/// Storage-call totals and latency histograms, in Prometheus' text format (gzipped when the
+/// scraper accepts it).
+pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    Answer::for_request(&headers).encoded(
+        StatusCode::OK,
+        "text/plain; version=0.0.4; charset=utf-8",
+        state.inner.store.metrics().render().into_bytes(),
     )
 }
 

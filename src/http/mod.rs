@@ -1,4 +1,4 @@
-//! The HTTP server: routes, the tower-http layers every request passes, and shared state.
+//! The HTTP server: routes, the middleware every request passes, and shared state.
 //!
 //! Invariant: `/healthz` answers without touching the store; `/readyz` answers 200 only when
 //! the store answers; `/metrics` reports every storage call the process made. Only `/graphql`

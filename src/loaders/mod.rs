@@ -125,8 +125,15 @@ impl ItemLoader {
         let mut failure = None;
         for (at, index) in waiting {
             let key = keys[at].as_ref();
-            // Either way the key leaves its batch: a later load after a failure tries again.
-            state.pending.remove(key);
+            // Either way the key leaves its batch, so a later load after a failure tries again;
+            // unless a newer batch already holds it (after a failure, a later load may have).
+            if state
+                .pending
+                .get(key)
+                .is_some_and(|pending| Arc::ptr_eq(pending, &batches[index]))
+            {
+                state.pending.remove(key);
+            }
             match results[index] {
                 Ok(found) => {
                     let item = found.get(key).cloned();

@@ -188,9 +188,26 @@ async fn responses_are_compressed_when_the_client_accepts_it() {
         plain
     );
 
-    // Refused with q=0, and never for an answer too small to gain from it.
-    let refused = post("gzip;q=0").await.expect("the server answers");
-    assert!(!refused.headers().contains_key("content-encoding"));
+    // Refused with q=0 (however spelled, and whatever `*` says), and never for an answer too
+    // small to gain from it; `x-gzip` and `*` alone are gzip too.
+    for refusal in [
+        "gzip;q=0",
+        "gzip;Q=0",
+        "gzip; q=0.0, *",
+        "*;q=0",
+        "gzip;q=x",
+    ] {
+        let refused = post(refusal).await.expect("the server answers");
+        assert!(
+            !refused.headers().contains_key("content-encoding"),
+            "{refusal}"
+        );
+        assert_eq!(refused.headers()["vary"], "accept-encoding", "{refusal}");
+    }
+    for welcome in ["x-gzip", "*", "identity;q=0.5, *;q=0.1"] {
+        let zipped = post(welcome).await.expect("the server answers");
+        assert_eq!(zipped.headers()["content-encoding"], "gzip", "{welcome}");
+    }
     let small = app
         .client
         .post(app.url("/graphql"))
@@ -204,6 +221,25 @@ async fn responses_are_compressed_when_the_client_accepts_it() {
         small.json::<Value>().await.expect("JSON")["data"]["__typename"],
         "Query"
     );
+}
+
+#[tokio::test]
+async fn metrics_are_compressed_for_scrapers_that_accept_it() {
+    let app = spawn_app().await;
+    app.graphql("{ __typename }", json!({})).await;
+    let response = app
+        .client
+        .get(app.url("/metrics"))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.headers()["content-encoding"], "gzip");
+    let bytes = response.bytes().await.expect("a body");
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut text)
+        .expect("gzip");
+    assert!(text.contains("# TYPE"), "{text}");
 }
 
 #[tokio::test]

@@ -301,3 +301,27 @@ async fn fragments_that_fan_out_exponentially_are_refused() {
     let (body, calls) = app.graphql_counted(&query, json!({})).await;
     assert_refused(&body, &calls, "rootFields");
 }
+
+#[tokio::test]
+async fn a_long_chain_of_fragments_is_refused_and_the_server_lives_on() {
+    // Each fragment spreads the next: 20 000 of them in one 800 KB document. A recursive walk
+    // over it would overflow a worker's stack and abort the process.
+    let chain = 20_000;
+    let mut query = String::from("{ ...F0 }");
+    for n in 0..chain {
+        query.push_str(&format!(" fragment F{n} on Query {{ ...F{} }}", n + 1));
+    }
+    query.push_str(&format!(
+        " fragment F{chain} on Query {{ nodes(ids: []) {{ id }} }}"
+    ));
+    let app = spawn_app().await;
+    let (body, calls) = app.graphql_counted(&query, json!({})).await;
+    assert!(!body["errors"].is_null(), "{body}");
+    assert!(
+        body.get("data").is_none(),
+        "a request error has no data: {body}"
+    );
+    assert!(calls.is_empty(), "nothing is read: {calls:?}");
+    let body = app.graphql("{ __typename }", json!({})).await;
+    assert_eq!(body["data"]["__typename"], "Query", "{body}");
+}

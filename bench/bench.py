@@ -606,7 +606,8 @@ def verdict(ok):
 
 
 def report(results, started, finished):
-    m = machine()
+    # The machine and commit as they were when the run started (older runs: as they are now).
+    m = results.get("machine") or machine()
     lines = []
     w = lines.append
     w("# Benchmarks")
@@ -882,7 +883,7 @@ def main():
     log(f"tablegraph benchmarks: {DURATION} per run, {REPS} repetitions; about "
         f"{estimate / 60:.0f} min. Raw data in {RUN_DIR}")
     started = datetime.datetime.now(datetime.timezone.utc)
-    results = {"settings": settings(), "started": started.isoformat()}
+    results = {"settings": settings(), "started": started.isoformat(), "machine": machine()}
     try:
         if "throughput" in PHASES:
             phase_throughput(results)

@@ -264,6 +264,21 @@ async fn browsers_on_other_origins_may_call_the_api() {
     }
     assert!(!headers["x-request-id"].is_empty());
 
+    // Without the preflight headers, OPTIONS still answers what the API allows.
+    let response = app
+        .client
+        .request(reqwest::Method::OPTIONS, app.url("/graphql"))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
+    assert!(
+        response.headers()["access-control-allow-methods"]
+            .to_str()
+            .unwrap_or_default()
+            .contains("POST")
+    );
+
     // The request itself, and its answer readable by the page.
     let response = app
         .client

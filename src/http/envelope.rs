@@ -27,7 +27,7 @@ use tracing::Instrument as _;
 
 use super::graphql::Answer;
 
-pub const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
+const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The request headers a browser on another origin may send (answered to CORS preflights).
 const ALLOWED_HEADERS: &str = "content-type, authorization, x-api-key, x-tablegraph-storage-calls";

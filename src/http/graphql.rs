@@ -329,7 +329,7 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
 }
 
 /// An error answered before any GraphQL ran.
-pub(super) fn request_error(headers: &HeaderMap, status: StatusCode, message: &str) -> Response {
+fn request_error(headers: &HeaderMap, status: StatusCode, message: &str) -> Response {
     let body = serde_json::json!({ "errors": [{ "message": message }] });
     Answer::for_request(headers).json(status, &body)
 }

@@ -1,4 +1,4 @@
-//! The demo data set: farms, goals, users and teams, written through the GraphQL API itself so
+//! The demo data set: farms, goals, users and teams, written through the engine's own writes so
 //! that every invariant (unique names, edge sets, slots) holds as for any client's writes.
 //!
 //! Invariant: loading twice changes nothing. The last write of the set (Dora managing the
@@ -7,18 +7,19 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-
-use crate::graphql::{self, RequestScope, SchemaOptions};
+use crate::engine::{
+    self, Connection, EngineError, FieldValues, PageArguments, PageRequest, RequestScope,
+};
 use crate::model::Model;
-use crate::store::Store;
+use crate::store::{AttrValue, Item, Store};
+
+/// Storage calls one demo write may make, as for one client request.
+const MAX_STORAGE_CALLS: usize = 500;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
-    #[error("the demo data set needs the default schema's {0} type")]
+    #[error("the demo data set needs the default schema's {0}")]
     WrongSchema(String),
-    #[error("cannot build the GraphQL schema: {0}")]
-    Schema(String),
     #[error("{operation} failed: {message}")]
     Operation { operation: String, message: String },
 }
@@ -31,53 +32,100 @@ pub enum DemoOutcome {
 }
 
 struct Loader {
-    api: graphql::Api,
+    model: Arc<Model>,
     store: Store,
     writes: usize,
 }
 
 impl Loader {
-    async fn run(&mut self, operation: &str, variables: Value) -> Result<Value, DemoError> {
-        let scope = Arc::new(RequestScope::new(
-            &self.store,
-            SchemaOptions::default().max_storage_calls,
-        ));
-        let request = async_graphql::Request::new(operation)
-            .variables(async_graphql::Variables::from_json(variables))
-            .data(scope);
-        let response = self.api.execute(request).await;
-        if let Some(error) = response.errors.first() {
-            return Err(DemoError::Operation {
-                operation: operation
-                    .split_whitespace()
-                    .take(4)
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                message: error.message.clone(),
-            });
-        }
-        self.writes += 1;
-        Ok(response.data.into_json().unwrap_or_default())
+    /// A scope for one write, as a request would have.
+    fn scope(&self) -> RequestScope {
+        RequestScope::new(&self.store, MAX_STORAGE_CALLS)
     }
 
-    async fn create(&mut self, kind: &str, input: Value) -> Result<String, DemoError> {
-        let operation = format!(
-            "mutation($input: Create{kind}Input!) {{ create{kind}(input: $input) {{ id }} }}"
-        );
-        let data = self.run(&operation, json!({ "input": input })).await?;
-        Ok(data[format!("create{kind}")]["id"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned())
+    fn failed(operation: String) -> impl FnOnce(EngineError) -> DemoError {
+        move |error| DemoError::Operation {
+            operation,
+            message: error.message(),
+        }
+    }
+
+    async fn create(&mut self, kind: &str, fields: &[(&str, &str)]) -> Result<String, DemoError> {
+        let type_def = self
+            .model
+            .type_def(kind)
+            .ok_or_else(|| DemoError::WrongSchema(format!("{kind} type")))?;
+        let values: FieldValues = fields
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), Some(AttrValue::S((*value).to_owned()))))
+            .collect();
+        let node = engine::create_node(&self.scope(), &self.model, type_def, &values)
+            .await
+            .map_err(Loader::failed(format!("create{kind}")))?;
+        self.writes += 1;
+        Ok(node.id().to_owned())
+    }
+
+    async fn add_edge(
+        &mut self,
+        edge: &str,
+        from: &str,
+        to: &str,
+        metadata: &[(&str, &str)],
+    ) -> Result<(), DemoError> {
+        let edge_def = self
+            .model
+            .edge_def(edge)
+            .ok_or_else(|| DemoError::WrongSchema(format!("{edge} edge type")))?;
+        let metadata: Item = metadata
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), AttrValue::S((*value).to_owned())))
+            .collect();
+        engine::add_edge(&self.scope(), &self.model, edge_def, from, to, &metadata)
+            .await
+            .map_err(Loader::failed(format!("add{edge}")))?;
+        self.writes += 1;
+        Ok(())
     }
 
     async fn member(&mut self, goal: &str, member: &str, role: &str) -> Result<(), DemoError> {
-        self.run(
-            "mutation($g: ID!, $m: ID!, $r: GoalRole!) { addGoalMembership(input: { from: $g, to: $m, role: $r, since: \"2024-01-15\" }) { role } }",
-            json!({ "g": goal, "m": member, "r": role }),
+        self.add_edge(
+            "GoalMembership",
+            goal,
+            member,
+            &[("role", role), ("since", "2024-01-15")],
         )
         .await
-        .map(drop)
+    }
+
+    /// Whether the Growth team has a manager: the set's last write.
+    async fn is_loaded(&self) -> Result<bool, DemoError> {
+        let failed = || Loader::failed("reading the Growth team's managers".to_owned());
+        let team = self
+            .model
+            .type_def("Team")
+            .ok_or_else(|| DemoError::WrongSchema("Team type".to_owned()))?;
+        let members = team
+            .field("members")
+            .and_then(|field| Connection::of(team, field, &self.model))
+            .ok_or_else(|| DemoError::WrongSchema("Team.members connection".to_owned()))?;
+        let scope = self.scope();
+        let Some(growth) = engine::load_node_by_unique(&scope, "Team", "name", "Growth")
+            .await
+            .map_err(failed())?
+        else {
+            return Ok(false);
+        };
+        let managers = PageRequest::new(PageArguments {
+            first: Some(1),
+            role: Some("MANAGER".to_owned()),
+            ..PageArguments::default()
+        })
+        .map_err(failed())?;
+        let page = engine::read_page(&scope, &self.model, &members, growth.id(), &managers, false)
+            .await
+            .map_err(failed())?;
+        Ok(!page.edges.is_empty())
     }
 }
 
@@ -85,40 +133,25 @@ impl Loader {
 pub async fn load(store: &Store, model: Arc<Model>) -> Result<DemoOutcome, DemoError> {
     for needed in ["Farm", "Cow", "Chicken", "Image", "Goal", "User", "Team"] {
         if model.type_def(needed).is_none() {
-            return Err(DemoError::WrongSchema(needed.to_owned()));
+            return Err(DemoError::WrongSchema(format!("{needed} type")));
         }
     }
-    let api = graphql::Api::build(model, &SchemaOptions::default())
-        .map_err(|e| DemoError::Schema(e.to_string()))?;
     let mut loader = Loader {
-        api,
+        model,
         store: store.clone(),
         writes: 0,
     };
-    let existing = loader
-        .run(
-            "{ teamByName(name: \"Growth\") { members(role: MANAGER) { edges { cursor } } } }",
-            json!({}),
-        )
-        .await?;
-    let managers = &existing["teamByName"]["members"]["edges"];
-    if managers.as_array().is_some_and(|m| !m.is_empty()) {
+    if loader.is_loaded().await? {
         return Ok(DemoOutcome::AlreadyLoaded);
     }
-    loader.writes = 0;
 
     let logo = loader
-        .create(
-            "Image",
-            json!({ "url": "https://example.com/old-macdonald.png" }),
-        )
+        .create("Image", &[("url", "https://example.com/old-macdonald.png")])
         .await?;
     let farm = loader
-        .create("Farm", json!({ "name": "Old MacDonald's", "logoId": logo }))
+        .create("Farm", &[("name", "Old MacDonald's"), ("logoId", &logo)])
         .await?;
-    let acres = loader
-        .create("Farm", json!({ "name": "Green Acres" }))
-        .await?;
+    let acres = loader.create("Farm", &[("name", "Green Acres")]).await?;
     for (kind, name, farm_id) in [
         ("Cow", "Bessie", &farm),
         ("Cow", "daisy", &farm),
@@ -128,7 +161,7 @@ pub async fn load(store: &Store, model: Arc<Model>) -> Result<DemoOutcome, DemoE
         ("Cow", "Ermintrude", &acres),
     ] {
         loader
-            .create(kind, json!({ "name": name, "farmId": farm_id }))
+            .create(kind, &[("name", name), ("farmId", farm_id)])
             .await?;
     }
 
@@ -141,12 +174,12 @@ pub async fn load(store: &Store, model: Arc<Model>) -> Result<DemoOutcome, DemoE
         people.insert(
             name,
             loader
-                .create("User", json!({ "name": name, "email": email }))
+                .create("User", &[("name", name), ("email", email)])
                 .await?,
         );
     }
-    let growth = loader.create("Team", json!({ "name": "Growth" })).await?;
-    let platform = loader.create("Team", json!({ "name": "Platform" })).await?;
+    let growth = loader.create("Team", &[("name", "Growth")]).await?;
+    let platform = loader.create("Team", &[("name", "Platform")]).await?;
     let goals = [
         (
             "Double monthly active users",
@@ -186,11 +219,11 @@ pub async fn load(store: &Store, model: Arc<Model>) -> Result<DemoOutcome, DemoE
     ];
     let mut ids: Vec<String> = Vec::new();
     for (title, kind, parent, lead, team) in goals {
-        let mut input = json!({ "title": title, "kind": kind });
+        let mut fields = vec![("title", title), ("kind", kind)];
         if let Some(parent) = parent {
-            input["parentId"] = json!(ids[parent]);
+            fields.push(("parentId", &ids[parent]));
         }
-        let goal = loader.create("Goal", input).await?;
+        let goal = loader.create("Goal", &fields).await?;
         loader.member(&goal, &people[lead], "LEAD").await?;
         loader.member(&goal, team, "TEAM").await?;
         ids.push(goal);
@@ -201,9 +234,11 @@ pub async fn load(store: &Store, model: Arc<Model>) -> Result<DemoOutcome, DemoE
         .member(&ids[3], &people["Ann Lee"], "CONTRIBUTOR")
         .await?;
     loader
-        .run(
-            "mutation($u: ID!, $t: ID!) { addTeamMembership(input: { from: $u, to: $t, role: MANAGER }) { role } }",
-            json!({ "u": people["Dora Campos"], "t": growth }),
+        .add_edge(
+            "TeamMembership",
+            &people["Dora Campos"],
+            &growth,
+            &[("role", "MANAGER")],
         )
         .await?;
     Ok(DemoOutcome::Loaded {

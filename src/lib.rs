@@ -22,6 +22,7 @@ pub mod check;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod engine;
 pub mod graphql;
 pub mod http;
 pub mod keys;

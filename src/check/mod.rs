@@ -25,7 +25,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::graphql::values;
+use crate::engine;
 use crate::keys;
 use crate::model::Model;
 use crate::store::{AttrValue, Clause, Item, Key, RangeQuery, Store, StoreError, Write};
@@ -313,7 +313,7 @@ fn unique_typename_of(model: &Model, node: &Item, key: &str) -> Option<String> {
     let type_def = model.type_def(typename)?;
     type_def.unique_fields().find_map(|field| {
         let value = node.get(&field.name)?;
-        (keys::unique_key(typename, &field.name, &values::unique_text(value)) == key)
+        (keys::unique_key(typename, &field.name, &engine::unique_text(value)) == key)
             .then(|| keys::unique_typename(typename, &field.name))
     })
 }
@@ -324,7 +324,7 @@ fn derived_node(model: &Model, node: &Item, edge_set: Option<&BTreeSet<String>>)
     let type_def = model.type_def(text(node, "__typename"))?;
     let mut derived = node.clone();
     derived.retain(|name, _| !keys::is_slot_attribute(name));
-    values::set_slot_attributes(model, type_def, &mut derived);
+    engine::set_slot_attributes(model, type_def, &mut derived);
     let stored = match node.get("edges") {
         Some(AttrValue::Ss(set)) => set.clone(),
         _ => BTreeSet::new(),
@@ -362,7 +362,7 @@ fn derive_edge(model: &Model, edge: &Item, target_type: &str) -> Option<Item> {
     let (from, to) = (text(edge, "from"), text(edge, "to"));
     let mut derived = edge.clone();
     derived.retain(|name, _| !keys::is_slot_attribute(name));
-    let sort = edge_sort_value(model, edge_def, edge);
+    let sort = engine::edge_sort_value(model, edge_def, edge);
     derived.insert(
         keys::slot_partition_attribute(edge_def.slot),
         AttrValue::S(keys::slot_partition(edge_type, to)),
@@ -373,16 +373,6 @@ fn derive_edge(model: &Model, edge: &Item, target_type: &str) -> Option<Item> {
     );
     derived.insert("toType".to_owned(), AttrValue::S(target_type.to_owned()));
     Some(derived)
-}
-
-fn edge_sort_value(
-    model: &Model,
-    edge_def: &crate::model::EdgeTypeDef,
-    edge: &Item,
-) -> Option<String> {
-    let field = edge_def.sort_by.as_ref()?;
-    let scalar = edge_def.sort_scalar()?;
-    Some(values::sort_value(model, edge, field, scalar))
 }
 
 /// The edge set the node `node_key`'s own edge items derive, read with a strongly consistent
@@ -411,7 +401,7 @@ pub async fn read_edge_set(
         .filter_map(|edge| {
             let edge_def = model.edge_def(text(edge, "__typename"))?;
             edge_def.edge_set.then(|| {
-                let sort = edge_sort_value(model, edge_def, edge);
+                let sort = engine::edge_sort_value(model, edge_def, edge);
                 keys::edge_set_entry(&edge_def.name, text(edge, "to"), sort.as_deref())
             })
         })
@@ -448,7 +438,7 @@ fn derived_edge_sets(model: &Model, items: &[Item]) -> HashMap<String, BTreeSet<
             && alive(from, &[edge_def.from.as_str()])
             && alive(to, &model.possible_types(&edge_def.to));
         if live && edge_def.edge_set {
-            let sort = edge_sort_value(model, edge_def, edge);
+            let sort = engine::edge_sort_value(model, edge_def, edge);
             sets.entry(pk.to_owned())
                 .or_default()
                 .insert(keys::edge_set_entry(edge_type, to, sort.as_deref()));
@@ -545,7 +535,7 @@ fn check_uniques(
                 type_def.unique_fields().any(|field| {
                     keys::unique_typename(typename, &field.name) == text(item, "__typename")
                         && node.get(&field.name).is_some_and(|value| {
-                            keys::unique_key(typename, &field.name, &values::unique_text(value))
+                            keys::unique_key(typename, &field.name, &engine::unique_text(value))
                                 == *key
                         })
                 })
@@ -572,7 +562,7 @@ fn check_uniques(
             let Some(value) = node.get(&field.name) else {
                 continue;
             };
-            let key = keys::unique_key(typename, &field.name, &values::unique_text(value));
+            let key = keys::unique_key(typename, &field.name, &engine::unique_text(value));
             let owned = uniques
                 .get(key.as_str())
                 .is_some_and(|item| text(item, "id") == id);
@@ -607,7 +597,7 @@ fn check_slots(model: &Model, nodes: &HashMap<&str, &Item>, violations: &mut Vec
         };
         let mut derived = (*node).clone();
         derived.retain(|name, _| !keys::is_slot_attribute(name));
-        values::set_slot_attributes(model, type_def, &mut derived);
+        engine::set_slot_attributes(model, type_def, &mut derived);
         let (stored, wanted) = (slot_attributes(node), slot_attributes(&derived));
         if stored != wanted {
             violations.push(Violation {

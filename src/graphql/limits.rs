@@ -35,7 +35,7 @@ use async_graphql::{
 };
 use async_graphql_value::{ConstValue, Value};
 
-use super::connection::DEFAULT_PAGE_SIZE;
+use crate::engine::DEFAULT_PAGE_SIZE;
 
 /// How many items a list without a page size is assumed to hold (edge-set lists, `leads`).
 pub const UNPAGED_LIST_ESTIMATE: u64 = 10;

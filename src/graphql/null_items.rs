@@ -9,7 +9,7 @@
 //! A test of `nodes` with a missing id fails if the library's behaviour changes.
 //!
 //! An extension sees every field of a request, so it is installed only on the copy of the
-//! schema that requests selecting `nodes` run on (see [`super::Api`]).
+//! schema that requests selecting `nodes` run on (see [`super::api::Api`]).
 
 use std::sync::Arc;
 

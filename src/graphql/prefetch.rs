@@ -10,7 +10,7 @@
 
 use async_graphql::Lookahead;
 
-use super::{ApiError, NodeValue, RequestScope, edges};
+use crate::engine::{self, EngineError, Node, RequestScope};
 use crate::keys;
 use crate::model::{FieldKind, Model};
 use crate::store::AttrValue;
@@ -19,9 +19,9 @@ use crate::store::AttrValue;
 pub(super) async fn relations(
     scope: &RequestScope,
     model: &Model,
-    nodes: &[&NodeValue],
+    nodes: &[&Node],
     selection: &Lookahead<'_>,
-) -> Result<(), ApiError> {
+) -> Result<(), EngineError> {
     let mut wanted = Vec::new();
     for node in nodes {
         let Some(type_def) = model.type_def(&node.typename) else {
@@ -48,9 +48,9 @@ pub(super) async fn relations(
                     let Some(edge_def) = model.edge_def(edge) else {
                         continue;
                     };
-                    let role_sort = edges::role_sort_value(model, edge_def, role.as_deref());
+                    let role_sort = engine::role_sort_value(model, edge_def, role.as_deref());
                     wanted.extend(
-                        edges::target_ids(&node.item, edge, role_sort.as_deref())
+                        engine::target_ids(&node.item, edge, role_sort.as_deref())
                             .iter()
                             .map(|id| keys::node_key(id)),
                     );
@@ -59,15 +59,7 @@ pub(super) async fn relations(
             }
         }
     }
-    if wanted.is_empty() {
-        return Ok(());
-    }
-    scope
-        .loader
-        .load_many(&wanted)
-        .await
-        .map_err(|e| ApiError::from_store(&e))?;
-    Ok(())
+    engine::prefetch(scope, &wanted).await
 }
 
 /// Whether a selection asks a node for nothing but its `id` (and `__typename`): such nodes

@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::{AppState, STORAGE_CALLS_HEADER};
 use crate::auth::Caller;
-use crate::graphql::RequestScope;
+use crate::engine::RequestScope;
 
 const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
 const JSON: &str = "application/json";

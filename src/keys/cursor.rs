@@ -8,7 +8,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use super::{MAX_SORT_KEY_BYTES, id_from_slot_sort_key};
+use super::layout::{MAX_SORT_KEY_BYTES, id_from_slot_sort_key};
 
 const VERSION_PREFIX: &str = "c1:";
 

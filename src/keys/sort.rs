@@ -1,5 +1,7 @@
 //! Sort values: the encoding that makes DynamoDB's byte order of `SKnn` equal the GraphQL order.
 
+use crate::model::Model;
+
 /// The sort value of a missing (null) field: above every encoded value, so nulls sort last.
 pub const NULL_SORT_VALUE: &str = "\u{10FFFF}";
 
@@ -56,6 +58,16 @@ pub fn encode_sort_value(input: SortInput<'_>) -> String {
     }
 }
 
+/// The sort value of one value of an enum: `500-LEAD` when the enum is ranked, else its name,
+/// compared case-insensitively like any text.
+pub fn enum_sort_value(model: &Model, enum_name: &str, value: &str) -> String {
+    let input = match model.rank_of(enum_name, value) {
+        Some(rank) => SortInput::Ranked { rank, name: value },
+        None => SortInput::Text(value),
+    };
+    encode_sort_value(input)
+}
+
 fn encode_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars().flat_map(char::to_lowercase) {
@@ -76,7 +88,7 @@ fn encode_text(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::slot_sort_key;
+    use crate::keys::layout::slot_sort_key;
 
     fn sort_keys_in_order(inputs: &[SortInput<'_>]) {
         let keys: Vec<String> = inputs

@@ -31,7 +31,7 @@ use serde::Deserialize;
 use sha2::Digest as _;
 
 use crate::check;
-use crate::graphql::values;
+use crate::engine;
 use crate::keys;
 use crate::model::{FieldKind, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, Store, StoreError, Write};
@@ -308,11 +308,10 @@ fn default_value(
         return Err(format!("set_default: {name} is not a value of {enum_name}"));
     }
     if let toml::Value::String(text) = value {
-        let graphql = async_graphql::Value::String(text.clone());
         let valid = match scalar {
-            ScalarType::AwsDate => values::is_aws_date(&graphql),
-            ScalarType::AwsDateTime => values::is_aws_date_time(&graphql),
-            ScalarType::AwsEmail => values::is_aws_email(&graphql),
+            ScalarType::AwsDate => engine::is_aws_date(text),
+            ScalarType::AwsDateTime => engine::is_aws_date_time(text),
+            ScalarType::AwsEmail => engine::is_aws_email(text),
             ScalarType::Id => crate::keys::validate_id(text).is_ok(),
             _ => true,
         };
@@ -458,7 +457,7 @@ async fn apply(
             AttrValue::S(migration.description.clone()),
         ),
         ("status".to_owned(), AttrValue::S("running".to_owned())),
-        ("startedAt".to_owned(), AttrValue::S(values::now())),
+        ("startedAt".to_owned(), AttrValue::S(engine::now())),
     ]);
     if !dry_run && !run.resumed {
         save_record(store, &mut record_item, &checkpoints)
@@ -477,7 +476,7 @@ async fn apply(
     let (mut run, checkpoints, mut record_item) = shared.into_inner();
     if !dry_run {
         record_item.insert("status".to_owned(), AttrValue::S("applied".to_owned()));
-        record_item.insert("appliedAt".to_owned(), AttrValue::S(values::now()));
+        record_item.insert("appliedAt".to_owned(), AttrValue::S(engine::now()));
         record_item.insert("changed".to_owned(), AttrValue::N(run.changed.to_string()));
         save_record(store, &mut record_item, &checkpoints)
             .await
@@ -672,7 +671,7 @@ async fn transform(
     }
     if migration.recompute_slots {
         next.retain(|name, _| !keys::is_slot_attribute(name));
-        values::set_slot_attributes(model, type_def, &mut next);
+        engine::set_slot_attributes(model, type_def, &mut next);
     }
     if migration.rebuild_edge_sets {
         let partition = next

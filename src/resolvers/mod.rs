@@ -28,7 +28,6 @@ use std::sync::Arc;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::graphql::values;
 use crate::model::{CustomField, FieldKind, Model, ScalarType, TypeDef};
 
 /// Most edges an `incoming` step reads.
@@ -483,7 +482,7 @@ fn role_sort(model: &Model, edge_name: &str, role: Option<&str>) -> Result<Optio
     if !known {
         return Err(format!("role: {role} is not a value of {enum_name}"));
     }
-    Ok(Some(values::enum_sort_value(model, enum_name, role)))
+    Ok(Some(crate::keys::enum_sort_value(model, enum_name, role)))
 }
 
 fn output_of(

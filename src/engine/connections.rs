@@ -1,0 +1,424 @@
+//! Pages of a node's related nodes, in the three places they live: a `@hasMany` slot (the
+//! element nodes themselves), the node's own partition (`@outgoing` edges) and an edge type's
+//! inverse slot (`@incoming`). A page is one Query between key bounds; its cursors are bound to
+//! the connection and the parent.
+//!
+//! Invariant: the partition a page reads is computed from its parent node; a cursor only moves
+//! the position inside it, and a cursor issued by another connection is refused.
+
+use std::sync::Arc;
+
+use super::error::EngineError;
+use super::nodes::{Node, load_nodes};
+use super::page_request::PageRequest;
+use super::scope::RequestScope;
+use crate::keys::{self, Cursor};
+use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
+use crate::store::{AttrValue, Bound, Item, RangeQuery};
+
+/// Where a connection's items come from.
+#[derive(Debug, Clone)]
+enum Source {
+    /// `@hasMany`: the slot's index; the items are the element nodes themselves.
+    Slot { slot: u8, element: String },
+    /// `@outgoing`: the parent's own partition; the items are edges, the nodes their targets.
+    Outgoing { edge: String, slot: u8 },
+    /// `@incoming`: the edge type's inverse slot; the items are edges, the nodes their sources.
+    Incoming { edge: String, slot: u8 },
+}
+
+/// One connection field of the model: `Farm.cows`, `Goal.members`, `User.goals`.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    /// `Farm.cows`: with the parent id, the name a cursor is bound to.
+    name: String,
+    /// `cows`.
+    pub field: String,
+    source: Source,
+    /// The node types the connection's nodes may have.
+    allowed: Vec<String>,
+    /// The enum an edge connection sorts by, when it offers `role`/`minRole`.
+    pub role_enum: Option<String>,
+}
+
+/// One page of a connection, in the order the client reads it.
+#[derive(Debug)]
+pub struct Page {
+    pub edges: Vec<PageEdge>,
+    pub has_next_page: bool,
+    pub has_previous_page: bool,
+}
+
+/// One item of a page.
+#[derive(Debug)]
+pub struct PageEdge {
+    pub cursor: String,
+    /// `None` only when the reader did not want nodes: they are then never read.
+    pub node: Option<Node>,
+    /// The edge item, for edge connections: its metadata are fields of the Relay edge.
+    pub edge: Option<Arc<Item>>,
+}
+
+/// One page to read: the partition, the bounds and the filter that the page request and the
+/// connection's source give.
+struct PagePlan {
+    index: Option<u8>,
+    partition: String,
+    lower: Option<Bound>,
+    upper: Option<Bound>,
+    filter: Option<(String, Option<Bound>, Option<Bound>)>,
+    /// The attribute a cursor holds: the item's sort key in what was queried.
+    sort_attribute: String,
+}
+
+impl Connection {
+    /// The connection of a `@hasMany`, `@outgoing` or `@incoming` field of `owner`; `None` for
+    /// any other field.
+    pub fn of(owner: &TypeDef, field: &FieldDef, model: &Model) -> Option<Connection> {
+        let (source, element, role_enum) = match &field.kind {
+            FieldKind::HasMany(has_many) => (
+                Source::Slot {
+                    slot: has_many.slot,
+                    element: has_many.element.clone(),
+                },
+                &has_many.element,
+                None,
+            ),
+            FieldKind::Outgoing { edge, element } | FieldKind::Incoming { edge, element } => {
+                let edge_def = model
+                    .edge_def(edge)
+                    .expect("the model checked that edge fields name edge types");
+                let role_enum = match edge_def.sort_scalar() {
+                    Some(ScalarType::Enum(name)) => Some(name.clone()),
+                    _ => None,
+                };
+                let (edge, slot) = (edge.clone(), edge_def.slot);
+                let source = match field.kind {
+                    FieldKind::Outgoing { .. } => Source::Outgoing { edge, slot },
+                    _ => Source::Incoming { edge, slot },
+                };
+                (source, element, role_enum)
+            }
+            _ => return None,
+        };
+        Some(Connection {
+            name: format!("{}.{}", owner.name, field.name),
+            field: field.name.clone(),
+            source,
+            allowed: model
+                .possible_types(element)
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            role_enum,
+        })
+    }
+
+    /// Whether the connection's items are edges (`@outgoing`, `@incoming`).
+    pub fn is_edge(&self) -> bool {
+        !matches!(self.source, Source::Slot { .. })
+    }
+
+    /// The cursor binding of this connection under `parent_id`.
+    fn binding(&self, parent_id: &str) -> String {
+        format!("{}:{}", self.name, parent_id)
+    }
+
+    /// Where the page asked for lies.
+    fn plan(
+        &self,
+        model: &Model,
+        page: &PageRequest,
+        parent_id: &str,
+    ) -> Result<PagePlan, EngineError> {
+        let binding = self.binding(parent_id);
+        let decode = |argument: &str, cursor: &Option<String>| {
+            cursor
+                .as_deref()
+                .map(|encoded| {
+                    Cursor::decode_for(encoded, &binding)
+                        .map(|c| c.sort_key)
+                        .map_err(|e| EngineError::bad_input(format!("{argument}: {e}")))
+                })
+                .transpose()
+        };
+        let mut lower = decode("after", &page.after)?.map(Bound::exclusive);
+        let mut upper = decode("before", &page.before)?.map(Bound::exclusive);
+
+        // Role filters: a range of the edge's sort value, `<sort value>#<id>`.
+        let mut role_lower = None;
+        let mut role_upper = None;
+        if let Some(role_enum) = &self.role_enum {
+            if let Some(role) = &page.role {
+                let sort = keys::enum_sort_value(model, role_enum, role);
+                role_lower = Some(Bound::inclusive(format!("{sort}#")));
+                role_upper = Some(Bound::exclusive(format!("{sort}$")));
+            }
+            if let Some(min_role) = &page.min_role {
+                let sort = keys::enum_sort_value(model, role_enum, min_role);
+                role_lower = tighter_lower(role_lower, Some(Bound::inclusive(sort)));
+                // A null role sorts last, above every rank: it is not "at least" anything.
+                role_upper =
+                    tighter_upper(role_upper, Some(Bound::exclusive(keys::NULL_SORT_VALUE)));
+            }
+        }
+        Ok(match &self.source {
+            Source::Slot { slot, element } => PagePlan {
+                index: Some(*slot),
+                partition: keys::slot_partition(element, parent_id),
+                lower,
+                upper,
+                filter: None,
+                sort_attribute: keys::slot_sort_attribute(*slot),
+            },
+            Source::Incoming { edge, slot } => PagePlan {
+                index: Some(*slot),
+                partition: keys::slot_partition(edge, parent_id),
+                lower: tighter_lower(lower, role_lower),
+                upper: tighter_upper(upper, role_upper),
+                filter: None,
+                sort_attribute: keys::slot_sort_attribute(*slot),
+            },
+            Source::Outgoing { edge, slot } => {
+                let (first, past) = keys::edge_sort_key_range(edge);
+                lower = tighter_lower(lower, Some(Bound::inclusive(first)));
+                upper = tighter_upper(upper, Some(Bound::exclusive(past)));
+                let filter = (role_lower.is_some() || role_upper.is_some())
+                    .then(|| (keys::slot_sort_attribute(*slot), role_lower, role_upper));
+                PagePlan {
+                    index: None,
+                    partition: keys::node_key(parent_id),
+                    lower,
+                    upper,
+                    filter,
+                    sort_attribute: "SK".to_owned(),
+                }
+            }
+        })
+    }
+
+    /// Whether an item of this connection proves that its parent is a `type_name`: an edge in a
+    /// node's own partition proves the node is the edge's source type; an edge in an inverse
+    /// slot records its target's type.
+    fn proves_parent_type(&self, item: &Item, type_name: &str) -> bool {
+        match &self.source {
+            Source::Slot { .. } => false,
+            Source::Outgoing { .. } => true,
+            Source::Incoming { .. } => {
+                item.get("toType").and_then(AttrValue::as_str) == Some(type_name)
+            }
+        }
+    }
+}
+
+/// Reads the items of a page (one more than asked, to tell whether another page follows).
+async fn read_items(
+    scope: &RequestScope,
+    plan: &PagePlan,
+    page: &PageRequest,
+) -> Result<Vec<Item>, EngineError> {
+    scope
+        .store
+        .query_range(&RangeQuery {
+            index: plan.index,
+            partition: &plan.partition,
+            lower: plan.lower.clone(),
+            upper: plan.upper.clone(),
+            filter: plan.filter.clone(),
+            forward: page.forward,
+            limit: page.size + 1,
+            consistent: false,
+        })
+        .await
+        .map_err(|e| EngineError::from_store(&e))
+}
+
+/// Reads the page `page` of `connection` under `parent_id` before the parent node is read, and
+/// keeps it for [`read_page`]. Answers whether an item of it proves the parent is a
+/// `parent_type`, so that the parent need not be read at all.
+pub async fn read_ahead(
+    scope: &RequestScope,
+    model: &Model,
+    connection: &Connection,
+    parent_id: &str,
+    parent_type: &str,
+    page: &PageRequest,
+) -> Result<bool, EngineError> {
+    let plan = connection.plan(model, page, parent_id)?;
+    let items = read_items(scope, &plan, page).await?;
+    let proven = items
+        .iter()
+        .any(|item| connection.proves_parent_type(item, parent_type));
+    scope.stash_page((connection.binding(parent_id), page.clone()), items);
+    Ok(proven)
+}
+
+/// The page `page` of `connection` under `parent_id`. With `with_nodes`, each edge's node is
+/// loaded too, in one batch for the page; a slot's items are their nodes already.
+pub async fn read_page(
+    scope: &RequestScope,
+    model: &Model,
+    connection: &Connection,
+    parent_id: &str,
+    page: &PageRequest,
+    with_nodes: bool,
+) -> Result<Page, EngineError> {
+    let plan = connection.plan(model, page, parent_id)?;
+    let binding = connection.binding(parent_id);
+    let mut items = match scope.take_page(&(binding.clone(), page.clone())) {
+        Some(items) => items,
+        None => read_items(scope, &plan, page).await?,
+    };
+    let has_more = items.len() > page.size;
+    items.truncate(page.size);
+    if !page.forward {
+        items.reverse();
+    }
+    let edges = edges_of(
+        scope,
+        connection,
+        &binding,
+        &plan.sort_attribute,
+        items,
+        with_nodes,
+    )
+    .await?;
+    Ok(Page {
+        edges,
+        has_next_page: if page.forward {
+            has_more
+        } else {
+            page.before.is_some()
+        },
+        has_previous_page: if page.forward {
+            page.after.is_some()
+        } else {
+            has_more
+        },
+    })
+}
+
+/// Pairs each item read with its node: the item itself for a slot, else the edge's other end,
+/// loaded in one batch for the whole page.
+async fn edges_of(
+    scope: &RequestScope,
+    connection: &Connection,
+    binding: &str,
+    sort_attribute: &str,
+    items: Vec<Item>,
+    with_nodes: bool,
+) -> Result<Vec<PageEdge>, EngineError> {
+    let allowed: Vec<&str> = connection.allowed.iter().map(String::as_str).collect();
+    let cursor_of = |item: &Item| {
+        item.get(sort_attribute)
+            .and_then(AttrValue::as_str)
+            .map(|sort_key| {
+                Cursor {
+                    connection: binding.to_owned(),
+                    sort_key: sort_key.to_owned(),
+                }
+                .encode()
+            })
+    };
+    let other_end = match &connection.source {
+        Source::Slot { .. } => {
+            let mut edges = Vec::with_capacity(items.len());
+            for item in items {
+                let Some(cursor) = cursor_of(&item) else {
+                    continue;
+                };
+                let item = Arc::new(item);
+                // The index projects whole items: later reads of these nodes are free.
+                let key = keys::node_key(super::derive::text(&item, "id"));
+                scope.loader.offer(&key, item.clone());
+                if let Some(node) = Node::of(item, &allowed) {
+                    edges.push(PageEdge {
+                        cursor,
+                        node: Some(node),
+                        edge: None,
+                    });
+                }
+            }
+            return Ok(edges);
+        }
+        Source::Outgoing { .. } => "to",
+        Source::Incoming { .. } => "from",
+    };
+    if !with_nodes {
+        return Ok(items
+            .into_iter()
+            .filter_map(|item| {
+                Some(PageEdge {
+                    cursor: cursor_of(&item)?,
+                    node: None,
+                    edge: Some(Arc::new(item)),
+                })
+            })
+            .collect());
+    }
+    let ids: Vec<&str> = items
+        .iter()
+        .map(|item| super::derive::text(item, other_end))
+        .collect();
+    let nodes = load_nodes(scope, &ids, &allowed).await?;
+    Ok(items
+        .into_iter()
+        .zip(nodes)
+        .filter_map(|(item, node)| {
+            // A node deleted without its edges (it never is) would only be skipped.
+            Some(PageEdge {
+                cursor: cursor_of(&item)?,
+                node: Some(node?),
+                edge: Some(Arc::new(item)),
+            })
+        })
+        .collect())
+}
+
+/// The higher of two lower bounds (exclusive wins a tie).
+fn tighter_lower(a: Option<Bound>, b: Option<Bound>) -> Option<Bound> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(
+            if a.value > b.value || (a.value == b.value && !a.inclusive) {
+                a
+            } else {
+                b
+            },
+        ),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The lower of two upper bounds (exclusive wins a tie).
+fn tighter_upper(a: Option<Bound>, b: Option<Bound>) -> Option<Bound> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(
+            if a.value < b.value || (a.value == b.value && !a.inclusive) {
+                a
+            } else {
+                b
+            },
+        ),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tighter_bound_wins() {
+        let lower = tighter_lower(
+            Some(Bound::inclusive("400")),
+            Some(Bound::exclusive("500#x")),
+        );
+        assert_eq!(lower, Some(Bound::exclusive("500#x")));
+        let tie = tighter_lower(Some(Bound::inclusive("4")), Some(Bound::exclusive("4")));
+        assert_eq!(tie, Some(Bound::exclusive("4")));
+        let upper = tighter_upper(Some(Bound::exclusive("500$")), None);
+        assert_eq!(upper, Some(Bound::exclusive("500$")));
+        let upper = tighter_upper(Some(Bound::exclusive("b")), Some(Bound::exclusive("a")));
+        assert_eq!(upper, Some(Bound::exclusive("a")));
+    }
+}

@@ -1,0 +1,198 @@
+//! The single-table derivations: what a node's or an edge's item must hold besides the fields
+//! a client sets. Relation slots (`PKnn`/`SKnn`), sort values, unique-value keys, edge-set
+//! entries and the limits DynamoDB puts on keys and items. Writes, `check` and `migrate`
+//! derive with these same functions, so what one writes the others verify.
+
+use std::collections::BTreeSet;
+
+use super::error::EngineError;
+use crate::keys::{self, MAX_SORT_KEY_BYTES, SortInput};
+use crate::model::{EdgeTypeDef, Model, ScalarType, TypeDef};
+use crate::store::{AttrValue, Item, MAX_ITEM_BYTES, item_size};
+
+/// The longest sort value that still leaves room for `#<id>` in a slot sort key.
+pub const MAX_SORT_VALUE_BYTES: usize = MAX_SORT_KEY_BYTES - 1 - keys::MAX_ID_LEN;
+
+/// A text attribute of an item, or `""`.
+pub fn text<'i>(item: &'i Item, attribute: &str) -> &'i str {
+    item.get(attribute)
+        .and_then(AttrValue::as_str)
+        .unwrap_or_default()
+}
+
+/// The text a unique field's value is reserved by (before normalization).
+pub fn unique_text(value: &AttrValue) -> String {
+    match value {
+        AttrValue::S(s) | AttrValue::N(s) => s.clone(),
+        _ => String::new(),
+    }
+}
+
+/// The key of the unique-value item that `item`'s `field` of `type_name` takes, if it has one.
+pub fn unique_item_key(type_name: &str, field: &str, item: &Item) -> Option<String> {
+    item.get(field)
+        .map(|value| keys::unique_key(type_name, field, &unique_text(value)))
+}
+
+/// The sort value of `item` by `field` (of type `scalar`); a missing value sorts last, and a
+/// value of a ranked enum sorts by its rank.
+pub fn sort_value(model: &Model, item: &Item, field: &str, scalar: &ScalarType) -> String {
+    let input = match (item.get(field), scalar) {
+        (None | Some(AttrValue::Null), _) => SortInput::Null,
+        (Some(AttrValue::S(name)), ScalarType::Enum(enum_name)) => {
+            return keys::enum_sort_value(model, enum_name, name);
+        }
+        (Some(AttrValue::N(n)), ScalarType::Float) => {
+            n.parse().map_or(SortInput::Null, SortInput::Float)
+        }
+        (Some(AttrValue::N(n)), _) => n.parse().map_or(SortInput::Null, SortInput::Int),
+        (Some(AttrValue::Bool(b)), _) => SortInput::Bool(*b),
+        (Some(AttrValue::S(s)), _) => SortInput::Text(s),
+        (Some(_), _) => SortInput::Null,
+    };
+    keys::encode_sort_value(input)
+}
+
+/// Sets the relation slot attributes `PKnn`/`SKnn` of a node item from its fields, removing
+/// those of slots whose foreign key is now null (the indexes are sparse).
+pub fn set_slot_attributes(model: &Model, type_def: &TypeDef, item: &mut Item) {
+    let id = text(item, "id").to_owned();
+    for slot in &type_def.slots {
+        let pk = keys::slot_partition_attribute(slot.slot);
+        let sk = keys::slot_sort_attribute(slot.slot);
+        let parent = item
+            .get(&slot.foreign_key)
+            .and_then(AttrValue::as_str)
+            .map(str::to_owned);
+        match parent {
+            Some(parent) => {
+                let sort = slot.sort_by.as_ref().map(|field| {
+                    let scalar = type_def
+                        .field(field)
+                        .and_then(|f| f.scalar())
+                        .expect("the model checked that sortBy names a scalar field");
+                    sort_value(model, item, field, scalar)
+                });
+                item.insert(
+                    pk,
+                    AttrValue::S(keys::slot_partition(&slot.element, &parent)),
+                );
+                item.insert(sk, AttrValue::S(keys::slot_sort_key(sort.as_deref(), &id)));
+            }
+            None => {
+                item.remove(&pk);
+                item.remove(&sk);
+            }
+        }
+    }
+}
+
+/// Checks what DynamoDB would refuse, before anything is written: unique values that are empty
+/// or too long for a key, sort values too long for a sort key, and items over 400 KB.
+pub fn check_limits(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> {
+    for field in type_def.unique_fields() {
+        if let Some(AttrValue::S(value)) = item.get(&field.name) {
+            if keys::normalize_unique(value).is_empty() {
+                return Err(EngineError::bad_input(format!(
+                    "{}.{} must not be empty",
+                    type_def.name, field.name
+                )));
+            }
+            if keys::unique_key(&type_def.name, &field.name, value).len() > MAX_SORT_KEY_BYTES {
+                return Err(EngineError::bad_input(format!(
+                    "{}.{} is too long: a unique value may have at most {} bytes",
+                    type_def.name,
+                    field.name,
+                    MAX_SORT_KEY_BYTES - type_def.name.len() - field.name.len() - 2
+                )));
+            }
+        }
+    }
+    for slot in &type_def.slots {
+        let Some(sort_by) = &slot.sort_by else {
+            continue;
+        };
+        let Some(AttrValue::S(sk)) = item.get(&keys::slot_sort_attribute(slot.slot)) else {
+            continue;
+        };
+        if sk.len() > MAX_SORT_KEY_BYTES {
+            return Err(EngineError::bad_input(format!(
+                "{}.{sort_by} is too long to sort by: at most {MAX_SORT_VALUE_BYTES} bytes",
+                type_def.name
+            )));
+        }
+    }
+    check_item_size(&type_def.name, item)
+}
+
+/// Refuses an item over DynamoDB's 400 KB.
+pub fn check_item_size(type_name: &str, item: &Item) -> Result<(), EngineError> {
+    let size = item_size(item);
+    if size > MAX_ITEM_BYTES {
+        return Err(EngineError::bad_input(format!(
+            "the {type_name} would take {size} bytes; DynamoDB limits an item to {MAX_ITEM_BYTES} bytes"
+        )));
+    }
+    Ok(())
+}
+
+/// The sort value of an edge item by its type's `sortBy`, if it has one.
+pub fn edge_sort_value(model: &Model, edge_def: &EdgeTypeDef, item: &Item) -> Option<String> {
+    let field = edge_def.sort_by.as_ref()?;
+    let scalar = edge_def.sort_scalar()?;
+    Some(sort_value(model, item, field, scalar))
+}
+
+/// The sort value a role filter (`@targets(role:)`, `role:`) matches, for an edge type that
+/// sorts by an enum.
+pub fn role_sort_value(
+    model: &Model,
+    edge_def: &EdgeTypeDef,
+    role: Option<&str>,
+) -> Option<String> {
+    let role = role?;
+    match edge_def.sort_scalar() {
+        Some(ScalarType::Enum(enum_name)) => Some(keys::enum_sort_value(model, enum_name, role)),
+        _ => None,
+    }
+}
+
+/// The targets of a node's edges of type `edge` (with sort value `role_sort`, if given), as
+/// its edge set lists them.
+pub fn target_ids(node: &Item, edge: &str, role_sort: Option<&str>) -> Vec<String> {
+    match node.get("edges") {
+        Some(AttrValue::Ss(set)) => set
+            .iter()
+            .filter_map(|entry| keys::parse_edge_set_entry(entry))
+            .filter(|e| e.edge_type == edge)
+            .filter(|e| role_sort.is_none() || e.sort_value == role_sort)
+            .map(|e| e.to_id.to_owned())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The node's edge set with the entry of `edge_type` for `to_id` replaced by `entry` (or
+/// removed).
+pub fn with_edge_set_entry(
+    node: &Item,
+    edge_type: &str,
+    to_id: &str,
+    entry: Option<String>,
+) -> Item {
+    let mut node = node.clone();
+    let mut set = match node.remove("edges") {
+        Some(AttrValue::Ss(set)) => set,
+        _ => BTreeSet::new(),
+    };
+    set.retain(|existing| {
+        keys::parse_edge_set_entry(existing)
+            .is_none_or(|e| !(e.edge_type == edge_type && e.to_id == to_id))
+    });
+    set.extend(entry);
+    // DynamoDB stores no empty sets: an empty edge set is no attribute.
+    if !set.is_empty() {
+        node.insert("edges".to_owned(), AttrValue::Ss(set));
+    }
+    node
+}

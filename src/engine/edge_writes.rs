@@ -1,0 +1,348 @@
+//! Adding and removing edges, and finding every edge that touches a node (for its delete).
+//!
+//! Invariant: a node's edge set always equals its edge items of the types kept in edge sets.
+//! Every write of an edge changes the edge item and its source node's edge set in one
+//! transaction, conditioned on what was read of both.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::change::Change;
+use super::derive::{
+    MAX_SORT_VALUE_BYTES, check_item_size, edge_sort_value, text, with_edge_set_entry,
+};
+use super::error::EngineError;
+use super::nodes::read_node_consistent;
+use super::plan::{Plan, Purpose, commit, next_version, version_is};
+use super::scalars::now;
+use super::scope::RequestScope;
+use crate::keys;
+use crate::model::{EdgeTypeDef, Model, TypeDef};
+use crate::store::{AttrValue, Clause, Item, Key, MAX_ITEM_BYTES, RangeQuery, Write, item_size};
+
+/// How often an edge write re-reads after losing a race to another writer.
+const WRITE_ATTEMPTS: usize = 5;
+/// The most edges one query of a node's edges reads while deleting it.
+const EDGES_PER_READ: usize = 1000;
+
+fn checked_id(value: &str, argument: &str) -> Result<(), EngineError> {
+    keys::validate_id(value).map_err(|e| EngineError::bad_input(format!("{argument}: {e}")))
+}
+
+/// Adds the edge of `edge_def` from `from` to `to` with `metadata` (its own fields), or changes
+/// its metadata when it exists. Answers the edge item as written.
+pub async fn add_edge(
+    scope: &RequestScope,
+    model: &Model,
+    edge_def: &EdgeTypeDef,
+    from: &str,
+    to: &str,
+    metadata: &Item,
+) -> Result<Arc<Item>, EngineError> {
+    checked_id(from, "from")?;
+    checked_id(to, "to")?;
+    if from == to {
+        return Err(EngineError::bad_input(
+            "an edge cannot point at its own source",
+        ));
+    }
+    let edge_name = edge_def.name.as_str();
+    let edge_key = Key {
+        pk: keys::node_key(from),
+        sk: keys::edge_sort_key(edge_name, to),
+    };
+    for _ in 0..WRITE_ATTEMPTS {
+        let Some(source) = read_node_consistent(scope, &edge_def.from, from).await? else {
+            return Err(EngineError::bad_input(format!(
+                "from: there is no {} with id {from}",
+                edge_def.from
+            )));
+        };
+        let existing = scope
+            .store
+            .get_item_consistent(&edge_key)
+            .await
+            .map_err(|e| EngineError::from_store(&e))?;
+        // The target's type is recorded on the edge, so a read of the inverse slot knows what
+        // the node it starts from is without reading it.
+        let reachable = model.possible_types(&edge_def.to);
+        let target_type = scope
+            .loader
+            .load(&keys::node_key(to))
+            .await
+            .map_err(|e| EngineError::from_store(&e))?
+            .and_then(|target| {
+                target
+                    .get("__typename")
+                    .and_then(AttrValue::as_str)
+                    .map(str::to_owned)
+            })
+            .filter(|typename| reachable.contains(&typename.as_str()));
+        let Some(target_type) = target_type else {
+            return Err(EngineError::bad_input(format!(
+                "to: there is no {} with id {to}",
+                edge_def.to
+            )));
+        };
+        let now = now();
+        let mut edge = metadata.clone();
+        edge.extend([
+            ("PK".to_owned(), AttrValue::S(edge_key.pk.clone())),
+            ("SK".to_owned(), AttrValue::S(edge_key.sk.clone())),
+            ("__typename".to_owned(), AttrValue::S(edge_name.to_owned())),
+            ("from".to_owned(), AttrValue::S(from.to_owned())),
+            ("to".to_owned(), AttrValue::S(to.to_owned())),
+            ("toType".to_owned(), AttrValue::S(target_type.clone())),
+            ("updatedAt".to_owned(), AttrValue::S(now.clone())),
+        ]);
+        let created = existing
+            .as_ref()
+            .and_then(|e| e.get("createdAt").cloned())
+            .unwrap_or(AttrValue::S(now));
+        edge.insert("createdAt".to_owned(), created);
+        let sort = edge_sort_value(model, edge_def, &edge);
+        edge.insert(
+            keys::slot_partition_attribute(edge_def.slot),
+            AttrValue::S(keys::slot_partition(edge_name, to)),
+        );
+        edge.insert(
+            keys::slot_sort_attribute(edge_def.slot),
+            AttrValue::S(keys::slot_sort_key(sort.as_deref(), from)),
+        );
+        let inverse_key_len = text(&edge, &keys::slot_sort_attribute(edge_def.slot)).len();
+        if inverse_key_len > keys::MAX_SORT_KEY_BYTES {
+            return Err(EngineError::bad_input(format!(
+                "{edge_name}.{}: too long to sort by: at most {MAX_SORT_VALUE_BYTES} bytes",
+                edge_def.sort_by.as_deref().unwrap_or("sort value"),
+            )));
+        }
+        check_item_size(edge_name, &edge)?;
+
+        let edge = Arc::new(edge);
+        let mut plan = Plan::default();
+        let edge_condition = match &existing {
+            Some(existing) => vec![Clause::Equals(
+                "updatedAt".to_owned(),
+                existing
+                    .get("updatedAt")
+                    .cloned()
+                    .unwrap_or(AttrValue::Null),
+            )],
+            None => vec![Clause::NotExists],
+        };
+        plan.push(
+            Write::Put {
+                item: (*edge).clone(),
+                condition: edge_condition,
+            },
+            Purpose::Edge,
+        );
+        plan.changes(Change::edge(existing.map(Arc::new), Some(edge.clone())));
+        if edge_def.edge_set {
+            let entry = keys::edge_set_entry(edge_name, to, sort.as_deref());
+            let (next, version) =
+                next_version(with_edge_set_entry(&source, edge_name, to, Some(entry)));
+            let size = item_size(&next);
+            if size > MAX_ITEM_BYTES {
+                return Err(EngineError::bad_input(format!(
+                    "adding this edge would grow {} {from} to {size} bytes, past DynamoDB's item limit of {MAX_ITEM_BYTES} bytes; consider edgeSet: false for {edge_name}",
+                    edge_def.from
+                )));
+            }
+            plan.push(
+                Write::Put {
+                    item: next,
+                    condition: vec![version_is(version)],
+                },
+                Purpose::Node,
+            );
+        } else {
+            // The source's version moves even though its edge set does not, so a delete of the
+            // source that read its edges before this one fails and reads them again.
+            plan.push(
+                Write::Bump {
+                    key: Key::same(keys::node_key(from)),
+                    remove_from_edges: Vec::new(),
+                    condition: vec![Clause::Equals(
+                        "__typename".to_owned(),
+                        AttrValue::S(edge_def.from.clone()),
+                    )],
+                },
+                Purpose::Reference {
+                    field: "from".to_owned(),
+                    target: edge_def.from.clone(),
+                    id: from.to_owned(),
+                },
+            );
+        }
+        // Likewise the target's: a delete of the target racing this add fails and retries.
+        plan.push(
+            Write::Bump {
+                key: Key::same(keys::node_key(to)),
+                remove_from_edges: Vec::new(),
+                condition: vec![Clause::Equals(
+                    "__typename".to_owned(),
+                    AttrValue::S(target_type),
+                )],
+            },
+            Purpose::Reference {
+                field: "to".to_owned(),
+                target: edge_def.to.clone(),
+                id: to.to_owned(),
+            },
+        );
+        match commit(scope, plan).await? {
+            Ok(()) => {
+                scope.loader.forget(&keys::node_key(from));
+                return Ok(edge);
+            }
+            Err(Purpose::Node | Purpose::Edge) => continue,
+            Err(Purpose::Reference { field, target, id }) => {
+                return Err(EngineError::bad_input(format!(
+                    "{field}: there is no {target} with id {id}"
+                )));
+            }
+            Err(_) => return Err(EngineError::Internal),
+        }
+    }
+    tracing::warn!(%from, %to, edge = edge_name, "add gave up after losing every race");
+    Err(EngineError::StorageUnavailable)
+}
+
+/// Removes the edge of type `edge_name` from `from` to `to`; an error when there is none.
+pub async fn remove_edge(
+    scope: &RequestScope,
+    model: &Model,
+    edge_name: &str,
+    from: &str,
+    to: &str,
+) -> Result<(), EngineError> {
+    checked_id(from, "from")?;
+    checked_id(to, "to")?;
+    let edge_key = Key {
+        pk: keys::node_key(from),
+        sk: keys::edge_sort_key(edge_name, to),
+    };
+    for _ in 0..WRITE_ATTEMPTS {
+        let existing = scope
+            .store
+            .get_item_consistent(&edge_key)
+            .await
+            .map_err(|e| EngineError::from_store(&e))?;
+        let Some(existing) = existing else {
+            return Err(EngineError::bad_input(format!(
+                "there is no {edge_name} from {from} to {to}"
+            )));
+        };
+        let plan = detach(model, &[Arc::new(existing)], None);
+        match commit(scope, plan).await? {
+            Ok(()) => {
+                scope.loader.forget(&keys::node_key(from));
+                return Ok(());
+            }
+            Err(Purpose::Node | Purpose::Edge) => continue,
+            Err(_) => return Err(EngineError::Internal),
+        }
+    }
+    tracing::warn!(%from, %to, edge = edge_name, "remove gave up after losing every race");
+    Err(EngineError::StorageUnavailable)
+}
+
+/// The writes that remove `edges` and take their entries out of their sources' edge sets,
+/// without reading the sources: each source gets one update that deletes its entries from the
+/// set and bumps its version. `deleting` is a node deleted in the same transaction, whose own
+/// edge set needs no change. Each edge is deleted only if it is still as it was read.
+pub fn detach(model: &Model, edges: &[Arc<Item>], deleting: Option<&str>) -> Plan {
+    // Source id → the entries to take out of its edge set, in a stable order.
+    let mut entries: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for edge in edges {
+        let edge_type = text(edge, "__typename");
+        let Some(edge_def) = model.edge_def(edge_type).filter(|e| e.edge_set) else {
+            continue;
+        };
+        let from = text(edge, "from");
+        if Some(from) == deleting {
+            continue;
+        }
+        let entry = keys::edge_set_entry(
+            edge_type,
+            text(edge, "to"),
+            edge_sort_value(model, edge_def, edge).as_deref(),
+        );
+        entries.entry(from.to_owned()).or_default().push(entry);
+    }
+    let mut plan = Plan::default();
+    for (id, removed) in entries {
+        plan.push(
+            Write::Bump {
+                key: Key::same(keys::node_key(&id)),
+                remove_from_edges: removed,
+                condition: vec![Clause::Exists],
+            },
+            Purpose::Node,
+        );
+    }
+    for edge in edges {
+        plan.push(
+            Write::Delete {
+                key: Key {
+                    pk: text(edge, "PK").to_owned(),
+                    sk: text(edge, "SK").to_owned(),
+                },
+                condition: vec![Clause::Equals(
+                    "updatedAt".to_owned(),
+                    edge.get("updatedAt").cloned().unwrap_or(AttrValue::Null),
+                )],
+            },
+            Purpose::Edge,
+        );
+        plan.changes(Change::edge(Some(edge.clone()), None));
+    }
+    plan
+}
+
+/// Every edge touching node `id` of `type_def`: the edge items in its own partition and the
+/// edges of every type that may point at it, read from their inverse slots.
+pub async fn edges_touching(
+    scope: &RequestScope,
+    model: &Model,
+    type_def: &TypeDef,
+    id: &str,
+) -> Result<Vec<Arc<Item>>, EngineError> {
+    let node_key = keys::node_key(id);
+    let mut reads = vec![(None, node_key.clone())];
+    for edge_def in &model.edges {
+        if model
+            .possible_types(&edge_def.to)
+            .contains(&type_def.name.as_str())
+        {
+            reads.push((
+                Some(edge_def.slot),
+                keys::slot_partition(&edge_def.name, id),
+            ));
+        }
+    }
+    let queries = reads.iter().map(|(index, partition)| async move {
+        let query = RangeQuery {
+            index: *index,
+            partition,
+            lower: None,
+            upper: None,
+            filter: None,
+            forward: true,
+            limit: EDGES_PER_READ,
+            consistent: false,
+        };
+        scope.store.query_range(&query).await
+    });
+    let found = futures::future::try_join_all(queries)
+        .await
+        .map_err(|e| EngineError::from_store(&e))?;
+    Ok(found
+        .into_iter()
+        .flatten()
+        // The node's own item shares its partition with its outgoing edges.
+        .filter(|item| text(item, "SK") != node_key)
+        .map(Arc::new)
+        .collect())
+}

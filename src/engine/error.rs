@@ -1,0 +1,73 @@
+//! The errors the engine answers, named as AppSync names its error types
+//! (`extensions.errorType`): what a client did wrong, what it raced, or that the storage failed.
+//!
+//! Invariant: nothing from the store's own messages (SDK text, table or index names) is in an
+//! [`EngineError`]. A store failure is logged here, once, with its detail, and becomes a fixed
+//! message.
+
+use crate::store::StoreError;
+
+/// An error an operation answers. Deliberately not `Display`: front ends turn it into their
+/// own error shape with [`EngineError::error_type`] and [`EngineError::message`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineError {
+    BadUserInput(String),
+    UniqueConstraintViolation { type_name: String, field: String },
+    VersionMismatch { expected: i64, actual: i64 },
+    TransactionTooLarge(String),
+    StorageUnavailable,
+    Internal,
+}
+
+impl EngineError {
+    /// Classifies and logs a store failure that the operation cannot answer more precisely.
+    pub fn from_store(error: &StoreError) -> EngineError {
+        if let StoreError::CallBudgetSpent { budget } = error {
+            return EngineError::BadUserInput(format!(
+                "this request needs more than {budget} storage calls; ask for fewer nodes or smaller pages"
+            ));
+        }
+        if error.is_transient() {
+            tracing::warn!(error = %error, "storage unavailable");
+            EngineError::StorageUnavailable
+        } else {
+            tracing::error!(error = %error, "storage call failed");
+            EngineError::Internal
+        }
+    }
+
+    pub fn bad_input(message: impl Into<String>) -> EngineError {
+        EngineError::BadUserInput(message.into())
+    }
+
+    /// AppSync's name for the kind of error.
+    pub fn error_type(&self) -> &'static str {
+        match self {
+            EngineError::BadUserInput(_) => "BadUserInput",
+            EngineError::UniqueConstraintViolation { .. } => "UniqueConstraintViolation",
+            EngineError::VersionMismatch { .. } => "VersionMismatch",
+            EngineError::TransactionTooLarge(_) => "TransactionTooLarge",
+            EngineError::StorageUnavailable => "StorageUnavailable",
+            EngineError::Internal => "InternalError",
+        }
+    }
+
+    /// The message a client reads.
+    pub fn message(&self) -> String {
+        match self {
+            EngineError::BadUserInput(message) | EngineError::TransactionTooLarge(message) => {
+                message.clone()
+            }
+            EngineError::UniqueConstraintViolation { type_name, field } => {
+                format!("another {type_name} already has this {field}")
+            }
+            EngineError::VersionMismatch { expected, actual } => {
+                format!("expected version {expected}, but the current version is {actual}")
+            }
+            EngineError::StorageUnavailable => {
+                "the storage is unavailable at the moment; try again".to_owned()
+            }
+            EngineError::Internal => "internal error".to_owned(),
+        }
+    }
+}

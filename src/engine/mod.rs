@@ -1,0 +1,36 @@
+//! The table's operations for a [`Model`](crate::model::Model), apart from any front end:
+//! reading nodes with their `__typename` check, pages of relations and edges, write plans
+//! (create, update, delete with cascade, edge add and remove) committed as one transaction
+//! each, the derivations (slots, sort values, unique keys, edge-set entries) that writes,
+//! `check` and `migrate` share, and the change events of every committed write.
+//!
+//! Invariant: no GraphQL here. Operations take plain values and a per-request
+//! [`RequestScope`], and answer [`EngineError`]s named after AppSync's error types.
+
+mod change;
+mod connections;
+mod derive;
+mod edge_writes;
+mod error;
+mod node_writes;
+mod nodes;
+mod page_request;
+mod pipelines;
+mod plan;
+mod scalars;
+mod scope;
+
+pub use change::{Change, ChangeKind};
+pub use connections::{Connection, Page, PageEdge, read_ahead, read_page};
+pub use derive::{
+    MAX_SORT_VALUE_BYTES, edge_sort_value, role_sort_value, set_slot_attributes, sort_value,
+    target_ids, unique_item_key, unique_text,
+};
+pub use edge_writes::{add_edge, remove_edge};
+pub use error::EngineError;
+pub use node_writes::{FieldValues, create_node, delete_node, update_node};
+pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, prefetch};
+pub use page_request::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageArguments, PageRequest};
+pub use pipelines::{Found, PipelineInput, run_pipeline};
+pub use scalars::{is_aws_date, is_aws_date_time, is_aws_email, now};
+pub use scope::RequestScope;

@@ -1,0 +1,133 @@
+//! Reading nodes: by id through the request's loader (batched, cached), by a unique value, and
+//! strongly consistent for a read-modify-write.
+//!
+//! Invariant: every [`Node`] handed out passed a `__typename` check against the types its reader
+//! allows (or was proven by an edge that recorded it), so an id of one type never answers as
+//! another.
+
+use std::sync::Arc;
+
+use super::error::EngineError;
+use super::scope::RequestScope;
+use crate::keys;
+use crate::store::{AttrValue, Item, Key};
+
+/// A node: its stored item, known to be of `typename`.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub typename: String,
+    pub item: Arc<Item>,
+}
+
+impl Node {
+    pub fn id(&self) -> &str {
+        super::derive::text(&self.item, "id")
+    }
+
+    /// A node known only by its id and type (proven by an edge, not read): it holds nothing
+    /// else, so only its identity may be asked of it.
+    pub fn identity(typename: &str, id: &str) -> Node {
+        Node {
+            typename: typename.to_owned(),
+            item: Arc::new(Item::from([
+                ("id".to_owned(), AttrValue::S(id.to_owned())),
+                ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
+            ])),
+        }
+    }
+
+    /// Wraps an item as a node if its `__typename` is one of `allowed`.
+    pub fn of(item: Arc<Item>, allowed: &[&str]) -> Option<Node> {
+        let typename = item.get("__typename").and_then(AttrValue::as_str)?;
+        allowed.contains(&typename).then(|| Node {
+            typename: typename.to_owned(),
+            item: item.clone(),
+        })
+    }
+}
+
+/// Loads the node `id` if it is one of `allowed` types; `None` for a missing node or a node of
+/// another type.
+pub async fn load_node(
+    scope: &RequestScope,
+    id: &str,
+    allowed: &[&str],
+) -> Result<Option<Node>, EngineError> {
+    Ok(load_nodes(scope, &[id], allowed).await?.pop().flatten())
+}
+
+/// [`load_node`] for each of `ids`, in their order, as one load of the request's loader.
+pub async fn load_nodes<S: AsRef<str>>(
+    scope: &RequestScope,
+    ids: &[S],
+    allowed: &[&str],
+) -> Result<Vec<Option<Node>>, EngineError> {
+    let keys: Vec<String> = ids.iter().map(|id| keys::node_key(id.as_ref())).collect();
+    let items = scope
+        .loader
+        .load_many(&keys)
+        .await
+        .map_err(|e| EngineError::from_store(&e))?;
+    Ok(items
+        .into_iter()
+        .map(|item| item.and_then(|item| Node::of(item, allowed)))
+        .collect())
+}
+
+/// The node of `type_name` whose unique `field` equals `value` (ignoring case and surrounding
+/// spaces): the unique-value item, then the node it names, both through the loader.
+pub async fn load_node_by_unique(
+    scope: &RequestScope,
+    type_name: &str,
+    field: &str,
+    value: &str,
+) -> Result<Option<Node>, EngineError> {
+    let key = keys::unique_key(type_name, field, value);
+    // A value that could never have been stored is simply not found.
+    if keys::normalize_unique(value).is_empty() || key.len() > keys::MAX_SORT_KEY_BYTES {
+        return Ok(None);
+    }
+    let unique = scope
+        .loader
+        .load(&key)
+        .await
+        .map_err(|e| EngineError::from_store(&e))?;
+    let owner = unique.as_ref().and_then(|item| {
+        let typename = item.get("__typename").and_then(AttrValue::as_str)?;
+        (typename == keys::unique_typename(type_name, field))
+            .then(|| item.get("id").and_then(AttrValue::as_str))
+            .flatten()
+    });
+    match owner {
+        Some(id) => load_node(scope, id, &[type_name]).await,
+        None => Ok(None),
+    }
+}
+
+/// Loads the items under `keys` in one batch of the loader, so that later loads of them in
+/// the request are answered from its cache.
+pub async fn prefetch(scope: &RequestScope, keys: &[String]) -> Result<(), EngineError> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    scope
+        .loader
+        .load_many(keys)
+        .await
+        .map_err(|e| EngineError::from_store(&e))?;
+    Ok(())
+}
+
+/// The node `id` if it is of type `type_name`, read strongly consistent, bypassing the loader.
+pub async fn read_node_consistent(
+    scope: &RequestScope,
+    type_name: &str,
+    id: &str,
+) -> Result<Option<Item>, EngineError> {
+    let item = scope
+        .store
+        .get_item_consistent(&Key::same(keys::node_key(id)))
+        .await
+        .map_err(|e| EngineError::from_store(&e))?;
+    Ok(item.filter(|item| item.get("__typename").and_then(AttrValue::as_str) == Some(type_name)))
+}

@@ -1,0 +1,103 @@
+//! What page of a connection a client asked for: a direction, a size, the cursors it starts or
+//! ends at, and the role filters of edge connections. Validated once, here.
+
+use super::error::EngineError;
+
+/// Page size when the client gives neither `first` nor `last`.
+pub const DEFAULT_PAGE_SIZE: usize = 20;
+/// The largest page a client may ask for.
+pub const MAX_PAGE_SIZE: usize = 100;
+
+/// A page request, validated: sizes within 0 to [`MAX_PAGE_SIZE`], one direction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PageRequest {
+    pub forward: bool,
+    pub size: usize,
+    pub after: Option<String>,
+    pub before: Option<String>,
+    pub role: Option<String>,
+    pub min_role: Option<String>,
+}
+
+/// The arguments of a connection field as the client sent them.
+#[derive(Debug, Default, Clone)]
+pub struct PageArguments {
+    pub first: Option<i64>,
+    pub last: Option<i64>,
+    pub after: Option<String>,
+    pub before: Option<String>,
+    pub role: Option<String>,
+    pub min_role: Option<String>,
+}
+
+impl PageRequest {
+    pub fn new(arguments: PageArguments) -> Result<PageRequest, EngineError> {
+        let size = |name: &str, n: Option<i64>| -> Result<Option<usize>, EngineError> {
+            let Some(n) = n else { return Ok(None) };
+            usize::try_from(n)
+                .ok()
+                .filter(|n| *n <= MAX_PAGE_SIZE)
+                .map(Some)
+                .ok_or_else(|| {
+                    EngineError::bad_input(format!(
+                        "{name} must be between 0 and {MAX_PAGE_SIZE}, not {n}"
+                    ))
+                })
+        };
+        let (forward, size) = match (
+            size("first", arguments.first)?,
+            size("last", arguments.last)?,
+        ) {
+            (Some(_), Some(_)) => {
+                return Err(EngineError::bad_input("pass first or last, not both"));
+            }
+            (Some(first), None) => (true, first),
+            (None, Some(last)) => (false, last),
+            (None, None) => (true, DEFAULT_PAGE_SIZE),
+        };
+        Ok(PageRequest {
+            forward,
+            size,
+            after: arguments.after,
+            before: arguments.before,
+            role: arguments.role,
+            min_role: arguments.min_role,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_goes_one_way_within_the_size_limit() {
+        let forward = PageRequest::new(PageArguments::default()).expect("the default page");
+        assert!(forward.forward);
+        assert_eq!(forward.size, DEFAULT_PAGE_SIZE);
+        let backward = PageRequest::new(PageArguments {
+            last: Some(3),
+            ..PageArguments::default()
+        })
+        .expect("a backward page");
+        assert!(!backward.forward);
+        assert_eq!(backward.size, 3);
+        for arguments in [
+            PageArguments {
+                first: Some(1),
+                last: Some(1),
+                ..PageArguments::default()
+            },
+            PageArguments {
+                first: Some(-1),
+                ..PageArguments::default()
+            },
+            PageArguments {
+                last: Some(101),
+                ..PageArguments::default()
+            },
+        ] {
+            assert!(PageRequest::new(arguments).is_err());
+        }
+    }
+}

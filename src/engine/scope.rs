@@ -1,0 +1,64 @@
+//! What one request's operations share: a store handle that records its calls under the
+//! request's budget, the request's [`ItemLoader`], the pages read ahead of their fields, and the
+//! changes its writes committed.
+//!
+//! Invariant: a scope lives for one request; nothing in it is shared between requests.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::change::Change;
+use super::page_request::PageRequest;
+use crate::loaders::ItemLoader;
+use crate::store::{CallLog, Item, Store};
+
+/// A page read ahead: the connection binding (`Team.goals:<id>`) and the request for it.
+type PageKey = (String, PageRequest);
+
+pub struct RequestScope {
+    pub store: Store,
+    pub loader: ItemLoader,
+    pub calls: Arc<CallLog>,
+    /// Connection pages read ahead of their fields (see `engine::connections::read_ahead`).
+    pages: Mutex<HashMap<PageKey, Vec<Item>>>,
+    /// What the request's committed writes changed, in commit order.
+    changes: Mutex<Vec<Change>>,
+}
+
+impl RequestScope {
+    pub fn new(store: &Store, max_storage_calls: usize) -> RequestScope {
+        let calls = Arc::new(CallLog::with_budget(max_storage_calls));
+        let store = store.recording(calls.clone());
+        RequestScope {
+            loader: ItemLoader::new(store.clone()),
+            store,
+            calls,
+            pages: Mutex::default(),
+            changes: Mutex::default(),
+        }
+    }
+
+    pub(super) fn stash_page(&self, key: PageKey, items: Vec<Item>) {
+        lock(&self.pages).insert(key, items);
+    }
+
+    pub(super) fn take_page(&self, key: &PageKey) -> Option<Vec<Item>> {
+        lock(&self.pages).remove(key)
+    }
+
+    pub(super) fn record_changes(&self, changes: impl IntoIterator<Item = Change>) {
+        lock(&self.changes).extend(changes);
+    }
+
+    /// The changes committed so far, taken out of the scope.
+    pub fn take_changes(&self) -> Vec<Change> {
+        std::mem::take(&mut *lock(&self.changes))
+    }
+}
+
+/// A poisoned lock only means another resolver of the request panicked; the map is still whole.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,0 +1,34 @@
+//! Fields that read one stored attribute of the item their parent value holds: a node's
+//! scalar fields, an edge's metadata, a Relay edge's edge fields.
+
+use async_graphql::dynamic::{Field, FieldFuture};
+
+use super::scalars::scalar_type_ref;
+use super::values::to_graphql;
+use crate::engine::Node;
+use crate::model::ScalarType;
+use crate::store::Item;
+
+/// A field that reads one stored attribute of the item held by its parent value, a `P`.
+pub(super) fn attribute_field<P: std::any::Any>(
+    name: &str,
+    scalar: ScalarType,
+    required: bool,
+    item_of: fn(&P) -> Option<&Item>,
+) -> Field {
+    let attribute = name.to_owned();
+    let ty = scalar_type_ref(&scalar, required);
+    Field::new(name, ty, move |ctx| {
+        let value = ctx
+            .parent_value
+            .downcast_ref::<P>()
+            .and_then(item_of)
+            .and_then(|item| to_graphql(item.get(&attribute), &scalar));
+        FieldFuture::from_value(value)
+    })
+}
+
+/// A field that reads one stored attribute of the parent node.
+pub(super) fn stored_field(name: &str, scalar: ScalarType, required: bool) -> Field {
+    attribute_field::<Node>(name, scalar, required, |node| Some(&node.item))
+}

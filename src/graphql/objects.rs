@@ -1,0 +1,99 @@
+//! The object type of each `@model` type: its stored fields, `@belongsTo` nodes, connections,
+//! `@targets` lists, fields served by resolver files, and `createdAt`/`updatedAt`/`version`.
+
+use std::sync::Arc;
+
+use async_graphql::dynamic::{Field, FieldFuture, Object, TypeRef};
+
+use super::context::{self, node_field_value, possible_types, scope};
+use super::errors::graphql_error;
+use super::fields::stored_field;
+use super::{connection, custom, prefetch, targets};
+use crate::engine::{self, Node};
+use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
+use crate::resolvers::Resolvers;
+use crate::store::AttrValue;
+
+pub(super) fn object(type_def: &TypeDef, model: &Arc<Model>, resolvers: &Resolvers) -> Object {
+    let mut object = Object::new(&type_def.name)
+        .implement("Node")
+        .field(stored_field("id", ScalarType::Id, true));
+    if let Some(description) = &type_def.description {
+        object = object.description(description);
+    }
+    for field in &type_def.fields {
+        let pipeline = resolvers.get(&type_def.name, &field.name);
+        let mut generated = match &field.kind {
+            _ if pipeline.is_some() => {
+                custom::field(field, pipeline.cloned().expect("checked just above"))
+            }
+            FieldKind::Custom(_) => custom::missing(field),
+            FieldKind::Scalar {
+                scalar, required, ..
+            } => stored_field(&field.name, scalar.clone(), *required),
+            FieldKind::BelongsTo {
+                target,
+                foreign_key,
+                ..
+            } => belongs_to_field(field, target, foreign_key, model),
+            FieldKind::HasMany(_) | FieldKind::Outgoing { .. } | FieldKind::Incoming { .. } => {
+                connection::field(type_def, field, model)
+            }
+            FieldKind::Targets {
+                edge,
+                element,
+                role,
+            } => targets::targets_field(field, edge, element, role.as_deref(), model),
+        };
+        if let Some(description) = &field.description {
+            generated = generated.description(description);
+        }
+        object = object.field(generated);
+    }
+    object
+        .field(
+            stored_field("createdAt", ScalarType::AwsDateTime, true)
+                .description("When the node was created."),
+        )
+        .field(
+            stored_field("updatedAt", ScalarType::AwsDateTime, true)
+                .description("When the node was last changed."),
+        )
+        .field(
+            stored_field("version", ScalarType::Int, true)
+                .description("Starts at 1 and grows with every update; pass it as `expectedVersion` to update only what you read."),
+        )
+}
+
+/// `@belongsTo`: the node whose id the parent stores in `foreign_key`. Nullable in the API even
+/// when declared non-null, because the node it points to may since have been deleted.
+fn belongs_to_field(field: &FieldDef, target: &str, foreign_key: &str, model: &Model) -> Field {
+    let allowed = possible_types(model, target);
+    let foreign_key = foreign_key.to_owned();
+    let is_union = model.union_def(target).is_some();
+    Field::new(&field.name, TypeRef::named(target), move |ctx| {
+        let allowed = allowed.clone();
+        let foreign_key = foreign_key.clone();
+        FieldFuture::new(async move {
+            let id = ctx
+                .parent_value
+                .downcast_ref::<Node>()
+                .and_then(|node| node.item.get(&foreign_key))
+                .and_then(AttrValue::as_str)
+                .map(str::to_owned);
+            let Some(id) = id else { return Ok(None) };
+            let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
+            let scope = scope(&ctx).map_err(graphql_error)?;
+            let node = engine::load_node(scope, &id, &allowed)
+                .await
+                .map_err(graphql_error)?;
+            if let Some(node) = &node {
+                let model = context::model(&ctx).map_err(graphql_error)?;
+                prefetch::relations(scope, model, &[node], &ctx.look_ahead())
+                    .await
+                    .map_err(graphql_error)?;
+            }
+            Ok(node.map(|node| node_field_value(node, is_union)))
+        })
+    })
+}

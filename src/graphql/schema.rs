@@ -1,0 +1,83 @@
+//! Registers every type of the generated API with the schema builder: the scalars, `Node`,
+//! `PageInfo`, the model's enums and unions, each `@model` type's object and inputs, each
+//! connection type once however many fields return it, and each `@edge` type.
+
+use std::sync::Arc;
+
+use async_graphql::dynamic::{Enum, Interface, InterfaceField, SchemaBuilder, TypeRef, Union};
+
+use super::{connection, edge_types, inputs, objects, scalars};
+use crate::model::{FieldKind, Model};
+use crate::resolvers::Resolvers;
+
+pub(super) fn register(
+    mut builder: SchemaBuilder,
+    model: &Arc<Model>,
+    resolvers: &Resolvers,
+) -> SchemaBuilder {
+    builder = scalars::register(builder, model);
+    builder = builder.register(
+        Interface::new("Node")
+            .description("An object with a global id, fetched with `node(id:)`.")
+            .field(InterfaceField::new("id", TypeRef::named_nn(TypeRef::ID))),
+    );
+    builder = builder.register(connection::page_info());
+    for enum_def in &model.enums {
+        let mut ty =
+            Enum::new(&enum_def.name).items(enum_def.values.iter().map(|v| v.name.as_str()));
+        if let Some(description) = &enum_def.description {
+            ty = ty.description(description);
+        }
+        builder = builder.register(ty);
+    }
+    for union in &model.unions {
+        let mut ty = Union::new(&union.name);
+        for member in &union.members {
+            ty = ty.possible_type(member);
+        }
+        if let Some(description) = &union.description {
+            ty = ty.description(description);
+        }
+        builder = builder.register(ty);
+    }
+    let mut connected: Vec<String> = Vec::new();
+    for type_def in &model.types {
+        builder = builder
+            .register(objects::object(type_def, model, resolvers))
+            .register(inputs::create_input(type_def))
+            .register(inputs::update_input(type_def));
+        for field in &type_def.fields {
+            let Some((name, edge_name)) = connection::type_names(field) else {
+                continue;
+            };
+            if connected.contains(&name) {
+                continue;
+            }
+            let (node_type, is_union, metadata) = match &field.kind {
+                FieldKind::HasMany(has_many) => (
+                    &has_many.element,
+                    model.union_def(&has_many.element).is_some(),
+                    None,
+                ),
+                FieldKind::Outgoing { edge, element } | FieldKind::Incoming { edge, element } => {
+                    let edge_def = model.edge_def(edge).expect("the model checked edge names");
+                    // An inverse connection's nodes are the edge's sources, never a union.
+                    let is_union = matches!(field.kind, FieldKind::Outgoing { .. })
+                        && model.union_def(element).is_some();
+                    (element, is_union, Some(edge_def.fields.as_slice()))
+                }
+                _ => continue,
+            };
+            let [connection, edge] =
+                connection::objects(&name, &edge_name, node_type, is_union, metadata);
+            builder = builder.register(connection).register(edge);
+            connected.push(name);
+        }
+    }
+    for edge_def in &model.edges {
+        builder = builder
+            .register(edge_types::edge_object(edge_def, model))
+            .register(inputs::add_input(edge_def));
+    }
+    builder
+}

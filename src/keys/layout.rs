@@ -1,0 +1,263 @@
+//! The key layout of the single table: node keys, unique-value keys, relation slots
+//! (`PKnn`/`SKnn` and the GSIs that index them), edge sort keys and edge-set entries, and ids.
+
+/// The longest id tablegraph accepts: server-made ids are 36 characters; this leaves room for ids
+/// imported from elsewhere while keeping every key far below DynamoDB's 1 KB sort-key limit.
+pub const MAX_ID_LEN: usize = 128;
+
+/// DynamoDB's limit on a sort key value. Unique-value items repeat their key in `SK`, so it
+/// bounds them as well as relation sort keys and the positions cursors carry.
+pub const MAX_SORT_KEY_BYTES: usize = 1024;
+
+/// What is wrong with a client-supplied id.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    #[error("an id must not be empty")]
+    Empty,
+    #[error("an id must not contain '#'")]
+    ContainsHash,
+    #[error("an id must be at most {MAX_ID_LEN} characters")]
+    TooLong,
+}
+
+/// Checks an id before it is put into any key, so that no client value can address another kind
+/// of item (`Farm#name#…` or `NODE#x#y`).
+///
+/// ```
+/// use tablegraph::keys::{validate_id, IdError};
+/// assert_eq!(validate_id("0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"), Ok(()));
+/// assert_eq!(validate_id("1#2"), Err(IdError::ContainsHash));
+/// assert_eq!(validate_id(""), Err(IdError::Empty));
+/// ```
+pub fn validate_id(id: &str) -> Result<(), IdError> {
+    if id.is_empty() {
+        Err(IdError::Empty)
+    } else if id.contains('#') {
+        Err(IdError::ContainsHash)
+    } else if id.len() > MAX_ID_LEN {
+        Err(IdError::TooLong)
+    } else {
+        Ok(())
+    }
+}
+
+/// The `PK` and `SK` of a node item.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::node_key("0190"), "NODE#0190");
+/// ```
+pub fn node_key(id: &str) -> String {
+    format!("NODE#{id}")
+}
+
+/// A unique value as it is compared: trimmed and lower-cased, so "Old MacDonald's" and
+/// " OLD macdonald's" collide.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::normalize_unique(" Old MacDonald's "), "old macdonald's");
+/// ```
+pub fn normalize_unique(value: &str) -> String {
+    value.trim().to_lowercase()
+}
+
+/// The `PK` and `SK` of the item that reserves a unique value for its owner.
+///
+/// ```
+/// assert_eq!(
+///     tablegraph::keys::unique_key("Farm", "name", "Old MacDonald's"),
+///     "Farm#name#old macdonald's"
+/// );
+/// ```
+pub fn unique_key(type_name: &str, field: &str, value: &str) -> String {
+    format!("{type_name}#{field}#{}", normalize_unique(value))
+}
+
+/// The `__typename` of a unique-value item.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::unique_typename("Farm", "name"), "Farm#name");
+/// ```
+pub fn unique_typename(type_name: &str, field: &str) -> String {
+    format!("{type_name}#{field}")
+}
+
+/// The name of generic index number `slot` (1-based).
+///
+/// ```
+/// assert_eq!(tablegraph::keys::gsi_name(1), "GSI01");
+/// assert_eq!(tablegraph::keys::gsi_name(12), "GSI12");
+/// ```
+pub fn gsi_name(slot: u8) -> String {
+    format!("GSI{slot:02}")
+}
+
+/// The partition attribute of index `slot`.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::slot_partition_attribute(2), "PK02");
+/// ```
+pub fn slot_partition_attribute(slot: u8) -> String {
+    format!("PK{slot:02}")
+}
+
+/// The sort attribute of index `slot`.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::slot_sort_attribute(2), "SK02");
+/// ```
+pub fn slot_sort_attribute(slot: u8) -> String {
+    format!("SK{slot:02}")
+}
+
+/// Whether an attribute name is a relation slot's key attribute (`PK01`, `SK12`, …).
+///
+/// ```
+/// use tablegraph::keys::is_slot_attribute;
+/// assert!(is_slot_attribute("PK01") && is_slot_attribute("SK02"));
+/// assert!(!is_slot_attribute("PK") && !is_slot_attribute("SKU") && !is_slot_attribute("name"));
+/// ```
+pub fn is_slot_attribute(name: &str) -> bool {
+    let digits = name
+        .strip_prefix("PK")
+        .or_else(|| name.strip_prefix("SK"))
+        .unwrap_or_default();
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The slot partition value a node writes to join its parent's one-to-many relation: the
+/// relation's element type (or union) name and the parent's id.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::slot_partition("Animal", "0190"), "Animal#0190");
+/// ```
+pub fn slot_partition(element: &str, parent_id: &str) -> String {
+    format!("{element}#{parent_id}")
+}
+
+/// The slot sort value: the encoded sort value, then `#<id>` so that order is total. A relation
+/// without `sortBy` sorts by id alone, which for server-made UUIDv7 ids is creation order.
+///
+/// ```
+/// use tablegraph::keys::slot_sort_key;
+/// assert_eq!(slot_sort_key(Some("bessie"), "0190"), "bessie#0190");
+/// assert_eq!(slot_sort_key(None, "0190"), "0190");
+/// ```
+pub fn slot_sort_key(sort_value: Option<&str>, id: &str) -> String {
+    match sort_value {
+        Some(value) => format!("{value}#{id}"),
+        None => id.to_owned(),
+    }
+}
+
+/// The id at the end of a slot sort key.
+///
+/// ```
+/// use tablegraph::keys::id_from_slot_sort_key;
+/// assert_eq!(id_from_slot_sort_key("bessie#0190"), Some("0190"));
+/// assert_eq!(id_from_slot_sort_key("0190"), Some("0190"));
+/// assert_eq!(id_from_slot_sort_key("bessie#"), None);
+/// ```
+pub fn id_from_slot_sort_key(sort_key: &str) -> Option<&str> {
+    let id = sort_key.rsplit('#').next()?;
+    validate_id(id).ok().map(|()| id)
+}
+
+/// The `SK` of an edge item, in its source node's partition (`PK = NODE#<from>`).
+///
+/// ```
+/// assert_eq!(tablegraph::keys::edge_sort_key("GoalMembership", "0191"), "GoalMembership#0191");
+/// ```
+pub fn edge_sort_key(edge_type: &str, to_id: &str) -> String {
+    format!("{edge_type}#{to_id}")
+}
+
+/// The prefix every edge `SK` of one type starts with, and the first key after all of them
+/// (`$` follows `#`), bounding a Query of one node's edges of that type.
+///
+/// ```
+/// assert_eq!(
+///     tablegraph::keys::edge_sort_key_range("GoalMembership"),
+///     ("GoalMembership#".to_owned(), "GoalMembership$".to_owned())
+/// );
+/// ```
+pub fn edge_sort_key_range(edge_type: &str) -> (String, String) {
+    (format!("{edge_type}#"), format!("{edge_type}$"))
+}
+
+/// An entry of a node's edge set: the edge type, the target and the edge's sort value.
+///
+/// ```
+/// use tablegraph::keys::edge_set_entry;
+/// assert_eq!(edge_set_entry("GoalMembership", "0191", Some("500-LEAD")), "GoalMembership#0191#500-LEAD");
+/// assert_eq!(edge_set_entry("Friend", "0191", None), "Friend#0191");
+/// ```
+pub fn edge_set_entry(edge_type: &str, to_id: &str, sort_value: Option<&str>) -> String {
+    match sort_value {
+        Some(sort) => format!("{edge_type}#{to_id}#{sort}"),
+        None => format!("{edge_type}#{to_id}"),
+    }
+}
+
+/// One edge set entry read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EdgeSetEntry<'a> {
+    pub edge_type: &'a str,
+    pub to_id: &'a str,
+    pub sort_value: Option<&'a str>,
+}
+
+/// Reads an edge set entry; sort values never contain `#` (it is escaped), so the split is exact.
+///
+/// ```
+/// use tablegraph::keys::{parse_edge_set_entry, EdgeSetEntry};
+/// assert_eq!(
+///     parse_edge_set_entry("GoalMembership#0191#500-LEAD"),
+///     Some(EdgeSetEntry { edge_type: "GoalMembership", to_id: "0191", sort_value: Some("500-LEAD") })
+/// );
+/// assert_eq!(parse_edge_set_entry("garbage"), None);
+/// ```
+pub fn parse_edge_set_entry(entry: &str) -> Option<EdgeSetEntry<'_>> {
+    let mut parts = entry.splitn(3, '#');
+    let edge_type = parts.next().filter(|p| !p.is_empty())?;
+    let to_id = parts.next().filter(|id| validate_id(id).is_ok())?;
+    Some(EdgeSetEntry {
+        edge_type,
+        to_id,
+        sort_value: parts.next(),
+    })
+}
+
+/// A new node id: a UUIDv7, so ids are time-ordered and never contain `#`.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_ids_are_valid_and_time_ordered() {
+        let first = new_id();
+        let second = new_id();
+        assert_eq!(validate_id(&first), Ok(()));
+        assert!(first < second, "{first} should sort before {second}");
+    }
+
+    #[test]
+    fn over_long_ids_are_refused() {
+        assert_eq!(validate_id(&"a".repeat(MAX_ID_LEN)), Ok(()));
+        assert_eq!(
+            validate_id(&"a".repeat(MAX_ID_LEN + 1)),
+            Err(IdError::TooLong)
+        );
+    }
+
+    #[test]
+    fn unique_keys_collide_across_case_and_padding() {
+        assert_eq!(
+            unique_key("Farm", "name", "Old MacDonald's"),
+            unique_key("Farm", "name", "  OLD macdonald'S")
+        );
+    }
+}

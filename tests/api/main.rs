@@ -5,6 +5,7 @@ mod auth;
 mod bad_input;
 mod batching;
 mod check;
+mod engine;
 mod examples;
 mod farms;
 mod faults;

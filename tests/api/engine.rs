@@ -1,0 +1,266 @@
+//! The engine without GraphQL: its writes called directly against the server's store, and the
+//! change events each committed write reports on its request's scope.
+
+use tablegraph::engine::{
+    self, ChangeKind, EngineError, FieldValues, PageArguments, PageRequest, RequestScope,
+};
+use tablegraph::model::Model;
+use tablegraph::store::{AttrValue, Item, Store};
+
+use crate::helpers::spawn_app;
+
+fn scope(store: &Store) -> RequestScope {
+    RequestScope::new(store, 500)
+}
+
+fn text(value: &str) -> Option<AttrValue> {
+    Some(AttrValue::S(value.to_owned()))
+}
+
+fn field(item: Option<&std::sync::Arc<Item>>, name: &str) -> Option<String> {
+    item?.get(name)?.as_str().map(str::to_owned)
+}
+
+async fn create(store: &Store, model: &Model, kind: &str, fields: FieldValues) -> String {
+    let type_def = model.type_def(kind).expect("the default schema's type");
+    engine::create_node(&scope(store), model, type_def, &fields)
+        .await
+        .expect("the create commits")
+        .id()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn node_writes_report_each_change_with_the_item_before_and_after() {
+    let app = spawn_app().await;
+    let model = &app.model;
+    let farm = model.type_def("Farm").expect("Farm");
+
+    let scope = scope(&app.store);
+    let created = engine::create_node(&scope, model, farm, &vec![("name".into(), text("Ridge"))])
+        .await
+        .expect("the create commits");
+    let changes = scope.take_changes();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].kind(), ChangeKind::Created);
+    assert_eq!(changes[0].typename, "Farm");
+    assert_eq!(changes[0].id, created.id());
+    assert_eq!(
+        field(changes[0].new.as_ref(), "name").as_deref(),
+        Some("Ridge")
+    );
+    assert!(scope.take_changes().is_empty(), "changes are taken once");
+
+    let scope = self::scope(&app.store);
+    engine::update_node(
+        &scope,
+        model,
+        farm,
+        created.id(),
+        &vec![("name".into(), text("High Ridge"))],
+        Some(1),
+    )
+    .await
+    .expect("the update commits");
+    let changes = scope.take_changes();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].kind(), ChangeKind::Updated);
+    assert_eq!(
+        field(changes[0].old.as_ref(), "name").as_deref(),
+        Some("Ridge")
+    );
+    assert_eq!(
+        field(changes[0].new.as_ref(), "name").as_deref(),
+        Some("High Ridge")
+    );
+
+    let scope = self::scope(&app.store);
+    let deleted = engine::delete_node(&scope, model, farm, created.id(), None)
+        .await
+        .expect("the delete commits");
+    assert!(deleted.is_some());
+    let changes = scope.take_changes();
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].kind(), ChangeKind::Deleted);
+    assert_eq!(
+        field(changes[0].old.as_ref(), "name").as_deref(),
+        Some("High Ridge")
+    );
+    assert!(changes[0].new.is_none());
+}
+
+#[tokio::test]
+async fn edge_writes_and_cascades_report_the_edges_they_change() {
+    let app = spawn_app().await;
+    let model = &app.model;
+    let goal = create(
+        &app.store,
+        model,
+        "Goal",
+        vec![
+            ("title".into(), text("Grow")),
+            ("kind".into(), text("OBJECTIVE")),
+        ],
+    )
+    .await;
+    let user = create(
+        &app.store,
+        model,
+        "User",
+        vec![
+            ("name".into(), text("Ann")),
+            ("email".into(), text("ann@example.com")),
+        ],
+    )
+    .await;
+    let membership = model.edge_def("GoalMembership").expect("GoalMembership");
+    let role = |role: &str| Item::from([("role".to_owned(), AttrValue::S(role.to_owned()))]);
+
+    let scope = scope(&app.store);
+    engine::add_edge(&scope, model, membership, &goal, &user, &role("LEAD"))
+        .await
+        .expect("the edge is added");
+    let changes = scope.take_changes();
+    assert_eq!(changes.len(), 1, "the edge, not the nodes it bumps");
+    assert_eq!(changes[0].kind(), ChangeKind::Created);
+    assert_eq!(changes[0].typename, "GoalMembership");
+    assert_eq!(changes[0].id, goal);
+    assert_eq!(field(changes[0].new.as_ref(), "to"), Some(user.clone()));
+
+    let scope = self::scope(&app.store);
+    engine::add_edge(
+        &scope,
+        model,
+        membership,
+        &goal,
+        &user,
+        &role("CONTRIBUTOR"),
+    )
+    .await
+    .expect("the edge's metadata change");
+    let changes = scope.take_changes();
+    assert_eq!(changes[0].kind(), ChangeKind::Updated);
+    assert_eq!(
+        field(changes[0].old.as_ref(), "role").as_deref(),
+        Some("LEAD")
+    );
+    assert_eq!(
+        field(changes[0].new.as_ref(), "role").as_deref(),
+        Some("CONTRIBUTOR")
+    );
+
+    // Deleting the user removes the edge in the same transaction: both are reported.
+    let scope = self::scope(&app.store);
+    let user_type = model.type_def("User").expect("User");
+    engine::delete_node(&scope, model, user_type, &user, None)
+        .await
+        .expect("the delete commits");
+    let mut changes: Vec<(String, ChangeKind)> = scope
+        .take_changes()
+        .into_iter()
+        .map(|change| (change.typename.clone(), change.kind()))
+        .collect();
+    changes.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        changes,
+        [
+            ("GoalMembership".to_owned(), ChangeKind::Deleted),
+            ("User".to_owned(), ChangeKind::Deleted),
+        ]
+    );
+    app.assert_table_consistent().await;
+}
+
+#[tokio::test]
+async fn a_refused_write_reports_no_change_and_leaves_the_table_as_it_was() {
+    let app = spawn_app().await;
+    let model = &app.model;
+    let farm = model.type_def("Farm").expect("Farm");
+    create(
+        &app.store,
+        model,
+        "Farm",
+        vec![("name".into(), text("Ridge"))],
+    )
+    .await;
+
+    let scope = scope(&app.store);
+    let error = engine::create_node(&scope, model, farm, &vec![("name".into(), text(" RIDGE "))])
+        .await
+        .expect_err("the name is taken, in another case");
+    assert_eq!(
+        error,
+        EngineError::UniqueConstraintViolation {
+            type_name: "Farm".into(),
+            field: "name".into()
+        }
+    );
+    assert!(scope.take_changes().is_empty());
+
+    let error = engine::remove_edge(&scope, model, "GoalMembership", "nobody", "nothing")
+        .await
+        .expect_err("there is no such edge");
+    assert_eq!(error.error_type(), "BadUserInput");
+    assert!(scope.take_changes().is_empty());
+    app.assert_table_consistent().await;
+}
+
+#[tokio::test]
+async fn a_page_is_read_without_graphql_and_its_cursor_moves_within_it() {
+    let app = spawn_app().await;
+    let model = &app.model;
+    let farm = create(
+        &app.store,
+        model,
+        "Farm",
+        vec![("name".into(), text("Ridge"))],
+    )
+    .await;
+    for name in ["Clara", "bessie", "Daisy"] {
+        create(
+            &app.store,
+            model,
+            "Cow",
+            vec![("name".into(), text(name)), ("farmId".into(), text(&farm))],
+        )
+        .await;
+    }
+    let farm_type = model.type_def("Farm").expect("Farm");
+    let cows = engine::Connection::of(farm_type, farm_type.field("cows").expect("cows"), model)
+        .expect("a connection field");
+    let first_two = PageRequest::new(PageArguments {
+        first: Some(2),
+        ..PageArguments::default()
+    })
+    .expect("a valid page");
+    let scope = scope(&app.store);
+    let page = engine::read_page(&scope, model, &cows, &farm, &first_two, false)
+        .await
+        .expect("the page is read");
+    let names: Vec<Option<String>> = page
+        .edges
+        .iter()
+        .map(|edge| field(edge.node.as_ref().map(|node| &node.item), "name"))
+        .collect();
+    assert_eq!(names, [Some("bessie".into()), Some("Clara".into())]);
+    assert!(page.has_next_page);
+    assert_eq!(scope.calls.calls().len(), 1, "a page is one Query");
+
+    let rest = PageRequest::new(PageArguments {
+        first: Some(2),
+        after: Some(page.edges[1].cursor.clone()),
+        ..PageArguments::default()
+    })
+    .expect("a valid page");
+    let page = engine::read_page(&scope, model, &cows, &farm, &rest, false)
+        .await
+        .expect("the next page is read");
+    assert_eq!(page.edges.len(), 1);
+    assert!(!page.has_next_page && page.has_previous_page);
+
+    // A cursor of this connection under another farm is refused.
+    let forged = engine::read_page(&scope, model, &cows, "another-farm", &rest, false)
+        .await
+        .expect_err("the cursor is bound to its farm");
+    assert_eq!(forged.error_type(), "BadUserInput");
+}

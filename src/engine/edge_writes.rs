@@ -46,151 +46,10 @@ pub async fn add_edge(
             "an edge cannot point at its own source",
         ));
     }
-    let edge_name = edge_def.name.as_str();
-    let edge_key = Key {
-        pk: keys::node_key(from),
-        sk: keys::edge_sort_key(edge_name, to),
-    };
     for _ in 0..WRITE_ATTEMPTS {
-        let Some(source) = read_node_consistent(scope, &edge_def.from, from).await? else {
-            return Err(EngineError::bad_input(format!(
-                "from: there is no {} with id {from}",
-                edge_def.from
-            )));
-        };
-        let existing = scope
-            .store
-            .get_item_consistent(&edge_key)
-            .await
-            .map_err(|e| EngineError::from_store(&e))?;
-        // The target's type is recorded on the edge, so a read of the inverse slot knows what
-        // the node it starts from is without reading it.
-        let reachable = model.possible_types(&edge_def.to);
-        let target_type = scope
-            .loader
-            .load(&keys::node_key(to))
-            .await
-            .map_err(|e| EngineError::from_store(&e))?
-            .and_then(|target| {
-                target
-                    .get("__typename")
-                    .and_then(AttrValue::as_str)
-                    .map(str::to_owned)
-            })
-            .filter(|typename| reachable.contains(&typename.as_str()));
-        let Some(target_type) = target_type else {
-            return Err(EngineError::bad_input(format!(
-                "to: there is no {} with id {to}",
-                edge_def.to
-            )));
-        };
-        let now = now();
-        let mut edge = metadata.clone();
-        edge.extend([
-            ("PK".to_owned(), AttrValue::S(edge_key.pk.clone())),
-            ("SK".to_owned(), AttrValue::S(edge_key.sk.clone())),
-            ("__typename".to_owned(), AttrValue::S(edge_name.to_owned())),
-            ("from".to_owned(), AttrValue::S(from.to_owned())),
-            ("to".to_owned(), AttrValue::S(to.to_owned())),
-            ("toType".to_owned(), AttrValue::S(target_type.clone())),
-            ("updatedAt".to_owned(), AttrValue::S(now.clone())),
-        ]);
-        let created = existing
-            .as_ref()
-            .and_then(|e| e.get("createdAt").cloned())
-            .unwrap_or(AttrValue::S(now));
-        edge.insert("createdAt".to_owned(), created);
-        let sort = edge_sort_value(model, edge_def, &edge);
-        edge.insert(
-            keys::slot_partition_attribute(edge_def.slot),
-            AttrValue::S(keys::slot_partition(edge_name, to)),
-        );
-        edge.insert(
-            keys::slot_sort_attribute(edge_def.slot),
-            AttrValue::S(keys::slot_sort_key(sort.as_deref(), from)),
-        );
-        let inverse_key_len = text(&edge, &keys::slot_sort_attribute(edge_def.slot)).len();
-        if inverse_key_len > keys::MAX_SORT_KEY_BYTES {
-            return Err(EngineError::bad_input(format!(
-                "{edge_name}.{}: too long to sort by: at most {MAX_SORT_VALUE_BYTES} bytes",
-                edge_def.sort_by.as_deref().unwrap_or("sort value"),
-            )));
-        }
-        check_item_size(edge_name, &edge)?;
-
-        let edge = Arc::new(edge);
-        let mut plan = Plan::default();
-        let edge_condition = match &existing {
-            Some(existing) => vec![Clause::Equals(
-                "updatedAt".to_owned(),
-                existing
-                    .get("updatedAt")
-                    .cloned()
-                    .unwrap_or(AttrValue::Null),
-            )],
-            None => vec![Clause::NotExists],
-        };
-        plan.push(
-            Write::Put {
-                item: (*edge).clone(),
-                condition: edge_condition,
-            },
-            Purpose::Edge,
-        );
-        plan.changes(Change::edge(existing.map(Arc::new), Some(edge.clone())));
-        if edge_def.edge_set {
-            let entry = keys::edge_set_entry(edge_name, to, sort.as_deref());
-            let (next, version) =
-                next_version(with_edge_set_entry(&source, edge_name, to, Some(entry)));
-            let size = item_size(&next);
-            if size > MAX_ITEM_BYTES {
-                return Err(EngineError::bad_input(format!(
-                    "adding this edge would grow {} {from} to {size} bytes, past DynamoDB's item limit of {MAX_ITEM_BYTES} bytes; consider edgeSet: false for {edge_name}",
-                    edge_def.from
-                )));
-            }
-            plan.push(
-                Write::Put {
-                    item: next,
-                    condition: vec![version_is(version)],
-                },
-                Purpose::Node,
-            );
-        } else {
-            // The source's version moves even though its edge set does not, so a delete of the
-            // source that read its edges before this one fails and reads them again.
-            plan.push(
-                Write::Bump {
-                    key: Key::same(keys::node_key(from)),
-                    remove_from_edges: Vec::new(),
-                    condition: vec![Clause::Equals(
-                        "__typename".to_owned(),
-                        AttrValue::S(edge_def.from.clone()),
-                    )],
-                },
-                Purpose::Reference {
-                    field: "from".to_owned(),
-                    target: edge_def.from.clone(),
-                    id: from.to_owned(),
-                },
-            );
-        }
-        // Likewise the target's: a delete of the target racing this add fails and retries.
-        plan.push(
-            Write::Bump {
-                key: Key::same(keys::node_key(to)),
-                remove_from_edges: Vec::new(),
-                condition: vec![Clause::Equals(
-                    "__typename".to_owned(),
-                    AttrValue::S(target_type),
-                )],
-            },
-            Purpose::Reference {
-                field: "to".to_owned(),
-                target: edge_def.to.clone(),
-                id: to.to_owned(),
-            },
-        );
+        let ends = read_ends(scope, model, edge_def, from, to).await?;
+        let edge = Arc::new(edge_item(model, edge_def, &ends, metadata)?);
+        let plan = add_plan(model, edge_def, &ends, edge.clone())?;
         match commit(scope, plan).await? {
             Ok(()) => {
                 scope.loader.forget(&keys::node_key(from));
@@ -205,8 +64,204 @@ pub async fn add_edge(
             Err(_) => return Err(EngineError::Internal),
         }
     }
-    tracing::warn!(%from, %to, edge = edge_name, "add gave up after losing every race");
+    tracing::warn!(%from, %to, edge = %edge_def.name, "add gave up after losing every race");
     Err(EngineError::StorageUnavailable)
+}
+
+/// What an edge write reads first: its source (strongly consistent), the edge as it is, and
+/// the type of its target.
+struct EdgeEnds {
+    from: String,
+    to: String,
+    source: Item,
+    existing: Option<Item>,
+    target_type: String,
+}
+
+async fn read_ends(
+    scope: &RequestScope,
+    model: &Model,
+    edge_def: &EdgeTypeDef,
+    from: &str,
+    to: &str,
+) -> Result<EdgeEnds, EngineError> {
+    let Some(source) = read_node_consistent(scope, &edge_def.from, from).await? else {
+        return Err(EngineError::bad_input(format!(
+            "from: there is no {} with id {from}",
+            edge_def.from
+        )));
+    };
+    let existing = scope
+        .store
+        .get_item_consistent(&Key {
+            pk: keys::node_key(from),
+            sk: keys::edge_sort_key(&edge_def.name, to),
+        })
+        .await
+        .map_err(|e| EngineError::from_store(&e))?;
+    // The target's type is recorded on the edge, so a read of the inverse slot knows what the
+    // node it starts from is without reading it.
+    let reachable = model.possible_types(&edge_def.to);
+    let target_type = scope
+        .loader
+        .load(&keys::node_key(to))
+        .await
+        .map_err(|e| EngineError::from_store(&e))?
+        .map(|target| text(&target, "__typename").to_owned())
+        .filter(|typename| reachable.contains(&typename.as_str()));
+    let Some(target_type) = target_type else {
+        return Err(EngineError::bad_input(format!(
+            "to: there is no {} with id {to}",
+            edge_def.to
+        )));
+    };
+    Ok(EdgeEnds {
+        from: from.to_owned(),
+        to: to.to_owned(),
+        source,
+        existing,
+        target_type,
+    })
+}
+
+/// The edge item to write: the metadata, both ends, the target's type, the inverse slot and
+/// the times (`createdAt` kept from an existing edge), within DynamoDB's limits.
+fn edge_item(
+    model: &Model,
+    edge_def: &EdgeTypeDef,
+    ends: &EdgeEnds,
+    metadata: &Item,
+) -> Result<Item, EngineError> {
+    let edge_name = edge_def.name.as_str();
+    let now = now();
+    let mut edge = metadata.clone();
+    edge.extend([
+        ("PK".to_owned(), AttrValue::S(keys::node_key(&ends.from))),
+        (
+            "SK".to_owned(),
+            AttrValue::S(keys::edge_sort_key(edge_name, &ends.to)),
+        ),
+        ("__typename".to_owned(), AttrValue::S(edge_name.to_owned())),
+        ("from".to_owned(), AttrValue::S(ends.from.clone())),
+        ("to".to_owned(), AttrValue::S(ends.to.clone())),
+        ("toType".to_owned(), AttrValue::S(ends.target_type.clone())),
+        ("updatedAt".to_owned(), AttrValue::S(now.clone())),
+    ]);
+    let created = ends
+        .existing
+        .as_ref()
+        .and_then(|e| e.get("createdAt").cloned())
+        .unwrap_or(AttrValue::S(now));
+    edge.insert("createdAt".to_owned(), created);
+    let sort = edge_sort_value(model, edge_def, &edge);
+    let inverse_sort_key = keys::slot_sort_key(sort.as_deref(), &ends.from);
+    if inverse_sort_key.len() > keys::MAX_SORT_KEY_BYTES {
+        return Err(EngineError::bad_input(format!(
+            "{edge_name}.{}: too long to sort by: at most {MAX_SORT_VALUE_BYTES} bytes",
+            edge_def.sort_by.as_deref().unwrap_or("sort value"),
+        )));
+    }
+    edge.insert(
+        keys::slot_partition_attribute(edge_def.slot),
+        AttrValue::S(keys::slot_partition(edge_name, &ends.to)),
+    );
+    edge.insert(
+        keys::slot_sort_attribute(edge_def.slot),
+        AttrValue::S(inverse_sort_key),
+    );
+    check_item_size(edge_name, &edge)?;
+    Ok(edge)
+}
+
+/// The transaction of an add: the edge (conditioned on what was read of it), the source's new
+/// edge set or a bump of its version, and a bump of the target's version. The bumps make a
+/// delete of either end that read its edges before this add fail and read them again.
+fn add_plan(
+    model: &Model,
+    edge_def: &EdgeTypeDef,
+    ends: &EdgeEnds,
+    edge: Arc<Item>,
+) -> Result<Plan, EngineError> {
+    let edge_name = edge_def.name.as_str();
+    let (from, to) = (ends.from.as_str(), ends.to.as_str());
+    let mut plan = Plan::default();
+    let edge_condition = match &ends.existing {
+        Some(existing) => vec![Clause::Equals(
+            "updatedAt".to_owned(),
+            existing
+                .get("updatedAt")
+                .cloned()
+                .unwrap_or(AttrValue::Null),
+        )],
+        None => vec![Clause::NotExists],
+    };
+    plan.push(
+        Write::Put {
+            item: (*edge).clone(),
+            condition: edge_condition,
+        },
+        Purpose::Edge,
+    );
+    if edge_def.edge_set {
+        let sort = edge_sort_value(model, edge_def, &edge);
+        let entry = keys::edge_set_entry(edge_name, to, sort.as_deref());
+        let (next, version) = next_version(with_edge_set_entry(
+            &ends.source,
+            edge_name,
+            to,
+            Some(entry),
+        ));
+        let size = item_size(&next);
+        if size > MAX_ITEM_BYTES {
+            return Err(EngineError::bad_input(format!(
+                "adding this edge would grow {} {from} to {size} bytes, past DynamoDB's item limit of {MAX_ITEM_BYTES} bytes; consider edgeSet: false for {edge_name}",
+                edge_def.from
+            )));
+        }
+        plan.push(
+            Write::Put {
+                item: next,
+                condition: vec![version_is(version)],
+            },
+            Purpose::Node,
+        );
+    } else {
+        plan.push(
+            Write::Bump {
+                key: Key::same(keys::node_key(from)),
+                remove_from_edges: Vec::new(),
+                condition: vec![Clause::Equals(
+                    "__typename".to_owned(),
+                    AttrValue::S(edge_def.from.clone()),
+                )],
+            },
+            Purpose::Reference {
+                field: "from".to_owned(),
+                target: edge_def.from.clone(),
+                id: from.to_owned(),
+            },
+        );
+    }
+    plan.push(
+        Write::Bump {
+            key: Key::same(keys::node_key(to)),
+            remove_from_edges: Vec::new(),
+            condition: vec![Clause::Equals(
+                "__typename".to_owned(),
+                AttrValue::S(ends.target_type.clone()),
+            )],
+        },
+        Purpose::Reference {
+            field: "to".to_owned(),
+            target: edge_def.to.clone(),
+            id: to.to_owned(),
+        },
+    );
+    plan.changes(Change::edge(
+        ends.existing.clone().map(Arc::new),
+        Some(edge),
+    ));
+    Ok(plan)
 }
 
 /// Removes the edge of type `edge_name` from `from` to `to`; an error when there is none.

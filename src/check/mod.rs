@@ -359,18 +359,9 @@ fn derived_edge(model: &Model, edge: &Item, by_key: &HashMap<(&str, &str), &Item
 fn derive_edge(model: &Model, edge: &Item, target_type: &str) -> Option<Item> {
     let edge_type = text(edge, "__typename");
     let edge_def = model.edge_def(edge_type)?;
-    let (from, to) = (text(edge, "from"), text(edge, "to"));
     let mut derived = edge.clone();
     derived.retain(|name, _| !keys::is_slot_attribute(name));
-    let sort = engine::edge_sort_value(model, edge_def, edge);
-    derived.insert(
-        keys::slot_partition_attribute(edge_def.slot),
-        AttrValue::S(keys::slot_partition(edge_type, to)),
-    );
-    derived.insert(
-        keys::slot_sort_attribute(edge_def.slot),
-        AttrValue::S(keys::slot_sort_key(sort.as_deref(), from)),
-    );
+    engine::set_edge_slot_attributes(model, edge_def, &mut derived);
     derived.insert("toType".to_owned(), AttrValue::S(target_type.to_owned()));
     Some(derived)
 }
@@ -400,10 +391,9 @@ pub async fn read_edge_set(
         .filter(|item| text(item, "SK") != node_key)
         .filter_map(|edge| {
             let edge_def = model.edge_def(text(edge, "__typename"))?;
-            edge_def.edge_set.then(|| {
-                let sort = engine::edge_sort_value(model, edge_def, edge);
-                keys::edge_set_entry(&edge_def.name, text(edge, "to"), sort.as_deref())
-            })
+            edge_def
+                .edge_set
+                .then(|| engine::edge_set_entry(model, edge_def, edge))
         })
         .collect())
 }
@@ -438,10 +428,9 @@ fn derived_edge_sets(model: &Model, items: &[Item]) -> HashMap<String, BTreeSet<
             && alive(from, &[edge_def.from.as_str()])
             && alive(to, &model.possible_types(&edge_def.to));
         if live && edge_def.edge_set {
-            let sort = engine::edge_sort_value(model, edge_def, edge);
             sets.entry(pk.to_owned())
                 .or_default()
-                .insert(keys::edge_set_entry(edge_type, to, sort.as_deref()));
+                .insert(engine::edge_set_entry(model, edge_def, edge));
         }
     }
     sets

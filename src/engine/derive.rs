@@ -143,6 +143,31 @@ pub fn edge_sort_value(model: &Model, edge_def: &EdgeTypeDef, item: &Item) -> Op
     Some(sort_value(model, item, field, scalar))
 }
 
+/// The entry an edge item takes in its source's edge set: `<type>#<to>` with its sort value.
+pub fn edge_set_entry(model: &Model, edge_def: &EdgeTypeDef, edge: &Item) -> String {
+    keys::edge_set_entry(
+        &edge_def.name,
+        text(edge, "to"),
+        edge_sort_value(model, edge_def, edge).as_deref(),
+    )
+}
+
+/// Sets an edge item's inverse slot (`PKnn`: its type and target, `SKnn`: its sort value and
+/// source) from its `from`, `to` and sort field.
+pub fn set_edge_slot_attributes(model: &Model, edge_def: &EdgeTypeDef, edge: &mut Item) {
+    let sort = edge_sort_value(model, edge_def, edge);
+    let partition = keys::slot_partition(&edge_def.name, text(edge, "to"));
+    let sort_key = keys::slot_sort_key(sort.as_deref(), text(edge, "from"));
+    edge.insert(
+        keys::slot_partition_attribute(edge_def.slot),
+        AttrValue::S(partition),
+    );
+    edge.insert(
+        keys::slot_sort_attribute(edge_def.slot),
+        AttrValue::S(sort_key),
+    );
+}
+
 /// The sort value a role filter (`@targets(role:)`, `role:`) matches, for an edge type that
 /// sorts by an enum.
 pub fn role_sort_value(

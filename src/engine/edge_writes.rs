@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use super::change::Change;
 use super::derive::{
-    MAX_SORT_VALUE_BYTES, check_item_size, edge_sort_value, text, with_edge_set_entry,
+    MAX_SORT_VALUE_BYTES, check_item_size, edge_set_entry, set_edge_slot_attributes, text,
+    with_edge_set_entry,
 };
 use super::error::EngineError;
 use super::nodes::read_node_consistent;
@@ -153,22 +154,13 @@ fn edge_item(
         .and_then(|e| e.get("createdAt").cloned())
         .unwrap_or(AttrValue::S(now));
     edge.insert("createdAt".to_owned(), created);
-    let sort = edge_sort_value(model, edge_def, &edge);
-    let inverse_sort_key = keys::slot_sort_key(sort.as_deref(), &ends.from);
-    if inverse_sort_key.len() > keys::MAX_SORT_KEY_BYTES {
+    set_edge_slot_attributes(model, edge_def, &mut edge);
+    if text(&edge, &keys::slot_sort_attribute(edge_def.slot)).len() > keys::MAX_SORT_KEY_BYTES {
         return Err(EngineError::bad_input(format!(
             "{edge_name}.{}: too long to sort by: at most {MAX_SORT_VALUE_BYTES} bytes",
             edge_def.sort_by.as_deref().unwrap_or("sort value"),
         )));
     }
-    edge.insert(
-        keys::slot_partition_attribute(edge_def.slot),
-        AttrValue::S(keys::slot_partition(edge_name, &ends.to)),
-    );
-    edge.insert(
-        keys::slot_sort_attribute(edge_def.slot),
-        AttrValue::S(inverse_sort_key),
-    );
     check_item_size(edge_name, &edge)?;
     Ok(edge)
 }
@@ -203,8 +195,7 @@ fn add_plan(
         Purpose::Edge,
     );
     if edge_def.edge_set {
-        let sort = edge_sort_value(model, edge_def, &edge);
-        let entry = keys::edge_set_entry(edge_name, to, sort.as_deref());
+        let entry = edge_set_entry(model, edge_def, &edge);
         let (next, version) = next_version(with_edge_set_entry(
             &ends.source,
             edge_name,
@@ -319,11 +310,7 @@ pub fn detach(model: &Model, edges: &[Arc<Item>], deleting: Option<&str>) -> Pla
         if Some(from) == deleting {
             continue;
         }
-        let entry = keys::edge_set_entry(
-            edge_type,
-            text(edge, "to"),
-            edge_sort_value(model, edge_def, edge).as_deref(),
-        );
+        let entry = edge_set_entry(model, edge_def, edge);
         entries.entry(from.to_owned()).or_default().push(entry);
     }
     let mut plan = Plan::default();

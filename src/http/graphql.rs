@@ -1,7 +1,6 @@
 //! GraphQL over HTTP: POST with a JSON body, GET with query parameters (never a mutation), and
 //! GraphiQL for browsers.
 
-use std::io::Write as _;
 use std::sync::Arc;
 
 use async_graphql::parser::types::OperationType;
@@ -51,12 +50,11 @@ pub async fn graphql_get(
     };
     let Some(query) = params.query else {
         if let (Some(page), true) = (&state.inner.graphiql, accepts(&headers, "text/html")) {
-            let answer = Answer::for_request(&headers);
-            return answer.encoded(
-                StatusCode::OK,
-                "text/html; charset=utf-8",
-                page.clone().into_bytes(),
-            );
+            return (
+                [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+                page.clone(),
+            )
+                .into_response();
         }
         return request_error(&headers, StatusCode::BAD_REQUEST, "missing query parameter");
     };
@@ -102,26 +100,6 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
     let Some(caller) = caller_of(&state, &mut parts.extensions) else {
         return unguarded(&headers);
     };
-    let body = match axum::body::to_bytes(body, state.inner.max_body_bytes).await {
-        Ok(body) => body,
-        Err(error) => {
-            let too_large = std::error::Error::source(&error)
-                .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
-            return if too_large {
-                request_error(
-                    &headers,
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "the request body is larger than the server accepts",
-                )
-            } else {
-                request_error(
-                    &headers,
-                    StatusCode::BAD_REQUEST,
-                    "the request body could not be read",
-                )
-            };
-        }
-    };
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -133,6 +111,20 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
             "send the request as application/json",
         );
     }
+    // The body limit is the layer's (see `layers`); a body that declared no length meets it here.
+    let body = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(body) => body,
+        Err(error) if is_over_limit(&error) => {
+            return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+        }
+        Err(_) => {
+            return request_error(
+                &headers,
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read",
+            );
+        }
+    };
     // A batch is a JSON array; refuse it before parsing anything.
     if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
         return request_error(
@@ -166,6 +158,18 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
             async_graphql::Variables::from_json(serde_json::Value::Object(variables));
     }
     execute(&state, &headers, request.data(caller)).await
+}
+
+/// Whether reading a body failed on the body limit (its error sits somewhere in the chain).
+fn is_over_limit(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = source {
+        if error.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = error.source();
+    }
+    false
 }
 
 /// The caller the credentials layer attached; anonymous only when the server checks no
@@ -243,15 +247,11 @@ fn accepts(headers: &HeaderMap, media: &str) -> bool {
         .any(|v| v.contains(media))
 }
 
-/// Answers smaller than this are sent as they are: compressing them saves less than it costs.
-const COMPRESS_FROM_BYTES: usize = 1024;
-
-/// How a client wants its answers: the media type it accepts, and whether gzip is welcome.
+/// How a client wants its answers: `application/graphql-response+json` when it lists it, else
+/// `application/json`.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Answer {
-    /// `application/graphql-response+json` when the client lists it, else `application/json`.
     pub media: &'static str,
-    gzip: bool,
 }
 
 impl Answer {
@@ -262,70 +262,19 @@ impl Answer {
             } else {
                 JSON
             },
-            gzip: accepts_gzip(headers),
         }
     }
 
     /// `body` as JSON in the client's media type.
     pub fn json(self, status: StatusCode, body: &impl serde::Serialize) -> Response {
         let body = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
-        self.encoded(status, self.media, body)
+        (
+            status,
+            [(header::CONTENT_TYPE, HeaderValue::from_static(self.media))],
+            body,
+        )
+            .into_response()
     }
-
-    /// `body`, gzipped when the client accepts it and it is large enough to gain from it.
-    pub fn encoded(
-        self,
-        status: StatusCode,
-        content_type: &'static str,
-        body: Vec<u8>,
-    ) -> Response {
-        let content_type = (header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-        if body.len() < COMPRESS_FROM_BYTES {
-            return (status, [content_type], body).into_response();
-        }
-        // Whether compressed or not, this answer depends on the client's Accept-Encoding.
-        let vary = (header::VARY, HeaderValue::from_static("accept-encoding"));
-        if self.gzip {
-            let mut encoder = flate2::write::GzEncoder::new(
-                Vec::with_capacity(body.len() / 4),
-                flate2::Compression::fast(),
-            );
-            if encoder.write_all(&body).is_ok()
-                && let Ok(compressed) = encoder.finish()
-            {
-                let gzip = (header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-                return (status, [content_type, gzip, vary], compressed).into_response();
-            }
-        }
-        (status, [content_type, vary], body).into_response()
-    }
-}
-
-/// Whether the client takes gzip: `Accept-Encoding` gives `gzip` (or `x-gzip`) a weight above
-/// zero, or names neither and gives `*` one (RFC 9110, section 12.5.3). A weight that does not
-/// parse counts as a refusal.
-fn accepts_gzip(headers: &HeaderMap) -> bool {
-    let mut gzip: Option<f32> = None;
-    let mut any: Option<f32> = None;
-    let codings = headers
-        .get_all(header::ACCEPT_ENCODING)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','));
-    for coding in codings {
-        let mut parts = coding.split(';').map(str::trim);
-        let name = parts.next().unwrap_or_default();
-        let weight = parts
-            .filter_map(|parameter| parameter.split_once('='))
-            .find(|(key, _)| key.trim().eq_ignore_ascii_case("q"))
-            .map_or(1.0, |(_, value)| value.trim().parse::<f32>().unwrap_or(0.0));
-        if name.eq_ignore_ascii_case("gzip") || name.eq_ignore_ascii_case("x-gzip") {
-            gzip = Some(gzip.map_or(weight, |seen| seen.max(weight)));
-        } else if name == "*" {
-            any = Some(weight);
-        }
-    }
-    gzip.or(any).is_some_and(|weight| weight > 0.0)
 }
 
 /// An error answered before any GraphQL ran.

@@ -1,20 +1,21 @@
 //! Liveness and readiness.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 
 use super::AppState;
-use super::graphql::Answer;
 
-/// Storage-call totals and latency histograms, in Prometheus' text format (gzipped when the
-/// scraper accepts it).
-pub async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    Answer::for_request(&headers).encoded(
-        StatusCode::OK,
-        "text/plain; version=0.0.4; charset=utf-8",
-        state.inner.store.metrics().render().into_bytes(),
+/// Storage-call totals and latency histograms, in Prometheus' text format.
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.inner.store.metrics().render(),
     )
+        .into_response()
 }
 
 /// The process is up and serving HTTP.

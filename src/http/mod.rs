@@ -2,13 +2,13 @@
 //!
 //! Invariant: `/healthz` answers without touching the store; `/readyz` answers 200 only when
 //! the store answers; `/metrics` reports every storage call the process made. Only `/graphql`
-//! needs credentials, when any are configured. Every request passes the [`envelope`]: request
-//! id, span, time limit, panic capture, CORS.
+//! needs credentials, when any are configured. Every request passes the tower-http [`layers`]:
+//! request id, span, CORS, compression, time limit, panic capture, body limit.
 
-mod envelope;
 mod graphql;
 mod guard;
 mod health;
+mod layers;
 
 use std::sync::Arc;
 
@@ -19,6 +19,8 @@ use crate::auth::Authenticator;
 use crate::config::HttpConfig;
 use crate::graphql::Api;
 use crate::store::Store;
+
+pub use layers::with_layers;
 
 /// The header a client sets to get the storage calls of its request in `extensions`.
 pub const STORAGE_CALLS_HEADER: &str = "x-tablegraph-storage-calls";
@@ -36,7 +38,6 @@ struct StateInner {
     graphiql: Option<String>,
     expose_storage_calls: bool,
     max_storage_calls: usize,
-    max_body_bytes: usize,
 }
 
 impl AppState {
@@ -57,7 +58,6 @@ impl AppState {
                 graphiql,
                 expose_storage_calls: config.expose_storage_calls,
                 max_storage_calls: config.graphql.max_storage_calls,
-                max_body_bytes: config.max_body_bytes,
             }),
         }
     }
@@ -82,7 +82,7 @@ fn graphiql_page(needs_api_key: bool) -> String {
     )
 }
 
-/// The application's routes under the [`envelope`].
+/// The application's routes under the [`layers`].
 pub fn router(state: AppState, config: &HttpConfig) -> Router {
     let mut graphql = Router::new().route(
         "/graphql",
@@ -102,12 +102,4 @@ pub fn router(state: AppState, config: &HttpConfig) -> Router {
         .merge(graphql)
         .with_state(state);
     with_layers(router, config)
-}
-
-/// Wraps `router` in what every request passes: see [`envelope`].
-pub fn with_layers(router: Router, config: &HttpConfig) -> Router {
-    router.layer(axum::middleware::from_fn_with_state(
-        envelope::Envelope::new(config.request_timeout),
-        envelope::envelope,
-    ))
 }

@@ -128,6 +128,69 @@ async fn an_oversized_body_is_refused_with_413() {
         .await
         .expect("the server answers");
     assert_eq!(response.status(), 413);
+    let request_id = response.headers()["x-request-id"]
+        .to_str()
+        .expect("text")
+        .to_owned();
+    let body: Value = response.json().await.expect("a GraphQL error body");
+    assert_eq!(
+        body["errors"][0]["extensions"]["errorType"],
+        "PayloadTooLarge"
+    );
+    assert_eq!(body["errors"][0]["extensions"]["requestId"], request_id);
+}
+
+#[tokio::test]
+async fn a_streamed_body_over_the_limit_is_refused_with_413_too() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let app = spawn_app_with(HttpConfig {
+        max_body_bytes: 1024,
+        ..HttpConfig::default()
+    })
+    .await;
+    // No Content-Length: the limit is met while the body is read.
+    let body = format!(
+        r#"{{"query":"{{ __typename }}","variables":{{"n":"{}"}}}}"#,
+        "x".repeat(2048)
+    );
+    let request = format!(
+        "POST /graphql HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+         transfer-encoding: chunked\r\nconnection: close\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
+        app.address,
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(app.address)
+        .await
+        .expect("a connection");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .expect("the request is sent");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.expect("an answer");
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("PayloadTooLarge"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_get_names_the_operation_to_run() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .get(app.url("/graphql"))
+        .query(&[
+            (
+                "query",
+                "query A { a: __typename } query B { b: __typename }",
+            ),
+            ("operationName", "B"),
+        ])
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.expect("JSON");
+    assert_eq!(body, json!({ "data": { "b": "Query" } }));
 }
 
 #[tokio::test]
@@ -189,7 +252,8 @@ async fn responses_are_compressed_when_the_client_accepts_it() {
     );
 
     // Refused with q=0 (however spelled, and whatever `*` says), and never for an answer too
-    // small to gain from it; `x-gzip` and `*` alone are gzip too.
+    // small to gain from it; `x-gzip` is gzip too. `*` names no coding, so the answer goes as
+    // it is, which every client accepts.
     for refusal in [
         "gzip;q=0",
         "gzip;Q=0",
@@ -204,9 +268,14 @@ async fn responses_are_compressed_when_the_client_accepts_it() {
         );
         assert_eq!(refused.headers()["vary"], "accept-encoding", "{refusal}");
     }
-    for welcome in ["x-gzip", "*", "identity;q=0.5, *;q=0.1"] {
-        let zipped = post(welcome).await.expect("the server answers");
-        assert_eq!(zipped.headers()["content-encoding"], "gzip", "{welcome}");
+    let zipped = post("x-gzip").await.expect("the server answers");
+    assert_eq!(zipped.headers()["content-encoding"], "gzip");
+    for wildcard in ["*", "identity;q=0.5, *;q=0.1"] {
+        let plain = post(wildcard).await.expect("the server answers");
+        assert!(
+            !plain.headers().contains_key("content-encoding"),
+            "{wildcard}"
+        );
     }
     let small = app
         .client

@@ -1,8 +1,33 @@
 //! GraphQL over HTTP: POST with a JSON body, GET with query parameters (never a mutation), and
-//! GraphiQL for browsers.
+//! GraphiQL for browsers. A request that did not parse or validate answers 400 without `data`
+//! when the client accepts `application/graphql-response+json`; anything that ran answers 200
+//! with `data`.
+//!
+//! A POST body is read into an `async_graphql::Request` by async-graphql's own
+//! [`receive_body`](async_graphql::http::receive_body), the parser async-graphql-axum's
+//! `GraphQLRequest` extractor runs. It reads a body without `query` as an empty query (a
+//! GraphQL error, 200 to a JSON client) where the spec wants the 400 of a malformed request, so
+//! the handler looks for the member when the query is empty.
+//!
+//! # Why not async-graphql-axum
+//!
+//! Each part of it breaks a contract this server keeps (`conformance/run.sh`,
+//! `tests/api/http.rs`):
+//!
+//! - its extractor parses any content type (`text/plain` as JSON, `multipart/form-data` as an
+//!   upload), which a browser may post cross-origin without a preflight; we answer 415 to
+//!   anything but `application/json` before reading the body;
+//! - it reads the body through a stream whose errors it turns into text, so a streamed body
+//!   over the limit answers 400 instead of 413, and its rejections are plain-text bodies;
+//! - for GET it calls `parse_query_string`, which reads an `operation_name` parameter instead
+//!   of `operationName`, so a GET naming one of several operations fails;
+//! - its `GraphQLResponse` always answers `application/graphql-response+json` with 200, while
+//!   a client that accepts only `application/json` must get that type, and a request error
+//!   must answer 400 in the other.
 
 use std::sync::Arc;
 
+use async_graphql::ParseRequestError;
 use async_graphql::parser::types::OperationType;
 use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -15,18 +40,6 @@ use crate::engine::RequestScope;
 
 const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
 const JSON: &str = "application/json";
-
-/// The body of a POST: `query` is required and a string; `variables` and `extensions` are
-/// objects or null.
-#[derive(Debug, Deserialize)]
-struct PostBody {
-    query: String,
-    #[serde(rename = "operationName")]
-    operation_name: Option<String>,
-    variables: Option<serde_json::Map<String, serde_json::Value>>,
-    #[serde(rename = "extensions")]
-    _extensions: Option<serde_json::Map<String, serde_json::Value>>,
-}
 
 /// The parameters of a GET request.
 #[derive(Debug, Deserialize)]
@@ -125,38 +138,21 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
             );
         }
     };
-    // A batch is a JSON array; refuse it before parsing anything.
-    if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
-        return request_error(
-            &headers,
-            StatusCode::BAD_REQUEST,
-            "batched requests are not supported",
-        );
-    }
-    // Parsed once, straight into its parts.
-    let parts: PostBody = match serde_json::from_slice(&body) {
-        Ok(parts) => parts,
-        Err(e) if e.is_syntax() || e.is_eof() => {
-            return request_error(
-                &headers,
-                StatusCode::BAD_REQUEST,
-                "the body is not valid JSON",
-            );
+    let request = match async_graphql::http::receive_body(
+        Some(content_type),
+        &body[..],
+        async_graphql::http::MultipartOptions::default(),
+    )
+    .await
+    {
+        Ok(request) if request.query.is_empty() && !has_query_member(&body) => {
+            return request_error(&headers, StatusCode::BAD_REQUEST, "missing query");
         }
-        Err(e) => {
-            return request_error(
-                &headers,
-                StatusCode::BAD_REQUEST,
-                &format!("not a GraphQL request: {e}"),
-            );
+        Ok(request) => request,
+        Err(error) => {
+            return request_error(&headers, StatusCode::BAD_REQUEST, refusal(&error));
         }
     };
-    let mut request = async_graphql::Request::new(parts.query);
-    request.operation_name = parts.operation_name;
-    if let Some(variables) = parts.variables {
-        request.variables =
-            async_graphql::Variables::from_json(serde_json::Value::Object(variables));
-    }
     execute(&state, &headers, request.data(caller)).await
 }
 
@@ -170,6 +166,36 @@ fn is_over_limit(error: &axum::Error) -> bool {
         source = error.source();
     }
     false
+}
+
+/// Whether a JSON body has a `query` member. async-graphql reads a missing one as `""`, but the
+/// two differ: without `query` the body is not a GraphQL request (400), while `""` is a
+/// document that does not parse (a GraphQL error, 200 to a JSON client). Only asked when the
+/// query is empty.
+fn has_query_member(body: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Members {
+        query: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Members>(body).is_ok_and(|members| members.query.is_some())
+}
+
+/// What a client is told about a body that is not a GraphQL request.
+fn refusal(error: &ParseRequestError) -> &'static str {
+    match error {
+        ParseRequestError::UnsupportedBatch => "batched requests are not supported",
+        ParseRequestError::InvalidRequest(error)
+            if error
+                .downcast_ref::<serde_json::Error>()
+                .is_some_and(|e| e.is_syntax() || e.is_eof()) =>
+        {
+            "the body is not valid JSON"
+        }
+        _ => {
+            "the body is not a GraphQL request: a JSON object with a string `query`, and \
+             optionally `operationName` (a string), `variables` and `extensions` (objects)"
+        }
+    }
 }
 
 /// The caller the credentials layer attached; anonymous only when the server checks no

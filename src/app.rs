@@ -15,9 +15,11 @@ use crate::model::{Model, ModelError};
 use crate::resolvers::{ResolverError, Resolvers};
 use crate::store::{Credentials, EmbeddedStore, Store, StoreError};
 
+/// Why the server did not start. A variant with a `source` leaves it out of its own message:
+/// the error is printed once with its chain (`{:#}`), which names the cause.
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     ReadSchema {
         path: String,
         source: std::io::Error,
@@ -34,7 +36,7 @@ pub enum StartupError {
     Resolver(#[from] ResolverError),
     #[error("cannot build the GraphQL schema: {0}")]
     Schema(String),
-    #[error("cannot listen on {address}: {source}")]
+    #[error("cannot listen on {address}")]
     Listen {
         address: SocketAddr,
         source: std::io::Error,

@@ -16,7 +16,8 @@ async fn main() -> std::process::ExitCode {
     match tablegraph::cli::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
-            tracing::error!("{error:#}");
+            // Once, with its chain of causes, and whatever RUST_LOG says: it is why the
+            // process stops.
             eprintln!("tablegraph: {error:#}");
             std::process::ExitCode::FAILURE
         }

@@ -19,5 +19,6 @@ mod migrations;
 mod network;
 mod resolvers;
 mod schema;
+mod startup;
 mod storm;
 mod tools;

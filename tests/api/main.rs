@@ -15,6 +15,7 @@ mod helpers;
 mod http;
 mod lifecycle;
 mod limits;
+mod logs;
 mod migrations;
 mod network;
 mod resolvers;

@@ -1,6 +1,7 @@
-//! Logging: structured `tracing` events to stderr, filtered by `RUST_LOG` (default `info`).
-//! Panics are logged as events too, inside the span that panicked, so a request's panic is
-//! logged once and carries its request id.
+//! Logging and metrics. Logs: structured `tracing` events to stderr, filtered by `RUST_LOG`
+//! (default `info`); panics are logged as events too, inside the span that panicked, so a
+//! request's panic is logged once and carries its request id. Metrics: [`Metrics`], a registry
+//! rendered in Prometheus' text format for `/metrics`.
 //!
 //! Invariant: a warning is something for an operator to look at. DynamoDB's refusals that the
 //! store expects and handles (a table not created yet, a failed condition on a unique value)
@@ -14,9 +15,23 @@
 //! `TransactWriteItems` of every refused duplicate showed as warnings. A level directive for
 //! its target would hide its 5xx answers too, so [`ExpectedStoreRefusals`] drops only the
 //! WARN events whose `status` is a 4xx, whatever `RUST_LOG` says.
+//!
+//! # Why `metrics` and not `prometheus-client`
+//!
+//! Both render the same text. `prometheus-client` takes a lock on every histogram
+//! observation and on every labelled lookup; `metrics-exporter-prometheus` counts in atomics
+//! and records histogram samples in a lock-free bucket that rendering drains, and the handles
+//! of the `metrics` facade can be kept, so recording a request or a storage call takes no
+//! lock. Each [`Metrics`] is its own registry rather than the facade's global recorder: tests
+//! run many servers in one process, and each one's `/metrics` counts its own calls.
 
 use std::fmt;
 use std::io::IsTerminal as _;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use metrics::{Counter, Histogram, Key, Label, Recorder as _};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusRecorder};
 
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Metadata};
@@ -90,9 +105,118 @@ impl Visit for StatusField {
     }
 }
 
+/// A registry of counters and histograms, rendered in Prometheus' text format. Cheap to clone;
+/// clones share the registry. Handles taken from it ([`Metrics::counter`],
+/// [`Metrics::histogram`]) record without a lock; keep them rather than asking again.
+#[derive(Clone)]
+pub struct Metrics {
+    recorder: Arc<PrometheusRecorder>,
+}
+
+/// How often histogram samples are folded into their buckets when nobody scrapes: they are
+/// kept until then, so this bounds their memory.
+const UPKEEP_EVERY: Duration = Duration::from_secs(5);
+
+/// Where a metric was registered from, as the `metrics` facade wants it; not rendered.
+static METADATA: metrics::Metadata<'static> =
+    metrics::Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
+
+impl Metrics {
+    /// A registry whose histograms count into `buckets` (upper bounds, ascending). Inside a
+    /// tokio runtime it also starts the upkeep that folds histogram samples into their buckets
+    /// every few seconds; the task ends with the registry.
+    pub fn new(buckets: &[f64]) -> Metrics {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets(buckets)
+            .expect("histogram buckets are a non-empty constant")
+            .build_recorder();
+        let metrics = Metrics {
+            recorder: Arc::new(recorder),
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(upkeep(Arc::downgrade(&metrics.recorder)));
+        }
+        metrics
+    }
+
+    /// Gives the counter `name` its `# HELP` line.
+    pub fn describe_counter(&self, name: &'static str, help: &'static str) {
+        self.recorder
+            .describe_counter(name.into(), None, help.into());
+    }
+
+    /// Gives the histogram `name` its `# HELP` line.
+    pub fn describe_histogram(&self, name: &'static str, help: &'static str) {
+        self.recorder
+            .describe_histogram(name.into(), None, help.into());
+    }
+
+    /// The counter `name` with these labels (created at zero the first time).
+    pub fn counter(&self, name: &'static str, labels: &[(&'static str, &str)]) -> Counter {
+        self.recorder
+            .register_counter(&key(name, labels), &METADATA)
+    }
+
+    /// The histogram `name` with these labels.
+    pub fn histogram(&self, name: &'static str, labels: &[(&'static str, &str)]) -> Histogram {
+        self.recorder
+            .register_histogram(&key(name, labels), &METADATA)
+    }
+
+    /// Every metric in Prometheus' text exposition format.
+    pub fn render(&self) -> String {
+        self.recorder.handle().render()
+    }
+}
+
+fn key(name: &'static str, labels: &[(&'static str, &str)]) -> Key {
+    let labels: Vec<Label> = labels
+        .iter()
+        .map(|(label, value)| Label::new(*label, (*value).to_owned()))
+        .collect();
+    Key::from_parts(name, labels)
+}
+
+async fn upkeep(recorder: Weak<PrometheusRecorder>) {
+    let mut every = tokio::time::interval(UPKEEP_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let Some(recorder) = recorder.upgrade() else {
+            return;
+        };
+        recorder.handle().run_upkeep();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_registry_renders_its_counters_and_histograms() {
+        let metrics = Metrics::new(&[0.1, 1.0]);
+        metrics.describe_counter("calls_total", "Calls made.");
+        metrics.describe_histogram("call_seconds", "How long calls took.");
+        let calls = metrics.counter("calls_total", &[("operation", "Query")]);
+        calls.increment(2);
+        let seconds = metrics.histogram("call_seconds", &[("operation", "Query")]);
+        seconds.record(0.05);
+        seconds.record(0.5);
+        let text = metrics.render();
+        for line in [
+            "# HELP calls_total Calls made.",
+            "# HELP call_seconds How long calls took.",
+            "# TYPE call_seconds histogram",
+            "calls_total{operation=\"Query\"} 2",
+            "call_seconds_bucket{operation=\"Query\",le=\"0.1\"} 1",
+            "call_seconds_bucket{operation=\"Query\",le=\"1\"} 2",
+            "call_seconds_bucket{operation=\"Query\",le=\"+Inf\"} 2",
+            "call_seconds_count{operation=\"Query\"} 2",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+    }
 
     #[test]
     fn only_the_embedded_stores_warnings_about_4xx_answers_are_expected() {

@@ -1,4 +1,4 @@
-//! Liveness and readiness.
+//! Liveness, readiness and metrics.
 
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -6,14 +6,16 @@ use axum::response::{IntoResponse, Response};
 
 use super::AppState;
 
-/// Storage-call totals and latency histograms, in Prometheus' text format.
+/// HTTP requests and storage calls, counts and latency histograms, in Prometheus' text format.
 pub async fn metrics(State(state): State<AppState>) -> Response {
+    let mut text = state.inner.metrics.render();
+    text.push_str(&state.inner.store.metrics().render());
     (
         [(
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        state.inner.store.metrics().render(),
+        text,
     )
         .into_response()
 }

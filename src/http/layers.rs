@@ -42,6 +42,7 @@ use tracing::Span;
 
 use super::STORAGE_CALLS_HEADER;
 use super::graphql::Answer;
+use super::metrics::HttpMetrics;
 use crate::auth::API_KEY_HEADER;
 use crate::config::HttpConfig;
 
@@ -50,8 +51,9 @@ const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static("x-request-id");
 /// Answers smaller than this are sent as they are: compressing them saves less than it costs.
 const COMPRESS_FROM_BYTES: u16 = 1024;
 
-/// Wraps `router` in the layers every request passes, outermost first.
-pub fn with_layers(router: Router, config: &HttpConfig) -> Router {
+/// Wraps `router` in the layers every request passes, outermost first; each request is counted
+/// in `metrics`.
+pub fn with_layers(router: Router, config: &HttpConfig, metrics: &HttpMetrics) -> Router {
     let layers = ServiceBuilder::new()
         .layer(SetRequestIdLayer::new(REQUEST_ID_HEADER, RequestIds::new()))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID_HEADER))
@@ -65,6 +67,10 @@ pub fn with_layers(router: Router, config: &HttpConfig) -> Router {
                 // A failure is logged where it is answered: below, or by the handler.
                 .on_failure(()),
         )
+        .layer(axum::middleware::from_fn_with_state(
+            metrics.clone(),
+            super::metrics::record,
+        ))
         .layer(cors())
         .layer(
             CompressionLayer::new()

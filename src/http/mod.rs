@@ -9,6 +9,7 @@ mod graphql;
 mod guard;
 mod health;
 mod layers;
+mod metrics;
 
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ use crate::graphql::Api;
 use crate::store::Store;
 
 pub use layers::with_layers;
+pub use metrics::HttpMetrics;
 
 /// The header a client sets to get the storage calls of its request in `extensions`.
 pub const STORAGE_CALLS_HEADER: &str = "x-tablegraph-storage-calls";
@@ -35,6 +37,7 @@ struct StateInner {
     api: Api,
     store: Store,
     auth: Option<Arc<Authenticator>>,
+    metrics: HttpMetrics,
     graphiql: Option<String>,
     expose_storage_calls: bool,
     max_storage_calls: usize,
@@ -55,6 +58,7 @@ impl AppState {
                 api,
                 store,
                 auth: auth.map(Arc::new),
+                metrics: HttpMetrics::new(&ROUTES),
                 graphiql,
                 expose_storage_calls: config.expose_storage_calls,
                 max_storage_calls: config.graphql.max_storage_calls,
@@ -82,10 +86,14 @@ fn graphiql_page(needs_api_key: bool) -> String {
     )
 }
 
+/// The paths the router serves.
+const ROUTES: [&str; 4] = ["/graphql", "/healthz", "/readyz", "/metrics"];
+
 /// The application's routes under the [`layers`].
 pub fn router(state: AppState, config: &HttpConfig) -> Router {
+    let [graphql_path, healthz, readyz, metrics] = ROUTES;
     let mut graphql = Router::new().route(
-        "/graphql",
+        graphql_path,
         get(graphql::graphql_get).post(graphql::graphql_post),
     );
     // Without credentials to check, the handler's caller is anonymous and nothing runs here.
@@ -95,11 +103,12 @@ pub fn router(state: AppState, config: &HttpConfig) -> Router {
             guard::authenticate,
         ));
     }
+    let http_metrics = state.inner.metrics.clone();
     let router = Router::new()
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
-        .route("/metrics", get(health::metrics))
+        .route(healthz, get(health::healthz))
+        .route(readyz, get(health::readyz))
+        .route(metrics, get(health::metrics))
         .merge(graphql)
         .with_state(state);
-    with_layers(router, config)
+    with_layers(router, config, &http_metrics)
 }

@@ -1,109 +1,86 @@
-//! Storage-call metrics for `/metrics`: calls, failures and latency per DynamoDB operation, in
-//! Prometheus' text format. Shared by every clone of the store.
+//! Storage-call metrics for `/metrics`: calls, failures and latency per DynamoDB operation.
+//! Shared by every clone of the store.
+//!
+//! Invariant: recording a call takes no lock. Each operation's handles are registered once,
+//! the first time it is called, and kept.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::OnceLock;
 use std::time::Duration;
+
+use metrics::{Counter, Histogram};
+
+use crate::telemetry::Metrics;
 
 /// Upper bounds (seconds) of the latency histogram's buckets.
 const BUCKETS: [f64; 12] = [
     0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
 ];
 
-#[derive(Debug, Default)]
+const CALLS: &str = "tablegraph_storage_calls_total";
+const FAILURES: &str = "tablegraph_storage_call_failures_total";
+const SECONDS: &str = "tablegraph_storage_call_seconds";
+
+/// The operations the store calls; any other is registered on each call.
+const OPERATIONS: [&str; 6] = [
+    "BatchGetItem",
+    "GetItem",
+    "Query",
+    "Scan",
+    "TransactWriteItems",
+    "DescribeTable",
+];
+
 pub struct StoreMetrics {
-    operations: Mutex<BTreeMap<&'static str, OperationStats>>,
+    metrics: Metrics,
+    /// One entry per name of [`OPERATIONS`], filled the first time it is called.
+    operations: [OnceLock<OperationMetrics>; OPERATIONS.len()],
 }
 
-#[derive(Debug, Default, Clone)]
-struct OperationStats {
-    calls: u64,
-    failures: u64,
-    /// Calls per bucket (not cumulative; summed when rendered).
-    buckets: [u64; BUCKETS.len()],
-    seconds: f64,
+struct OperationMetrics {
+    calls: Counter,
+    failures: Counter,
+    seconds: Histogram,
+}
+
+impl Default for StoreMetrics {
+    fn default() -> Self {
+        let metrics = Metrics::new(&BUCKETS);
+        metrics.describe_counter(CALLS, "Storage calls made, by DynamoDB operation.");
+        metrics.describe_counter(
+            FAILURES,
+            "Storage calls that failed, by DynamoDB operation.",
+        );
+        metrics.describe_histogram(SECONDS, "Storage call latency, by DynamoDB operation.");
+        StoreMetrics {
+            metrics,
+            operations: Default::default(),
+        }
+    }
 }
 
 impl StoreMetrics {
     pub fn observe(&self, operation: &'static str, took: Duration, ok: bool) {
-        let mut operations = self
-            .operations
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let stats = operations.entry(operation).or_default();
-        stats.calls += 1;
-        stats.failures += u64::from(!ok);
-        let seconds = took.as_secs_f64();
-        stats.seconds += seconds;
-        if let Some(bucket) = BUCKETS.iter().position(|bound| seconds <= *bound) {
-            stats.buckets[bucket] += 1;
+        let register = || OperationMetrics {
+            calls: self.metrics.counter(CALLS, &[("operation", operation)]),
+            failures: self.metrics.counter(FAILURES, &[("operation", operation)]),
+            seconds: self.metrics.histogram(SECONDS, &[("operation", operation)]),
+        };
+        let record = |handles: &OperationMetrics| {
+            handles.calls.increment(1);
+            if !ok {
+                handles.failures.increment(1);
+            }
+            handles.seconds.record(took.as_secs_f64());
+        };
+        match OPERATIONS.iter().position(|known| *known == operation) {
+            Some(index) => record(self.operations[index].get_or_init(register)),
+            None => record(&register()),
         }
     }
 
     /// The metrics in Prometheus' text exposition format.
     pub fn render(&self) -> String {
-        let operations = self
-            .operations
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone();
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "# HELP tablegraph_storage_calls_total Storage calls made, by DynamoDB operation."
-        );
-        let _ = writeln!(out, "# TYPE tablegraph_storage_calls_total counter");
-        for (operation, stats) in &operations {
-            let _ = writeln!(
-                out,
-                "tablegraph_storage_calls_total{{operation=\"{operation}\"}} {}",
-                stats.calls
-            );
-        }
-        let _ = writeln!(
-            out,
-            "# HELP tablegraph_storage_call_failures_total Storage calls that failed, by DynamoDB operation."
-        );
-        let _ = writeln!(out, "# TYPE tablegraph_storage_call_failures_total counter");
-        for (operation, stats) in &operations {
-            let _ = writeln!(
-                out,
-                "tablegraph_storage_call_failures_total{{operation=\"{operation}\"}} {}",
-                stats.failures
-            );
-        }
-        let _ = writeln!(
-            out,
-            "# HELP tablegraph_storage_call_seconds Storage call latency, by DynamoDB operation."
-        );
-        let _ = writeln!(out, "# TYPE tablegraph_storage_call_seconds histogram");
-        for (operation, stats) in &operations {
-            let mut cumulative = 0;
-            for (bound, count) in BUCKETS.iter().zip(stats.buckets) {
-                cumulative += count;
-                let _ = writeln!(
-                    out,
-                    "tablegraph_storage_call_seconds_bucket{{operation=\"{operation}\",le=\"{bound}\"}} {cumulative}"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "tablegraph_storage_call_seconds_bucket{{operation=\"{operation}\",le=\"+Inf\"}} {}",
-                stats.calls
-            );
-            let _ = writeln!(
-                out,
-                "tablegraph_storage_call_seconds_sum{{operation=\"{operation}\"}} {}",
-                stats.seconds
-            );
-            let _ = writeln!(
-                out,
-                "tablegraph_storage_call_seconds_count{{operation=\"{operation}\"}} {}",
-                stats.calls
-            );
-        }
-        out
+        self.metrics.render()
     }
 }
 
@@ -117,24 +94,28 @@ mod tests {
         metrics.observe("Query", Duration::from_micros(800), true);
         metrics.observe("Query", Duration::from_millis(30), false);
         let text = metrics.render();
+        for line in [
+            "tablegraph_storage_calls_total{operation=\"Query\"} 2",
+            "tablegraph_storage_call_failures_total{operation=\"Query\"} 1",
+            "tablegraph_storage_call_seconds_bucket{operation=\"Query\",le=\"0.0005\"} 0",
+            "tablegraph_storage_call_seconds_bucket{operation=\"Query\",le=\"0.001\"} 1",
+            "tablegraph_storage_call_seconds_bucket{operation=\"Query\",le=\"0.05\"} 2",
+            "tablegraph_storage_call_seconds_bucket{operation=\"Query\",le=\"+Inf\"} 2",
+            "tablegraph_storage_call_seconds_count{operation=\"Query\"} 2",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn an_operation_not_listed_is_counted_too() {
+        let metrics = StoreMetrics::default();
+        metrics.observe("UpdateTable", Duration::from_millis(2), true);
+        metrics.observe("UpdateTable", Duration::from_millis(2), true);
+        let text = metrics.render();
         assert!(
-            text.contains("tablegraph_storage_calls_total{operation=\"Query\"} 2"),
+            text.contains("tablegraph_storage_calls_total{operation=\"UpdateTable\"} 2"),
             "{text}"
         );
-        assert!(text.contains("tablegraph_storage_call_failures_total{operation=\"Query\"} 1"));
-        assert!(text.contains(
-            "tablegraph_storage_call_seconds_bucket{operation=\"Query\",le=\"0.001\"} 1"
-        ));
-        assert!(
-            text.contains(
-                "tablegraph_storage_call_seconds_bucket{operation=\"Query\",le=\"0.05\"} 2"
-            )
-        );
-        assert!(
-            text.contains(
-                "tablegraph_storage_call_seconds_bucket{operation=\"Query\",le=\"+Inf\"} 2"
-            )
-        );
-        assert!(text.contains("tablegraph_storage_call_seconds_count{operation=\"Query\"} 2"));
     }
 }

@@ -428,11 +428,55 @@ async fn metrics_count_storage_calls_by_operation_with_latencies() {
 }
 
 #[tokio::test]
+async fn metrics_count_http_requests_by_route_and_status_with_latencies() {
+    let app = spawn_app().await;
+    app.graphql("{ __typename }", json!({})).await;
+    app.graphql("{ __typename }", json!({})).await;
+    let refused = app
+        .client
+        .post(app.url("/graphql"))
+        .header("content-type", "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(refused.status(), 415);
+    let missing = app
+        .client
+        .get(app.url("/no-such-page"))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(missing.status(), 404);
+    let text = app
+        .client
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .expect("metrics answer")
+        .text()
+        .await
+        .expect("text");
+    for line in [
+        "# TYPE tablegraph_http_requests_total counter",
+        "tablegraph_http_requests_total{route=\"/graphql\",status=\"200\"} 2",
+        "tablegraph_http_requests_total{route=\"/graphql\",status=\"415\"} 1",
+        "tablegraph_http_requests_total{route=\"unmatched\",status=\"404\"} 1",
+        "# TYPE tablegraph_http_request_seconds histogram",
+        "tablegraph_http_request_seconds_bucket{route=\"/graphql\",le=\"+Inf\"} 3",
+        "tablegraph_http_request_seconds_count{route=\"/graphql\"} 3",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+    }
+}
+
+#[tokio::test]
 async fn a_panic_answers_500_with_the_request_id_and_nothing_of_the_panic() {
     // The application's own layers around a handler that panics.
     let router = tablegraph::http::with_layers(
         axum::Router::new().route("/graphql", axum::routing::post(panicking_handler)),
         &HttpConfig::default(),
+        &tablegraph::http::HttpMetrics::new(&["/graphql"]),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

@@ -8,7 +8,7 @@ use async_graphql::dynamic::{Schema, SchemaError};
 use async_graphql::parser::types::{ExecutableDocument, OperationType, Selection, SelectionSet};
 
 use super::limits::{self, QueryLimits};
-use super::{mutation, null_items, query, schema};
+use super::{field_errors, mutation, null_items, query, schema};
 use crate::model::Model;
 
 /// Limits that protect the server from expensive queries.
@@ -40,9 +40,11 @@ impl Default for SchemaOptions {
 ///
 /// Once a schema has any async-graphql extension, every field of every request passes through
 /// it, and that cost showed in the profile of the smallest queries (BENCHMARKS.md, "Profile").
-/// Limits therefore run before the schema, and the one extension that must see fields,
-/// [`null_items::NullItems`], is needed only by `nodes(ids:)`: a request whose query selects
-/// `nodes` runs on a copy of the schema with it, every other request on one without.
+/// Limits therefore run before the schema. Both copies carry
+/// [`field_errors::FieldErrors`], which every request needs (a field's error is `null` at its
+/// path, not the end of the answer); [`null_items::NullItems`] is needed only by
+/// `nodes(ids:)`: a request whose query selects `nodes` runs on the copy with it, every other
+/// request on the one without.
 pub struct Api {
     schema: Schema,
     with_null_items: Schema,
@@ -79,6 +81,8 @@ fn build_schema(
     null_items: bool,
 ) -> Result<Schema, SchemaError> {
     let mut builder = Schema::build("Query", Some("Mutation"), None);
+    // The first extension is the outermost: a list item NullItems makes null is no error.
+    builder = builder.extension(field_errors::FieldErrors);
     if null_items {
         builder = builder.extension(null_items::NullItems);
     }

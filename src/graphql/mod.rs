@@ -12,6 +12,7 @@ mod context;
 mod custom;
 mod edge_types;
 mod errors;
+mod field_errors;
 mod fields;
 mod inputs;
 mod limits;

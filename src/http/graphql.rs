@@ -232,7 +232,9 @@ async fn execute(
             async_graphql::Value::from_json(calls).unwrap_or_default(),
         );
     }
-    // A request error (the document did not parse or validate) has no data and no paths.
+    // A request error (the document did not parse, validate or pass the limits) has no data
+    // and no paths; an error raised while the request ran always has a path (see
+    // `graphql::field_errors`) and comes with `data`, even `"data": null`.
     let request_failed = response.data == async_graphql::Value::Null
         && !response.errors.is_empty()
         && response.errors.iter().all(|e| e.path.is_empty());

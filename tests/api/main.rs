@@ -9,6 +9,7 @@ mod engine;
 mod examples;
 mod farms;
 mod faults;
+mod field_errors;
 mod fuzz;
 mod goals;
 mod helpers;

@@ -1,7 +1,8 @@
-//! The layers every request passes, all from tower-http: its request id (the client's, or one
-//! made here) echoed on the answer, a tracing span that carries it, CORS, gzip, the time limit,
-//! panic capture and the body limit. The answers these layers make themselves (408, 413, 500)
-//! get the GraphQL error body every other failure has, with the request id.
+//! The layers every request passes, from tower-http: its request id (the client's, or one made
+//! here) echoed on the answer, a tracing span that carries it, CORS, gzip, the time limit,
+//! panic capture and the body limit; and two of ours: the request's count and latency in
+//! `/metrics` (`super::metrics`), and [`explain_failures`], which gives the answers the layers
+//! make themselves (408, 413, 500) the GraphQL error body every other failure has.
 //!
 //! Invariants: every response carries `x-request-id` and `access-control-allow-origin: *`;
 //! every `OPTIONS` request is answered as a CORS preflight; a request over the time limit
@@ -14,8 +15,8 @@
 //! had these layers at 8 of W0's 28 µs of CPU per request. They are what every axum and
 //! async-graphql server runs, maintained and reviewed by others, so they are back, and the B1
 //! baseline of the benchmark carries the same stack: W0 against B1 compares the GraphQL work,
-//! not the middleware. What remains ours is [`explain_failures`]: tower-http's own answers
-//! have no body (or a plain-text one), and clients get a GraphQL error from every failure.
+//! not the middleware. tower-http's own answers have no body (or a plain-text one), so
+//! [`explain_failures`] stays: clients get a GraphQL error from every failure.
 
 use std::any::Any;
 use std::sync::Arc;

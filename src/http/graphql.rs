@@ -34,7 +34,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use super::{AppState, STORAGE_CALLS_HEADER};
+use super::state::{AppState, STORAGE_CALLS_HEADER};
 use crate::auth::Caller;
 use crate::engine::RequestScope;
 

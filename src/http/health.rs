@@ -4,7 +4,7 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::AppState;
+use super::state::AppState;
 
 /// HTTP requests and storage calls, counts and latency histograms, in Prometheus' text format.
 pub async fn metrics(State(state): State<AppState>) -> Response {

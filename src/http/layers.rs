@@ -41,9 +41,9 @@ use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 use tracing::Span;
 
-use super::STORAGE_CALLS_HEADER;
 use super::graphql::Answer;
 use super::metrics::HttpMetrics;
+use super::state::STORAGE_CALLS_HEADER;
 use crate::auth::API_KEY_HEADER;
 use crate::config::HttpConfig;
 

@@ -1,4 +1,4 @@
-//! The HTTP server: routes, the middleware every request passes, and shared state.
+//! The HTTP server: routes over the shared state (`state`), and the layers every request passes.
 //!
 //! Invariant: `/healthz` answers without touching the store; `/readyz` answers 200 only when
 //! the store answers; `/metrics` reports every storage call the process made. Only `/graphql`
@@ -10,84 +10,18 @@ mod guard;
 mod health;
 mod layers;
 mod metrics;
-
-use std::sync::Arc;
+mod state;
 
 use axum::Router;
 use axum::routing::get;
 
-use crate::auth::Authenticator;
 use crate::config::HttpConfig;
-use crate::graphql::Api;
-use crate::store::Store;
+
+use state::ROUTES;
 
 pub use layers::with_layers;
 pub use metrics::HttpMetrics;
-
-/// The header a client sets to get the storage calls of its request in `extensions`.
-pub const STORAGE_CALLS_HEADER: &str = "x-tablegraph-storage-calls";
-
-/// What every handler shares; built once at start-up.
-#[derive(Clone)]
-pub struct AppState {
-    inner: Arc<StateInner>,
-}
-
-struct StateInner {
-    api: Api,
-    store: Store,
-    auth: Option<Arc<Authenticator>>,
-    metrics: HttpMetrics,
-    graphiql: Option<String>,
-    expose_storage_calls: bool,
-    max_storage_calls: usize,
-}
-
-impl AppState {
-    pub fn new(
-        api: Api,
-        store: Store,
-        auth: Option<Authenticator>,
-        config: &HttpConfig,
-    ) -> AppState {
-        let graphiql = config
-            .graphiql
-            .then(|| graphiql_page(!config.auth.api_keys.is_empty()));
-        AppState {
-            inner: Arc::new(StateInner {
-                api,
-                store,
-                auth: auth.map(Arc::new),
-                metrics: HttpMetrics::new(&ROUTES),
-                graphiql,
-                expose_storage_calls: config.expose_storage_calls,
-                max_storage_calls: config.graphql.max_storage_calls,
-            }),
-        }
-    }
-}
-
-/// GraphiQL, with the headers editor open and an empty `x-api-key` to fill in when the API
-/// needs one (kept in the browser's storage between visits).
-fn graphiql_page(needs_api_key: bool) -> String {
-    let page = async_graphql::http::GraphiQLSource::build()
-        .endpoint("/graphql")
-        .title("tablegraph")
-        .finish();
-    if !needs_api_key {
-        return page;
-    }
-    page.replacen(
-        "defaultEditorToolsVisibility: true,",
-        r#"defaultEditorToolsVisibility: "headers",
-          defaultHeaders: '{ "x-api-key": "" }',
-          shouldPersistHeaders: true,"#,
-        1,
-    )
-}
-
-/// The paths the router serves.
-const ROUTES: [&str; 4] = ["/graphql", "/healthz", "/readyz", "/metrics"];
+pub use state::{AppState, STORAGE_CALLS_HEADER};
 
 /// The application's routes under the [`layers`].
 pub fn router(state: AppState, config: &HttpConfig) -> Router {

@@ -4,7 +4,9 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::StoreError;
+use aws_sdk_dynamodb::types::ConsumedCapacity;
+
+use super::error::StoreError;
 
 /// One storage call.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -69,4 +71,18 @@ impl CallLog {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .clone()
     }
+}
+
+/// The capacity units one answer reports.
+pub(super) fn capacity(consumed: Option<&ConsumedCapacity>) -> Option<f64> {
+    consumed.and_then(ConsumedCapacity::capacity_units)
+}
+
+/// The capacity units of an answer that reports them per table.
+pub(super) fn total_capacity(consumed: Option<&[ConsumedCapacity]>) -> Option<f64> {
+    let units: Vec<f64> = consumed?
+        .iter()
+        .filter_map(ConsumedCapacity::capacity_units)
+        .collect();
+    (!units.is_empty()).then(|| units.iter().sum())
 }

@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
 
-use super::StoreError;
+use super::error::StoreError;
 
 /// Where the embedded store keeps its data.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,8 +9,9 @@ use aws_sdk_dynamodb::types::{
     ScalarAttributeType, TableStatus as SdkTableStatus,
 };
 
+use super::calls::CallRecord;
+use super::client::Store;
 use super::error::{StoreError, classify};
-use super::{CallRecord, Store};
 use crate::keys;
 
 /// What exists of the table.

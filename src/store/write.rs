@@ -9,9 +9,10 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, Put, TransactWriteItem, Update,
 };
 
+use super::calls::total_capacity;
 use super::error::{StoreError, classify};
 use super::item::{AttrValue, Item, item_to_sdk, to_sdk};
-use super::{Key, key_map};
+use super::key::{Key, key_map};
 
 /// One write of an all-or-nothing group.
 #[derive(Debug, Clone)]
@@ -143,7 +144,7 @@ pub(super) async fn execute(
         .return_consumed_capacity(aws_sdk_dynamodb::types::ReturnConsumedCapacity::Total)
         .send()
         .await
-        .map(|output| super::total_capacity(output.consumed_capacity.as_deref()))
+        .map(|output| total_capacity(output.consumed_capacity.as_deref()))
         .map_err(|error| {
             if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
                 error.as_service_error()

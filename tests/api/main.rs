@@ -14,6 +14,7 @@ mod fuzz;
 mod goals;
 mod helpers;
 mod http;
+mod layers;
 mod lifecycle;
 mod limits;
 mod logs;

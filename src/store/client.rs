@@ -1,0 +1,616 @@
+//! The [`Store`] handle: one shared SDK client, the table's reads named by what they cost, and
+//! transactions, each retried in one place (see the module doc of `store`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnConsumedCapacity};
+
+use super::calls::{CallLog, CallRecord, capacity, total_capacity};
+use super::error::{self, StoreError};
+use super::item::{self, AttrValue, Item};
+use super::key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS, RangeQuery, key_map};
+use super::metrics::StoreMetrics;
+use super::simulate::{self, StoreTuning};
+use super::write::{self, Write};
+use crate::keys;
+
+/// Items a filtered Query evaluates per call: DynamoDB applies the filter after its Limit, so
+/// a small Limit would cost a call per few non-matching items.
+const FILTERED_QUERY_LIMIT: usize = 1000;
+
+/// How many times a transient failure or partial answer is retried before giving up.
+pub const RETRY_ATTEMPTS: u32 = 8;
+const RETRY_BASE: Duration = Duration::from_millis(10);
+const RETRY_CAP: Duration = Duration::from_millis(500);
+
+/// How the client signs its requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credentials {
+    /// The usual AWS chain: environment, profile, container or instance role.
+    Environment,
+    /// Fixed local credentials, for the embedded store, which does not check them.
+    Local,
+}
+
+/// A handle on the table. Cheap to clone; clones share the SDK client and its connection pool.
+#[derive(Clone)]
+pub struct Store {
+    pub(super) client: Client,
+    pub(super) table: Arc<str>,
+    /// The calls of the request this handle serves, if it serves one.
+    calls: Option<Arc<CallLog>>,
+    /// Totals and latencies of every call, shared by all handles.
+    metrics: Arc<StoreMetrics>,
+}
+
+impl Store {
+    /// Connects to the table `table` at `endpoint` (DynamoDB's regional endpoint when `None`).
+    /// Region and credentials come from the AWS environment; a missing region means us-east-1.
+    pub async fn connect(
+        endpoint: Option<&str>,
+        credentials: Credentials,
+        table: &str,
+        tuning: &StoreTuning,
+    ) -> Store {
+        let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .retry_config(aws_config::retry::RetryConfig::disabled())
+            .timeout_config(
+                aws_config::timeout::TimeoutConfig::builder()
+                    .connect_timeout(Duration::from_secs(3))
+                    .operation_attempt_timeout(Duration::from_secs(10))
+                    .build(),
+            );
+        if let Some(url) = endpoint {
+            loader = loader.endpoint_url(url);
+        }
+        if credentials == Credentials::Local {
+            // Nothing to look up: no region or credential provider chain (and no instance
+            // metadata calls) for a store on this machine.
+            loader = loader
+                .region(aws_config::Region::new("us-east-1"))
+                .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+                    "tablegraph",
+                    "local",
+                    None,
+                    None,
+                    "tablegraph-local",
+                ));
+        }
+        let shared = loader.load().await;
+        let mut config = aws_sdk_dynamodb::config::Builder::from(&shared);
+        if shared.region().is_none() {
+            config = config.region(aws_sdk_dynamodb::config::Region::new("us-east-1"));
+        }
+        if !tuning.is_default() {
+            // The client the SDK would build by default, wrapped.
+            let base = shared.http_client().unwrap_or_else(|| {
+                use aws_smithy_http_client::tls;
+                aws_smithy_http_client::Builder::new()
+                    .tls_provider(tls::Provider::Rustls(
+                        tls::rustls_provider::CryptoMode::AwsLc,
+                    ))
+                    .build_https()
+            });
+            config = config.http_client(simulate::wrap(base, tuning.clone()));
+        }
+        Store {
+            client: Client::from_conf(config.build()),
+            table: Arc::from(table),
+            calls: None,
+            metrics: Arc::default(),
+        }
+    }
+
+    /// A handle that records its calls in `calls`.
+    pub fn recording(&self, calls: Arc<CallLog>) -> Store {
+        Store {
+            calls: Some(calls),
+            ..self.clone()
+        }
+    }
+
+    pub fn table_name(&self) -> &str {
+        &self.table
+    }
+
+    pub fn metrics(&self) -> &StoreMetrics {
+        &self.metrics
+    }
+
+    /// Counts a finished call in the metrics; `started` is when it was sent.
+    pub(super) fn observe<T>(
+        &self,
+        operation: &'static str,
+        started: std::time::Instant,
+        result: &Result<T, StoreError>,
+    ) {
+        self.metrics
+            .observe(operation, started.elapsed(), result.is_ok());
+    }
+
+    pub(super) fn record(&self, call: CallRecord) {
+        if let Some(calls) = &self.calls {
+            calls.record(call);
+        }
+    }
+
+    /// Refuses a call once the request has spent its budget of storage calls.
+    fn begin_call(&self) -> Result<(), StoreError> {
+        match &self.calls {
+            Some(calls) => calls.begin(),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads items whose `PK` and `SK` both equal each key (nodes, unique values), in chunks of
+    /// at most 100 keys per BatchGetItem, run concurrently. Missing keys are absent from the
+    /// answer.
+    pub async fn batch_get_items(
+        &self,
+        keys: &[String],
+    ) -> Result<HashMap<String, Item>, StoreError> {
+        let chunks = keys
+            .chunks(MAX_BATCH_GET_KEYS)
+            .map(|chunk| self.batch_get_chunk(chunk));
+        let mut found = HashMap::with_capacity(keys.len());
+        for chunk in futures::future::try_join_all(chunks).await? {
+            found.extend(chunk);
+        }
+        Ok(found)
+    }
+
+    async fn batch_get_chunk(&self, keys: &[String]) -> Result<HashMap<String, Item>, StoreError> {
+        let mut pending = Some(keys_and_attributes(keys)?);
+        let mut found = HashMap::with_capacity(keys.len());
+        let mut attempt = 0;
+        while let Some(request) = pending.take() {
+            self.begin_call()?;
+            let asked = request.keys().len();
+            let started = std::time::Instant::now();
+            let output = self
+                .client
+                .batch_get_item()
+                .request_items(self.table.to_string(), request.clone())
+                .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                .send()
+                .await
+                .map_err(error::classify);
+            self.observe("BatchGetItem", started, &output);
+            let output = match output {
+                Ok(output) => output,
+                Err(e) if e.is_transient() && attempt < RETRY_ATTEMPTS => {
+                    // Nothing was read: ask again for the same keys after a pause.
+                    attempt += 1;
+                    backoff(attempt).await;
+                    pending = Some(request);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let items: Vec<Item> = output
+                .responses
+                .unwrap_or_default()
+                .remove(self.table.as_ref())
+                .unwrap_or_default()
+                .into_iter()
+                .map(item::item_from_sdk)
+                .collect();
+            self.record(CallRecord {
+                operation: "BatchGetItem",
+                index: None,
+                keys: Some(asked),
+                items: Some(items.len()),
+                consumed_capacity: total_capacity(output.consumed_capacity.as_deref()),
+            });
+            for item in items {
+                if let Some(AttrValue::S(pk)) = item.get("PK") {
+                    found.insert(pk.clone(), item);
+                }
+            }
+            pending = output
+                .unprocessed_keys
+                .and_then(|mut unprocessed| unprocessed.remove(self.table.as_ref()))
+                .filter(|rest| !rest.keys().is_empty());
+            if pending.is_some() {
+                attempt += 1;
+                if attempt > RETRY_ATTEMPTS {
+                    return Err(StoreError::Throttled(
+                        "BatchGetItem left keys unprocessed after every retry".into(),
+                    ));
+                }
+                backoff(attempt).await;
+            }
+        }
+        Ok(found)
+    }
+
+    /// Reads one item by key with a strongly consistent GetItem: for the read of a
+    /// read-modify-write, which must see the latest version.
+    pub async fn get_item_consistent(&self, key: &Key) -> Result<Option<Item>, StoreError> {
+        let output = retrying(|| async {
+            self.begin_call()?;
+            let started = std::time::Instant::now();
+            let output = self
+                .client
+                .get_item()
+                .table_name(self.table.as_ref())
+                .set_key(Some(key_map(key)))
+                .consistent_read(true)
+                .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                .send()
+                .await
+                .map_err(error::classify);
+            self.observe("GetItem", started, &output);
+            output
+        })
+        .await?;
+        let consumed_capacity = capacity(output.consumed_capacity.as_ref());
+        let item = output.item.map(item::item_from_sdk);
+        self.record(CallRecord {
+            operation: "GetItem",
+            index: None,
+            keys: Some(1),
+            items: Some(usize::from(item.is_some())),
+            consumed_capacity,
+        });
+        Ok(item)
+    }
+
+    /// Queries one partition between the query's bounds. Follows DynamoDB's pages until
+    /// `limit` items are read or the range ends; each page is one recorded Query call.
+    pub async fn query_range(&self, query: &RangeQuery<'_>) -> Result<Vec<Item>, StoreError> {
+        let (pk, sk) = match query.index {
+            Some(slot) => (
+                keys::slot_partition_attribute(slot),
+                keys::slot_sort_attribute(slot),
+            ),
+            None => ("PK".to_owned(), "SK".to_owned()),
+        };
+        let mut expression = Expression::default();
+        let pk_name = expression.name(&pk);
+        let pk_value = expression.value(query.partition);
+        let mut condition = format!("{pk_name} = {pk_value}");
+        let Some(range) = range_condition(&mut expression, &sk, &query.lower, &query.upper) else {
+            return Ok(Vec::new());
+        };
+        if !range.is_empty() {
+            condition = format!("{condition} AND {range}");
+        }
+        let filter = match &query.filter {
+            Some((attribute, lower, upper)) => {
+                match range_condition(&mut expression, attribute, lower, upper) {
+                    Some(filter) if !filter.is_empty() => Some(filter),
+                    Some(_) => None,
+                    None => return Ok(Vec::new()),
+                }
+            }
+            None => None,
+        };
+        let index = query.index.map(keys::gsi_name);
+        let mut items = Vec::new();
+        let mut start: Option<HashMap<String, AttributeValue>> = None;
+        loop {
+            // BETWEEN includes its bounds; ask for enough to drop exclusive ones afterwards. A
+            // filter applies after DynamoDB's Limit, so then read generously per call.
+            let want = if filter.is_some() {
+                FILTERED_QUERY_LIMIT
+            } else {
+                query.limit + 2 - items.len().min(query.limit)
+            };
+            let page_start = start.take();
+            let output = retrying(|| async {
+                self.begin_call()?;
+                let started = std::time::Instant::now();
+                let output = self
+                    .client
+                    .query()
+                    .table_name(self.table.as_ref())
+                    .set_index_name(index.clone())
+                    .key_condition_expression(&condition)
+                    .set_filter_expression(filter.clone())
+                    .set_expression_attribute_names(Some(expression.names.clone()))
+                    .set_expression_attribute_values(Some(expression.values.clone()))
+                    .scan_index_forward(query.forward)
+                    .set_consistent_read(query.consistent.then_some(true))
+                    .limit(i32::try_from(want).unwrap_or(i32::MAX))
+                    .set_exclusive_start_key(page_start.clone())
+                    .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                    .send()
+                    .await
+                    .map_err(error::classify);
+                self.observe("Query", started, &output);
+                output
+            })
+            .await?;
+            let page = output.items.unwrap_or_default();
+            self.record(CallRecord {
+                operation: "Query",
+                index: index.clone(),
+                keys: None,
+                items: Some(page.len()),
+                consumed_capacity: capacity(output.consumed_capacity.as_ref()),
+            });
+            items.extend(
+                page.into_iter()
+                    .map(item::item_from_sdk)
+                    .filter(|item| within(item.get(&sk), &query.lower, &query.upper)),
+            );
+            match output.last_evaluated_key {
+                Some(key) if items.len() < query.limit => start = Some(key),
+                _ => break,
+            }
+        }
+        items.truncate(query.limit);
+        Ok(items)
+    }
+
+    /// Reads every item of the table with `segments` parallel Scan segments, each followed page
+    /// by page. For tools that walk the whole table (`check`), never for requests.
+    pub async fn scan_all(&self, segments: u16) -> Result<Vec<Item>, StoreError> {
+        let segments = segments.max(1);
+        let scans = (0..segments).map(|segment| self.scan_segment(segment, segments));
+        let mut items = Vec::new();
+        for part in futures::future::try_join_all(scans).await? {
+            items.extend(part);
+        }
+        Ok(items)
+    }
+
+    async fn scan_segment(&self, segment: u16, segments: u16) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let (page, next) = self
+                .scan_page_of(segment, segments, start.as_ref(), None, None)
+                .await?;
+            items.extend(page);
+            match next {
+                Some(key) => start = Some(key),
+                None => return Ok(items),
+            }
+        }
+    }
+
+    /// One page of one Scan segment: at most `limit` items evaluated from after `start`, keeping
+    /// those whose `__typename` is `typename`. Answers the items and where the next page starts
+    /// (`None` when the segment is done). For resumable table walks (`migrate`).
+    pub async fn scan_page(
+        &self,
+        segment: u16,
+        segments: u16,
+        start: Option<&Key>,
+        typename: &str,
+        limit: usize,
+    ) -> Result<(Vec<Item>, Option<Key>), StoreError> {
+        self.scan_page_of(segment, segments, start, Some(typename), Some(limit))
+            .await
+    }
+
+    async fn scan_page_of(
+        &self,
+        segment: u16,
+        segments: u16,
+        start: Option<&Key>,
+        typename: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<(Vec<Item>, Option<Key>), StoreError> {
+        let start = start.map(key_map);
+        let output = retrying(|| async {
+            self.begin_call()?;
+            let started = std::time::Instant::now();
+            let mut scan = self
+                .client
+                .scan()
+                .table_name(self.table.as_ref())
+                .segment(i32::from(segment))
+                .total_segments(i32::from(segments))
+                .consistent_read(true)
+                .set_limit(limit.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
+                .set_exclusive_start_key(start.clone())
+                .return_consumed_capacity(ReturnConsumedCapacity::Total);
+            if let Some(typename) = typename {
+                scan = scan
+                    .filter_expression("#t = :t")
+                    .expression_attribute_names("#t", "__typename")
+                    .expression_attribute_values(":t", AttributeValue::S(typename.to_owned()));
+            }
+            let output = scan.send().await.map_err(error::classify);
+            self.observe("Scan", started, &output);
+            output
+        })
+        .await?;
+        let items: Vec<Item> = output
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(item::item_from_sdk)
+            .collect();
+        self.record(CallRecord {
+            operation: "Scan",
+            index: None,
+            keys: None,
+            items: Some(items.len()),
+            consumed_capacity: capacity(output.consumed_capacity.as_ref()),
+        });
+        let next = output.last_evaluated_key.and_then(|key| {
+            let text = |name: &str| match key.get(name) {
+                Some(AttributeValue::S(s)) => Some(s.clone()),
+                _ => None,
+            };
+            Some(Key {
+                pk: text("PK")?,
+                sk: text("SK")?,
+            })
+        });
+        Ok((items, next))
+    }
+
+    /// Writes all of `writes` or none, as one TransactWriteItems. Transaction conflicts are
+    /// retried; a failed condition answers which write failed.
+    pub async fn transact_write(&self, writes: Vec<Write>) -> Result<(), StoreError> {
+        if writes.len() > MAX_TRANSACTION_ITEMS {
+            return Err(StoreError::Validation(format!(
+                "{} writes exceed the transaction limit of {MAX_TRANSACTION_ITEMS}",
+                writes.len()
+            )));
+        }
+        let mut attempt = 0;
+        let mut token = crate::keys::new_id();
+        // Once an attempt's answer was lost, that transaction may have been applied: every later
+        // attempt keeps its token, so DynamoDB answers it instead of applying it again.
+        let mut token_pinned = false;
+        loop {
+            self.begin_call()?;
+            let started = std::time::Instant::now();
+            let result = write::execute(&self.client, &self.table, &writes, &token).await;
+            self.observe("TransactWriteItems", started, &result);
+            self.record(CallRecord {
+                operation: "TransactWriteItems",
+                index: None,
+                keys: Some(writes.len()),
+                items: None,
+                consumed_capacity: result.as_ref().ok().copied().flatten(),
+            });
+            match result.map(drop) {
+                Err(e) if e.is_transient() && attempt < RETRY_ATTEMPTS => {
+                    if matches!(e, StoreError::Unavailable(_)) {
+                        token_pinned = true;
+                    } else if !token_pinned {
+                        // Definitely not applied: the next attempt is a new transaction.
+                        token = crate::keys::new_id();
+                    }
+                    attempt += 1;
+                    backoff(attempt).await;
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// Placeholders of one expression.
+#[derive(Default)]
+struct Expression {
+    names: HashMap<String, String>,
+    values: HashMap<String, AttributeValue>,
+}
+
+impl Expression {
+    fn name(&mut self, attribute: &str) -> String {
+        let placeholder = format!("#n{}", self.names.len());
+        self.names.insert(placeholder.clone(), attribute.to_owned());
+        placeholder
+    }
+
+    fn value(&mut self, value: &str) -> String {
+        let placeholder = format!(":v{}", self.values.len());
+        self.values
+            .insert(placeholder.clone(), AttributeValue::S(value.to_owned()));
+        placeholder
+    }
+}
+
+/// The condition that keeps `attribute` between the bounds; empty without bounds, `None` when
+/// no value can lie between them. Both bounds become an (inclusive) BETWEEN; exclusive ends are
+/// dropped by [`within`] after the read.
+fn range_condition(
+    expression: &mut Expression,
+    attribute: &str,
+    lower: &Option<Bound>,
+    upper: &Option<Bound>,
+) -> Option<String> {
+    let op = |bound: &Bound, inclusive: &'static str, exclusive: &'static str| {
+        if bound.inclusive {
+            inclusive
+        } else {
+            exclusive
+        }
+    };
+    Some(match (lower, upper) {
+        (Some(lower), Some(upper)) => {
+            let empty = lower.value > upper.value
+                || (lower.value == upper.value && !(lower.inclusive && upper.inclusive));
+            if empty {
+                return None;
+            }
+            let name = expression.name(attribute);
+            let (low, high) = (
+                expression.value(&lower.value),
+                expression.value(&upper.value),
+            );
+            format!("{name} BETWEEN {low} AND {high}")
+        }
+        (Some(lower), None) => {
+            let name = expression.name(attribute);
+            format!(
+                "{name} {} {}",
+                op(lower, ">=", ">"),
+                expression.value(&lower.value)
+            )
+        }
+        (None, Some(upper)) => {
+            let name = expression.name(attribute);
+            format!(
+                "{name} {} {}",
+                op(upper, "<=", "<"),
+                expression.value(&upper.value)
+            )
+        }
+        (None, None) => String::new(),
+    })
+}
+
+/// Whether a sort key read back lies within the bounds, exclusive ends included.
+fn within(value: Option<&AttrValue>, lower: &Option<Bound>, upper: &Option<Bound>) -> bool {
+    let Some(value) = value.and_then(AttrValue::as_str) else {
+        return false;
+    };
+    let above = lower
+        .as_ref()
+        .is_none_or(|b| value > b.value.as_str() || (b.inclusive && value == b.value));
+    let below = upper
+        .as_ref()
+        .is_none_or(|b| value < b.value.as_str() || (b.inclusive && value == b.value));
+    above && below
+}
+
+fn keys_and_attributes(keys: &[String]) -> Result<KeysAndAttributes, StoreError> {
+    let mut request = KeysAndAttributes::builder();
+    for key in keys {
+        request = request.keys(key_map(&Key::same(key.clone())));
+    }
+    request
+        .build()
+        .map_err(|e| StoreError::Other(e.to_string()))
+}
+
+/// Runs one call until it answers, fails for good, or has been retried [`RETRY_ATTEMPTS`]
+/// times; transient failures are retried after [`backoff`].
+async fn retrying<T, F, Fut>(mut call: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    let mut attempt = 0;
+    loop {
+        match call().await {
+            Err(e) if e.is_transient() && attempt < RETRY_ATTEMPTS => {
+                attempt += 1;
+                backoff(attempt).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Full-jitter exponential backoff: a random pause up to `base * 2^attempt`, capped.
+async fn backoff(attempt: u32) {
+    let ceiling = RETRY_BASE
+        .saturating_mul(1 << attempt.min(16))
+        .min(RETRY_CAP);
+    let pause = ceiling.mul_f64(fastrand::f64());
+    tokio::time::sleep(pause).await;
+}

@@ -13,6 +13,7 @@ use super::error::{self, StoreError};
 use super::item::{self, AttrValue, Item};
 use super::key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS, RangeQuery, key_map};
 use super::metrics::StoreMetrics;
+use super::retry;
 use super::simulate::{self, StoreTuning};
 use super::write::{self, Write};
 use crate::keys;
@@ -20,11 +21,6 @@ use crate::keys;
 /// Items a filtered Query evaluates per call: DynamoDB applies the filter after its Limit, so
 /// a small Limit would cost a call per few non-matching items.
 const FILTERED_QUERY_LIMIT: usize = 1000;
-
-/// How many times a transient failure or partial answer is retried before giving up.
-pub const RETRY_ATTEMPTS: u32 = 8;
-const RETRY_BASE: Duration = Duration::from_millis(10);
-const RETRY_CAP: Duration = Duration::from_millis(500);
 
 /// How the client signs its requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,74 +159,80 @@ impl Store {
     }
 
     async fn batch_get_chunk(&self, keys: &[String]) -> Result<HashMap<String, Item>, StoreError> {
-        let mut pending = Some(keys_and_attributes(keys)?);
-        let mut found = HashMap::with_capacity(keys.len());
-        let mut attempt = 0;
-        while let Some(request) = pending.take() {
-            self.begin_call()?;
-            let asked = request.keys().len();
-            let started = std::time::Instant::now();
-            let output = self
-                .client
-                .batch_get_item()
-                .request_items(self.table.to_string(), request.clone())
-                .return_consumed_capacity(ReturnConsumedCapacity::Total)
-                .send()
-                .await
-                .map_err(error::classify);
-            self.observe("BatchGetItem", started, &output);
-            let output = match output {
-                Ok(output) => output,
-                Err(e) if e.is_transient() && attempt < RETRY_ATTEMPTS => {
-                    // Nothing was read: ask again for the same keys after a pause.
-                    attempt += 1;
-                    backoff(attempt).await;
-                    pending = Some(request);
-                    continue;
+        let request = keys_and_attributes(keys)?;
+        let found = HashMap::with_capacity(keys.len());
+        // Each attempt asks for what the last one did not read: the keys DynamoDB left
+        // unprocessed are a transient failure of the attempt, with what it read kept.
+        let attempt = |(request, mut found): (KeysAndAttributes, HashMap<String, Item>)| async move {
+            match self.batch_get_once(&request).await {
+                Err(e) => ((request, found), Err(e)),
+                Ok((items, None)) => {
+                    found.extend(items);
+                    ((request, found), Ok(()))
                 }
-                Err(e) => return Err(e),
-            };
-            let items: Vec<Item> = output
-                .responses
-                .unwrap_or_default()
-                .remove(self.table.as_ref())
-                .unwrap_or_default()
-                .into_iter()
-                .map(item::item_from_sdk)
-                .collect();
-            self.record(CallRecord {
-                operation: "BatchGetItem",
-                index: None,
-                keys: Some(asked),
-                items: Some(items.len()),
-                consumed_capacity: total_capacity(output.consumed_capacity.as_deref()),
-            });
-            for item in items {
-                if let Some(AttrValue::S(pk)) = item.get("PK") {
-                    found.insert(pk.clone(), item);
+                Ok((items, Some(rest))) => {
+                    found.extend(items);
+                    let unprocessed =
+                        StoreError::Throttled("BatchGetItem left keys unprocessed".into());
+                    ((rest, found), Err(unprocessed))
                 }
             }
-            pending = output
-                .unprocessed_keys
-                .and_then(|mut unprocessed| unprocessed.remove(self.table.as_ref()))
-                .filter(|rest| !rest.keys().is_empty());
-            if pending.is_some() {
-                attempt += 1;
-                if attempt > RETRY_ATTEMPTS {
-                    return Err(StoreError::Throttled(
-                        "BatchGetItem left keys unprocessed after every retry".into(),
-                    ));
-                }
-                backoff(attempt).await;
-            }
-        }
-        Ok(found)
+        };
+        let ((_, found), answer) = retry::with_context((request, found), attempt).await;
+        answer.map(|()| found)
+    }
+
+    /// One BatchGetItem: the items read, by key, and the keys left unprocessed, if any.
+    async fn batch_get_once(
+        &self,
+        request: &KeysAndAttributes,
+    ) -> Result<(HashMap<String, Item>, Option<KeysAndAttributes>), StoreError> {
+        self.begin_call()?;
+        let asked = request.keys().len();
+        let started = std::time::Instant::now();
+        let output = self
+            .client
+            .batch_get_item()
+            .request_items(self.table.to_string(), request.clone())
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await
+            .map_err(error::classify);
+        self.observe("BatchGetItem", started, &output);
+        let output = output?;
+        let items: Vec<Item> = output
+            .responses
+            .unwrap_or_default()
+            .remove(self.table.as_ref())
+            .unwrap_or_default()
+            .into_iter()
+            .map(item::item_from_sdk)
+            .collect();
+        self.record(CallRecord {
+            operation: "BatchGetItem",
+            index: None,
+            keys: Some(asked),
+            items: Some(items.len()),
+            consumed_capacity: total_capacity(output.consumed_capacity.as_deref()),
+        });
+        let found = items
+            .into_iter()
+            .filter_map(|item| match item.get("PK") {
+                Some(AttrValue::S(pk)) => Some((pk.clone(), item)),
+                _ => None,
+            })
+            .collect();
+        let unprocessed = output
+            .unprocessed_keys
+            .and_then(|mut unprocessed| unprocessed.remove(self.table.as_ref()))
+            .filter(|rest| !rest.keys().is_empty());
+        Ok((found, unprocessed))
     }
 
     /// Reads one item by key with a strongly consistent GetItem: for the read of a
     /// read-modify-write, which must see the latest version.
     pub async fn get_item_consistent(&self, key: &Key) -> Result<Option<Item>, StoreError> {
-        let output = retrying(|| async {
+        let output = retry::call(|| async {
             self.begin_call()?;
             let started = std::time::Instant::now();
             let output = self
@@ -301,7 +303,7 @@ impl Store {
                 query.limit + 2 - items.len().min(query.limit)
             };
             let page_start = start.take();
-            let output = retrying(|| async {
+            let output = retry::call(|| async {
                 self.begin_call()?;
                 let started = std::time::Instant::now();
                 let output = self
@@ -398,7 +400,7 @@ impl Store {
         limit: Option<usize>,
     ) -> Result<(Vec<Item>, Option<Key>), StoreError> {
         let start = start.map(key_map);
-        let output = retrying(|| async {
+        let output = retry::call(|| async {
             self.begin_call()?;
             let started = std::time::Instant::now();
             let mut scan = self
@@ -457,15 +459,17 @@ impl Store {
                 writes.len()
             )));
         }
-        let mut attempt = 0;
-        let mut token = crate::keys::new_id();
         // Once an attempt's answer was lost, that transaction may have been applied: every later
-        // attempt keeps its token, so DynamoDB answers it instead of applying it again.
-        let mut token_pinned = false;
-        loop {
-            self.begin_call()?;
+        // attempt keeps its token (pinned), so DynamoDB answers it instead of applying it again.
+        // Before that, a definite refusal (conflict, throttling) gives the next attempt a new
+        // token: it is a new transaction.
+        let writes = &writes;
+        let attempt = |(mut token, mut pinned): (String, bool)| async move {
+            if let Err(e) = self.begin_call() {
+                return ((token, pinned), Err(e));
+            }
             let started = std::time::Instant::now();
-            let result = write::execute(&self.client, &self.table, &writes, &token).await;
+            let result = write::execute(&self.client, &self.table, writes, &token).await;
             self.observe("TransactWriteItems", started, &result);
             self.record(CallRecord {
                 operation: "TransactWriteItems",
@@ -474,20 +478,16 @@ impl Store {
                 items: None,
                 consumed_capacity: result.as_ref().ok().copied().flatten(),
             });
-            match result.map(drop) {
-                Err(e) if e.is_transient() && attempt < RETRY_ATTEMPTS => {
-                    if matches!(e, StoreError::Unavailable(_)) {
-                        token_pinned = true;
-                    } else if !token_pinned {
-                        // Definitely not applied: the next attempt is a new transaction.
-                        token = crate::keys::new_id();
-                    }
-                    attempt += 1;
-                    backoff(attempt).await;
-                }
-                other => return other,
+            match &result {
+                Err(StoreError::Unavailable(_)) => pinned = true,
+                Err(e) if e.is_transient() && !pinned => token = keys::new_id(),
+                _ => {}
             }
-        }
+            ((token, pinned), result.map(drop))
+        };
+        retry::with_context((keys::new_id(), false), attempt)
+            .await
+            .1
     }
 }
 
@@ -585,32 +585,4 @@ fn keys_and_attributes(keys: &[String]) -> Result<KeysAndAttributes, StoreError>
     request
         .build()
         .map_err(|e| StoreError::Other(e.to_string()))
-}
-
-/// Runs one call until it answers, fails for good, or has been retried [`RETRY_ATTEMPTS`]
-/// times; transient failures are retried after [`backoff`].
-async fn retrying<T, F, Fut>(mut call: F) -> Result<T, StoreError>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, StoreError>>,
-{
-    let mut attempt = 0;
-    loop {
-        match call().await {
-            Err(e) if e.is_transient() && attempt < RETRY_ATTEMPTS => {
-                attempt += 1;
-                backoff(attempt).await;
-            }
-            other => return other,
-        }
-    }
-}
-
-/// Full-jitter exponential backoff: a random pause up to `base * 2^attempt`, capped.
-async fn backoff(attempt: u32) {
-    let ceiling = RETRY_BASE
-        .saturating_mul(1 << attempt.min(16))
-        .min(RETRY_CAP);
-    let pause = ceiling.mul_f64(fastrand::f64());
-    tokio::time::sleep(pause).await;
 }

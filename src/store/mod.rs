@@ -7,10 +7,10 @@
 //! # Why retries live here
 //!
 //! `UnprocessedKeys`, throttling, `TransactionConflict`, timeouts and 5xx answers are normal
-//! under load, not failures. Every call retries them here, in one place, with full-jitter
-//! exponential backoff under a fixed budget of attempts (the SDK's own retries are off, so
-//! retries never multiply). A resolver gets the whole answer or, once the budget is spent, a
-//! transient [`StoreError`] it reports as `StorageUnavailable`. Each attempt counts against the
+//! under load, not failures. Every call retries them in one loop (`retry.rs`, on `backon`),
+//! with jittered exponential backoff under a fixed budget of attempts (the SDK's own retries
+//! are off, so retries never multiply). A resolver gets the whole answer or, once the budget is
+//! spent, a transient [`StoreError`] it reports as `StorageUnavailable`. Each attempt counts against the
 //! request's call budget and in `/metrics`; a request's reported calls are the answered ones.
 //!
 //! A transaction whose answer was lost (a timeout) is retried with the same client request
@@ -24,17 +24,19 @@ mod error;
 mod item;
 mod key;
 mod metrics;
+mod retry;
 mod simulate;
 mod table;
 mod write;
 
 pub use calls::{CallLog, CallRecord};
-pub use client::{Credentials, RETRY_ATTEMPTS, Store};
+pub use client::{Credentials, Store};
 pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
 pub use item::{AttrValue, Item, item_from_json, item_size, item_to_json};
 pub use key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_ITEM_BYTES, MAX_TRANSACTION_ITEMS, RangeQuery};
 pub use metrics::StoreMetrics;
+pub use retry::RETRY_ATTEMPTS;
 pub use simulate::{Fault, FaultPlan, StoreTuning};
 pub use table::TableStatus;
 pub use write::{Clause, Write};

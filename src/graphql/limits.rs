@@ -24,6 +24,7 @@
 //! so before any storage call.
 
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 
 use async_graphql::parser::types::{
@@ -34,6 +35,7 @@ use async_graphql::{
     ErrorExtensionValues, Name, Positioned, Request, ServerError, ServerResult, Variables,
 };
 use async_graphql_value::{ConstValue, Value};
+use lru::LruCache;
 
 use crate::engine::DEFAULT_PAGE_SIZE;
 
@@ -84,11 +86,13 @@ pub struct Limits {
     limits: QueryLimits,
     /// Documents already parsed, by query text: clients send the same few queries again and
     /// again, and parsing was a visible share of a small query's time (BENCHMARKS.md).
-    parsed: std::sync::Mutex<HashMap<String, Arc<ExecutableDocument>>>,
+    /// The least recently used text leaves first, so a client's steady queries stay while
+    /// one-off texts pass through.
+    parsed: std::sync::Mutex<LruCache<String, Arc<ExecutableDocument>>>,
 }
 
-/// Distinct query texts kept parsed; past it the cache starts over.
-const PARSED_QUERIES: usize = 512;
+/// Distinct query texts kept parsed.
+const PARSED_QUERIES: NonZeroUsize = NonZeroUsize::new(512).expect("not zero");
 /// Longer query texts are parsed every time: the cache holds at most 512 of these sizes.
 const CACHED_QUERY_BYTES: usize = 16 * 1024;
 
@@ -96,7 +100,7 @@ impl Limits {
     pub fn new(limits: QueryLimits) -> Limits {
         Limits {
             limits,
-            parsed: std::sync::Mutex::default(),
+            parsed: std::sync::Mutex::new(LruCache::new(PARSED_QUERIES)),
         }
     }
 
@@ -159,14 +163,10 @@ impl Limits {
 
     fn remember(&self, query: &str, document: &ExecutableDocument) {
         let document = Arc::new(document.clone());
-        let mut parsed = self
-            .parsed
+        self.parsed
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if parsed.len() >= PARSED_QUERIES {
-            parsed.clear();
-        }
-        parsed.insert(query.to_owned(), document);
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .put(query.to_owned(), document);
     }
 }
 
@@ -452,4 +452,43 @@ fn field_type<'r>(registry: &'r Registry, parent: &str, name: &str) -> Option<&'
 /// `Goal` of `[Goal!]!`.
 fn named_type(ty: &str) -> &str {
     ty.trim_matches(|c| c == '[' || c == ']' || c == '!')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn remembered(limits: &Limits, query: &str) -> bool {
+        limits.take_cached(&mut Request::new(query))
+    }
+
+    #[test]
+    fn the_parsed_query_cache_keeps_the_texts_in_use_and_drops_the_oldest() {
+        let limits = Limits::new(QueryLimits::default());
+        let steady = "{ steady }";
+        let remember = |query: &str| {
+            let document = async_graphql::parser::parse_query(query).expect("a query");
+            limits.remember(query, &document);
+        };
+        remember(steady);
+        remember("{ once }");
+        for n in 0..PARSED_QUERIES.get() * 2 {
+            remember(&format!("{{ field{n} }}"));
+            // A client that keeps sending its query keeps it parsed.
+            assert!(remembered(&limits, steady), "dropped after {n} other texts");
+        }
+        assert!(!remembered(&limits, "{ once }"));
+        assert!(remembered(
+            &limits,
+            &format!("{{ field{} }}", PARSED_QUERIES.get() * 2 - 1)
+        ));
+        assert_eq!(
+            limits
+                .parsed
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .len(),
+            PARSED_QUERIES.get()
+        );
+    }
 }

@@ -10,8 +10,9 @@
 //! under load, not failures. Every call retries them in one loop (`retry.rs`, on `backon`),
 //! with jittered exponential backoff under a fixed budget of attempts (the SDK's own retries
 //! are off, so retries never multiply). A resolver gets the whole answer or, once the budget is
-//! spent, a transient [`StoreError`] it reports as `StorageUnavailable`. Each attempt counts against the
-//! request's call budget and in `/metrics`; a request's reported calls are the answered ones.
+//! spent, a transient [`StoreError`] it reports as `StorageUnavailable`. Each attempt counts
+//! against the request's call budget and in `/metrics`; a request's reported calls are the
+//! answered ones.
 //!
 //! A transaction whose answer was lost (a timeout) is retried with the same client request
 //! token from then on, so DynamoDB applies it at most once; before any answer was lost, a

@@ -186,15 +186,19 @@ impl JwtVerifier {
     ) -> Result<serde_json::Map<String, serde_json::Value>, Unauthorized> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| Unauthorized::BadToken("it is not a JWT"))?;
-        let key = self
+        // A token without `kid` may be signed by any key of its algorithm: each is tried.
+        let mut candidates = self
             .keys
             .iter()
-            .find(|key| {
+            .filter(|key| {
                 key.algorithm == header.alg
                     && (header.kid.is_none() || key.kid.is_none() || key.kid == header.kid)
             })
-            .ok_or(Unauthorized::BadToken("it is not signed by a known key"))?;
-        let mut validation = Validation::new(key.algorithm);
+            .peekable();
+        if candidates.peek().is_none() {
+            return Err(Unauthorized::BadToken("it is not signed by a known key"));
+        }
+        let mut validation = Validation::new(header.alg);
         validation.leeway = CLOCK_SKEW_SECS;
         validation.set_issuer(&[&self.issuer]);
         match &self.audience {
@@ -208,24 +212,34 @@ impl JwtVerifier {
             }
         }
         validation.validate_nbf = true;
-        jsonwebtoken::decode::<serde_json::Map<String, serde_json::Value>>(
-            token,
-            &key.key,
-            &validation,
-        )
-        .map(|data| data.claims)
-        .map_err(|error| {
-            use jsonwebtoken::errors::ErrorKind;
-            Unauthorized::BadToken(match error.kind() {
-                ErrorKind::ExpiredSignature => "it has expired",
-                ErrorKind::ImmatureSignature => "it is not valid yet",
-                ErrorKind::InvalidIssuer => "it was issued by another issuer",
-                ErrorKind::InvalidAudience => "it is meant for another audience",
-                ErrorKind::InvalidSignature => "its signature does not match",
-                ErrorKind::MissingRequiredClaim(_) => "it lacks a required claim (exp, iss, aud)",
-                _ => "it could not be verified",
-            })
-        })
+        use jsonwebtoken::errors::ErrorKind;
+        let mut failure = ErrorKind::InvalidSignature;
+        for key in candidates {
+            match jsonwebtoken::decode::<serde_json::Map<String, serde_json::Value>>(
+                token,
+                &key.key,
+                &validation,
+            ) {
+                Ok(data) => return Ok(data.claims),
+                // Another key of the same algorithm may have signed it.
+                Err(error) if *error.kind() == ErrorKind::InvalidSignature => {}
+                // The signature matched this key (claims are checked after it) or the token
+                // is malformed: no other key changes that.
+                Err(error) => {
+                    failure = error.into_kind();
+                    break;
+                }
+            }
+        }
+        Err(Unauthorized::BadToken(match failure {
+            ErrorKind::ExpiredSignature => "it has expired",
+            ErrorKind::ImmatureSignature => "it is not valid yet",
+            ErrorKind::InvalidIssuer => "it was issued by another issuer",
+            ErrorKind::InvalidAudience => "it is meant for another audience",
+            ErrorKind::InvalidSignature => "its signature does not match",
+            ErrorKind::MissingRequiredClaim(_) => "it lacks a required claim (exp, iss, aud)",
+            _ => "it could not be verified",
+        }))
     }
 }
 

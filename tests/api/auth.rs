@@ -250,6 +250,40 @@ async fn tokens_signed_by_a_key_of_the_jwks_file_are_accepted() {
 }
 
 #[tokio::test]
+async fn a_token_without_kid_is_tried_against_every_key_of_its_algorithm() {
+    // The test key is the second RS256 key of this file.
+    let app = app_with(jwt(JwtKeys::JwksFile(repository_file(
+        "tests/fixtures/jwt/jwks-two-keys.json",
+    ))))
+    .await;
+    let der =
+        std::fs::read(repository_file("tests/fixtures/jwt/private-key.der")).expect("the test key");
+    let token = jsonwebtoken::encode(
+        &Header::new(Algorithm::RS256),
+        &claims(ISSUER, AUDIENCE, 300),
+        &EncodingKey::from_rsa_der(&der),
+    )
+    .expect("a token");
+    let (status, body) = call(&app, &[("authorization", &format!("Bearer {token}"))]).await;
+    assert_eq!(status, 200, "{body}");
+    // Signed by none of them: a changed payload matches no key's signature.
+    let (head, rest) = token.split_once('.').expect("a JWT");
+    let (_, signature) = rest.split_once('.').expect("a JWT");
+    let other_claims = serde_json::to_vec(&claims(ISSUER, AUDIENCE, 600)).expect("json");
+    let forged = format!(
+        "{head}.{}.{signature}",
+        base64::Engine::encode(
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+            other_claims
+        )
+    );
+    assert_unauthorized(
+        &call(&app, &[("authorization", &format!("Bearer {forged}"))]).await,
+        "the bearer token is not valid: its signature does not match",
+    );
+}
+
+#[tokio::test]
 async fn a_bad_auth_configuration_stops_start_up() {
     let config = tablegraph::config::ServeConfig {
         listen: "127.0.0.1:0".parse().expect("an address"),

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tablegraph::config::HttpConfig;
-use tablegraph::store::{Fault, FaultPlan, RETRY_ATTEMPTS, StoreTuning};
+use tablegraph::loaders::ItemLoader;
+use tablegraph::store::{Fault, FaultPlan, RETRY_ATTEMPTS, StoreError, StoreTuning};
 
 use crate::helpers::{TestApp, error_message, error_type, id_at, spawn_app_tuned};
 
@@ -74,6 +75,34 @@ async fn reads_throttled_past_the_budget_answer_storage_unavailable() {
     plan.clear();
     let body = app.graphql(FARM, json!({ "id": farm })).await;
     assert_eq!(body["data"]["farm"]["name"], "Busy Acres", "{body}");
+}
+
+#[tokio::test]
+async fn a_read_that_failed_is_tried_again_by_the_next_load_of_the_request() {
+    let (app, plan) = app_with_faults().await;
+    let farm = app.create_farm("Second Try").await;
+    let key = format!("NODE#{farm}");
+    let loader = ItemLoader::new(app.store.clone());
+    plan.inject("BatchGetItem", Fault::Throttle, RETRY_ATTEMPTS as usize + 1);
+    let failed = loader.load(&key).await;
+    assert!(
+        matches!(
+            failed.as_ref().map_err(|e| &**e),
+            Err(StoreError::Throttled(_))
+        ),
+        "{failed:?}"
+    );
+    // The failure is an answer for that batch only: the next load asks the store again.
+    let item = loader
+        .load(&key)
+        .await
+        .expect("the store answers once the throttling ends")
+        .expect("the farm exists");
+    assert_eq!(item["name"].as_str(), Some("Second Try"));
+    assert_eq!(plan.sent("BatchGetItem"), RETRY_ATTEMPTS as usize + 2);
+    // Once read, it is the request's: no further call.
+    loader.load(&key).await.expect("cached");
+    assert_eq!(plan.sent("BatchGetItem"), RETRY_ATTEMPTS as usize + 2);
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::auth::{AuthSetupError, Authenticator};
 use crate::config::{ServeConfig, StoreConfig, StoreTarget};
+use crate::engine::EventHub;
 use crate::graphql;
 use crate::http::{self, AppState};
 use crate::migrate::{self, MigrationError};
@@ -109,11 +110,16 @@ pub async fn open_store(config: &StoreConfig) -> Result<OpenStore, StartupError>
     }
 }
 
+/// How long a stopping server waits for its WebSockets to close.
+const CLOSING_SOCKETS: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A server ready to run: bound, with its store open and table checked.
 pub struct Application {
     listener: tokio::net::TcpListener,
     router: axum::Router,
+    state: AppState,
     store: OpenStore,
+    events: EventHub,
 }
 
 impl Application {
@@ -125,17 +131,30 @@ impl Application {
         if store.is_embedded() {
             // The embedded store is ours: make its table match the schema.
             migrate::ensure_table(&store.store, &model).await?;
-        } else {
-            migrate::verify_table(&store.store, &model).await?;
+        }
+        let table = migrate::verify_table(&store.store, &model).await?;
+        let events = EventHub::default();
+        match table.stream {
+            Some(arn) => events.follow(store.store.clone(), arn).await?,
+            None => tracing::warn!(
+                "the table's change stream is off, so subscriptions answer SubscriptionsUnavailable; \
+                 `tablegraph migrate` turns it on"
+            ),
         }
         let options = graphql::SchemaOptions {
             resolvers: Arc::new(resolvers),
             ..config.http.graphql.clone()
         };
-        let api = graphql::Api::build(model, &options)
+        let api = graphql::Api::build(model, &options, events.clone())
             .map_err(|e| StartupError::Schema(e.to_string()))?;
-        let state = AppState::new(api, store.store.clone(), authenticator, &config.http);
-        let router = http::router(state, &config.http);
+        let state = AppState::new(
+            api,
+            store.store.clone(),
+            events.clone(),
+            authenticator,
+            &config.http,
+        );
+        let router = http::router(state.clone(), &config.http);
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|source| StartupError::Listen {
@@ -145,13 +164,20 @@ impl Application {
         Ok(Application {
             listener,
             router,
+            state,
             store,
+            events,
         })
     }
 
     /// A handle on the table the server uses (for tools and tests that inspect it).
     pub fn store(&self) -> Store {
         self.store.store.clone()
+    }
+
+    /// The events subscriptions read (for tests that must know a subscription is in place).
+    pub fn events(&self) -> EventHub {
+        self.events.clone()
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -166,9 +192,18 @@ impl Application {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         tracing::info!("listening on http://{}/graphql", self.local_addr());
+        let state = self.state.clone();
+        let shutdown = async move {
+            shutdown.await;
+            // WebSockets outlive the HTTP exchange that opened them: told apart.
+            state.close_connections();
+        };
         let result = axum::serve(self.listener, self.router)
             .with_graceful_shutdown(shutdown)
             .await;
+        // Each WebSocket sends its close frame before the process ends; a peer that does not
+        // read it gets a few seconds, no more.
+        let _ = tokio::time::timeout(CLOSING_SOCKETS, self.state.connections_closed()).await;
         tracing::info!("stopped");
         drop(self.store);
         result

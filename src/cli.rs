@@ -166,6 +166,16 @@ pub struct ServeArgs {
     /// Storage calls one request may make; fields past it answer an error.
     #[arg(long, env = "TABLEGRAPH_MAX_STORAGE_CALLS", default_value_t = SchemaOptions::default().max_storage_calls)]
     pub max_storage_calls: usize,
+    /// A subscription event whose answer is larger than this many bytes reaches its subscriber
+    /// as an `EventTooLarge` error instead.
+    #[arg(long, env = "TABLEGRAPH_MAX_EVENT_BYTES", default_value_t = SchemaOptions::default().max_event_bytes)]
+    pub max_event_bytes: usize,
+    /// Subscriptions this server holds at most, over all its connections.
+    #[arg(long, env = "TABLEGRAPH_MAX_SUBSCRIPTIONS", default_value_t = SchemaOptions::default().max_subscriptions)]
+    pub max_subscriptions: usize,
+    /// Operations one WebSocket connection may run at once.
+    #[arg(long, env = "TABLEGRAPH_MAX_SUBSCRIPTIONS_PER_CONNECTION", default_value_t = HttpConfig::default().max_subscriptions_per_connection)]
+    pub max_subscriptions_per_connection: usize,
     /// Require this API key in an `x-api-key` header (repeat for several; the variable takes a
     /// comma-separated list).
     #[arg(
@@ -237,8 +247,11 @@ impl ServeArgs {
                     max_root_fields: self.max_root_fields,
                 },
                 max_storage_calls: self.max_storage_calls,
+                max_event_bytes: self.max_event_bytes,
+                max_subscriptions: self.max_subscriptions,
                 ..SchemaOptions::default()
             },
+            max_subscriptions_per_connection: self.max_subscriptions_per_connection,
             ..HttpConfig::default()
         };
         let keys = match (&self.jwt_jwks_file, &self.jwt_hs256_secret) {
@@ -368,6 +381,12 @@ async fn migrate(
         if create {
             writeln!(out, "would create table {table}")?;
         }
+        if status
+            .as_ref()
+            .is_some_and(|status| status.stream.is_none())
+        {
+            writeln!(out, "would turn on the table's change stream")?;
+        }
         for slot in &missing {
             writeln!(out, "would create index {}", crate::keys::gsi_name(*slot))?;
         }
@@ -379,6 +398,12 @@ async fn migrate(
         let report = crate::migrate::ensure_table(&open.store, &model).await?;
         if report.created_table {
             writeln!(out, "created table {table}")?;
+        }
+        if report.enabled_stream {
+            writeln!(
+                out,
+                "turned on the table's change stream (new and old images)"
+            )?;
         }
         for slot in &report.created_indexes {
             writeln!(out, "created index {}", crate::keys::gsi_name(*slot))?;

@@ -38,6 +38,9 @@ pub struct HttpConfig {
     pub graphql: SchemaOptions,
     /// API keys and tokens; with none configured the API is open.
     pub auth: AuthConfig,
+    /// Operations one WebSocket connection may run at once; past it, a `subscribe` answers
+    /// an `error` message (`LimitExceeded`).
+    pub max_subscriptions_per_connection: usize,
 }
 
 impl Default for HttpConfig {
@@ -51,6 +54,7 @@ impl Default for HttpConfig {
             expose_storage_calls: true,
             graphql: SchemaOptions::default(),
             auth: AuthConfig::default(),
+            max_subscriptions_per_connection: 100,
         }
     }
 }

@@ -30,7 +30,7 @@ use std::io::IsTerminal as _;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use metrics::{Counter, Histogram, Key, Label, Recorder as _};
+use metrics::{Counter, Gauge, Histogram, Key, Label, Recorder as _};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusRecorder};
 
 use tracing::field::{Field, Visit};
@@ -145,6 +145,11 @@ impl Metrics {
             .describe_counter(name.into(), None, help.into());
     }
 
+    /// Gives the gauge `name` its `# HELP` line.
+    pub fn describe_gauge(&self, name: &'static str, help: &'static str) {
+        self.recorder.describe_gauge(name.into(), None, help.into());
+    }
+
     /// Gives the histogram `name` its `# HELP` line.
     pub fn describe_histogram(&self, name: &'static str, help: &'static str) {
         self.recorder
@@ -155,6 +160,11 @@ impl Metrics {
     pub fn counter(&self, name: &'static str, labels: &[(&'static str, &str)]) -> Counter {
         self.recorder
             .register_counter(&key(name, labels), &METADATA)
+    }
+
+    /// The gauge `name` with these labels (created at zero the first time).
+    pub fn gauge(&self, name: &'static str, labels: &[(&'static str, &str)]) -> Gauge {
+        self.recorder.register_gauge(&key(name, labels), &METADATA)
     }
 
     /// The histogram `name` with these labels.

@@ -12,10 +12,23 @@ use crate::store::StoreError;
 #[derive(Debug, Clone, PartialEq)]
 pub enum EngineError {
     BadUserInput(String),
-    UniqueConstraintViolation { type_name: String, field: String },
-    VersionMismatch { expected: i64, actual: i64 },
+    UniqueConstraintViolation {
+        type_name: String,
+        field: String,
+    },
+    VersionMismatch {
+        expected: i64,
+        actual: i64,
+    },
     TransactionTooLarge(String),
     StorageUnavailable,
+    /// A subscription fell behind the table's changes, or the change stream had to be read
+    /// again: events between are lost to it, so it ends rather than go on with a gap.
+    EventsMissed,
+    /// The table's change stream is off, so there is nothing to subscribe to.
+    SubscriptionsUnavailable,
+    /// A limit of the server's (how many subscriptions it holds) was reached.
+    LimitExceeded(String),
     Internal,
 }
 
@@ -48,6 +61,9 @@ impl EngineError {
             EngineError::VersionMismatch { .. } => "VersionMismatch",
             EngineError::TransactionTooLarge(_) => "TransactionTooLarge",
             EngineError::StorageUnavailable => "StorageUnavailable",
+            EngineError::EventsMissed => "EventsMissed",
+            EngineError::SubscriptionsUnavailable => "SubscriptionsUnavailable",
+            EngineError::LimitExceeded(_) => "LimitExceeded",
             EngineError::Internal => "InternalError",
         }
     }
@@ -55,9 +71,9 @@ impl EngineError {
     /// The message a client reads.
     pub fn message(&self) -> String {
         match self {
-            EngineError::BadUserInput(message) | EngineError::TransactionTooLarge(message) => {
-                message.clone()
-            }
+            EngineError::BadUserInput(message)
+            | EngineError::TransactionTooLarge(message)
+            | EngineError::LimitExceeded(message) => message.clone(),
             EngineError::UniqueConstraintViolation { type_name, field } => {
                 format!("another {type_name} already has this {field}")
             }
@@ -66,6 +82,16 @@ impl EngineError {
             }
             EngineError::StorageUnavailable => {
                 "the storage is unavailable at the moment; try again".to_owned()
+            }
+            EngineError::EventsMissed => {
+                "events were missed: this subscription fell behind the table's changes; \
+                 subscribe again, then read what changed"
+                    .to_owned()
+            }
+            EngineError::SubscriptionsUnavailable => {
+                "subscriptions are unavailable: the table's change stream is off \
+                 (`tablegraph migrate` turns it on)"
+                    .to_owned()
             }
             EngineError::Internal => "internal error".to_owned(),
         }

@@ -25,6 +25,28 @@ pub struct RequestScope {
     changes: Mutex<Vec<Change>>,
 }
 
+/// What request scopes are made from: the store and the budget of calls of one request. A
+/// subscription keeps one and makes a scope for each event it resolves.
+#[derive(Clone)]
+pub struct ScopeSource {
+    store: Store,
+    max_storage_calls: usize,
+}
+
+impl ScopeSource {
+    pub fn new(store: Store, max_storage_calls: usize) -> ScopeSource {
+        ScopeSource {
+            store,
+            max_storage_calls,
+        }
+    }
+
+    /// A fresh scope: its own loader, its own budget.
+    pub fn scope(&self) -> RequestScope {
+        RequestScope::new(&self.store, self.max_storage_calls)
+    }
+}
+
 impl RequestScope {
     pub fn new(store: &Store, max_storage_calls: usize) -> RequestScope {
         let calls = Arc::new(CallLog::with_budget(max_storage_calls));

@@ -7,8 +7,11 @@ use std::sync::Arc;
 use async_graphql::dynamic::{Schema, SchemaError};
 use async_graphql::parser::types::{ExecutableDocument, OperationType, Selection, SelectionSet};
 
+use async_graphql::futures_util::stream::{self, BoxStream, StreamExt};
+
 use super::limits::{self, QueryLimits};
-use super::{field_errors, mutation, null_items, query, schema};
+use super::{field_errors, mutation, null_items, query, schema, subscription};
+use crate::engine::EventHub;
 use crate::model::Model;
 
 /// Limits that protect the server from expensive queries.
@@ -20,6 +23,11 @@ pub struct SchemaOptions {
     pub max_storage_calls: usize,
     /// The declarative resolvers of `resolvers/`.
     pub resolvers: Arc<crate::resolvers::Resolvers>,
+    /// A subscription event whose answer is larger than this reaches its subscriber as an
+    /// `EventTooLarge` error instead.
+    pub max_event_bytes: usize,
+    /// Subscriptions this replica holds at most; past it, new ones answer `LimitExceeded`.
+    pub max_subscriptions: usize,
 }
 
 impl Default for SchemaOptions {
@@ -29,6 +37,9 @@ impl Default for SchemaOptions {
             limits: QueryLimits::default(),
             max_storage_calls: 500,
             resolvers: Arc::default(),
+            // AppSync's limit on a subscription payload.
+            max_event_bytes: 240 * 1024,
+            max_subscriptions: 10_000,
         }
     }
 }
@@ -45,19 +56,43 @@ impl Default for SchemaOptions {
 /// path, not the end of the answer); [`null_items::NullItems`] is needed only by
 /// `nodes(ids:)`: a request whose query selects `nodes` runs on the copy with it, every other
 /// request on the one without.
+///
+/// A third copy runs operations that come over the WebSocket transports ([`Transport`]): it
+/// gives each subscription event a request scope of its own (`subscription::EventScopes`).
 pub struct Api {
     schema: Schema,
     with_null_items: Schema,
+    streaming: Schema,
     limits: limits::Limits,
+    max_event_bytes: usize,
+}
+
+/// Which extensions a copy of the schema carries.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flavor {
+    Plain,
+    NullItems,
+    Streaming,
 }
 
 impl Api {
-    /// Builds the API clients query.
-    pub fn build(model: Arc<Model>, options: &SchemaOptions) -> Result<Api, SchemaError> {
+    /// Builds the API clients query; subscriptions read `events`.
+    pub fn build(
+        model: Arc<Model>,
+        options: &SchemaOptions,
+        events: EventHub,
+    ) -> Result<Api, SchemaError> {
         Ok(Api {
-            schema: build_schema(model.clone(), options, false)?,
-            with_null_items: build_schema(model, options, true)?,
+            schema: build_schema(model.clone(), options, events.clone(), Flavor::Plain)?,
+            with_null_items: build_schema(
+                model.clone(),
+                options,
+                events.clone(),
+                Flavor::NullItems,
+            )?,
+            streaming: build_schema(model, options, events, Flavor::Streaming)?,
             limits: limits::Limits::new(options.limits),
+            max_event_bytes: options.max_event_bytes,
         })
     }
 
@@ -75,15 +110,71 @@ impl Api {
     }
 }
 
+/// The API as async-graphql's transports drive it (graphql-transport-ws, graphql-ws): the same
+/// limits, then the copy of the schema that gives each event its own request scope. The
+/// connection's data must hold the `ScopeSource` and the `Caller`.
+#[derive(Clone)]
+pub struct Transport(pub Arc<Api>);
+
+impl async_graphql::Executor for Transport {
+    async fn execute(&self, request: async_graphql::Request) -> async_graphql::Response {
+        self.0.execute(request).await
+    }
+
+    fn execute_stream(
+        &self,
+        mut request: async_graphql::Request,
+        session_data: Option<Arc<async_graphql::Data>>,
+    ) -> BoxStream<'static, async_graphql::Response> {
+        if let Err(error) = self.0.limits.check(self.0.schema.registry(), &mut request) {
+            return stream::once(async move { async_graphql::Response::from_errors(vec![error]) })
+                .boxed();
+        }
+        let max = self.0.max_event_bytes;
+        self.0
+            .streaming
+            .execute_stream_with_session_data(request, session_data.unwrap_or_default())
+            .map(move |response| within(response, max))
+            .boxed()
+    }
+}
+
+/// `response`, or an `EventTooLarge` error in its place when its JSON is over `max` bytes.
+fn within(response: async_graphql::Response, max: usize) -> async_graphql::Response {
+    if !response.errors.is_empty() {
+        // An error is no event, and never large.
+        return response;
+    }
+    let size = serde_json::to_vec(&response).map_or(0, |bytes| bytes.len());
+    if size <= max {
+        return response;
+    }
+    use async_graphql::ErrorExtensions as _;
+    let error = async_graphql::Error::new(format!(
+        "this event's answer is {size} bytes, over the limit of {max} bytes \
+         (--max-event-bytes); select fewer fields, or read the node with a query"
+    ))
+    .extend_with(|_, extensions| extensions.set("errorType", "EventTooLarge"));
+    let mut error = error.into_server_error(Default::default());
+    // Not an error of the query's text: no location.
+    error.locations.clear();
+    async_graphql::Response::from_errors(vec![error])
+}
+
 fn build_schema(
     model: Arc<Model>,
     options: &SchemaOptions,
-    null_items: bool,
+    events: EventHub,
+    flavor: Flavor,
 ) -> Result<Schema, SchemaError> {
-    let mut builder = Schema::build("Query", Some("Mutation"), None);
+    let mut builder = Schema::build("Query", Some("Mutation"), Some("Subscription"));
+    if flavor == Flavor::Streaming {
+        // Outermost: the event's scope is in place before anything else runs.
+        builder = builder.extension(subscription::EventScopes);
+    }
     // The first extension is the outermost: a list item NullItems makes null is no error.
     builder = builder.extension(field_errors::FieldErrors);
-    if null_items {
+    if flavor != Flavor::Plain {
         builder = builder.extension(null_items::NullItems);
     }
     if !options.introspection {
@@ -92,7 +183,12 @@ fn build_schema(
     builder = schema::register(builder, &model, &options.resolvers);
     builder = builder.register(query::root(&model));
     builder = builder.register(mutation::root(&model));
-    builder.data(model).finish()
+    builder = subscription::register(builder, &model);
+    builder
+        .data(model)
+        .data(events)
+        .data(subscription::MaxSubscriptions(options.max_subscriptions))
+        .finish()
 }
 
 /// Whether a query operation of `document` selects the root field `name`, directly or through
@@ -141,8 +237,11 @@ pub fn print_sdl(
         resolvers,
         ..SchemaOptions::default()
     };
-    Ok(build_schema(model, &options, false)?
-        .sdl_with_options(async_graphql::SDLExportOptions::new().prefer_single_line_descriptions()))
+    Ok(
+        build_schema(model, &options, EventHub::default(), Flavor::Plain)?.sdl_with_options(
+            async_graphql::SDLExportOptions::new().prefer_single_line_descriptions(),
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -23,8 +23,9 @@ mod prefetch;
 mod query;
 mod scalars;
 mod schema;
+mod subscription;
 mod targets;
 mod values;
 
-pub use api::{Api, SchemaOptions, print_sdl};
+pub use api::{Api, SchemaOptions, Transport, print_sdl};
 pub use limits::{QueryLimits, UNPAGED_LIST_ESTIMATE};

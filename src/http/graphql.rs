@@ -57,6 +57,10 @@ pub async fn graphql_get(
     request: Request,
 ) -> Response {
     let (mut parts, _) = request.into_parts();
+    if super::websocket::is_upgrade(&parts.headers) {
+        // Credentials come over the socket (`connection_init`), not with the upgrade.
+        return super::websocket::upgrade(state, parts).await;
+    }
     let headers = parts.headers;
     let Some(caller) = caller_of(&state, &mut parts.extensions) else {
         return unguarded(&headers);
@@ -153,6 +157,9 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
             return request_error(&headers, StatusCode::BAD_REQUEST, refusal(&error));
         }
     };
+    if accepts(&headers, "text/event-stream") {
+        return super::sse::answer(&state, caller, request);
+    }
     execute(&state, &headers, request.data(caller)).await
 }
 

@@ -10,6 +10,7 @@ use super::state::AppState;
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let mut text = state.inner.metrics.render();
     text.push_str(&state.inner.store.metrics().render());
+    text.push_str(&state.inner.events.render_metrics());
     (
         [(
             header::CONTENT_TYPE,

@@ -1,5 +1,5 @@
 //! HTTP metrics for `/metrics`: requests answered, by route and status, and their latency, by
-//! route (until the answer's head is ready).
+//! route (until the answer's head is ready); WebSocket connections open.
 //!
 //! Invariant: recording a request takes no lock. Each route's handles are registered the first
 //! time it answers with a status, and kept; the routes are the router's own paths, and
@@ -12,7 +12,7 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::Response;
-use metrics::{Counter, Histogram};
+use metrics::{Counter, Gauge, Histogram};
 
 use crate::telemetry::Metrics;
 
@@ -23,6 +23,7 @@ const BUCKETS: [f64; 14] = [
 
 const REQUESTS: &str = "tablegraph_http_requests_total";
 const SECONDS: &str = "tablegraph_http_request_seconds";
+const CONNECTIONS: &str = "tablegraph_websocket_connections";
 
 /// The route label of a request no route matched.
 const UNMATCHED: &str = "unmatched";
@@ -38,6 +39,7 @@ pub struct HttpMetrics {
 
 struct Inner {
     metrics: Metrics,
+    connections: Gauge,
     /// The router's paths, then [`UNMATCHED`].
     routes: Vec<RouteMetrics>,
 }
@@ -67,9 +69,20 @@ impl HttpMetrics {
                 requests: STATUSES.map(|_| OnceLock::new()).collect(),
             })
             .collect();
+        metrics.describe_gauge(CONNECTIONS, "GraphQL WebSocket connections open now.");
         HttpMetrics {
-            inner: Arc::new(Inner { metrics, routes }),
+            inner: Arc::new(Inner {
+                connections: metrics.gauge(CONNECTIONS, &[]),
+                metrics,
+                routes,
+            }),
         }
+    }
+
+    /// Counts a WebSocket connection as open until the answer is dropped.
+    pub(super) fn websocket_opened(&self) -> OpenConnection {
+        self.inner.connections.increment(1.0);
+        OpenConnection(self.clone())
     }
 
     /// The index of the route whose path a request matched.
@@ -105,6 +118,15 @@ impl HttpMetrics {
     /// The metrics in Prometheus' text exposition format.
     pub fn render(&self) -> String {
         self.inner.metrics.render()
+    }
+}
+
+/// A WebSocket connection, counted as open while this lives.
+pub(super) struct OpenConnection(HttpMetrics);
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.inner.connections.decrement(1.0);
     }
 }
 

@@ -3,14 +3,17 @@
 //! Invariant: `/healthz` answers without touching the store; `/readyz` answers 200 only when
 //! the store answers; `/metrics` reports every storage call the process made. Only `/graphql`
 //! needs credentials, when any are configured. Every request passes the tower-http [`layers`]:
-//! request id, span, CORS, compression, time limit, panic capture, body limit.
+//! request id, span, CORS, compression, time limit, panic capture, body limit. `/graphql` also
+//! speaks GraphQL over WebSocket (`websocket`) and over Server-Sent Events (`sse`).
 
 mod graphql;
 mod guard;
 mod health;
 mod layers;
 mod metrics;
+mod sse;
 mod state;
+mod websocket;
 
 use axum::Router;
 use axum::routing::get;

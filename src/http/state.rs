@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::auth::Authenticator;
 use crate::config::HttpConfig;
+use crate::engine::EventHub;
 use crate::graphql::Api;
 use crate::store::Store;
 
@@ -20,19 +21,27 @@ pub struct AppState {
 }
 
 pub(super) struct StateInner {
-    pub(super) api: Api,
+    pub(super) api: Arc<Api>,
     pub(super) store: Store,
+    /// What subscriptions read; only its metrics are needed here.
+    pub(super) events: EventHub,
     pub(super) auth: Option<Arc<Authenticator>>,
     pub(super) metrics: HttpMetrics,
     pub(super) graphiql: Option<String>,
     pub(super) expose_storage_calls: bool,
     pub(super) max_storage_calls: usize,
+    pub(super) max_subscriptions_per_connection: usize,
+    /// Turns `true` when the server shuts down: WebSocket connections close themselves.
+    pub(super) closing: tokio::sync::watch::Sender<bool>,
+    /// WebSocket connections open now.
+    pub(super) sockets: tokio::sync::watch::Sender<usize>,
 }
 
 impl AppState {
     pub fn new(
         api: Api,
         store: Store,
+        events: EventHub,
         auth: Option<Authenticator>,
         config: &HttpConfig,
     ) -> AppState {
@@ -41,15 +50,33 @@ impl AppState {
             .then(|| graphiql_page(!config.auth.api_keys.is_empty()));
         AppState {
             inner: Arc::new(StateInner {
-                api,
+                api: Arc::new(api),
                 store,
+                events,
                 auth: auth.map(Arc::new),
                 metrics: HttpMetrics::new(&ROUTES),
                 graphiql,
                 expose_storage_calls: config.expose_storage_calls,
                 max_storage_calls: config.graphql.max_storage_calls,
+                max_subscriptions_per_connection: config.max_subscriptions_per_connection,
+                closing: tokio::sync::watch::Sender::new(false),
+                sockets: tokio::sync::watch::Sender::new(0),
             }),
         }
+    }
+}
+
+impl AppState {
+    /// Closes every WebSocket connection (`1012`, service restart); the server is shutting down.
+    pub fn close_connections(&self) {
+        self.inner.closing.send_replace(true);
+    }
+
+    /// Resolves once no WebSocket connection is open.
+    pub async fn connections_closed(&self) {
+        let mut sockets = self.inner.sockets.subscribe();
+        // The sender lives as long as `self`, so the wait cannot fail.
+        let _ = sockets.wait_for(|open| *open == 0).await;
     }
 }
 
@@ -58,6 +85,7 @@ impl AppState {
 fn graphiql_page(needs_api_key: bool) -> String {
     let page = async_graphql::http::GraphiQLSource::build()
         .endpoint("/graphql")
+        .subscription_endpoint("/graphql")
         .title("tablegraph")
         .finish();
     if !needs_api_key {

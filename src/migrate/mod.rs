@@ -37,6 +37,8 @@ pub enum MigrationError {
 pub struct TableReport {
     pub created_table: bool,
     pub created_indexes: Vec<u8>,
+    /// Whether the table's change stream was turned on (subscriptions read it).
+    pub enabled_stream: bool,
     /// Generic indexes the table has that the model does not use.
     pub unused_indexes: Vec<u8>,
 }
@@ -64,7 +66,8 @@ pub fn plan_indexes(status: Option<&TableStatus>, model: &Model) -> (bool, Vec<u
 }
 
 /// Creates the table and the indexes the model needs, one index per UpdateTable as DynamoDB
-/// requires, waiting for each to become ACTIVE. Running it again changes nothing.
+/// requires, waiting for each to become ACTIVE, and turns its change stream on (both images).
+/// Running it again changes nothing.
 pub async fn ensure_table(store: &Store, model: &Model) -> Result<TableReport, MigrationError> {
     let status = store.describe_table().await?;
     let (create, missing, unused_indexes) = plan_indexes(status.as_ref(), model);
@@ -80,6 +83,11 @@ pub async fn ensure_table(store: &Store, model: &Model) -> Result<TableReport, M
         return Ok(report);
     }
     wait_until_active(store).await?;
+    if status.is_some_and(|status| status.stream.is_none()) {
+        store.enable_stream().await?;
+        wait_until_active(store).await?;
+        report.enabled_stream = true;
+    }
     for slot in missing {
         store.create_index(slot).await?;
         wait_until_active(store).await?;
@@ -89,8 +97,8 @@ pub async fn ensure_table(store: &Store, model: &Model) -> Result<TableReport, M
 }
 
 /// Checks that the table exists with every index the model reads, without changing anything:
-/// what `serve` does against a table it does not own.
-pub async fn verify_table(store: &Store, model: &Model) -> Result<(), MigrationError> {
+/// what `serve` does against a table it does not own. Answers what it found.
+pub async fn verify_table(store: &Store, model: &Model) -> Result<TableStatus, MigrationError> {
     let table = store.table_name().to_owned();
     let Some(status) = store.describe_table().await? else {
         return Err(MigrationError::TableMissing { table });
@@ -102,7 +110,7 @@ pub async fn verify_table(store: &Store, model: &Model) -> Result<(), MigrationE
         .map(|slot| crate::keys::gsi_name(*slot))
         .collect();
     if missing.is_empty() {
-        Ok(())
+        Ok(status)
     } else {
         Err(MigrationError::IndexesMissing {
             table,
@@ -154,6 +162,7 @@ mod tests {
         let status = TableStatus {
             active: true,
             indexes: BTreeMap::from([(1, true), (3, true)]),
+            stream: None,
         };
         assert_eq!(
             plan_indexes(Some(&status), &model),

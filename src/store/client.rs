@@ -35,6 +35,8 @@ pub enum Credentials {
 #[derive(Clone)]
 pub struct Store {
     pub(super) client: Client,
+    /// The table's change stream, on the same endpoint and credentials (see `stream`).
+    pub(super) streams: aws_sdk_dynamodbstreams::Client,
     pub(super) table: Arc<str>,
     /// The calls of the request this handle serves, if it serves one.
     calls: Option<Arc<CallLog>>,
@@ -77,8 +79,10 @@ impl Store {
         }
         let shared = loader.load().await;
         let mut config = aws_sdk_dynamodb::config::Builder::from(&shared);
+        let mut streams = aws_sdk_dynamodbstreams::config::Builder::from(&shared);
         if shared.region().is_none() {
             config = config.region(aws_sdk_dynamodb::config::Region::new("us-east-1"));
+            streams = streams.region(aws_sdk_dynamodbstreams::config::Region::new("us-east-1"));
         }
         if !tuning.is_default() {
             // The client the SDK would build by default, wrapped.
@@ -94,6 +98,7 @@ impl Store {
         }
         Store {
             client: Client::from_conf(config.build()),
+            streams: aws_sdk_dynamodbstreams::Client::from_conf(streams.build()),
             table: Arc::from(table),
             calls: None,
             metrics: Arc::default(),

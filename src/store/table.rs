@@ -1,4 +1,4 @@
-//! Table lifecycle calls: describe, create, add one generic index. The decisions (which indexes,
+//! Table lifecycle calls: describe, create (with its change stream on), add one generic index. The decisions (which indexes,
 //! when to wait) belong to `migrate`; this file only speaks DynamoDB.
 
 use std::collections::BTreeMap;
@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
     GlobalSecondaryIndexUpdate, IndexStatus, KeySchemaElement, KeyType, Projection, ProjectionType,
-    ScalarAttributeType, TableStatus as SdkTableStatus,
+    ScalarAttributeType, StreamViewType, TableStatus as SdkTableStatus,
 };
 
 use super::calls::CallRecord;
@@ -20,6 +20,9 @@ pub struct TableStatus {
     pub active: bool,
     /// Generic index slot → whether the index is ACTIVE. Indexes not named `GSInn` are left out.
     pub indexes: BTreeMap<u8, bool>,
+    /// The ARN of the table's change stream, when it is on with both images (what
+    /// subscriptions read).
+    pub stream: Option<String>,
 }
 
 fn attribute(name: &str) -> Result<AttributeDefinition, StoreError> {
@@ -92,9 +95,18 @@ impl Store {
                 Some((slot, index.index_status() == Some(&IndexStatus::Active)))
             })
             .collect();
+        let stream = table
+            .stream_specification()
+            .filter(|spec| {
+                spec.stream_enabled()
+                    && spec.stream_view_type() == Some(&StreamViewType::NewAndOldImages)
+            })
+            .and(table.latest_stream_arn())
+            .map(str::to_owned);
         Ok(Some(TableStatus {
             active: table.table_status() == Some(&SdkTableStatus::Active),
             indexes,
+            stream,
         }))
     }
 
@@ -108,7 +120,8 @@ impl Store {
             .attribute_definitions(attribute("PK")?)
             .attribute_definitions(attribute("SK")?)
             .key_schema(key("PK", KeyType::Hash)?)
-            .key_schema(key("SK", KeyType::Range)?);
+            .key_schema(key("SK", KeyType::Range)?)
+            .stream_specification(super::stream::stream_specification()?);
         for slot in slots {
             request = request
                 .attribute_definitions(attribute(&keys::slot_partition_attribute(*slot))?)

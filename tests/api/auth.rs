@@ -312,3 +312,20 @@ async fn a_bad_auth_configuration_stops_start_up() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_websocket_is_closed_when_its_token_expires() {
+    use crate::subscriptions::{Client, Received};
+    let app = app_with(jwt(JwtKeys::Hs256Secret(SECRET.to_owned()))).await;
+    let token = hs256(&claims(ISSUER, AUDIENCE, 2), SECRET);
+    let mut client =
+        Client::connected(&app, json!({ "Authorization": format!("Bearer {token}") })).await;
+    // The server's timer, at the token's `exp`, ends it; the client only waits.
+    match client.receive().await {
+        Received::Closed(code, reason) => {
+            assert_eq!(code, 4403, "{reason}");
+            assert!(reason.contains("expired"), "{reason}");
+        }
+        other => panic!("expected 4403, got {other:?}"),
+    }
+}

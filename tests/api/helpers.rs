@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 use tablegraph::app::Application;
 use tablegraph::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
+use tablegraph::engine::EventHub;
 use tablegraph::model::Model;
 use tablegraph::store::{EmbeddedLocation, Store, StoreTuning};
 
@@ -15,6 +16,8 @@ pub struct TestApp {
     /// The server's table, for checking what was stored.
     pub store: Store,
     pub model: Model,
+    /// What subscriptions read, to know when one is in place.
+    pub events: EventHub,
 }
 
 pub fn repository_file(path: &str) -> PathBuf {
@@ -62,11 +65,13 @@ async fn spawn(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
         .expect("the test server starts");
     let address = application.local_addr();
     let store = application.store();
+    let events = application.events();
     tokio::spawn(application.run_until_stopped(std::future::pending()));
     TestApp {
         address,
         client: reqwest::Client::new(),
         store,
+        events,
         model: tablegraph::app::load_schema(&repository_file(schema), None)
             .expect("the schema loads")
             .0,

@@ -330,6 +330,8 @@ fn each_heavy_crate_stays_in_its_home() {
     // Crate → the top-level modules that may name it.
     let homes: &[(&str, &[&str])] = &[
         ("aws_sdk_dynamodb", &["store"]),
+        ("aws_sdk_dynamodbstreams", &["store"]),
+        ("async_graphql_axum", &["http"]),
         ("async_graphql", &["graphql", "http", "app"]),
         ("axum", &["http", "app"]),
     ];

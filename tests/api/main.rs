@@ -24,4 +24,5 @@ mod resolvers;
 mod schema;
 mod startup;
 mod storm;
+mod subscriptions;
 mod tools;

@@ -9,7 +9,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 /// Starts dynoxide's HTTP server in this process; answers its endpoint URL.
-async fn start_dynoxide() -> String {
+pub(crate) async fn start_dynoxide() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port for dynoxide");
@@ -20,7 +20,7 @@ async fn start_dynoxide() -> String {
 }
 
 /// The binary under test, with a clean environment of AWS settings.
-fn tablegraph(args: &[&str]) -> Command {
+pub(crate) fn tablegraph(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_tablegraph"));
     command
         .args(args)
@@ -38,13 +38,43 @@ fn tablegraph(args: &[&str]) -> Command {
     command
 }
 
-async fn run(args: &[&str]) -> (bool, String, String) {
+pub(crate) async fn run(args: &[&str]) -> (bool, String, String) {
     let output = tablegraph(args).output().await.expect("the binary runs");
     (
         output.status.success(),
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+/// `tablegraph serve --dynamodb-endpoint <endpoint>` on a free loopback port: the process (ended
+/// when dropped) and the address it listens on.
+pub(crate) async fn serve(endpoint: &str) -> (tokio::process::Child, String) {
+    let mut server = tablegraph(&[
+        "serve",
+        "--dynamodb-endpoint",
+        endpoint,
+        "--listen",
+        "127.0.0.1:0",
+    ])
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("serve starts");
+    let stderr = server.stderr.take().expect("piped stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let address = loop {
+        let line = lines
+            .next_line()
+            .await
+            .expect("serve's log is readable")
+            .expect("serve logs where it listens before it exits");
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            break rest.trim_end_matches("/graphql").to_owned();
+        }
+    };
+    // Keep draining the log so the server never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (server, address)
 }
 
 async fn post(client: &reqwest::Client, url: &str, query: &str, variables: Value) -> Value {
@@ -123,30 +153,7 @@ async fn the_farm_walkthrough_runs_over_the_network_path() {
     let (ok, _, stderr) = run(&["migrate", "--dynamodb-endpoint", &endpoint]).await;
     assert!(ok, "migrate succeeds: {stderr}");
 
-    let mut server = tablegraph(&[
-        "serve",
-        "--dynamodb-endpoint",
-        &endpoint,
-        "--listen",
-        "127.0.0.1:0",
-    ])
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("serve starts");
-    let stderr = server.stderr.take().expect("piped stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let address = loop {
-        let line = lines
-            .next_line()
-            .await
-            .expect("serve's log is readable")
-            .expect("serve logs where it listens before it exits");
-        if let Some(rest) = line.split("listening on http://").nth(1) {
-            break rest.trim_end_matches("/graphql").to_owned();
-        }
-    };
-    // Keep draining the log so the server never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let (mut server, address) = serve(&endpoint).await;
 
     let url = format!("http://{address}/graphql");
     let client = reqwest::Client::new();

@@ -1,0 +1,374 @@
+//! Change events from the table's change stream, for subscriptions: every write is seen,
+//! whoever made it (this replica, another one, an import, a migration, another program).
+//!
+//! One reader per process follows the stream ([`crate::store::StreamTail`]) and publishes each
+//! record of a node or an edge as a [`Change`] on a broadcast channel (`tokio::sync::broadcast`);
+//! each subscription holds a receiver. Records of unique-value and migration items are not
+//! events, nor are updates that change no field a client reads (a version bump that guards an
+//! edge write, an edge set, the relation slots).
+//!
+//! Nothing is dropped silently: a subscriber that falls more than [`EVENT_BUFFER`] events
+//! behind, or that was subscribed while the reader lost its place in the stream, receives a
+//! [`Event::Missed`] and its subscription ends with an error saying so.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use metrics::{Counter, Gauge};
+use tokio::sync::{broadcast, watch};
+
+use super::change::{Change, ChangeKind};
+use super::filter::Filter;
+use crate::keys;
+use crate::store::{AttrValue, Item, Store, StoreError, StreamRecord, StreamTail};
+use crate::telemetry::Metrics;
+
+/// Events a subscriber may fall behind by before it is told it missed some.
+pub const EVENT_BUFFER: usize = 4096;
+/// How long the reader waits before asking the stream again after an empty answer. DynamoDB
+/// allows five GetRecords calls per second per shard; this stays under it with one reader.
+const IDLE_POLL: Duration = Duration::from_millis(250);
+/// How long the reader waits after the stream failed before it starts again.
+const AFTER_FAILURE: Duration = Duration::from_secs(1);
+
+/// What a subscriber receives.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Changed(Arc<Change>),
+    /// Events were lost between the stream and this subscriber (it was too slow, or the
+    /// reader had to start again); what it has seen is no longer the whole story.
+    Missed,
+}
+
+/// The events of this process: a reader of the table's stream feeds it, subscriptions read it.
+#[derive(Clone)]
+pub struct EventHub {
+    sender: broadcast::Sender<Event>,
+    /// Whether a reader feeds the hub (the table's stream is on).
+    following: Arc<AtomicBool>,
+    /// Receivers alive now, for whoever must know a subscription is in place before it
+    /// writes.
+    subscribers: Arc<watch::Sender<usize>>,
+    metrics: Arc<HubMetrics>,
+}
+
+/// One subscriber's place in the events.
+pub struct EventReceiver {
+    receiver: broadcast::Receiver<Event>,
+    subscribers: Arc<watch::Sender<usize>>,
+    metrics: Arc<HubMetrics>,
+}
+
+const SUBSCRIPTIONS: &str = "tablegraph_subscriptions";
+const EVENTS: &str = "tablegraph_subscription_events_total";
+const STREAM_RECORDS: &str = "tablegraph_stream_records_total";
+
+/// `/metrics` of the subscriptions: how many are open, the events they were handed and the
+/// ones they missed, and the stream records read.
+struct HubMetrics {
+    registry: Metrics,
+    open: Gauge,
+    delivered: Counter,
+    missed: Counter,
+    records: Counter,
+}
+
+impl Default for HubMetrics {
+    fn default() -> Self {
+        // No histograms here; the registry wants buckets all the same.
+        let registry = Metrics::new(&[1.0]);
+        registry.describe_gauge(SUBSCRIPTIONS, "Subscriptions open now.");
+        registry.describe_counter(
+            EVENTS,
+            "Events handed to subscriptions (`delivered`), or lost to one that fell behind \
+             or while the stream was read again (`missed`).",
+        );
+        registry.describe_counter(
+            STREAM_RECORDS,
+            "Records read from the table's change stream.",
+        );
+        HubMetrics {
+            open: registry.gauge(SUBSCRIPTIONS, &[]),
+            delivered: registry.counter(EVENTS, &[("outcome", "delivered")]),
+            missed: registry.counter(EVENTS, &[("outcome", "missed")]),
+            records: registry.counter(STREAM_RECORDS, &[]),
+            registry,
+        }
+    }
+}
+
+impl Default for EventHub {
+    fn default() -> Self {
+        EventHub {
+            sender: broadcast::Sender::new(EVENT_BUFFER),
+            following: Arc::default(),
+            subscribers: Arc::new(watch::Sender::new(0)),
+            metrics: Arc::default(),
+        }
+    }
+}
+
+impl EventHub {
+    /// Starts reading the stream `arn` of `store`'s table. Once this answers, every write
+    /// committed from then on reaches the hub's subscribers; the reading goes on in a task of
+    /// its own, which ends when every handle on the hub is gone.
+    pub async fn follow(&self, store: Store, arn: String) -> Result<(), StoreError> {
+        let mut tail = Some(store.tail_stream(&arn).await?);
+        self.following.store(true, Ordering::Relaxed);
+        let sender = self.sender.downgrade();
+        let metrics = self.metrics.clone();
+        tokio::spawn(async move {
+            loop {
+                let reading = match tail.take() {
+                    Some(tail) => Ok(tail),
+                    None => store.tail_stream(&arn).await,
+                };
+                let outcome = match reading {
+                    Ok(tail) => read_stream(tail, &sender, &metrics).await,
+                    Err(error) => Err(error),
+                };
+                match outcome {
+                    Ok(()) => return,
+                    Err(error) => {
+                        tracing::warn!(%error, "the table's change stream failed; reading it again");
+                        // Subscribers are told rather than left to guess.
+                        match sender.upgrade() {
+                            Some(sender) => drop(sender.send(Event::Missed)),
+                            None => return,
+                        }
+                    }
+                }
+                tokio::time::sleep(AFTER_FAILURE).await;
+            }
+        });
+        Ok(())
+    }
+
+    /// Whether a reader of the table's stream feeds the hub.
+    pub fn is_following(&self) -> bool {
+        self.following.load(Ordering::Relaxed)
+    }
+
+    /// A receiver of the events published from now on.
+    pub fn subscribe(&self) -> EventReceiver {
+        let receiver = self.sender.subscribe();
+        self.subscribers.send_modify(|count| *count += 1);
+        self.metrics.open.increment(1.0);
+        EventReceiver {
+            receiver,
+            subscribers: self.subscribers.clone(),
+            metrics: self.metrics.clone(),
+        }
+    }
+
+    /// The subscriptions' metrics in Prometheus' text exposition format.
+    pub fn render_metrics(&self) -> String {
+        self.metrics.registry.render()
+    }
+
+    /// Receivers alive now.
+    pub fn subscribers(&self) -> usize {
+        *self.subscribers.borrow()
+    }
+
+    /// Resolves once at least `count` receivers are alive.
+    pub async fn until_subscribers(&self, count: usize) {
+        let mut subscribers = self.subscribers.subscribe();
+        // The sender lives as long as `self`, so the wait cannot fail.
+        let _ = subscribers.wait_for(|alive| *alive >= count).await;
+    }
+}
+
+impl EventReceiver {
+    /// The next event, or `None` when the hub is gone.
+    pub async fn next(&mut self) -> Option<Event> {
+        match self.receiver.recv().await {
+            Ok(event) => Some(event),
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                self.metrics.missed.increment(missed);
+                Some(Event::Missed)
+            }
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    }
+
+    /// Counts an event handed to the subscriber.
+    pub fn delivered(&self) {
+        self.metrics.delivered.increment(1);
+    }
+}
+
+impl Drop for EventReceiver {
+    fn drop(&mut self) {
+        self.subscribers.send_modify(|count| *count -= 1);
+        self.metrics.open.decrement(1.0);
+    }
+}
+
+/// What one subscription waits for: changes of one node or edge type, of some kinds, whose
+/// item satisfies a filter (the item after the change; before it, for a deletion).
+#[derive(Debug, Clone)]
+pub struct Watch {
+    pub typename: String,
+    pub kinds: Vec<ChangeKind>,
+    pub filter: Filter,
+}
+
+impl Watch {
+    /// The item to hand the subscriber when it wants `change`.
+    pub fn wants(&self, change: &Change) -> Option<Arc<Item>> {
+        if change.typename != self.typename || !self.kinds.contains(&change.kind()) {
+            return None;
+        }
+        let item = change.new.as_ref().or(change.old.as_ref())?;
+        self.filter.matches(item).then(|| item.clone())
+    }
+}
+
+/// Reads the stream into the hub until the hub is gone (`Ok`) or the stream fails.
+async fn read_stream(
+    mut tail: StreamTail,
+    sender: &broadcast::WeakSender<Event>,
+    metrics: &HubMetrics,
+) -> Result<(), StoreError> {
+    loop {
+        let records = tail.next_records().await?;
+        metrics.records.increment(records.len() as u64);
+        let Some(sender) = sender.upgrade() else {
+            return Ok(());
+        };
+        let idle = records.is_empty();
+        for change in records.into_iter().filter_map(change_of) {
+            // No subscriber is not an error: the event is for nobody.
+            let _ = sender.send(Event::Changed(Arc::new(change)));
+        }
+        drop(sender);
+        if idle {
+            // Polling the stream: DynamoDB Streams has no push.
+            tokio::time::sleep(IDLE_POLL).await;
+        }
+    }
+}
+
+/// The change a stream record describes, or `None` when it is no event: an item that is not a
+/// node or an edge, or an update that changed nothing a client reads.
+pub fn change_of(record: StreamRecord) -> Option<Change> {
+    let item = record.new.as_ref().or(record.old.as_ref())?;
+    let pk = item.get("PK")?.as_str()?;
+    let sk = item.get("SK")?.as_str()?;
+    if !pk.starts_with(&keys::node_key("")) {
+        return None;
+    }
+    let is_node = pk == sk;
+    if let (Some(old), Some(new)) = (&record.old, &record.new)
+        && same_to_clients(old, new)
+    {
+        return None;
+    }
+    let old = record.old.map(Arc::new);
+    let new = record.new.map(Arc::new);
+    Some(if is_node {
+        Change::node(old, new)
+    } else {
+        Change::edge(old, new)
+    })
+}
+
+/// Whether two versions of an item differ only in what no client reads: the version, the
+/// update time, the edge set and the relation slots.
+fn same_to_clients(old: &Item, new: &Item) -> bool {
+    let read = |item: &Item| -> Vec<(String, AttrValue)> {
+        let mut fields: Vec<(String, AttrValue)> = item
+            .iter()
+            .filter(|(name, _)| {
+                !matches!(name.as_str(), "version" | "updatedAt" | "edges")
+                    && !keys::is_slot_attribute(name)
+            })
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        fields.sort_by(|a, b| a.0.cmp(&b.0));
+        fields
+    };
+    read(old) == read(new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(pairs: &[(&str, &str)]) -> Item {
+        pairs
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), AttrValue::S((*value).to_owned())))
+            .collect()
+    }
+
+    fn record(old: Option<Item>, new: Option<Item>) -> StreamRecord {
+        StreamRecord {
+            sequence: "1".into(),
+            old,
+            new,
+        }
+    }
+
+    fn farm(name: &str, version: &str) -> Item {
+        let mut farm = item(&[
+            ("PK", "NODE#f1"),
+            ("SK", "NODE#f1"),
+            ("__typename", "Farm"),
+            ("id", "f1"),
+            ("name", name),
+        ]);
+        farm.insert("version".into(), AttrValue::N(version.into()));
+        farm
+    }
+
+    #[test]
+    fn node_items_are_changes_of_their_type() {
+        let change = change_of(record(None, Some(farm("Ridge", "1")))).expect("an event");
+        assert_eq!(
+            (change.typename.as_str(), change.id.as_str()),
+            ("Farm", "f1")
+        );
+        assert_eq!(change.kind(), ChangeKind::Created);
+        let change = change_of(record(Some(farm("Ridge", "1")), None)).expect("an event");
+        assert_eq!(change.kind(), ChangeKind::Deleted);
+    }
+
+    #[test]
+    fn an_update_that_moves_only_what_clients_do_not_read_is_no_event() {
+        let mut bumped = farm("Ridge", "2");
+        bumped.insert("updatedAt".into(), AttrValue::S("later".into()));
+        bumped.insert("PK01".into(), AttrValue::S("Farm#x".into()));
+        bumped.insert(
+            "edges".into(),
+            AttrValue::Ss(["Member#u1".to_owned()].into()),
+        );
+        assert!(change_of(record(Some(farm("Ridge", "1")), Some(bumped))).is_none());
+        let renamed = change_of(record(Some(farm("Ridge", "1")), Some(farm("Hill", "2"))));
+        assert_eq!(renamed.map(|c| c.kind()), Some(ChangeKind::Updated));
+    }
+
+    #[test]
+    fn edges_are_changes_named_by_their_source_and_unique_items_are_none() {
+        let edge = item(&[
+            ("PK", "NODE#g1"),
+            ("SK", "GoalMembership#u1"),
+            ("__typename", "GoalMembership"),
+            ("from", "g1"),
+            ("to", "u1"),
+        ]);
+        let change = change_of(record(None, Some(edge))).expect("an event");
+        assert_eq!(
+            (change.typename.as_str(), change.id.as_str()),
+            ("GoalMembership", "g1")
+        );
+        let unique = item(&[
+            ("PK", "Farm#name#ridge"),
+            ("SK", "Farm#name#ridge"),
+            ("__typename", "Farm#name"),
+        ]);
+        assert!(change_of(record(None, Some(unique))).is_none());
+    }
+}

@@ -1,0 +1,550 @@
+//! GraphQL over WebSocket at `/graphql`, through async-graphql-axum: the `graphql-transport-ws`
+//! protocol of the graphql-ws library (Apollo, urql, Relay, GraphiQL), and the legacy
+//! `graphql-ws` protocol of subscriptions-transport-ws for older Apollo clients.
+//!
+//! Credentials come in `connection_init`'s payload (`x-api-key` or `Authorization`, at its top
+//! level or under `headers`, as clients send them), or else with the upgrade request's headers:
+//! a browser cannot set headers on a WebSocket. A connection whose token expires is closed
+//! then (`4403`); when the server shuts down, every connection is closed with `1012` (service
+//! restart), which clients retry.
+//!
+//! # The protocol's close codes
+//!
+//! async-graphql's WebSocket closes with 1002 where graphql-transport-ws names a reason
+//! (`4400` invalid message, `4403` forbidden), with 1011 for a subscribe before the
+//! acknowledgement (`4401` unauthorized), has no initialisation timeout (`4408`), and lets a
+//! second `subscribe` with an id in use replace the first (`4409`). Clients act on these codes
+//! (graphql-ws does not retry 4400–4499 but 4408 and 4429), so this module keeps them: it reads
+//! the client's messages on their way in, and maps the close frames on their way out.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_graphql::Data;
+use async_graphql::http::{ALL_WEBSOCKET_PROTOCOLS, WebSocketProtocols};
+use async_graphql_axum::{GraphQLProtocol, GraphQLWebSocket};
+use axum::extract::FromRequestParts;
+use axum::extract::ws::{CloseFrame, Message, WebSocketUpgrade};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::{SinkExt, StreamExt};
+
+use super::state::AppState;
+use crate::auth::{API_KEY_HEADER, Authenticator, Caller};
+use crate::engine::ScopeSource;
+use crate::graphql::Transport;
+
+/// How long a client has to send `connection_init` after the upgrade.
+const INIT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The start of the message of a refused `connection_init`, to tell its close frame from
+/// others that async-graphql sends with the same code.
+const FORBIDDEN: &str = "Forbidden";
+
+/// Whether `headers` ask to upgrade the connection to a WebSocket.
+pub(super) fn is_upgrade(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::UPGRADE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.eq_ignore_ascii_case("websocket"))
+}
+
+/// Answers an upgrade request: the WebSocket, or a clear error.
+pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
+    let Ok(protocol) = GraphQLProtocol::from_request_parts(&mut parts, &()).await else {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "a GraphQL WebSocket must ask for the graphql-transport-ws subprotocol \
+             (Sec-WebSocket-Protocol: graphql-transport-ws), or graphql-ws for \
+             subscriptions-transport-ws clients",
+        );
+    };
+    let upgrade = match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+        Ok(upgrade) => upgrade,
+        Err(rejection) => {
+            return refuse(rejection.status(), &rejection.body_text());
+        }
+    };
+    let header_credentials = Credentials::from_headers(&parts.headers);
+    // The protocol the extractor chose: the first of the client's it knows.
+    let legacy = parts
+        .headers
+        .get(header::SEC_WEBSOCKET_PROTOCOL)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| {
+            value
+                .split(',')
+                .find_map(|p| p.trim().parse::<WebSocketProtocols>().ok())
+        })
+        == Some(WebSocketProtocols::SubscriptionsTransportWS);
+    upgrade
+        .protocols(ALL_WEBSOCKET_PROTOCOLS)
+        .on_upgrade(move |socket| serve(state, socket, protocol, legacy, header_credentials))
+}
+
+/// A refused upgrade, as a GraphQL error body in JSON.
+fn refuse(status: StatusCode, message: &str) -> Response {
+    let body = serde_json::json!({ "errors": [{ "message": message }] });
+    (status, axum::Json(body)).into_response()
+}
+
+/// Credentials a client presented, by name.
+#[derive(Debug, Default, Clone)]
+struct Credentials {
+    authorization: Option<String>,
+    api_key: Option<String>,
+}
+
+impl Credentials {
+    fn from_headers(headers: &HeaderMap) -> Credentials {
+        let value = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        Credentials {
+            authorization: value(header::AUTHORIZATION.as_str()),
+            api_key: value(API_KEY_HEADER),
+        }
+    }
+
+    /// The credentials in a `connection_init` payload, names matched without regard to case.
+    fn from_payload(payload: &serde_json::Value) -> Credentials {
+        let find = |object: Option<&serde_json::Map<String, serde_json::Value>>, name: &str| {
+            object?
+                .iter()
+                .find(|(key, _)| key.eq_ignore_ascii_case(name))
+                .and_then(|(_, value)| value.as_str())
+                .map(str::to_owned)
+        };
+        let top = payload.as_object();
+        let headers = payload.get("headers").and_then(|h| h.as_object());
+        Credentials {
+            authorization: find(top, "authorization").or_else(|| find(headers, "authorization")),
+            api_key: find(top, API_KEY_HEADER).or_else(|| find(headers, API_KEY_HEADER)),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.authorization.is_none() && self.api_key.is_none()
+    }
+}
+
+/// Who the connection's caller is, or why not.
+fn caller(auth: Option<&Authenticator>, credentials: &Credentials) -> Result<Caller, String> {
+    match auth {
+        None => Ok(Caller::Anonymous),
+        Some(auth) => auth
+            .authenticate(
+                credentials.authorization.as_deref(),
+                credentials.api_key.as_deref(),
+            )
+            .map_err(|reason| reason.to_string()),
+    }
+}
+
+/// What the protocol shim knows of a connection.
+struct Session {
+    /// Operation ids running now.
+    running: HashSet<String>,
+    initialised: bool,
+    /// How many may run at once.
+    most: usize,
+}
+
+async fn serve(
+    state: AppState,
+    socket: axum::extract::ws::WebSocket,
+    protocol: GraphQLProtocol,
+    legacy: bool,
+    header_credentials: Credentials,
+) {
+    let _open = state.inner.metrics.websocket_opened();
+    state.inner.sockets.send_modify(|open| *open += 1);
+    let _counted = Counted(state.clone());
+    let (socket_sink, socket_stream) = socket.split();
+    // Everything the connection sends passes one channel: the protocol's messages and this
+    // module's own close frames, in order.
+    let (sender, receiver) = futures::channel::mpsc::channel::<Message>(16);
+    let writer = tokio::spawn(
+        receiver
+            .map(move |message| Ok(close_code(message, legacy)))
+            .forward(socket_sink),
+    );
+    let session = Arc::new(Mutex::new(Session {
+        running: HashSet::new(),
+        initialised: false,
+        most: state.inner.max_subscriptions_per_connection,
+    }));
+    let (init_seen, init_wait) = tokio::sync::oneshot::channel::<()>();
+    let mut init_seen = Some(init_seen);
+    let incoming = {
+        let session = session.clone();
+        let sender = sender.clone();
+        socket_stream
+            .filter_map(move |message| {
+                let verdict = match &message {
+                    Ok(Message::Text(text)) => inspect(&session, text.as_str(), legacy),
+                    _ => Verdict::Pass,
+                };
+                let mut close = None;
+                let mut refusal = None;
+                match verdict {
+                    Verdict::Pass => {}
+                    Verdict::TooMany { id, most } => {
+                        refusal = Some(Message::text(
+                        serde_json::json!({
+                            "id": id,
+                            "type": "error",
+                            "payload": [{
+                                "message": format!(
+                                    "this connection runs its most operations at once ({most}); \
+                                     complete one first"
+                                ),
+                                "extensions": { "errorType": "LimitExceeded" },
+                            }],
+                        })
+                        .to_string(),
+                    ));
+                    }
+                    Verdict::Initialising => {
+                        if let Some(seen) = init_seen.take() {
+                            let _ = seen.send(());
+                        }
+                    }
+                    Verdict::Duplicate(id) => {
+                        close = Some(Message::Close(Some(CloseFrame {
+                            code: 4409,
+                            reason: format!("Subscriber for {id} already exists").into(),
+                        })));
+                    }
+                }
+                let mut sender = sender.clone();
+                async move {
+                    if let Some(refusal) = refusal {
+                        // Answered here: async-graphql never sees the operation.
+                        let _ = sender.send(refusal).await;
+                        return None;
+                    }
+                    match close {
+                        Some(frame) => {
+                            let _ = sender.send(frame).await;
+                            // Nothing more is read: async-graphql's side ends with its input.
+                            Some(Err(axum::Error::new(std::io::Error::other("closed"))))
+                        }
+                        None => Some(message),
+                    }
+                }
+            })
+            .take_while(|message| futures::future::ready(message.is_ok()))
+    };
+    let outgoing = {
+        let session = session.clone();
+        sender.clone().with(move |message: Message| {
+            if let Message::Text(text) = &message {
+                finished(&session, text.as_str());
+            }
+            futures::future::ready(Ok::<_, futures::channel::mpsc::SendError>(message))
+        })
+    };
+    let source = ScopeSource::new(state.inner.store.clone(), state.inner.max_storage_calls);
+    let auth = state.inner.auth.clone();
+    // When the connection's token expires (seconds since the epoch), once it is known.
+    let (expiry_known, expiry) = tokio::sync::oneshot::channel::<u64>();
+    let mut closing = state.inner.closing.subscribe();
+    let connection = GraphQLWebSocket::new_with_pair(
+        outgoing,
+        incoming,
+        Transport(state.inner.api.clone()),
+        protocol,
+    )
+    .on_connection_init(move |payload| async move {
+        let presented = Credentials::from_payload(&payload);
+        let credentials = if presented.is_empty() {
+            header_credentials
+        } else {
+            presented
+        };
+        let caller = caller(auth.as_deref(), &credentials).map_err(|reason| {
+            tracing::info!(%reason, "refused a WebSocket connection without valid credentials");
+            async_graphql::Error::new(format!("{FORBIDDEN}: {reason}"))
+        })?;
+        if let Some(exp) = caller.claim("exp").and_then(serde_json::Value::as_u64) {
+            let _ = expiry_known.send(exp);
+        }
+        let mut data = Data::default();
+        data.insert(caller);
+        data.insert(source);
+        Ok(data)
+    })
+    .serve();
+    let close = tokio::select! {
+        () = connection => None,
+        () = init_deadline(init_wait) => Some((4408, "Connection initialisation timeout")),
+        () = token_expiry(expiry) => Some((4403, "Forbidden: the token expired")),
+        // 1012 (service restart): clients reconnect, to another replica or this one restarted.
+        _ = closing.wait_for(|closing| *closing) => Some((1012, "the server is restarting")),
+    };
+    if let Some((code, reason)) = close {
+        let mut sender = sender.clone();
+        let _ = sender
+            .send(Message::Close(Some(CloseFrame {
+                code,
+                reason: reason.into(),
+            })))
+            .await;
+    }
+    drop(sender);
+    let _ = writer.await;
+}
+
+/// Counts a connection as open in the state while it lives.
+struct Counted(AppState);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.inner.sockets.send_modify(|open| *open -= 1);
+    }
+}
+
+/// Resolves when the connection's token expires; never when it has none.
+async fn token_expiry(expiry: tokio::sync::oneshot::Receiver<u64>) {
+    let Ok(exp) = expiry.await else {
+        return std::future::pending().await;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    tokio::time::sleep(Duration::from_secs(exp.saturating_sub(now))).await;
+}
+
+/// Resolves when `connection_init` did not come in time.
+async fn init_deadline(init_seen: tokio::sync::oneshot::Receiver<()>) {
+    if tokio::time::timeout(INIT_TIMEOUT, init_seen).await.is_ok() {
+        std::future::pending::<()>().await;
+    }
+}
+
+enum Verdict {
+    Pass,
+    Initialising,
+    /// A `subscribe` whose id is in use.
+    Duplicate(String),
+    /// A `subscribe` past the connection's limit.
+    TooMany {
+        id: String,
+        most: usize,
+    },
+}
+
+#[derive(serde::Deserialize)]
+struct Envelope {
+    #[serde(rename = "type")]
+    kind: String,
+    id: Option<String>,
+}
+
+/// What an incoming message means to the shim.
+fn inspect(session: &Mutex<Session>, text: &str, legacy: bool) -> Verdict {
+    let Ok(envelope) = serde_json::from_str::<Envelope>(text) else {
+        return Verdict::Pass;
+    };
+    let mut session = lock(session);
+    match (envelope.kind.as_str(), envelope.id) {
+        ("connection_init", _) => {
+            session.initialised = true;
+            Verdict::Initialising
+        }
+        ("subscribe" | "start", Some(id)) => {
+            if !session.initialised {
+                // async-graphql closes the connection (4401).
+                return Verdict::Pass;
+            }
+            if session.running.contains(&id) {
+                // The legacy protocol lets a `start` replace its id's operation.
+                return if legacy {
+                    Verdict::Pass
+                } else {
+                    Verdict::Duplicate(id)
+                };
+            }
+            if session.running.len() >= session.most {
+                return Verdict::TooMany {
+                    id,
+                    most: session.most,
+                };
+            }
+            session.running.insert(id);
+            Verdict::Pass
+        }
+        ("complete" | "stop", Some(id)) => {
+            session.running.remove(&id);
+            Verdict::Pass
+        }
+        _ => Verdict::Pass,
+    }
+}
+
+/// Forgets an operation once the server completed it or answered it with errors.
+fn finished(session: &Mutex<Session>, text: &str) {
+    if let Ok(Envelope { kind, id: Some(id) }) = serde_json::from_str::<Envelope>(text)
+        && matches!(kind.as_str(), "complete" | "error")
+    {
+        lock(session).running.remove(&id);
+    }
+}
+
+/// The close frame graphql-transport-ws names for what async-graphql closes with.
+fn close_code(message: Message, legacy: bool) -> Message {
+    let Message::Close(Some(frame)) = &message else {
+        return message;
+    };
+    if legacy {
+        return Message::Close(Some(CloseFrame {
+            code: frame.code,
+            reason: within_close_frame(frame.reason.as_str()).into(),
+        }));
+    }
+    let reason = frame.reason.as_str();
+    let code = match (frame.code, reason) {
+        (1002, reason) if reason.starts_with(FORBIDDEN) => 4403,
+        (1002, _) => 4400,
+        (1011, _) => 4401,
+        (code, _) => code,
+    };
+    let reason = match code {
+        4401 => "Unauthorized",
+        _ => reason,
+    };
+    Message::Close(Some(CloseFrame {
+        code,
+        reason: within_close_frame(reason).into(),
+    }))
+}
+
+/// `reason`, cut to the 123 bytes a close frame can carry.
+fn within_close_frame(reason: &str) -> &str {
+    const MOST: usize = 123;
+    if reason.len() <= MOST {
+        return reason;
+    }
+    let mut end = MOST;
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    &reason[..end]
+}
+
+fn lock(session: &Mutex<Session>) -> std::sync::MutexGuard<'_, Session> {
+    session
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn closed(message: Message) -> (u16, String) {
+        match message {
+            Message::Close(Some(frame)) => (frame.code, frame.reason.to_string()),
+            other => panic!("not a close frame: {other:?}"),
+        }
+    }
+
+    fn close(code: u16, reason: &str) -> Message {
+        Message::Close(Some(CloseFrame {
+            code,
+            reason: reason.into(),
+        }))
+    }
+
+    #[test]
+    fn async_graphql_s_close_frames_get_the_protocol_s_codes() {
+        let refused = close_code(close(1002, "Forbidden: the API key is not valid"), false);
+        assert_eq!(closed(refused).0, 4403);
+        assert_eq!(
+            closed(close_code(close(1002, "unknown variant"), false)).0,
+            4400
+        );
+        let early = closed(close_code(
+            close(1011, "The handshake is not completed."),
+            false,
+        ));
+        assert_eq!(early, (4401, "Unauthorized".to_owned()));
+        assert_eq!(closed(close_code(close(4429, "Too many"), false)).0, 4429);
+        // The legacy protocol has no such codes.
+        assert_eq!(
+            closed(close_code(close(1002, "Forbidden: no"), true)).0,
+            1002
+        );
+    }
+
+    #[test]
+    fn a_long_reason_is_cut_to_what_a_close_frame_carries() {
+        let long = "é".repeat(100);
+        let (_, reason) = closed(close_code(close(1002, &long), false));
+        assert!(reason.len() <= 123 && long.starts_with(&reason), "{reason}");
+    }
+
+    #[test]
+    fn ids_in_use_and_the_connection_s_limit_are_caught() {
+        let session = Mutex::new(Session {
+            running: HashSet::new(),
+            initialised: false,
+            most: 2,
+        });
+        let subscribe = |id: &str| format!(r#"{{"type":"subscribe","id":"{id}","payload":{{}}}}"#);
+        // Before connection_init, async-graphql answers (4401).
+        assert!(matches!(
+            inspect(&session, &subscribe("a"), false),
+            Verdict::Pass
+        ));
+        assert!(matches!(
+            inspect(&session, r#"{"type":"connection_init"}"#, false),
+            Verdict::Initialising
+        ));
+        assert!(matches!(
+            inspect(&session, &subscribe("a"), false),
+            Verdict::Pass
+        ));
+        assert!(
+            matches!(inspect(&session, &subscribe("a"), false), Verdict::Duplicate(id) if id == "a")
+        );
+        assert!(matches!(
+            inspect(&session, &subscribe("b"), false),
+            Verdict::Pass
+        ));
+        assert!(matches!(
+            inspect(&session, &subscribe("c"), false),
+            Verdict::TooMany { most: 2, .. }
+        ));
+        // A completed id is free again, whoever completed it.
+        finished(&session, r#"{"type":"complete","id":"a"}"#);
+        assert!(matches!(
+            inspect(&session, &subscribe("a"), false),
+            Verdict::Pass
+        ));
+        assert!(matches!(
+            inspect(&session, r#"{"type":"complete","id":"b"}"#, false),
+            Verdict::Pass
+        ));
+        assert!(matches!(
+            inspect(&session, &subscribe("c"), false),
+            Verdict::Pass
+        ));
+    }
+
+    #[test]
+    fn credentials_are_found_in_a_payload_as_clients_send_them() {
+        let top = Credentials::from_payload(&serde_json::json!({ "X-API-KEY": "k" }));
+        assert_eq!(top.api_key.as_deref(), Some("k"));
+        let nested = Credentials::from_payload(
+            &serde_json::json!({ "headers": { "authorization": "Bearer t" } }),
+        );
+        assert_eq!(nested.authorization.as_deref(), Some("Bearer t"));
+        assert!(Credentials::from_payload(&serde_json::json!(null)).is_empty());
+    }
+}

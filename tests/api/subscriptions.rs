@@ -1,0 +1,844 @@
+//! Subscriptions over WebSocket (graphql-transport-ws, and the legacy graphql-ws), fed by the
+//! table's change stream: mutations over HTTP, writes made outside the API, filters, nested
+//! fields, edges, and the protocol's close codes.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tablegraph::auth::AuthConfig;
+use tablegraph::config::HttpConfig;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+use crate::helpers::{TestApp, id_at, spawn_app, spawn_app_with};
+use crate::network::{run, serve, start_dynoxide};
+
+/// A bound on waiting for the server, so that a missing message fails the test instead of
+/// hanging it. Nothing waits for it to pass.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// What the server sent.
+#[derive(Debug)]
+pub(crate) enum Received {
+    Json(Value),
+    Closed(u16, String),
+}
+
+/// A GraphQL WebSocket client, as small as the protocol allows.
+pub(crate) struct Client {
+    socket: tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+}
+
+impl Client {
+    async fn open(address: SocketAddr, protocol: &str) -> Client {
+        let mut request = format!("ws://{address}/graphql")
+            .into_client_request()
+            .expect("a WebSocket request");
+        request.headers_mut().insert(
+            "sec-websocket-protocol",
+            protocol.parse().expect("a header value"),
+        );
+        let (socket, response) = tokio_tungstenite::connect_async(request)
+            .await
+            .expect("the server upgrades the connection");
+        assert_eq!(
+            response.headers()["sec-websocket-protocol"],
+            protocol,
+            "the server speaks the protocol asked for"
+        );
+        Client { socket }
+    }
+
+    /// Opens a graphql-transport-ws connection and has it acknowledged.
+    pub(crate) async fn connected(app: &TestApp, payload: Value) -> Client {
+        let mut client = Client::open(app.address, "graphql-transport-ws").await;
+        client
+            .send(json!({ "type": "connection_init", "payload": payload }))
+            .await;
+        match client.receive().await {
+            Received::Json(message) => assert_eq!(message["type"], "connection_ack", "{message}"),
+            other => panic!("expected connection_ack, got {other:?}"),
+        }
+        client
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.socket
+            .send(Message::text(message.to_string()))
+            .await
+            .expect("the message is sent");
+    }
+
+    async fn subscribe(&mut self, id: &str, query: &str, variables: Value) {
+        self.send(json!({
+            "id": id,
+            "type": "subscribe",
+            "payload": { "query": query, "variables": variables },
+        }))
+        .await;
+    }
+
+    pub(crate) async fn receive(&mut self) -> Received {
+        loop {
+            let message = tokio::time::timeout(PATIENCE, self.socket.next())
+                .await
+                .expect("the server sends something in time")
+                .expect("the connection is open")
+                .expect("a WebSocket message");
+            match message {
+                Message::Text(text) => {
+                    let value: Value = serde_json::from_str(&text).expect("JSON");
+                    if value["type"] == "ping" || value["type"] == "ka" {
+                        continue;
+                    }
+                    return Received::Json(value);
+                }
+                Message::Close(frame) => {
+                    let (code, reason) = frame.map_or((1005, String::new()), |f| {
+                        (f.code.into(), f.reason.to_string())
+                    });
+                    return Received::Closed(code, reason);
+                }
+                _ => continue,
+            }
+        }
+    }
+
+    /// The payload of the next `next` message of operation `id`.
+    async fn next_of(&mut self, id: &str) -> Value {
+        match self.receive().await {
+            Received::Json(message) => {
+                assert_eq!(message["type"], "next", "{message}");
+                assert_eq!(message["id"], id, "{message}");
+                message["payload"].clone()
+            }
+            other => panic!("expected an event for {id}, got {other:?}"),
+        }
+    }
+}
+
+async fn create(app: &TestApp, kind: &str, input: Value) -> String {
+    let query =
+        format!("mutation($input: Create{kind}Input!) {{ create{kind}(input: $input) {{ id }} }}");
+    let body = app.graphql(&query, json!({ "input": input })).await;
+    id_at(&body, &format!("/data/create{kind}/id"))
+}
+
+#[tokio::test]
+async fn a_created_node_reaches_a_subscriber_with_its_nested_fields() {
+    let app = spawn_app().await;
+    let mut client = Client::connected(&app, json!({})).await;
+    client
+        .subscribe(
+            "1",
+            "subscription { onCreateCow { name farm { name } } }",
+            json!({}),
+        )
+        .await;
+    app.events.until_subscribers(1).await;
+
+    let farm = app.create_farm("Ridge").await;
+    app.create_animal("Cow", "Daisy", &farm).await;
+    assert_eq!(
+        client.next_of("1").await,
+        json!({ "data": { "onCreateCow": { "name": "Daisy", "farm": { "name": "Ridge" } } } })
+    );
+}
+
+#[tokio::test]
+async fn arguments_and_enhanced_filters_choose_the_events() {
+    let app = spawn_app().await;
+    let mut client = Client::connected(&app, json!({})).await;
+    client
+        .subscribe(
+            "by-name",
+            "subscription { onCreateFarm(name: \"Bell\") { name } }",
+            json!({}),
+        )
+        .await;
+    client
+        .subscribe(
+            "by-filter",
+            "subscription($f: ModelSubscriptionFarmFilterInput) { onCreateFarm(filter: $f) { name } }",
+            json!({ "f": { "or": [
+                { "name": { "beginsWith": "Hi" } },
+                { "name": { "in": ["Zed", "Yew"] } },
+            ], "name": { "ne": "Hilltop" } } }),
+        )
+        .await;
+    app.events.until_subscribers(2).await;
+
+    for name in ["Acre", "Bell", "Hilltop", "Hillside", "Yew"] {
+        app.create_farm(name).await;
+    }
+    // Events arrive in commit order: each subscription's first events are the ones it chose.
+    let mut by_name = Vec::new();
+    let mut by_filter = Vec::new();
+    while by_name.is_empty() || by_filter.len() < 2 {
+        let Received::Json(message) = client.receive().await else {
+            panic!("the connection closed");
+        };
+        let name = message["payload"]["data"]["onCreateFarm"]["name"].clone();
+        match message["id"].as_str() {
+            Some("by-name") => by_name.push(name),
+            Some("by-filter") => by_filter.push(name),
+            _ => panic!("unexpected {message}"),
+        }
+    }
+    assert_eq!(by_name, [json!("Bell")]);
+    assert_eq!(by_filter, [json!("Hillside"), json!("Yew")]);
+}
+
+#[tokio::test]
+async fn updates_and_deletes_reach_their_subscribers_and_bookkeeping_is_no_update() {
+    let app = spawn_app().await;
+    let goal = create(
+        &app,
+        "Goal",
+        json!({ "title": "Ship", "kind": "OBJECTIVE" }),
+    )
+    .await;
+    let ann = create(
+        &app,
+        "User",
+        json!({ "name": "Ann", "email": "ann@example.com" }),
+    )
+    .await;
+    let mut client = Client::connected(&app, json!({})).await;
+    client
+        .subscribe(
+            "u",
+            "subscription($id: ID) { onUpdateGoal(id: $id) { title version } }",
+            json!({ "id": goal }),
+        )
+        .await;
+    client
+        .subscribe("d", "subscription { onDeleteUser { name } }", json!({}))
+        .await;
+    app.events.until_subscribers(2).await;
+
+    // Adding an edge bumps the goal's version and edge set: nothing a client reads changes.
+    let body = app
+        .graphql(
+            "mutation($g: ID!, $u: ID!) { addGoalMembership(input: { from: $g, to: $u, role: LEAD }) { role } }",
+            json!({ "g": goal, "u": ann }),
+        )
+        .await;
+    assert_eq!(body["data"]["addGoalMembership"]["role"], "LEAD", "{body}");
+    let body = app
+        .graphql(
+            "mutation($g: ID!) { updateGoal(input: { id: $g, title: \"Ship it\" }) { version } }",
+            json!({ "g": goal }),
+        )
+        .await;
+    let version = body["data"]["updateGoal"]["version"].clone();
+    assert_eq!(
+        client.next_of("u").await,
+        json!({ "data": { "onUpdateGoal": { "title": "Ship it", "version": version } } }),
+        "the first update event is the title's"
+    );
+
+    let body = app
+        .graphql(
+            "mutation($u: ID!) { deleteUser(id: $u) { id } }",
+            json!({ "u": ann }),
+        )
+        .await;
+    assert_eq!(body["data"]["deleteUser"]["id"], ann.as_str(), "{body}");
+    assert_eq!(
+        client.next_of("d").await,
+        json!({ "data": { "onDeleteUser": { "name": "Ann" } } })
+    );
+}
+
+#[tokio::test]
+async fn edges_added_and_removed_reach_their_subscribers() {
+    let app = spawn_app().await;
+    let goal = create(
+        &app,
+        "Goal",
+        json!({ "title": "Ship", "kind": "OBJECTIVE" }),
+    )
+    .await;
+    let other = create(
+        &app,
+        "Goal",
+        json!({ "title": "Other", "kind": "OBJECTIVE" }),
+    )
+    .await;
+    let ann = create(
+        &app,
+        "User",
+        json!({ "name": "Ann", "email": "ann@example.com" }),
+    )
+    .await;
+    let mut client = Client::connected(&app, json!({})).await;
+    client
+        .subscribe(
+            "added",
+            "subscription($g: ID) { onGoalMembershipAdded(from: $g) { role to { ... on User { name } } } }",
+            json!({ "g": goal }),
+        )
+        .await;
+    client
+        .subscribe(
+            "removed",
+            "subscription($u: ID) { onGoalMembershipRemoved(to: $u) { role from { title } } }",
+            json!({ "u": ann }),
+        )
+        .await;
+    app.events.until_subscribers(2).await;
+
+    let add = "mutation($g: ID!, $u: ID!) { addGoalMembership(input: { from: $g, to: $u, role: LEAD }) { role } }";
+    app.graphql(add, json!({ "g": other, "u": ann })).await;
+    app.graphql(add, json!({ "g": goal, "u": ann })).await;
+    assert_eq!(
+        client.next_of("added").await,
+        json!({ "data": { "onGoalMembershipAdded": { "role": "LEAD", "to": { "name": "Ann" } } } }),
+        "the edge from the other goal is not this subscription's"
+    );
+    let body = app
+        .graphql(
+            "mutation($g: ID!, $u: ID!) { removeGoalMembership(from: $g, to: $u) }",
+            json!({ "g": goal, "u": ann }),
+        )
+        .await;
+    assert!(body["errors"].is_null(), "{body}");
+    assert_eq!(
+        client.next_of("removed").await,
+        json!({ "data": { "onGoalMembershipRemoved": { "role": "LEAD", "from": { "title": "Ship" } } } })
+    );
+}
+
+#[tokio::test]
+async fn the_legacy_graphql_ws_protocol_is_spoken_for_older_apollo_clients() {
+    let app = spawn_app().await;
+    let mut client = Client::open(app.address, "graphql-ws").await;
+    client
+        .send(json!({ "type": "connection_init", "payload": {} }))
+        .await;
+    let Received::Json(ack) = client.receive().await else {
+        panic!("no acknowledgement");
+    };
+    assert_eq!(ack["type"], "connection_ack");
+    client
+        .send(json!({ "id": "1", "type": "start", "payload": {
+            "query": "subscription { onCreateFarm { name } }" } }))
+        .await;
+    app.events.until_subscribers(1).await;
+    app.create_farm("Legacy Acres").await;
+    let Received::Json(data) = client.receive().await else {
+        panic!("no event");
+    };
+    assert_eq!(data["type"], "data", "{data}");
+    assert_eq!(
+        data["payload"],
+        json!({ "data": { "onCreateFarm": { "name": "Legacy Acres" } } })
+    );
+}
+
+fn with_api_key() -> HttpConfig {
+    HttpConfig {
+        auth: AuthConfig {
+            api_keys: vec!["da2-subscriber".into()],
+            jwt: None,
+        },
+        ..HttpConfig::default()
+    }
+}
+
+#[tokio::test]
+async fn connection_init_carries_the_credentials() {
+    let app = spawn_app_with(with_api_key()).await;
+    // In the payload, as graphql-ws clients send them, or under `headers`.
+    Client::connected(&app, json!({ "x-api-key": "da2-subscriber" })).await;
+    Client::connected(
+        &app,
+        json!({ "headers": { "X-Api-Key": "da2-subscriber" } }),
+    )
+    .await;
+
+    let mut refused = Client::open(app.address, "graphql-transport-ws").await;
+    refused
+        .send(json!({ "type": "connection_init", "payload": { "x-api-key": "wrong" } }))
+        .await;
+    match refused.receive().await {
+        Received::Closed(code, reason) => {
+            assert_eq!(code, 4403, "{reason}");
+            assert!(reason.starts_with("Forbidden"), "{reason}");
+        }
+        other => panic!("expected 4403, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_protocol_s_close_codes_are_kept() {
+    let app = spawn_app().await;
+    // A subscribe before the acknowledgement.
+    let mut early = Client::open(app.address, "graphql-transport-ws").await;
+    early
+        .subscribe("1", "subscription { onCreateFarm { name } }", json!({}))
+        .await;
+    match early.receive().await {
+        Received::Closed(code, _) => assert_eq!(code, 4401),
+        other => panic!("expected 4401, got {other:?}"),
+    }
+    // A message that is not the protocol's.
+    let mut garbled = Client::connected(&app, json!({})).await;
+    garbled.send(json!({ "type": "nonsense" })).await;
+    match garbled.receive().await {
+        Received::Closed(code, _) => assert_eq!(code, 4400),
+        other => panic!("expected 4400, got {other:?}"),
+    }
+    // Two subscriptions under one id.
+    let mut twice = Client::connected(&app, json!({})).await;
+    twice
+        .subscribe("same", "subscription { onCreateFarm { name } }", json!({}))
+        .await;
+    twice
+        .subscribe("same", "subscription { onDeleteFarm { name } }", json!({}))
+        .await;
+    match twice.receive().await {
+        Received::Closed(code, reason) => {
+            assert_eq!(code, 4409, "{reason}");
+            assert!(reason.contains("same"), "{reason}");
+        }
+        other => panic!("expected 4409, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_connection_that_never_initialises_is_closed_with_4408() {
+    let app = spawn_app().await;
+    let mut idle = Client::open(app.address, "graphql-transport-ws").await;
+    // The server's own timer (10 s) ends it; PATIENCE only bounds the wait.
+    match idle.receive().await {
+        Received::Closed(code, reason) => {
+            assert_eq!(code, 4408, "{reason}");
+        }
+        other => panic!("expected 4408, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_upgrade_without_a_subprotocol_is_told_which_to_ask_for() {
+    let app = spawn_app().await;
+    let response = app
+        .client
+        .get(app.url("/graphql"))
+        .header("connection", "upgrade")
+        .header("upgrade", "websocket")
+        .header("sec-websocket-version", "13")
+        .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.expect("a JSON body");
+    let message = body["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("graphql-transport-ws"), "{body}");
+}
+
+/// Opens a graphql-transport-ws connection to the server at `address`.
+async fn connected_to(address: &str) -> Client {
+    let mut client = Client::open(
+        address.parse().expect("a socket address"),
+        "graphql-transport-ws",
+    )
+    .await;
+    client
+        .send(json!({ "type": "connection_init", "payload": {} }))
+        .await;
+    match client.receive().await {
+        Received::Json(message) => assert_eq!(message["type"], "connection_ack", "{message}"),
+        other => panic!("expected connection_ack, got {other:?}"),
+    }
+    client
+}
+
+/// Waits until the server at `address` reports `count` open subscriptions in `/metrics`: a
+/// subscription is in place once its resolver ran, which the protocol does not acknowledge.
+async fn until_subscriptions(address: &str, count: usize) {
+    let client = reqwest::Client::new();
+    let wanted = format!("tablegraph_subscriptions {count}");
+    let asking = async {
+        loop {
+            let text = client
+                .get(format!("http://{address}/metrics"))
+                .send()
+                .await
+                .expect("the server answers")
+                .text()
+                .await
+                .expect("a text body");
+            if text.lines().any(|line| line == wanted) {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(PATIENCE, asking)
+        .await
+        .expect("the subscriptions are in place in time");
+}
+
+/// The name in an `onCreateFarm` event.
+async fn created_farm(client: &mut Client) -> Value {
+    client.next_of("farms").await["data"]["onCreateFarm"]["name"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_replica_sees_each_write_once_including_writes_made_outside_the_api() {
+    let endpoint = start_dynoxide().await;
+    let (ok, _, stderr) = run(&["migrate", "--dynamodb-endpoint", &endpoint]).await;
+    assert!(ok, "migrate succeeds: {stderr}");
+
+    let mut replicas = Vec::new();
+    let mut clients = Vec::new();
+    for _ in 0..3 {
+        let (process, address) = serve(&endpoint).await;
+        let mut client = connected_to(&address).await;
+        client
+            .subscribe("farms", "subscription { onCreateFarm { name } }", json!({}))
+            .await;
+        client
+            .subscribe(
+                "updates",
+                "subscription { onUpdateFarm { name } }",
+                json!({}),
+            )
+            .await;
+        until_subscriptions(&address, 2).await;
+        replicas.push((process, address));
+        clients.push(client);
+    }
+
+    // Another program writes a node item with the SDK, not through the API.
+    let sdk = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .endpoint_url(&endpoint)
+            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+                "test", "test", None, None, "test",
+            ))
+            .build(),
+    );
+    use aws_sdk_dynamodb::types::AttributeValue as A;
+    let id = "0190f7d0-0000-7000-8000-000000000001";
+    sdk.put_item()
+        .table_name("tablegraph")
+        .item("PK", A::S(format!("NODE#{id}")))
+        .item("SK", A::S(format!("NODE#{id}")))
+        .item("__typename", A::S("Farm".into()))
+        .item("id", A::S(id.into()))
+        .item("name", A::S("Imported Acres".into()))
+        .item("version", A::N("1".into()))
+        .item("createdAt", A::S("2026-01-01T00:00:00Z".into()))
+        .item("updatedAt", A::S("2026-01-01T00:00:00Z".into()))
+        .send()
+        .await
+        .expect("a raw PutItem");
+    for client in &mut clients {
+        assert_eq!(created_farm(client).await, "Imported Acres");
+    }
+    sdk.update_item()
+        .table_name("tablegraph")
+        .key("PK", A::S(format!("NODE#{id}")))
+        .key("SK", A::S(format!("NODE#{id}")))
+        .update_expression("SET #n = :n")
+        .expression_attribute_names("#n", "name")
+        .expression_attribute_values(":n", A::S("Renamed Acres".into()))
+        .send()
+        .await
+        .expect("a raw UpdateItem");
+    for client in &mut clients {
+        assert_eq!(
+            client.next_of("updates").await,
+            json!({ "data": { "onUpdateFarm": { "name": "Renamed Acres" } } })
+        );
+    }
+
+    // A mutation through one replica reaches the subscribers of all three, once: the next
+    // event each receives is the one after it.
+    let http = reqwest::Client::new();
+    for (name, (_, address)) in [("Via One", &replicas[0]), ("Via Three", &replicas[2])] {
+        let body: Value = http
+            .post(format!("http://{address}/graphql"))
+            .json(&json!({
+                "query": "mutation($n: String!) { createFarm(input: { name: $n }) { id } }",
+                "variables": { "n": name },
+            }))
+            .send()
+            .await
+            .expect("the replica answers")
+            .json()
+            .await
+            .expect("JSON");
+        assert!(body["errors"].is_null(), "{body}");
+    }
+    for client in &mut clients {
+        assert_eq!(created_farm(client).await, "Via One");
+        assert_eq!(created_farm(client).await, "Via Three");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_turns_the_change_stream_on_for_a_table_made_without_it() {
+    let endpoint = start_dynoxide().await;
+    let sdk = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .endpoint_url(&endpoint)
+            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+                "test", "test", None, None, "test",
+            ))
+            .build(),
+    );
+    use aws_sdk_dynamodb::types::{
+        AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    };
+    let mut create = sdk
+        .create_table()
+        .table_name("tablegraph")
+        .billing_mode(BillingMode::PayPerRequest);
+    for (name, key) in [("PK", KeyType::Hash), ("SK", KeyType::Range)] {
+        create = create
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name(name)
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()
+                    .expect("a definition"),
+            )
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name(name)
+                    .key_type(key)
+                    .build()
+                    .expect("a key"),
+            );
+    }
+    create.send().await.expect("a table without a stream");
+
+    let (ok, stdout, stderr) = run(&["migrate", "--dynamodb-endpoint", &endpoint]).await;
+    assert!(ok, "migrate succeeds: {stderr}");
+    assert!(
+        stdout.contains("turned on the table's change stream"),
+        "{stdout}"
+    );
+    let (ok, again, _) = run(&["migrate", "--dynamodb-endpoint", &endpoint]).await;
+    assert!(
+        ok && !again.contains("turned on"),
+        "once is enough: {again}"
+    );
+
+    // And a replica then serves subscriptions on it.
+    let (_process, address) = serve(&endpoint).await;
+    let mut client = connected_to(&address).await;
+    client
+        .subscribe("farms", "subscription { onCreateFarm { name } }", json!({}))
+        .await;
+    until_subscriptions(&address, 1).await;
+    let body: Value = reqwest::Client::new()
+        .post(format!("http://{address}/graphql"))
+        .json(&json!({ "query": "mutation { createFarm(input: { name: \"Streamed\" }) { id } }" }))
+        .send()
+        .await
+        .expect("the replica answers")
+        .json()
+        .await
+        .expect("JSON");
+    assert!(body["errors"].is_null(), "{body}");
+    assert_eq!(created_farm(&mut client).await, "Streamed");
+}
+
+/// Reads a Server-Sent Events body until it holds `events` events; answers them as (name,
+/// data) pairs.
+async fn sse_events(response: &mut reqwest::Response, events: usize) -> Vec<(String, String)> {
+    let mut text = String::new();
+    loop {
+        let parsed: Vec<(String, String)> = text
+            .split("\n\n")
+            .filter(|block| block.contains("event:"))
+            .map(|block| {
+                let field = |name: &str| {
+                    block
+                        .lines()
+                        .filter_map(|line| line.strip_prefix(name))
+                        .map(str::trim_start)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                };
+                (field("event:"), field("data:"))
+            })
+            .collect();
+        // An event is whole once the blank line after it arrived.
+        let whole = text.matches("\n\n").count();
+        if parsed.len() >= events && whole >= events {
+            return parsed;
+        }
+        let chunk = tokio::time::timeout(PATIENCE, response.chunk())
+            .await
+            .expect("the server sends the event in time")
+            .expect("the stream is readable")
+            .expect("the stream is still open");
+        text.push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
+    }
+}
+
+#[tokio::test]
+async fn server_sent_events_carry_subscriptions_and_single_answers() {
+    let app = spawn_app().await;
+    let mut response = app
+        .client
+        .post(app.url("/graphql"))
+        .header("accept", "text/event-stream")
+        .json(&json!({ "query": "subscription { onCreateFarm { name } }" }))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .is_ok_and(|t| t.starts_with("text/event-stream")),
+        "{:?}",
+        response.headers()
+    );
+    app.events.until_subscribers(1).await;
+    app.create_farm("Streamed Acres").await;
+    let events = sse_events(&mut response, 1).await;
+    let (name, data) = events
+        .iter()
+        .find(|(name, _)| name == "next")
+        .expect("a next event");
+    assert_eq!(name, "next");
+    let data: Value = serde_json::from_str(data).expect("JSON data");
+    assert_eq!(
+        data,
+        json!({ "data": { "onCreateFarm": { "name": "Streamed Acres" } } })
+    );
+
+    // A query answers one `next`, then `complete`.
+    let mut response = app
+        .client
+        .post(app.url("/graphql"))
+        .header("accept", "text/event-stream")
+        .json(&json!({ "query": "{ __typename }" }))
+        .send()
+        .await
+        .expect("the server answers");
+    let events: Vec<(String, String)> = sse_events(&mut response, 2)
+        .await
+        .into_iter()
+        .filter(|(name, _)| !name.is_empty())
+        .collect();
+    assert_eq!(events[0].0, "next");
+    assert_eq!(
+        serde_json::from_str::<Value>(&events[0].1).expect("JSON"),
+        json!({ "data": { "__typename": "Query" } })
+    );
+    assert_eq!(events[1].0, "complete");
+}
+
+#[tokio::test]
+async fn limits_answer_errors_that_name_them() {
+    let mut config = HttpConfig {
+        max_subscriptions_per_connection: 1,
+        ..HttpConfig::default()
+    };
+    config.graphql.max_event_bytes = 120;
+    config.graphql.max_subscriptions = 2;
+    let app = spawn_app_with(config).await;
+
+    // One operation at a time on this connection.
+    let mut client = Client::connected(&app, json!({})).await;
+    client
+        .subscribe(
+            "big",
+            "subscription { onCreateFarm { id name createdAt updatedAt } }",
+            json!({}),
+        )
+        .await;
+    client
+        .subscribe("second", "subscription { onDeleteFarm { id } }", json!({}))
+        .await;
+    match client.receive().await {
+        Received::Json(message) => {
+            assert_eq!(message["type"], "error", "{message}");
+            assert_eq!(message["id"], "second", "{message}");
+            assert_eq!(
+                message["payload"][0]["extensions"]["errorType"], "LimitExceeded",
+                "{message}"
+            );
+        }
+        other => panic!("expected an error message, got {other:?}"),
+    }
+    app.events.until_subscribers(1).await;
+
+    // An event over the size limit is an error naming it, not a silent drop.
+    app.create_farm("A farm with a name long enough to pass the limit")
+        .await;
+    let payload = client.next_of("big").await;
+    assert_eq!(
+        payload["errors"][0]["extensions"]["errorType"], "EventTooLarge",
+        "{payload}"
+    );
+    assert!(
+        payload["errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("--max-event-bytes")),
+        "{payload}"
+    );
+
+    // The server's own cap: a second connection may hold one more, not two.
+    let mut other = Client::connected(&app, json!({})).await;
+    other
+        .subscribe("ok", "subscription { onDeleteFarm { id } }", json!({}))
+        .await;
+    app.events.until_subscribers(2).await;
+    let mut third = Client::connected(&app, json!({})).await;
+    third
+        .subscribe("over", "subscription { onDeleteFarm { id } }", json!({}))
+        .await;
+    let payload = third.next_of("over").await;
+    assert_eq!(
+        payload["errors"][0]["extensions"]["errorType"], "LimitExceeded",
+        "{payload}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_closes_websockets_with_a_code_clients_retry_on() {
+    let endpoint = start_dynoxide().await;
+    let (ok, _, stderr) = run(&["migrate", "--dynamodb-endpoint", &endpoint]).await;
+    assert!(ok, "migrate succeeds: {stderr}");
+    let (mut process, address) = serve(&endpoint).await;
+    let mut client = connected_to(&address).await;
+    client
+        .subscribe("farms", "subscription { onCreateFarm { name } }", json!({}))
+        .await;
+    until_subscriptions(&address, 1).await;
+
+    let pid = process.id().expect("the server runs").to_string();
+    let status = tokio::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .expect("kill runs");
+    assert!(status.success());
+    match client.receive().await {
+        Received::Closed(code, reason) => assert_eq!(code, 1012, "{reason}"),
+        other => panic!("expected 1012, got {other:?}"),
+    }
+    let exit = tokio::time::timeout(Duration::from_secs(10), process.wait())
+        .await
+        .expect("the server ends within 10 s")
+        .expect("its status");
+    assert!(exit.success(), "{exit:?}");
+}

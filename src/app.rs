@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::auth::{AuthSetupError, Authenticator};
 use crate::config::{ServeConfig, StoreConfig, StoreTarget};
-use crate::engine::EventHub;
+use crate::engine::{self, EventHub};
 use crate::graphql;
 use crate::http::{self, AppState};
 use crate::migrate::{self, MigrationError};
@@ -135,7 +135,14 @@ impl Application {
         let table = migrate::verify_table(&store.store, &model).await?;
         let events = EventHub::default();
         match table.stream {
-            Some(arn) => events.follow(store.store.clone(), arn).await?,
+            Some(arn) => {
+                let idle_poll = if store.is_embedded() {
+                    engine::EMBEDDED_POLL
+                } else {
+                    engine::DYNAMODB_POLL
+                };
+                events.follow(store.store.clone(), arn, idle_poll).await?;
+            }
             None => tracing::warn!(
                 "the table's change stream is off, so subscriptions answer SubscriptionsUnavailable; \
                  `tablegraph migrate` turns it on"

@@ -26,9 +26,12 @@ use crate::telemetry::Metrics;
 
 /// Events a subscriber may fall behind by before it is told it missed some.
 pub const EVENT_BUFFER: usize = 4096;
-/// How long the reader waits before asking the stream again after an empty answer. DynamoDB
-/// allows five GetRecords calls per second per shard; this stays under it with one reader.
-const IDLE_POLL: Duration = Duration::from_millis(250);
+/// How long the reader waits before asking Amazon DynamoDB's stream again after an empty
+/// answer: it allows five GetRecords calls per second per shard, shared by every reader.
+pub const DYNAMODB_POLL: Duration = Duration::from_millis(250);
+/// The same for the embedded store, which has no such limit: an idle poll costs it one local
+/// call, and events arrive within this.
+pub const EMBEDDED_POLL: Duration = Duration::from_millis(20);
 /// How long the reader waits after the stream failed before it starts again.
 const AFTER_FAILURE: Duration = Duration::from_secs(1);
 
@@ -113,7 +116,13 @@ impl EventHub {
     /// Starts reading the stream `arn` of `store`'s table. Once this answers, every write
     /// committed from then on reaches the hub's subscribers; the reading goes on in a task of
     /// its own, which ends when every handle on the hub is gone.
-    pub async fn follow(&self, store: Store, arn: String) -> Result<(), StoreError> {
+    /// After an empty answer the reader waits `idle_poll` before it asks again.
+    pub async fn follow(
+        &self,
+        store: Store,
+        arn: String,
+        idle_poll: Duration,
+    ) -> Result<(), StoreError> {
         let mut tail = Some(store.tail_stream(&arn).await?);
         self.following.store(true, Ordering::Relaxed);
         let sender = self.sender.downgrade();
@@ -125,7 +134,7 @@ impl EventHub {
                     None => store.tail_stream(&arn).await,
                 };
                 let outcome = match reading {
-                    Ok(tail) => read_stream(tail, &sender, &metrics).await,
+                    Ok(tail) => read_stream(tail, &sender, &metrics, idle_poll).await,
                     Err(error) => Err(error),
                 };
                 match outcome {
@@ -231,6 +240,7 @@ async fn read_stream(
     mut tail: StreamTail,
     sender: &broadcast::WeakSender<Event>,
     metrics: &HubMetrics,
+    idle_poll: Duration,
 ) -> Result<(), StoreError> {
     loop {
         let records = tail.next_records().await?;
@@ -246,7 +256,7 @@ async fn read_stream(
         drop(sender);
         if idle {
             // Polling the stream: DynamoDB Streams has no push.
-            tokio::time::sleep(IDLE_POLL).await;
+            tokio::time::sleep(idle_poll).await;
         }
     }
 }

@@ -31,7 +31,9 @@ pub use derive::{
 };
 pub use edge_writes::{add_edge, remove_edge};
 pub use error::EngineError;
-pub use events::{EVENT_BUFFER, Event, EventHub, EventReceiver, Watch, change_of};
+pub use events::{
+    DYNAMODB_POLL, EMBEDDED_POLL, EVENT_BUFFER, Event, EventHub, EventReceiver, Watch, change_of,
+};
 pub use filter::{Filter, Test};
 pub use node_writes::{FieldValues, create_node, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, prefetch};

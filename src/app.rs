@@ -133,7 +133,7 @@ impl Application {
             migrate::ensure_table(&store.store, &model).await?;
         }
         let table = migrate::verify_table(&store.store, &model).await?;
-        let events = EventHub::default();
+        let events = EventHub::keeping(config.http.graphql.max_pending_events);
         match table.stream {
             Some(arn) => {
                 let idle_poll = if store.is_embedded() {

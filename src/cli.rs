@@ -173,6 +173,10 @@ pub struct ServeArgs {
     /// Subscriptions this server holds at most, over all its connections.
     #[arg(long, env = "TABLEGRAPH_MAX_SUBSCRIPTIONS", default_value_t = SchemaOptions::default().max_subscriptions)]
     pub max_subscriptions: usize,
+    /// Events a subscriber may fall behind by; past it, its subscription ends with an
+    /// `EventsMissed` error.
+    #[arg(long, env = "TABLEGRAPH_MAX_PENDING_EVENTS", default_value_t = SchemaOptions::default().max_pending_events)]
+    pub max_pending_events: usize,
     /// Operations one WebSocket connection may run at once.
     #[arg(long, env = "TABLEGRAPH_MAX_SUBSCRIPTIONS_PER_CONNECTION", default_value_t = HttpConfig::default().max_subscriptions_per_connection)]
     pub max_subscriptions_per_connection: usize,
@@ -249,6 +253,7 @@ impl ServeArgs {
                 max_storage_calls: self.max_storage_calls,
                 max_event_bytes: self.max_event_bytes,
                 max_subscriptions: self.max_subscriptions,
+                max_pending_events: self.max_pending_events,
                 ..SchemaOptions::default()
             },
             max_subscriptions_per_connection: self.max_subscriptions_per_connection,

@@ -7,8 +7,8 @@
 //! events, nor are updates that change no field a client reads (a version bump that guards an
 //! edge write, an edge set, the relation slots).
 //!
-//! Nothing is dropped silently: a subscriber that falls more than [`EVENT_BUFFER`] events
-//! behind, or that was subscribed while the reader lost its place in the stream, receives a
+//! Nothing is dropped silently: a subscriber that falls more events behind than the hub keeps
+//! ([`EVENT_BUFFER`] unless told otherwise), or that was subscribed while the reader lost its place in the stream, receives a
 //! [`Event::Missed`] and its subscription ends with an error saying so.
 
 use std::sync::Arc;
@@ -24,7 +24,7 @@ use crate::keys;
 use crate::store::{AttrValue, Item, Store, StoreError, StreamRecord, StreamTail};
 use crate::telemetry::Metrics;
 
-/// Events a subscriber may fall behind by before it is told it missed some.
+/// Events a subscriber may fall behind by before it is told it missed some, by default.
 pub const EVENT_BUFFER: usize = 4096;
 /// How long the reader waits before asking Amazon DynamoDB's stream again after an empty
 /// answer: it allows five GetRecords calls per second per shard, shared by every reader.
@@ -103,8 +103,15 @@ impl Default for HubMetrics {
 
 impl Default for EventHub {
     fn default() -> Self {
+        EventHub::keeping(EVENT_BUFFER)
+    }
+}
+
+impl EventHub {
+    /// A hub whose subscribers may fall `events` behind before they miss some (at least 1).
+    pub fn keeping(events: usize) -> EventHub {
         EventHub {
-            sender: broadcast::Sender::new(EVENT_BUFFER),
+            sender: broadcast::Sender::new(events.max(1)),
             following: Arc::default(),
             subscribers: Arc::new(watch::Sender::new(0)),
             metrics: Arc::default(),

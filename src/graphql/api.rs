@@ -28,6 +28,9 @@ pub struct SchemaOptions {
     pub max_event_bytes: usize,
     /// Subscriptions this replica holds at most; past it, new ones answer `LimitExceeded`.
     pub max_subscriptions: usize,
+    /// Events a subscriber may fall behind by; past it, its subscription ends with
+    /// `EventsMissed`.
+    pub max_pending_events: usize,
 }
 
 impl Default for SchemaOptions {
@@ -40,6 +43,7 @@ impl Default for SchemaOptions {
             // AppSync's limit on a subscription payload.
             max_event_bytes: 240 * 1024,
             max_subscriptions: 10_000,
+            max_pending_events: crate::engine::EVENT_BUFFER,
         }
     }
 }

@@ -394,6 +394,15 @@ async fn the_protocol_s_close_codes_are_kept() {
         Received::Closed(code, _) => assert_eq!(code, 4400),
         other => panic!("expected 4400, got {other:?}"),
     }
+    // A second connection_init.
+    let mut again = Client::connected(&app, json!({})).await;
+    again
+        .send(json!({ "type": "connection_init", "payload": {} }))
+        .await;
+    match again.receive().await {
+        Received::Closed(code, _) => assert_eq!(code, 4429),
+        other => panic!("expected 4429, got {other:?}"),
+    }
     // Two subscriptions under one id.
     let mut twice = Client::connected(&app, json!({})).await;
     twice
@@ -841,4 +850,53 @@ async fn sigterm_closes_websockets_with_a_code_clients_retry_on() {
         .expect("the server ends within 10 s")
         .expect("its status");
     assert!(exit.success(), "{exit:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_that_falls_behind_is_told_it_missed_events() {
+    let mut config = HttpConfig::default();
+    config.graphql.max_pending_events = 2;
+    let app = spawn_app_with(config).await;
+    let logo = {
+        let body = app
+            .graphql(
+                "mutation { createImage(input: { url: \"https://example.com/l.png\" }) { id } }",
+                json!({}),
+            )
+            .await;
+        id_at(&body, "/data/createImage/id")
+    };
+    let mut client = Client::connected(&app, json!({})).await;
+    // Each event reads the farm's logo: slower than the stream hands events out.
+    client
+        .subscribe(
+            "slow",
+            "subscription { onCreateFarm { name logo { url } } }",
+            json!({}),
+        )
+        .await;
+    app.events.until_subscribers(1).await;
+    let creates = (0..40).map(|n| {
+        app.graphql(
+            "mutation($n: String!, $l: ID) { createFarm(input: { name: $n, logoId: $l }) { id } }",
+            json!({ "n": format!("Burst {n}"), "l": logo }),
+        )
+    });
+    futures::future::join_all(creates).await;
+    loop {
+        match client.receive().await {
+            Received::Json(message) if message["type"] == "next" => {
+                let errors = &message["payload"]["errors"];
+                if errors.is_null() {
+                    continue;
+                }
+                assert_eq!(
+                    errors[0]["extensions"]["errorType"], "EventsMissed",
+                    "{message}"
+                );
+                break;
+            }
+            other => panic!("expected events, then EventsMissed; got {other:?}"),
+        }
+    }
 }

@@ -330,7 +330,7 @@ async fn edges_of(
                 let item = Arc::new(item);
                 // The index projects whole items: later reads of these nodes are free.
                 let key = keys::node_key(super::derive::text(&item, "id"));
-                scope.loader.offer(&key, item.clone()).await;
+                scope.loader.offer(&key, item.clone());
                 if let Some(node) = Node::of(item, &allowed) {
                     edges.push(PageEdge {
                         cursor,

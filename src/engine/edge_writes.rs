@@ -53,7 +53,7 @@ pub async fn add_edge(
         let plan = add_plan(model, edge_def, &ends, edge.clone())?;
         match commit(scope, plan).await? {
             Ok(()) => {
-                scope.loader.forget(&keys::node_key(from)).await;
+                scope.loader.forget(&keys::node_key(from));
                 return Ok(edge);
             }
             Err(Purpose::Node | Purpose::Edge) => continue,
@@ -283,7 +283,7 @@ pub async fn remove_edge(
         let plan = detach(model, &[Arc::new(existing)], None);
         match commit(scope, plan).await? {
             Ok(()) => {
-                scope.loader.forget(&keys::node_key(from)).await;
+                scope.loader.forget(&keys::node_key(from));
                 return Ok(());
             }
             Err(Purpose::Node | Purpose::Edge) => continue,

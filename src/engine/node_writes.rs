@@ -69,7 +69,7 @@ pub async fn create_node(
     plan.changes(Change::node(None, Some(item.clone())));
     match commit(scope, plan).await? {
         Ok(()) => {
-            remember(scope, &id, Some(item.clone())).await;
+            remember(scope, &id, Some(item.clone()));
             Ok(Node {
                 typename: type_def.name.clone(),
                 item,
@@ -126,7 +126,7 @@ pub async fn update_node(
         plan.changes(Change::node(Some(Arc::new(current)), Some(next.clone())));
         match commit(scope, plan).await? {
             Ok(()) => {
-                remember(scope, id, Some(next.clone())).await;
+                remember(scope, id, Some(next.clone()));
                 return Ok(Node {
                     typename: type_def.name.clone(),
                     item: next,
@@ -190,7 +190,7 @@ pub async fn delete_node(
         }
         match commit(scope, plan).await? {
             Ok(()) => {
-                remember(scope, id, None).await;
+                remember(scope, id, None);
                 return Ok(Some(Node {
                     typename: type_def.name.clone(),
                     item: current,

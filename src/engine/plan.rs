@@ -244,6 +244,6 @@ pub fn check_references(
 }
 
 /// Makes a written node visible to the rest of the request (or its absence, for `None`).
-pub async fn remember(scope: &RequestScope, id: &str, item: Option<Arc<Item>>) {
-    scope.loader.prime(&keys::node_key(id), item).await;
+pub fn remember(scope: &RequestScope, id: &str, item: Option<Arc<Item>>) {
+    scope.loader.prime(&keys::node_key(id), item);
 }

@@ -2,27 +2,37 @@
 //! level of a query costs one BatchGetItem however many parents asked.
 //!
 //! Invariant: a key is fetched at most once per request (later loads are served from the
-//! request's cache), and a batch is split into BatchGetItem calls of at most 100 keys, sent
-//! together.
+//! request's cache), and a batch holds at most 100 keys per BatchGetItem call.
 //!
-//! The batching and the cache are the `dataloader` crate's cached [`Loader`]: the first load of
-//! a batch yields to the executor a fixed number of times before it fetches, instead of waiting
-//! on a timer. All resolvers of one level run as futures of the same request task, so each
-//! yield lets every sibling run up to its own load; the batch then holds the whole level
-//! regardless of timing or of other requests (a timer would split a level into several calls
-//! whenever the machine is busy). Nodes of every type share `NODE#<id>` keys, so one loader
-//! serves all types, and unique-value lookups ride in the same batches.
+//! # Why batches close by yielding, not by a timer
 //!
-//! What this module adds to the crate's loader: a failed batch is an answer for each of its
-//! keys (the crate's batch function cannot fail) that is dropped from the cache once read, so a
-//! later load tries again; and items read some other way (a Query of an index) are *offered*,
-//! never replacing what the request wrote or read by key.
+//! A timer-based loader (wait 1 ms, then fetch what has accumulated) splits a level into several
+//! calls whenever the machine is busy, so the number of calls would depend on load. Here the
+//! first load of a batch yields to the executor a fixed number of times before it fetches. All
+//! resolvers of one level run as futures of the same request task, so each yield lets every
+//! sibling run up to its own load; the batch then holds the whole level regardless of timing
+//! or of other requests. Nodes of every type share `NODE#<id>` keys, so one loader serves all
+//! types, and unique-value lookups ride in the same batches.
+//!
+//! # Why not the `dataloader` crate
+//!
+//! The `dataloader` crate (0.18, `cached::Loader`) batches the same way, by yielding, and it was
+//! tried here: with a `Cache` of our own for failures and offered items, every batching test
+//! held (the Koan page is three calls alone and under 32 clients). But it costs far more under
+//! load. Its `load_many` yields its fixed number of times on every call, even when every key is
+//! already cached, and it holds its lock across a batch's fetch, so a request's cache hits wait
+//! behind the batch in flight. Measured on a 2-core machine, builds without LTO alternated three
+//! times on a seeded `serve --memory`, the first two pages of 100 goals (W3@100 of
+//! `bench/run.sh`) with `wrk -t2 -c32`: 82–85 req/s on the crate, 134–166 req/s on this loader;
+//! with `wrk -t1 -c1`, 47–59 against 53–63 req/s. The full benchmark showed the same at 32
+//! connections (W3@100 193 → 125 req/s, W2 297 → 204, `bench/PROFILE.md`). It would also need
+//! its errors kept out of its cache by hand, and it has no "insert unless known" for items read
+//! from an index.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use dataloader::BatchFn;
-use dataloader::cached::{Cache, Loader};
+use tokio::sync::OnceCell;
 
 use crate::store::{Item, Store, StoreError};
 
@@ -31,83 +41,42 @@ use crate::store::{Item, Store, StoreError};
 /// margin for nested lists.
 const YIELDS_BEFORE_FETCH: usize = 6;
 
-/// What the request knows of one key.
-#[derive(Clone)]
-enum Known {
-    /// Read by key or written by this request: the item, or `None` when there is none.
-    Item(Option<Arc<Item>>),
-    /// Read some other way; replaced by anything read by key or written.
-    Offered(Arc<Item>),
-    /// The batch that should have read it failed.
-    Failed(Arc<StoreError>),
-}
+type BatchResult = Result<HashMap<String, Arc<Item>>, Arc<StoreError>>;
 
 /// Loads items whose `PK` and `SK` equal the key, batched and cached for one request.
 pub struct ItemLoader {
-    loader: Loader<String, Known, ReadItems, KnownItems>,
-}
-
-/// The batch function: one BatchGetItem per 100 keys, all sent at once.
-struct ReadItems {
     store: Store,
+    state: Mutex<LoaderState>,
 }
 
-impl BatchFn<String, Known> for ReadItems {
-    async fn load(&mut self, keys: &[String]) -> HashMap<String, Known> {
-        match self.store.batch_get_items(keys).await {
-            Ok(mut found) => keys
-                .iter()
-                .map(|key| {
-                    let item = found.remove(key).map(Arc::new);
-                    (key.clone(), Known::Item(item))
-                })
-                .collect(),
-            Err(error) => {
-                let error = Arc::new(error);
-                keys.iter()
-                    .map(|key| (key.clone(), Known::Failed(error.clone())))
-                    .collect()
-            }
-        }
-    }
-}
-
-/// The request's cache, where an offered item never replaces a known one.
 #[derive(Default)]
-struct KnownItems(HashMap<String, Known>);
+struct LoaderState {
+    /// Finished loads: key → the item, or `None` when it does not exist.
+    cache: HashMap<String, Option<Arc<Item>>>,
+    /// Keys waiting in the open batch or in flight, and the batch that will answer them.
+    pending: HashMap<String, Arc<Batch>>,
+    /// The batch new keys join; taken when it starts fetching.
+    open: Option<Arc<Batch>>,
+}
 
-impl Cache for KnownItems {
-    type Key = String;
-    type Val = Known;
-
-    fn get(&mut self, key: &String) -> Option<&Known> {
-        self.0.get(key)
-    }
-
-    fn insert(&mut self, key: String, known: Known) {
-        if matches!(known, Known::Offered(_)) && self.0.contains_key(&key) {
-            return;
-        }
-        self.0.insert(key, known);
-    }
-
-    fn remove(&mut self, key: &String) -> Option<Known> {
-        self.0.remove(key)
-    }
-
-    fn clear(&mut self) {
-        self.0.clear();
-    }
+#[derive(Default)]
+struct Batch {
+    keys: Mutex<Vec<String>>,
+    result: OnceCell<BatchResult>,
 }
 
 impl ItemLoader {
     pub fn new(store: Store) -> ItemLoader {
-        let loader = Loader::with_cache(ReadItems { store }, KnownItems::default())
-            .with_yield_count(YIELDS_BEFORE_FETCH)
-            // A level is one batch however large: the store splits it into BatchGetItem calls
-            // and sends them together, where the crate's limit would fetch each part in turn.
-            .with_max_batch_size(usize::MAX);
-        ItemLoader { loader }
+        ItemLoader {
+            store,
+            state: Mutex::default(),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, LoaderState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The item stored under `key`, if any.
@@ -123,107 +92,121 @@ impl ItemLoader {
         &self,
         keys: &[K],
     ) -> Result<Vec<Option<Arc<Item>>>, Arc<StoreError>> {
-        let wanted = keys.iter().map(|key| key.as_ref().to_owned()).collect();
-        let known = self
-            .loader
-            .try_load_many(wanted)
-            .await
-            // The batch function answers every key it is given, so the crate's "could not
-            // look up" cannot happen; should it, the request fails rather than guess.
-            .map_err(|error| Arc::new(StoreError::Other(error.to_string())))?;
-        let mut items = Vec::with_capacity(keys.len());
+        let mut items = vec![None; keys.len()];
+        // The batches that will answer the keys not cached yet, and for each such key its
+        // position and its batch's.
+        let mut batches: Vec<Arc<Batch>> = Vec::new();
+        let mut waiting: Vec<(usize, usize)> = Vec::new();
+        {
+            let mut state = self.state();
+            for (at, key) in keys.iter().enumerate() {
+                let key = key.as_ref();
+                if let Some(cached) = state.cache.get(key) {
+                    items[at] = cached.clone();
+                    continue;
+                }
+                let batch = match state.pending.get(key) {
+                    Some(batch) => batch.clone(),
+                    None => {
+                        let batch = state.open.get_or_insert_with(Arc::default).clone();
+                        lock(&batch.keys).push(key.to_owned());
+                        state.pending.insert(key.to_owned(), batch.clone());
+                        batch
+                    }
+                };
+                let index = match batches.iter().position(|seen| Arc::ptr_eq(seen, &batch)) {
+                    Some(index) => index,
+                    None => {
+                        batches.push(batch);
+                        batches.len() - 1
+                    }
+                };
+                waiting.push((at, index));
+            }
+        }
+        if waiting.is_empty() {
+            return Ok(items);
+        }
+        for _ in 0..YIELDS_BEFORE_FETCH {
+            tokio::task::yield_now().await;
+        }
+        let results = futures::future::join_all(
+            batches
+                .iter()
+                .map(|batch| batch.result.get_or_init(|| self.fetch(batch))),
+        )
+        .await;
+        let mut state = self.state();
         let mut failure = None;
-        for key in keys {
-            match known.get(key.as_ref()) {
-                Some(Known::Item(item)) => items.push(item.clone()),
-                Some(Known::Offered(item)) => items.push(Some(item.clone())),
-                Some(Known::Failed(error)) => failure = Some(error.clone()),
-                None => failure = Some(Arc::new(StoreError::Other("key not loaded".into()))),
+        for (at, index) in waiting {
+            let key = keys[at].as_ref();
+            // Either way the key leaves its batch, so a later load after a failure tries again;
+            // unless a newer batch already holds it (after a failure, a later load may have).
+            if state
+                .pending
+                .get(key)
+                .is_some_and(|pending| Arc::ptr_eq(pending, &batches[index]))
+            {
+                state.pending.remove(key);
+            }
+            match results[index] {
+                Ok(found) => {
+                    let item = found.get(key).cloned();
+                    state.cache.insert(key.to_owned(), item.clone());
+                    items[at] = item;
+                }
+                Err(error) => failure = Some(error.clone()),
             }
         }
         match failure {
-            Some(error) => {
-                // A failure is not remembered: a later load of these keys tries again.
-                for (key, answer) in known {
-                    if matches!(answer, Known::Failed(_)) {
-                        self.loader.clear(key).await;
-                    }
-                }
-                Err(error)
-            }
+            Some(error) => Err(error),
             None => Ok(items),
         }
     }
 
+    async fn fetch(&self, batch: &Arc<Batch>) -> BatchResult {
+        {
+            // Close the batch: later keys start a new one.
+            let mut state = self.state();
+            if state
+                .open
+                .as_ref()
+                .is_some_and(|open| Arc::ptr_eq(open, batch))
+            {
+                state.open = None;
+            }
+        }
+        let keys = lock(&batch.keys).clone();
+        let found = self.store.batch_get_items(&keys).await.map_err(Arc::new)?;
+        Ok(found
+            .into_iter()
+            .map(|(key, item)| (key, Arc::new(item)))
+            .collect())
+    }
+
     /// Records what a write left under `key`, so reads later in the request see it.
-    pub async fn prime(&self, key: &str, item: Option<Arc<Item>>) {
-        self.loader.prime(key.to_owned(), Known::Item(item)).await;
+    pub fn prime(&self, key: &str, item: Option<Arc<Item>>) {
+        self.state().cache.insert(key.to_owned(), item);
     }
 
     /// Drops what the request knows of `key` (after a write that changed it), so the next load
     /// reads it again.
-    pub async fn forget(&self, key: &str) {
-        self.loader.clear(key.to_owned()).await;
+    pub fn forget(&self, key: &str) {
+        self.state().cache.remove(key);
     }
 
     /// Caches an item read some other way (a Query of an index), unless the request already
     /// knows the key: what it wrote or read by key is at least as fresh as an index.
-    pub async fn offer(&self, key: &str, item: Arc<Item>) {
-        self.loader
-            .prime(key.to_owned(), Known::Offered(item))
-            .await;
+    pub fn offer(&self, key: &str, item: Arc<Item>) {
+        self.state()
+            .cache
+            .entry(key.to_owned())
+            .or_insert(Some(item));
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn item(name: &str) -> Arc<Item> {
-        let mut item = Item::new();
-        item.insert("name".into(), crate::store::AttrValue::S(name.into()));
-        Arc::new(item)
-    }
-
-    fn name(known: Option<&Known>) -> Option<String> {
-        let item = match known? {
-            Known::Item(item) => item.clone()?,
-            Known::Offered(item) => item.clone(),
-            Known::Failed(_) => return Some("failed".into()),
-        };
-        Some(item.get("name")?.as_str()?.to_owned())
-    }
-
-    #[test]
-    fn an_offered_item_never_replaces_what_the_request_read_or_wrote() {
-        let mut cache = KnownItems::default();
-        cache.insert("NODE#a".into(), Known::Item(Some(item("written"))));
-        cache.insert("NODE#a".into(), Known::Offered(item("from an index")));
-        assert_eq!(
-            name(cache.get(&"NODE#a".into())).as_deref(),
-            Some("written")
-        );
-
-        cache.insert("NODE#b".into(), Known::Item(None));
-        cache.insert("NODE#b".into(), Known::Offered(item("from an index")));
-        assert!(matches!(
-            cache.get(&"NODE#b".into()),
-            Some(Known::Item(None))
-        ));
-    }
-
-    #[test]
-    fn a_read_by_key_replaces_an_offered_item() {
-        let mut cache = KnownItems::default();
-        cache.insert("NODE#a".into(), Known::Offered(item("from an index")));
-        assert_eq!(
-            name(cache.get(&"NODE#a".into())).as_deref(),
-            Some("from an index")
-        );
-        cache.insert("NODE#a".into(), Known::Item(Some(item("read by key"))));
-        assert_eq!(
-            name(cache.get(&"NODE#a".into())).as_deref(),
-            Some("read by key")
-        );
-    }
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -133,7 +133,10 @@ impl Application {
             migrate::ensure_table(&store.store, &model).await?;
         }
         let table = migrate::verify_table(&store.store, &model).await?;
-        let events = EventHub::keeping(config.http.graphql.max_pending_events);
+        let events = EventHub::new(
+            config.http.graphql.max_pending_events,
+            config.http.graphql.max_subscriptions,
+        );
         match table.stream {
             Some(arn) => {
                 let idle_poll = if store.is_embedded() {

@@ -8,8 +8,9 @@
 //! edge write, an edge set, the relation slots).
 //!
 //! Nothing is dropped silently: a subscriber that falls more events behind than the hub keeps
-//! ([`EVENT_BUFFER`] unless told otherwise), or that was subscribed while the reader lost its place in the stream, receives a
-//! [`Event::Missed`] and its subscription ends with an error saying so.
+//! ([`EVENT_BUFFER`] unless told otherwise), or that was subscribed while the reader lost its
+//! place in the stream, receives an [`Event::Missed`] and its subscription ends with an error
+//! saying so.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +22,7 @@ use tokio::sync::{broadcast, watch};
 use super::change::{Change, ChangeKind};
 use super::filter::Filter;
 use crate::keys;
-use crate::store::{AttrValue, Item, Store, StoreError, StreamRecord, StreamTail};
+use crate::store::{Item, Store, StoreError, StreamRecord, StreamTail};
 use crate::telemetry::Metrics;
 
 /// Events a subscriber may fall behind by before it is told it missed some, by default.
@@ -47,6 +48,8 @@ pub enum Event {
 /// The events of this process: a reader of the table's stream feeds it, subscriptions read it.
 #[derive(Clone)]
 pub struct EventHub {
+    /// Subscribers the hub holds at most.
+    most: usize,
     sender: broadcast::Sender<Event>,
     /// Whether a reader feeds the hub (the table's stream is on).
     following: Arc<AtomicBool>,
@@ -103,15 +106,17 @@ impl Default for HubMetrics {
 
 impl Default for EventHub {
     fn default() -> Self {
-        EventHub::keeping(EVENT_BUFFER)
+        EventHub::new(EVENT_BUFFER, usize::MAX)
     }
 }
 
 impl EventHub {
-    /// A hub whose subscribers may fall `events` behind before they miss some (at least 1).
-    pub fn keeping(events: usize) -> EventHub {
+    /// A hub whose subscribers may fall `pending` events behind before they miss some (at
+    /// least 1), and that holds at most `most` subscribers.
+    pub fn new(pending: usize, most: usize) -> EventHub {
         EventHub {
-            sender: broadcast::Sender::new(events.max(1)),
+            most,
+            sender: broadcast::Sender::new(pending.max(1)),
             following: Arc::default(),
             subscribers: Arc::new(watch::Sender::new(0)),
             metrics: Arc::default(),
@@ -122,8 +127,8 @@ impl EventHub {
 impl EventHub {
     /// Starts reading the stream `arn` of `store`'s table. Once this answers, every write
     /// committed from then on reaches the hub's subscribers; the reading goes on in a task of
-    /// its own, which ends when every handle on the hub is gone.
-    /// After an empty answer the reader waits `idle_poll` before it asks again.
+    /// its own, which ends when every handle on the hub is gone. After an empty answer the
+    /// reader waits `idle_poll` before it asks again.
     pub async fn follow(
         &self,
         store: Store,
@@ -166,26 +171,36 @@ impl EventHub {
         self.following.load(Ordering::Relaxed)
     }
 
-    /// A receiver of the events published from now on.
-    pub fn subscribe(&self) -> EventReceiver {
-        let receiver = self.sender.subscribe();
-        self.subscribers.send_modify(|count| *count += 1);
-        self.metrics.open.increment(1.0);
-        EventReceiver {
-            receiver,
+    /// A receiver of the events published from now on, unless the hub holds its most
+    /// subscribers already (`None`). The count is checked and taken in one step, so
+    /// concurrent subscriptions cannot pass the limit together.
+    pub fn subscribe(&self) -> Option<EventReceiver> {
+        let taken = self.subscribers.send_if_modified(|alive| {
+            let room = *alive < self.most;
+            if room {
+                *alive += 1;
+                self.metrics.open.set(*alive as f64);
+            }
+            room
+        });
+        if !taken {
+            return None;
+        }
+        Some(EventReceiver {
+            receiver: self.sender.subscribe(),
             subscribers: self.subscribers.clone(),
             metrics: self.metrics.clone(),
-        }
+        })
+    }
+
+    /// Subscribers the hub holds at most.
+    pub fn most(&self) -> usize {
+        self.most
     }
 
     /// The subscriptions' metrics in Prometheus' text exposition format.
     pub fn render_metrics(&self) -> String {
         self.metrics.registry.render()
-    }
-
-    /// Receivers alive now.
-    pub fn subscribers(&self) -> usize {
-        *self.subscribers.borrow()
     }
 
     /// Resolves once at least `count` receivers are alive.
@@ -217,8 +232,10 @@ impl EventReceiver {
 
 impl Drop for EventReceiver {
     fn drop(&mut self) {
-        self.subscribers.send_modify(|count| *count -= 1);
-        self.metrics.open.decrement(1.0);
+        self.subscribers.send_modify(|alive| {
+            *alive -= 1;
+            self.metrics.open.set(*alive as f64);
+        });
     }
 }
 
@@ -270,7 +287,7 @@ async fn read_stream(
 
 /// The change a stream record describes, or `None` when it is no event: an item that is not a
 /// node or an edge, or an update that changed nothing a client reads.
-pub fn change_of(record: StreamRecord) -> Option<Change> {
+fn change_of(record: StreamRecord) -> Option<Change> {
     let item = record.new.as_ref().or(record.old.as_ref())?;
     let pk = item.get("PK")?.as_str()?;
     let sk = item.get("SK")?.as_str()?;
@@ -295,24 +312,22 @@ pub fn change_of(record: StreamRecord) -> Option<Change> {
 /// Whether two versions of an item differ only in what no client reads: the version, the
 /// update time, the edge set and the relation slots.
 fn same_to_clients(old: &Item, new: &Item) -> bool {
-    let read = |item: &Item| -> Vec<(String, AttrValue)> {
-        let mut fields: Vec<(String, AttrValue)> = item
-            .iter()
-            .filter(|(name, _)| {
-                !matches!(name.as_str(), "version" | "updatedAt" | "edges")
-                    && !keys::is_slot_attribute(name)
-            })
-            .map(|(name, value)| (name.clone(), value.clone()))
-            .collect();
-        fields.sort_by(|a, b| a.0.cmp(&b.0));
-        fields
+    let read = |name: &str| {
+        !matches!(name, "version" | "updatedAt" | "edges") && !keys::is_slot_attribute(name)
     };
-    read(old) == read(new)
+    old.iter()
+        .filter(|(name, _)| read(name))
+        .all(|(name, value)| new.get(name) == Some(value))
+        && new
+            .keys()
+            .filter(|name| read(name))
+            .all(|name| old.contains_key(name))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::AttrValue;
 
     fn item(pairs: &[(&str, &str)]) -> Item {
         pairs
@@ -322,11 +337,7 @@ mod tests {
     }
 
     fn record(old: Option<Item>, new: Option<Item>) -> StreamRecord {
-        StreamRecord {
-            sequence: "1".into(),
-            old,
-            new,
-        }
+        StreamRecord { old, new }
     }
 
     fn farm(name: &str, version: &str) -> Item {
@@ -365,6 +376,13 @@ mod tests {
         assert!(change_of(record(Some(farm("Ridge", "1")), Some(bumped))).is_none());
         let renamed = change_of(record(Some(farm("Ridge", "1")), Some(farm("Hill", "2"))));
         assert_eq!(renamed.map(|c| c.kind()), Some(ChangeKind::Updated));
+        // A field cleared or set is a change either way round.
+        let mut with_logo = farm("Ridge", "1");
+        with_logo.insert("logoId".into(), AttrValue::S("i1".into()));
+        let cleared = change_of(record(Some(with_logo.clone()), Some(farm("Ridge", "2"))));
+        assert_eq!(cleared.map(|c| c.kind()), Some(ChangeKind::Updated));
+        let set = change_of(record(Some(farm("Ridge", "1")), Some(with_logo)));
+        assert_eq!(set.map(|c| c.kind()), Some(ChangeKind::Updated));
     }
 
     #[test]
@@ -387,5 +405,16 @@ mod tests {
             ("__typename", "Farm#name"),
         ]);
         assert!(change_of(record(None, Some(unique))).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_hub_holds_at_most_the_subscribers_it_is_allowed() {
+        let hub = EventHub::new(8, 2);
+        let first = hub.subscribe().expect("room for one");
+        let second = hub.subscribe().expect("room for two");
+        assert!(hub.subscribe().is_none(), "no room for a third");
+        drop(first);
+        assert!(hub.subscribe().is_some(), "a place freed is taken again");
+        drop(second);
     }
 }

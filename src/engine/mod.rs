@@ -32,7 +32,7 @@ pub use derive::{
 pub use edge_writes::{add_edge, remove_edge};
 pub use error::EngineError;
 pub use events::{
-    DYNAMODB_POLL, EMBEDDED_POLL, EVENT_BUFFER, Event, EventHub, EventReceiver, Watch, change_of,
+    DYNAMODB_POLL, EMBEDDED_POLL, EVENT_BUFFER, Event, EventHub, EventReceiver, Watch,
 };
 pub use filter::{Filter, Test};
 pub use node_writes::{FieldValues, create_node, delete_node, update_node};

@@ -1,6 +1,7 @@
 //! The executable API: the dynamic schema built from the model, the query limits checked before
 //! it runs, and the SDL `tablegraph schema` prints.
 
+use std::any::TypeId;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -11,7 +12,8 @@ use async_graphql::futures_util::stream::{self, BoxStream, StreamExt};
 
 use super::limits::{self, QueryLimits};
 use super::{field_errors, mutation, null_items, query, schema, subscription};
-use crate::engine::EventHub;
+use crate::auth::Caller;
+use crate::engine::{EventHub, ScopeSource};
 use crate::model::Model;
 
 /// Limits that protect the server from expensive queries.
@@ -61,8 +63,8 @@ impl Default for SchemaOptions {
 /// `nodes(ids:)`: a request whose query selects `nodes` runs on the copy with it, every other
 /// request on the one without.
 ///
-/// A third copy runs operations that come over the WebSocket transports ([`Transport`]): it
-/// gives each subscription event a request scope of its own (`subscription::EventScopes`).
+/// A third copy runs subscriptions ([`Transport`]): it gives each event a request scope of its
+/// own (`subscription::EventScopes`).
 pub struct Api {
     schema: Schema,
     with_null_items: Schema,
@@ -106,6 +108,11 @@ impl Api {
         if let Err(error) = self.limits.check(self.schema.registry(), &mut request) {
             return async_graphql::Response::from_errors(vec![error]);
         }
+        self.run(request).await
+    }
+
+    /// Runs a request that passed the limits.
+    async fn run(&self, mut request: async_graphql::Request) -> async_graphql::Response {
         let schema = match request.parsed_query() {
             Ok(document) if selects_root_field(document, "nodes") => &self.with_null_items,
             _ => &self.schema,
@@ -114,15 +121,26 @@ impl Api {
     }
 }
 
-/// The API as async-graphql's transports drive it (graphql-transport-ws, graphql-ws): the same
-/// limits, then the copy of the schema that gives each event its own request scope. The
-/// connection's data must hold the `ScopeSource` and the `Caller`.
+/// The API as async-graphql's transports drive it (graphql-transport-ws, graphql-ws, and SSE):
+/// the same limits; a subscription then runs on the copy of the schema that gives each event a
+/// request scope of its own, made from `scopes`, and an event over `--max-event-bytes` becomes
+/// an error. A query or a mutation runs as over HTTP and answers whole.
 #[derive(Clone)]
-pub struct Transport(pub Arc<Api>);
+pub struct Transport {
+    api: Arc<Api>,
+    scopes: ScopeSource,
+}
+
+impl Transport {
+    pub fn new(api: Arc<Api>, scopes: ScopeSource) -> Transport {
+        Transport { api, scopes }
+    }
+}
 
 impl async_graphql::Executor for Transport {
     async fn execute(&self, request: async_graphql::Request) -> async_graphql::Response {
-        self.0.execute(request).await
+        let scope = Arc::new(self.scopes.scope());
+        self.api.execute(request.data(scope)).await
     }
 
     fn execute_stream(
@@ -130,17 +148,50 @@ impl async_graphql::Executor for Transport {
         mut request: async_graphql::Request,
         session_data: Option<Arc<async_graphql::Data>>,
     ) -> BoxStream<'static, async_graphql::Response> {
-        if let Err(error) = self.0.limits.check(self.0.schema.registry(), &mut request) {
+        if let Err(error) = self
+            .api
+            .limits
+            .check(self.api.schema.registry(), &mut request)
+        {
             return stream::once(async move { async_graphql::Response::from_errors(vec![error]) })
                 .boxed();
         }
-        let max = self.0.max_event_bytes;
-        self.0
+        let name = request.operation_name.clone();
+        let subscription = request.parsed_query().is_ok_and(|document| {
+            operation_type(document, name.as_deref()) == Some(OperationType::Subscription)
+        });
+        let session_data = session_data.unwrap_or_default();
+        if !subscription {
+            // A query or a mutation runs as over HTTP (the streaming copy's per-event scopes
+            // are for events): one answer, whole, with the connection's caller.
+            let caller = session_data
+                .get(&TypeId::of::<Caller>())
+                .and_then(|caller| caller.downcast_ref::<Caller>())
+                .cloned();
+            let mut request = request.data(Arc::new(self.scopes.scope()));
+            if let Some(caller) = caller {
+                request = request.data(caller);
+            }
+            let api = self.api.clone();
+            return stream::once(async move { api.run(request).await }).boxed();
+        }
+        let max = self.api.max_event_bytes;
+        self.api
             .streaming
-            .execute_stream_with_session_data(request, session_data.unwrap_or_default())
+            .execute_stream_with_session_data(request.data(self.scopes.clone()), session_data)
             .map(move |response| within(response, max))
             .boxed()
     }
+}
+
+/// The type of the operation a request runs: the one named, or the document's first.
+pub fn operation_type(document: &ExecutableDocument, name: Option<&str>) -> Option<OperationType> {
+    let mut operations = document.operations.iter();
+    let (_, operation) = match name {
+        Some(name) => operations.find(|(n, _)| n.is_some_and(|n| n.as_str() == name)),
+        None => operations.next(),
+    }?;
+    Some(operation.node.ty)
 }
 
 /// `response`, or an `EventTooLarge` error in its place when its JSON is over `max` bytes.
@@ -149,10 +200,12 @@ fn within(response: async_graphql::Response, max: usize) -> async_graphql::Respo
         // An error is no event, and never large.
         return response;
     }
-    let size = serde_json::to_vec(&response).map_or(0, |bytes| bytes.len());
-    if size <= max {
+    // Counted as it would be written, without keeping the bytes.
+    let mut size = ByteCount(0);
+    if serde_json::to_writer(&mut size, &response).is_err() || size.0 <= max {
         return response;
     }
+    let size = size.0;
     use async_graphql::ErrorExtensions as _;
     let error = async_graphql::Error::new(format!(
         "this event's answer is {size} bytes, over the limit of {max} bytes \
@@ -163,6 +216,20 @@ fn within(response: async_graphql::Response, max: usize) -> async_graphql::Respo
     // Not an error of the query's text: no location.
     error.locations.clear();
     async_graphql::Response::from_errors(vec![error])
+}
+
+/// A writer that only counts what is written to it.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn build_schema(
@@ -178,7 +245,7 @@ fn build_schema(
     }
     // The first extension is the outermost: a list item NullItems makes null is no error.
     builder = builder.extension(field_errors::FieldErrors);
-    if flavor != Flavor::Plain {
+    if flavor == Flavor::NullItems {
         builder = builder.extension(null_items::NullItems);
     }
     if !options.introspection {
@@ -188,11 +255,7 @@ fn build_schema(
     builder = builder.register(query::root(&model));
     builder = builder.register(mutation::root(&model));
     builder = subscription::register(builder, &model);
-    builder
-        .data(model)
-        .data(events)
-        .data(subscription::MaxSubscriptions(options.max_subscriptions))
-        .finish()
+    builder.data(model).data(events).finish()
 }
 
 /// Whether a query operation of `document` selects the root field `name`, directly or through

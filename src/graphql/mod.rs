@@ -27,5 +27,5 @@ mod subscription;
 mod targets;
 mod values;
 
-pub use api::{Api, SchemaOptions, Transport, print_sdl};
+pub use api::{Api, SchemaOptions, Transport, operation_type, print_sdl};
 pub use limits::{QueryLimits, UNPAGED_LIST_ESTIMATE};

@@ -230,9 +230,6 @@ fn equal_to(
     }))
 }
 
-/// The subscriptions a replica holds at most.
-pub(super) struct MaxSubscriptions(pub usize);
-
 /// A receiver of the events, once the subscription is known to be valid.
 fn receiver(
     ctx: &async_graphql::dynamic::ResolverContext<'_>,
@@ -243,16 +240,13 @@ fn receiver(
     if !hub.is_following() {
         return Err(graphql_error(EngineError::SubscriptionsUnavailable));
     }
-    let max = ctx
-        .data::<MaxSubscriptions>()
-        .map_or(usize::MAX, |max| max.0);
-    if hub.subscribers() >= max {
-        return Err(graphql_error(EngineError::LimitExceeded(format!(
-            "this server holds its most subscriptions ({max}, --max-subscriptions); \
-             try again later or another replica"
-        ))));
-    }
-    Ok(hub.subscribe())
+    hub.subscribe().ok_or_else(|| {
+        graphql_error(EngineError::LimitExceeded(format!(
+            "this server holds its most subscriptions ({}, --max-subscriptions); \
+             try again later or another replica",
+            hub.most()
+        )))
+    })
 }
 
 /// The events `watch` wants, as field values; an error, which ends the subscription, when
@@ -331,8 +325,9 @@ fn test_of(
     scalar: &ScalarType,
 ) -> Result<Option<Test>, EngineError> {
     let at = format!("filter.{field}.{operator}");
-    // Enum values arrive as strings here (the operators' inputs are String).
     let one = |value: &Value| -> Result<crate::store::AttrValue, EngineError> {
+        // An id operand is compared, not stored: `beginsWith`/`contains` take parts of ids,
+        // which need not be valid ids themselves.
         let scalar = match scalar {
             ScalarType::Id => &ScalarType::String,
             other => other,
@@ -379,7 +374,7 @@ fn test_of(
 /// Gives each event of a subscription a request scope of its own: a fresh loader (what an
 /// earlier event read may have changed since) and a fresh budget of storage calls. Installed
 /// only on the copy of the schema that runs subscriptions; the scope source comes with the
-/// connection's data.
+/// request (`graphql::Transport` adds it).
 pub(super) struct EventScopes;
 
 impl ExtensionFactory for EventScopes {

@@ -36,7 +36,7 @@ use serde::Deserialize;
 
 use super::state::{AppState, STORAGE_CALLS_HEADER};
 use crate::auth::Caller;
-use crate::engine::RequestScope;
+use crate::graphql::operation_type;
 
 const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
 const JSON: &str = "application/json";
@@ -227,10 +227,7 @@ async fn execute(
     headers: &HeaderMap,
     request: async_graphql::Request,
 ) -> Response {
-    let scope = Arc::new(RequestScope::new(
-        &state.inner.store,
-        state.inner.max_storage_calls,
-    ));
+    let scope = Arc::new(state.inner.scopes.scope());
     let mut response = state.inner.api.execute(request.data(scope.clone())).await;
     if state.inner.expose_storage_calls && headers.contains_key(STORAGE_CALLS_HEADER) {
         let calls = serde_json::to_value(scope.calls.calls()).unwrap_or_default();
@@ -263,15 +260,10 @@ async fn execute(
 }
 
 fn is_mutation(request: &async_graphql::Request) -> bool {
-    let Ok(document) = async_graphql::parser::parse_query(&request.query) else {
-        return false;
-    };
-    let mut operations = document.operations.iter();
-    let operation = match &request.operation_name {
-        Some(name) => operations.find(|(n, _)| n.is_some_and(|n| n.as_str() == name)),
-        None => operations.next(),
-    };
-    operation.is_some_and(|(_, op)| op.node.ty == OperationType::Mutation)
+    async_graphql::parser::parse_query(&request.query).is_ok_and(|document| {
+        operation_type(&document, request.operation_name.as_deref())
+            == Some(OperationType::Mutation)
+    })
 }
 
 fn accepts(headers: &HeaderMap, media: &str) -> bool {

@@ -79,10 +79,9 @@ impl HttpMetrics {
         }
     }
 
-    /// Counts a WebSocket connection as open until the answer is dropped.
-    pub(super) fn websocket_opened(&self) -> OpenConnection {
-        self.inner.connections.increment(1.0);
-        OpenConnection(self.clone())
+    /// Records how many WebSocket connections are open now.
+    pub(super) fn websocket_connections(&self, open: usize) {
+        self.inner.connections.set(open as f64);
     }
 
     /// The index of the route whose path a request matched.
@@ -118,15 +117,6 @@ impl HttpMetrics {
     /// The metrics in Prometheus' text exposition format.
     pub fn render(&self) -> String {
         self.inner.metrics.render()
-    }
-}
-
-/// A WebSocket connection, counted as open while this lives.
-pub(super) struct OpenConnection(HttpMetrics);
-
-impl Drop for OpenConnection {
-    fn drop(&mut self) {
-        self.0.inner.connections.decrement(1.0);
     }
 }
 

@@ -16,8 +16,6 @@ use futures::StreamExt;
 
 use super::state::AppState;
 use crate::auth::Caller;
-use crate::engine::ScopeSource;
-use crate::graphql::Transport;
 
 /// The answer to `request` as an event stream.
 pub(super) fn answer(
@@ -27,12 +25,9 @@ pub(super) fn answer(
 ) -> Response {
     let mut data = Data::default();
     data.insert(caller);
-    data.insert(ScopeSource::new(
-        state.inner.store.clone(),
-        state.inner.max_storage_calls,
-    ));
-    let responses =
-        Transport(state.inner.api.clone()).execute_stream(request, Some(Arc::new(data)));
+    let responses = state
+        .transport()
+        .execute_stream(request, Some(Arc::new(data)));
     let events = responses
         .map(|response| Event::default().event("next").json_data(&response))
         .chain(futures::stream::once(async {

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use crate::auth::Authenticator;
 use crate::config::HttpConfig;
-use crate::engine::EventHub;
+use crate::engine::{EventHub, ScopeSource};
 use crate::graphql::Api;
+use crate::graphql::Transport;
 use crate::store::Store;
 
 use super::metrics::HttpMetrics;
@@ -29,7 +30,8 @@ pub(super) struct StateInner {
     pub(super) metrics: HttpMetrics,
     pub(super) graphiql: Option<String>,
     pub(super) expose_storage_calls: bool,
-    pub(super) max_storage_calls: usize,
+    /// Each request's scope is made from it: the store and the budget of calls.
+    pub(super) scopes: ScopeSource,
     pub(super) max_subscriptions_per_connection: usize,
     /// Turns `true` when the server shuts down: WebSocket connections close themselves.
     pub(super) closing: tokio::sync::watch::Sender<bool>,
@@ -51,13 +53,13 @@ impl AppState {
         AppState {
             inner: Arc::new(StateInner {
                 api: Arc::new(api),
-                store,
                 events,
                 auth: auth.map(Arc::new),
                 metrics: HttpMetrics::new(&ROUTES),
                 graphiql,
                 expose_storage_calls: config.expose_storage_calls,
-                max_storage_calls: config.graphql.max_storage_calls,
+                scopes: ScopeSource::new(store.clone(), config.graphql.max_storage_calls),
+                store,
                 max_subscriptions_per_connection: config.max_subscriptions_per_connection,
                 closing: tokio::sync::watch::Sender::new(false),
                 sockets: tokio::sync::watch::Sender::new(0),
@@ -70,6 +72,11 @@ impl AppState {
     /// Closes every WebSocket connection (`1012`, service restart); the server is shutting down.
     pub fn close_connections(&self) {
         self.inner.closing.send_replace(true);
+    }
+
+    /// The API as the WebSocket and SSE transports drive it.
+    pub(super) fn transport(&self) -> Transport {
+        Transport::new(self.inner.api.clone(), self.inner.scopes.clone())
     }
 
     /// Resolves once no WebSocket connection is open.

@@ -33,8 +33,6 @@ use futures::{SinkExt, StreamExt};
 
 use super::state::AppState;
 use crate::auth::{API_KEY_HEADER, Authenticator, Caller};
-use crate::engine::ScopeSource;
-use crate::graphql::Transport;
 
 /// How long a client has to send `connection_init` after the upgrade.
 const INIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -161,9 +159,7 @@ async fn serve(
     legacy: bool,
     header_credentials: Credentials,
 ) {
-    let _open = state.inner.metrics.websocket_opened();
-    state.inner.sockets.send_modify(|open| *open += 1);
-    let _counted = Counted(state.clone());
+    let _counted = Counted::new(state.clone());
     let (socket_sink, socket_stream) = socket.split();
     // Everything the connection sends passes one channel: the protocol's messages and this
     // module's own close frames, in order.
@@ -189,52 +185,23 @@ async fn serve(
                     Ok(Message::Text(text)) => inspect(&session, text.as_str(), legacy),
                     _ => Verdict::Pass,
                 };
-                let mut close = None;
-                let mut refusal = None;
-                match verdict {
-                    Verdict::Pass => {}
-                    Verdict::TooMany { id, most } => {
-                        refusal = Some(Message::text(
-                        serde_json::json!({
-                            "id": id,
-                            "type": "error",
-                            "payload": [{
-                                "message": format!(
-                                    "this connection runs its most operations at once ({most}); \
-                                     complete one first"
-                                ),
-                                "extensions": { "errorType": "LimitExceeded" },
-                            }],
-                        })
-                        .to_string(),
-                    ));
-                    }
-                    Verdict::Initialising => {
-                        if let Some(seen) = init_seen.take() {
-                            let _ = seen.send(());
-                        }
-                    }
-                    Verdict::Duplicate(id) => {
-                        close = Some(Message::Close(Some(CloseFrame {
-                            code: 4409,
-                            reason: format!("Subscriber for {id} already exists").into(),
-                        })));
-                    }
+                if let (Verdict::Initialising, Some(seen)) = (&verdict, init_seen.take()) {
+                    let _ = seen.send(());
                 }
                 let mut sender = sender.clone();
                 async move {
-                    if let Some(refusal) = refusal {
-                        // Answered here: async-graphql never sees the operation.
-                        let _ = sender.send(refusal).await;
-                        return None;
-                    }
-                    match close {
-                        Some(frame) => {
+                    match verdict {
+                        Verdict::Pass | Verdict::Initialising => Some(message),
+                        Verdict::Answer(answer) => {
+                            // Answered here: async-graphql never sees the operation.
+                            let _ = sender.send(answer).await;
+                            None
+                        }
+                        Verdict::Close(frame) => {
                             let _ = sender.send(frame).await;
                             // Nothing more is read: async-graphql's side ends with its input.
                             Some(Err(axum::Error::new(std::io::Error::other("closed"))))
                         }
-                        None => Some(message),
                     }
                 }
             })
@@ -249,37 +216,31 @@ async fn serve(
             futures::future::ready(Ok::<_, futures::channel::mpsc::SendError>(message))
         })
     };
-    let source = ScopeSource::new(state.inner.store.clone(), state.inner.max_storage_calls);
     let auth = state.inner.auth.clone();
     // When the connection's token expires (seconds since the epoch), once it is known.
     let (expiry_known, expiry) = tokio::sync::oneshot::channel::<u64>();
     let mut closing = state.inner.closing.subscribe();
-    let connection = GraphQLWebSocket::new_with_pair(
-        outgoing,
-        incoming,
-        Transport(state.inner.api.clone()),
-        protocol,
-    )
-    .on_connection_init(move |payload| async move {
-        let presented = Credentials::from_payload(&payload);
-        let credentials = if presented.is_empty() {
-            header_credentials
-        } else {
-            presented
-        };
-        let caller = caller(auth.as_deref(), &credentials).map_err(|reason| {
+    let connection =
+        GraphQLWebSocket::new_with_pair(outgoing, incoming, state.transport(), protocol)
+            .on_connection_init(move |payload| async move {
+                let presented = Credentials::from_payload(&payload);
+                let credentials = if presented.is_empty() {
+                    header_credentials
+                } else {
+                    presented
+                };
+                let caller = caller(auth.as_deref(), &credentials).map_err(|reason| {
             tracing::info!(%reason, "refused a WebSocket connection without valid credentials");
             async_graphql::Error::new(format!("{FORBIDDEN}: {reason}"))
         })?;
-        if let Some(exp) = caller.claim("exp").and_then(serde_json::Value::as_u64) {
-            let _ = expiry_known.send(exp);
-        }
-        let mut data = Data::default();
-        data.insert(caller);
-        data.insert(source);
-        Ok(data)
-    })
-    .serve();
+                if let Some(exp) = caller.claim("exp").and_then(serde_json::Value::as_u64) {
+                    let _ = expiry_known.send(exp);
+                }
+                let mut data = Data::default();
+                data.insert(caller);
+                Ok(data)
+            })
+            .serve();
     let close = tokio::select! {
         () = connection => None,
         () = init_deadline(init_wait) => Some((4408, "Connection initialisation timeout")),
@@ -300,12 +261,27 @@ async fn serve(
     let _ = writer.await;
 }
 
-/// Counts a connection as open in the state while it lives.
+/// Counts a connection as open while it lives: in the state (shutdown waits for none) and in
+/// `/metrics`.
 struct Counted(AppState);
+
+impl Counted {
+    fn new(state: AppState) -> Counted {
+        Counted::count(&state, 1);
+        Counted(state)
+    }
+
+    fn count(state: &AppState, change: isize) {
+        state.inner.sockets.send_modify(|open| {
+            *open = open.saturating_add_signed(change);
+            state.inner.metrics.websocket_connections(*open);
+        });
+    }
+}
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        self.0.inner.sockets.send_modify(|open| *open -= 1);
+        Counted::count(&self.0, -1);
     }
 }
 
@@ -328,15 +304,14 @@ async fn init_deadline(init_seen: tokio::sync::oneshot::Receiver<()>) {
 }
 
 enum Verdict {
+    /// Passed on to async-graphql.
     Pass,
+    /// `connection_init`, passed on.
     Initialising,
-    /// A `subscribe` whose id is in use.
-    Duplicate(String),
-    /// A `subscribe` past the connection's limit.
-    TooMany {
-        id: String,
-        most: usize,
-    },
+    /// Answered here with this message (a `subscribe` past the connection's limit).
+    Answer(Message),
+    /// The connection ends with this close frame (a `subscribe` whose id is in use).
+    Close(Message),
 }
 
 #[derive(serde::Deserialize)]
@@ -367,14 +342,14 @@ fn inspect(session: &Mutex<Session>, text: &str, legacy: bool) -> Verdict {
                 return if legacy {
                     Verdict::Pass
                 } else {
-                    Verdict::Duplicate(id)
+                    Verdict::Close(Message::Close(Some(CloseFrame {
+                        code: 4409,
+                        reason: format!("Subscriber for {id} already exists").into(),
+                    })))
                 };
             }
             if session.running.len() >= session.most {
-                return Verdict::TooMany {
-                    id,
-                    most: session.most,
-                };
+                return Verdict::Answer(too_many(&id, session.most));
             }
             session.running.insert(id);
             Verdict::Pass
@@ -385,6 +360,21 @@ fn inspect(session: &Mutex<Session>, text: &str, legacy: bool) -> Verdict {
         }
         _ => Verdict::Pass,
     }
+}
+
+/// The `error` message for a `subscribe` past the connection's limit of `most` operations.
+fn too_many(id: &str, most: usize) -> Message {
+    let message = serde_json::json!({
+        "id": id,
+        "type": "error",
+        "payload": [{
+            "message": format!(
+                "this connection runs its most operations at once ({most}); complete one first"
+            ),
+            "extensions": { "errorType": "LimitExceeded" },
+        }],
+    });
+    Message::text(message.to_string())
 }
 
 /// Forgets an operation once the server completed it or answered it with errors.
@@ -510,17 +500,26 @@ mod tests {
             inspect(&session, &subscribe("a"), false),
             Verdict::Pass
         ));
-        assert!(
-            matches!(inspect(&session, &subscribe("a"), false), Verdict::Duplicate(id) if id == "a")
-        );
+        match inspect(&session, &subscribe("a"), false) {
+            Verdict::Close(frame) => assert_eq!(
+                closed(frame),
+                (4409, "Subscriber for a already exists".to_owned())
+            ),
+            _ => panic!("an id in use closes the connection"),
+        }
         assert!(matches!(
             inspect(&session, &subscribe("b"), false),
             Verdict::Pass
         ));
-        assert!(matches!(
-            inspect(&session, &subscribe("c"), false),
-            Verdict::TooMany { most: 2, .. }
-        ));
+        match inspect(&session, &subscribe("c"), false) {
+            Verdict::Answer(Message::Text(text)) => {
+                assert!(
+                    text.contains("LimitExceeded") && text.contains("(2)"),
+                    "{text}"
+                );
+            }
+            _ => panic!("past the limit, the subscribe is answered here"),
+        }
         // A completed id is free again, whoever completed it.
         finished(&session, r#"{"type":"complete","id":"a"}"#);
         assert!(matches!(

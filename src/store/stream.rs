@@ -33,8 +33,6 @@ const REDESCRIBE_EVERY: Duration = Duration::from_secs(60);
 /// One change the table's stream recorded: the item before and after the write.
 #[derive(Debug, Clone)]
 pub struct StreamRecord {
-    /// The record's sequence number in its shard.
-    pub sequence: String,
     pub old: Option<Item>,
     pub new: Option<Item>,
 }
@@ -126,7 +124,6 @@ impl StreamTail {
                         let change = record.dynamodb?;
                         let removed = record.event_name == Some(OperationType::Remove);
                         Some(StreamRecord {
-                            sequence: change.sequence_number.unwrap_or_default(),
                             old: change.old_image.map(item_from_stream),
                             new: if removed {
                                 None

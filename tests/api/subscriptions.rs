@@ -55,7 +55,12 @@ impl Client {
 
     /// Opens a graphql-transport-ws connection and has it acknowledged.
     pub(crate) async fn connected(app: &TestApp, payload: Value) -> Client {
-        let mut client = Client::open(app.address, "graphql-transport-ws").await;
+        Client::connected_at(app.address, payload).await
+    }
+
+    /// The same, to the server at `address`.
+    async fn connected_at(address: SocketAddr, payload: Value) -> Client {
+        let mut client = Client::open(address, "graphql-transport-ws").await;
         client
             .send(json!({ "type": "connection_init", "payload": payload }))
             .await;
@@ -119,13 +124,6 @@ impl Client {
             other => panic!("expected an event for {id}, got {other:?}"),
         }
     }
-}
-
-async fn create(app: &TestApp, kind: &str, input: Value) -> String {
-    let query =
-        format!("mutation($input: Create{kind}Input!) {{ create{kind}(input: $input) {{ id }} }}");
-    let body = app.graphql(&query, json!({ "input": input })).await;
-    id_at(&body, &format!("/data/create{kind}/id"))
 }
 
 #[tokio::test]
@@ -196,18 +194,12 @@ async fn arguments_and_enhanced_filters_choose_the_events() {
 #[tokio::test]
 async fn updates_and_deletes_reach_their_subscribers_and_bookkeeping_is_no_update() {
     let app = spawn_app().await;
-    let goal = create(
-        &app,
-        "Goal",
-        json!({ "title": "Ship", "kind": "OBJECTIVE" }),
-    )
-    .await;
-    let ann = create(
-        &app,
-        "User",
-        json!({ "name": "Ann", "email": "ann@example.com" }),
-    )
-    .await;
+    let goal = app
+        .create("Goal", json!({ "title": "Ship", "kind": "OBJECTIVE" }))
+        .await;
+    let ann = app
+        .create("User", json!({ "name": "Ann", "email": "ann@example.com" }))
+        .await;
     let mut client = Client::connected(&app, json!({})).await;
     client
         .subscribe(
@@ -217,7 +209,11 @@ async fn updates_and_deletes_reach_their_subscribers_and_bookkeeping_is_no_updat
         )
         .await;
     client
-        .subscribe("d", "subscription { onDeleteUser { name } }", json!({}))
+        .subscribe(
+            "d",
+            "subscription { onDeleteUser(name: \"Ann\") { name } }",
+            json!({}),
+        )
         .await;
     app.events.until_subscribers(2).await;
 
@@ -258,24 +254,15 @@ async fn updates_and_deletes_reach_their_subscribers_and_bookkeeping_is_no_updat
 #[tokio::test]
 async fn edges_added_and_removed_reach_their_subscribers() {
     let app = spawn_app().await;
-    let goal = create(
-        &app,
-        "Goal",
-        json!({ "title": "Ship", "kind": "OBJECTIVE" }),
-    )
-    .await;
-    let other = create(
-        &app,
-        "Goal",
-        json!({ "title": "Other", "kind": "OBJECTIVE" }),
-    )
-    .await;
-    let ann = create(
-        &app,
-        "User",
-        json!({ "name": "Ann", "email": "ann@example.com" }),
-    )
-    .await;
+    let goal = app
+        .create("Goal", json!({ "title": "Ship", "kind": "OBJECTIVE" }))
+        .await;
+    let other = app
+        .create("Goal", json!({ "title": "Other", "kind": "OBJECTIVE" }))
+        .await;
+    let ann = app
+        .create("User", json!({ "name": "Ann", "email": "ann@example.com" }))
+        .await;
     let mut client = Client::connected(&app, json!({})).await;
     client
         .subscribe(
@@ -452,21 +439,18 @@ async fn an_upgrade_without_a_subprotocol_is_told_which_to_ask_for() {
     assert!(message.contains("graphql-transport-ws"), "{body}");
 }
 
-/// Opens a graphql-transport-ws connection to the server at `address`.
-async fn connected_to(address: &str) -> Client {
-    let mut client = Client::open(
-        address.parse().expect("a socket address"),
-        "graphql-transport-ws",
+/// The SDK's own DynamoDB client on `endpoint`: another program's, not the API's.
+fn raw_client(endpoint: &str) -> aws_sdk_dynamodb::Client {
+    aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::Config::builder()
+            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
+            .endpoint_url(endpoint)
+            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+                "test", "test", None, None, "test",
+            ))
+            .build(),
     )
-    .await;
-    client
-        .send(json!({ "type": "connection_init", "payload": {} }))
-        .await;
-    match client.receive().await {
-        Received::Json(message) => assert_eq!(message["type"], "connection_ack", "{message}"),
-        other => panic!("expected connection_ack, got {other:?}"),
-    }
-    client
 }
 
 /// Waits until the server at `address` reports `count` open subscriptions in `/metrics`: a
@@ -509,7 +493,8 @@ async fn every_replica_sees_each_write_once_including_writes_made_outside_the_ap
     let mut clients = Vec::new();
     for _ in 0..3 {
         let (process, address) = serve(&endpoint).await;
-        let mut client = connected_to(&address).await;
+        let mut client =
+            Client::connected_at(address.parse().expect("an address"), json!({})).await;
         client
             .subscribe("farms", "subscription { onCreateFarm { name } }", json!({}))
             .await;
@@ -526,16 +511,7 @@ async fn every_replica_sees_each_write_once_including_writes_made_outside_the_ap
     }
 
     // Another program writes a node item with the SDK, not through the API.
-    let sdk = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::Config::builder()
-            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-            .endpoint_url(&endpoint)
-            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-                "test", "test", None, None, "test",
-            ))
-            .build(),
-    );
+    let sdk = raw_client(&endpoint);
     use aws_sdk_dynamodb::types::AttributeValue as A;
     let id = "0190f7d0-0000-7000-8000-000000000001";
     sdk.put_item()
@@ -598,16 +574,7 @@ async fn every_replica_sees_each_write_once_including_writes_made_outside_the_ap
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrate_turns_the_change_stream_on_for_a_table_made_without_it() {
     let endpoint = start_dynoxide().await;
-    let sdk = aws_sdk_dynamodb::Client::from_conf(
-        aws_sdk_dynamodb::Config::builder()
-            .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())
-            .endpoint_url(&endpoint)
-            .region(aws_sdk_dynamodb::config::Region::new("us-east-1"))
-            .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-                "test", "test", None, None, "test",
-            ))
-            .build(),
-    );
+    let sdk = raw_client(&endpoint);
     use aws_sdk_dynamodb::types::{
         AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
     };
@@ -648,7 +615,7 @@ async fn migrate_turns_the_change_stream_on_for_a_table_made_without_it() {
 
     // And a replica then serves subscriptions on it.
     let (_process, address) = serve(&endpoint).await;
-    let mut client = connected_to(&address).await;
+    let mut client = Client::connected_at(address.parse().expect("an address"), json!({})).await;
     client
         .subscribe("farms", "subscription { onCreateFarm { name } }", json!({}))
         .await;
@@ -828,7 +795,7 @@ async fn sigterm_closes_websockets_with_a_code_clients_retry_on() {
     let (ok, _, stderr) = run(&["migrate", "--dynamodb-endpoint", &endpoint]).await;
     assert!(ok, "migrate succeeds: {stderr}");
     let (mut process, address) = serve(&endpoint).await;
-    let mut client = connected_to(&address).await;
+    let mut client = Client::connected_at(address.parse().expect("an address"), json!({})).await;
     client
         .subscribe("farms", "subscription { onCreateFarm { name } }", json!({}))
         .await;
@@ -899,4 +866,22 @@ async fn a_subscriber_that_falls_behind_is_told_it_missed_events() {
             other => panic!("expected events, then EventsMissed; got {other:?}"),
         }
     }
+}
+
+#[tokio::test]
+async fn the_event_limit_leaves_queries_over_the_transports_whole() {
+    let mut config = HttpConfig::default();
+    config.graphql.max_event_bytes = 60;
+    let app = spawn_app_with(config).await;
+    let name = "A farm whose name alone is longer than the event limit";
+    app.create_farm(name).await;
+    let query = "query($n: String!) { farmByName(name: $n) { name } }";
+    let over_http = app.graphql(query, json!({ "n": name })).await;
+    assert_eq!(over_http["data"]["farmByName"]["name"], name, "{over_http}");
+    let mut client = Client::connected(&app, json!({})).await;
+    client.subscribe("q", query, json!({ "n": name })).await;
+    assert_eq!(
+        client.next_of("q").await,
+        json!({ "data": { "farmByName": { "name": name } } })
+    );
 }

@@ -14,16 +14,9 @@ bin="target/release/tablegraph"
 [[ ${BENCH_SKIP_BUILD:-} == 1 ]] || cargo build --release --locked --bin tablegraph
 (cd clients && npm ci --no-audit --no-fund --loglevel=error)
 
+source scripts/serve.sh
 for subscribers in 1 100; do
-  port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-  listen="127.0.0.1:$port"
-  "$bin" serve --memory --listen "$listen" >/dev/null 2>&1 &
-  server=$!
-  for _ in $(seq 1 150); do
-    if "$bin" healthcheck --listen "$listen" 2>/dev/null; then break; fi
-    sleep 0.2
-  done
+  start_server "$bin"
   node clients/latency.mjs "http://$listen/graphql" "$subscribers" "${WRITES:-200}"
-  kill "$server"
-  wait "$server" 2>/dev/null || true
+  stop_server
 done

@@ -3,26 +3,21 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, error_message, error_type, id_at, spawn_app};
-
-async fn create(app: &TestApp, kind: &str, input: Value) -> String {
-    let query =
-        format!("mutation($input: Create{kind}Input!) {{ create{kind}(input: $input) {{ id }} }}");
-    let body = app.graphql(&query, json!({ "input": input })).await;
-    id_at(&body, &format!("/data/create{kind}/id"))
-}
+use crate::helpers::{TestApp, error_message, error_type, spawn_app};
 
 async fn goal(app: &TestApp, title: &str) -> String {
-    create(app, "Goal", json!({ "title": title, "kind": "OBJECTIVE" })).await
+    app.create("Goal", json!({ "title": title, "kind": "OBJECTIVE" }))
+        .await
 }
 
 async fn user(app: &TestApp, name: &str) -> String {
     let email = format!("{}@example.com", name.to_lowercase().replace(' ', "."));
-    create(app, "User", json!({ "name": name, "email": email })).await
+    app.create("User", json!({ "name": name, "email": email }))
+        .await
 }
 
 async fn team(app: &TestApp, name: &str) -> String {
-    create(app, "Team", json!({ "name": name })).await
+    app.create("Team", json!({ "name": name })).await
 }
 
 async fn member(app: &TestApp, goal: &str, member: &str, role: &str) -> Value {
@@ -451,7 +446,9 @@ async fn an_edge_that_would_overflow_its_node_is_refused_before_anything_is_writ
     // values, two timestamps of 20 to 30 characters, and this title fit; one more edge-set entry
     // (65 bytes) does not, whatever the timestamps' lengths.
     let title = "t".repeat(409_328);
-    let goal = create(&app, "Goal", json!({ "title": title, "kind": "OBJECTIVE" })).await;
+    let goal = app
+        .create("Goal", json!({ "title": title, "kind": "OBJECTIVE" }))
+        .await;
     let ann = user(&app, "Ann").await;
     let body = member(&app, &goal, &ann, "LEAD").await;
     assert_eq!(error_type(&body), "BadUserInput", "{body}");

@@ -130,6 +130,15 @@ impl TestApp {
         response.json().await.expect("the server answers JSON")
     }
 
+    /// Creates a node of type `kind` from `input` (its `Create<Kind>Input`); answers its id.
+    pub async fn create(&self, kind: &str, input: Value) -> String {
+        let query = format!(
+            "mutation($input: Create{kind}Input!) {{ create{kind}(input: $input) {{ id }} }}"
+        );
+        let body = self.graphql(&query, json!({ "input": input })).await;
+        id_at(&body, &format!("/data/create{kind}/id"))
+    }
+
     pub async fn create_farm(&self, name: &str) -> String {
         let body = self
             .graphql(

@@ -7,13 +7,6 @@ use tablegraph::config::HttpConfig;
 
 use crate::helpers::{TestApp, id_at, spawn_app, spawn_app_with_schema, spawn_app_with_schema_and};
 
-async fn create(app: &TestApp, kind: &str, input: Value) -> String {
-    let query =
-        format!("mutation($input: Create{kind}Input!) {{ create{kind}(input: $input) {{ id }} }}");
-    let body = app.graphql(&query, json!({ "input": input })).await;
-    id_at(&body, &format!("/data/create{kind}/id"))
-}
-
 async fn connect(app: &TestApp, edge: &str, from: &str, to: &str, extra: &str) {
     let query = format!(
         "mutation($f: ID!, $t: ID!) {{ add{edge}(input: {{ from: $f, to: $t{extra} }}) {{ createdAt }} }}"
@@ -25,21 +18,24 @@ async fn connect(app: &TestApp, edge: &str, from: &str, to: &str, extra: &str) {
 #[tokio::test]
 async fn a_teams_goal_leads_cost_three_storage_calls_however_many_goals() {
     let app = spawn_app().await;
-    let team = create(&app, "Team", json!({ "name": "Growth" })).await;
-    let other = create(&app, "Team", json!({ "name": "Other" })).await;
+    let team = app.create("Team", json!({ "name": "Growth" })).await;
+    let other = app.create("Team", json!({ "name": "Other" })).await;
     let mut users = Vec::new();
     for name in ["Ann", "Bo", "Cy", "Dee"] {
         let email = format!("{}@example.com", name.to_lowercase());
-        users.push(create(&app, "User", json!({ "name": name, "email": email })).await);
+        users.push(
+            app.create("User", json!({ "name": name, "email": email }))
+                .await,
+        );
     }
     // 30 goals of the team, led in turn by Ann, Bo and Cy; Dee leads a goal of another team.
     for n in 0..30 {
-        let goal = create(
-            &app,
-            "Goal",
-            json!({ "title": format!("G{n}"), "kind": "OBJECTIVE" }),
-        )
-        .await;
+        let goal = app
+            .create(
+                "Goal",
+                json!({ "title": format!("G{n}"), "kind": "OBJECTIVE" }),
+            )
+            .await;
         connect(&app, "GoalMembership", &goal, &team, ", role: TEAM").await;
         connect(&app, "GoalMembership", &goal, &users[n % 3], ", role: LEAD").await;
         connect(
@@ -51,12 +47,9 @@ async fn a_teams_goal_leads_cost_three_storage_calls_however_many_goals() {
         )
         .await;
     }
-    let elsewhere = create(
-        &app,
-        "Goal",
-        json!({ "title": "Else", "kind": "OBJECTIVE" }),
-    )
-    .await;
+    let elsewhere = app
+        .create("Goal", json!({ "title": "Else", "kind": "OBJECTIVE" }))
+        .await;
     connect(&app, "GoalMembership", &elsewhere, &other, ", role: TEAM").await;
     connect(
         &app,
@@ -97,12 +90,12 @@ async fn a_teams_goal_leads_cost_three_storage_calls_however_many_goals() {
 #[tokio::test]
 async fn transitive_access_is_one_batched_read_past_the_user() {
     let app = spawn_app_with_schema("examples/access/schema.graphql").await;
-    let alice = create(&app, "User", json!({ "name": "alice" })).await;
-    let bob = create(&app, "User", json!({ "name": "bob" })).await;
-    let g1 = create(&app, "Group", json!({ "name": "g1" })).await;
-    let g2 = create(&app, "Group", json!({ "name": "g2" })).await;
-    let p1 = create(&app, "Product", json!({ "name": "p1" })).await;
-    let p2 = create(&app, "Product", json!({ "name": "p2" })).await;
+    let alice = app.create("User", json!({ "name": "alice" })).await;
+    let bob = app.create("User", json!({ "name": "bob" })).await;
+    let g1 = app.create("Group", json!({ "name": "g1" })).await;
+    let g2 = app.create("Group", json!({ "name": "g2" })).await;
+    let p1 = app.create("Product", json!({ "name": "p1" })).await;
+    let p2 = app.create("Product", json!({ "name": "p2" })).await;
     connect(&app, "MemberOf", &alice, &g1, "").await;
     connect(&app, "MemberOf", &alice, &g2, "").await;
     connect(&app, "MemberOf", &bob, &g1, "").await;
@@ -216,7 +209,7 @@ async fn a_resolver_reads_the_callers_verified_claims() {
 #[tokio::test]
 async fn the_executed_plan_reports_consumed_capacity_per_call() {
     let app = spawn_app().await;
-    let team = create(&app, "Team", json!({ "name": "Growth" })).await;
+    let team = app.create("Team", json!({ "name": "Growth" })).await;
     let (body, _) = app
         .graphql_counted(
             "query($t: ID!) { team(id: $t) { goalLeads { name } } }",

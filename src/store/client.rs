@@ -79,6 +79,8 @@ impl Store {
         }
         let shared = loader.load().await;
         let mut config = aws_sdk_dynamodb::config::Builder::from(&shared);
+        // Simulated latency and faults (`tuning`) apply to the table's calls, which requests
+        // make and wait for; the change stream is read on its own, untouched by them.
         let mut streams = aws_sdk_dynamodbstreams::config::Builder::from(&shared);
         if shared.region().is_none() {
             config = config.region(aws_sdk_dynamodb::config::Region::new("us-east-1"));

@@ -1,7 +1,9 @@
-//! The store's one retry loop. Every call runs through [`with_context`]: single reads, batch
-//! reads (an answer that leaves keys unprocessed is a transient failure whose next attempt
-//! asks for those keys only) and transactions (whose client request token the context
-//! carries from one attempt to the next).
+//! The store's one retry loop. Every call a request or the change stream makes runs through
+//! [`with_context`]: single reads, batch reads (an answer that leaves keys unprocessed is a
+//! transient failure whose next attempt asks for those keys only), transactions (whose client
+//! request token the context carries from one attempt to the next) and stream reads. The
+//! table lifecycle calls (describe, create, update) are not retried: `/readyz` and start-up
+//! report what the store answers at once, and `migrate` stops on the first failure.
 //!
 //! Policy: transient failures ([`StoreError::is_transient`]: throttling, transaction
 //! conflicts, timeouts and 5xx answers) are retried at most [`RETRY_ATTEMPTS`] times, after

@@ -138,13 +138,22 @@ impl Application {
             config.http.graphql.max_subscriptions,
         );
         match table.stream {
+            // The embedded store's stream is this process's alone; any other may have
+            // other replicas reading it, so its shards are read under leases.
+            Some(arn) if store.is_embedded() => {
+                events
+                    .follow(store.store.clone(), arn, engine::EMBEDDED_POLL)
+                    .await?;
+            }
             Some(arn) => {
-                let idle_poll = if store.is_embedded() {
-                    engine::EMBEDDED_POLL
-                } else {
-                    engine::DYNAMODB_POLL
-                };
-                events.follow(store.store.clone(), arn, idle_poll).await?;
+                events
+                    .follow_with_replicas(
+                        store.store.clone(),
+                        arn,
+                        config.stream_lease,
+                        engine::DYNAMODB_POLL,
+                    )
+                    .await?;
             }
             None => tracing::warn!(
                 "the table's change stream is off, so subscriptions answer SubscriptionsUnavailable; \

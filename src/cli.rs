@@ -180,6 +180,11 @@ pub struct ServeArgs {
     /// Operations one WebSocket connection may run at once.
     #[arg(long, env = "TABLEGRAPH_MAX_SUBSCRIPTIONS_PER_CONNECTION", default_value_t = HttpConfig::default().max_subscriptions_per_connection)]
     pub max_subscriptions_per_connection: usize,
+    /// Seconds a replica's lease on a shard of the table's change stream lasts unless renewed
+    /// (every third of it): when a replica stops, another reads its shards after this long.
+    /// Only for a store other than the embedded one, whose stream this process reads alone.
+    #[arg(long, env = "TABLEGRAPH_STREAM_LEASE_SECS", default_value_t = default_lease_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub stream_lease_secs: u64,
     /// Require this API key in an `x-api-key` header (repeat for several; the variable takes a
     /// comma-separated list).
     #[arg(
@@ -216,6 +221,10 @@ pub struct ServeArgs {
     /// reports in responses.
     #[arg(long, env = "TABLEGRAPH_PRODUCTION")]
     pub production: bool,
+}
+
+const fn default_lease_secs() -> u64 {
+    crate::engine::LEASE_DURATION.as_secs()
 }
 
 impl StoreArgs {
@@ -284,6 +293,7 @@ impl ServeArgs {
             schema_path: self.schema.schema.clone(),
             resolvers_dir: self.schema.resolvers.clone(),
             store: self.store.config(),
+            stream_lease: Duration::from_secs(self.stream_lease_secs),
             http,
         }
     }
@@ -520,8 +530,16 @@ fn print_report(
 ) -> std::io::Result<()> {
     writeln!(
         out,
-        "{title}: {} items: {} nodes, {} unique values, {} edges, {} migration records",
-        report.items, report.nodes, report.unique_values, report.edges, report.migrations
+        "{title}: {} items: {} nodes, {} unique values, {} edges, {} migration records{}",
+        report.items,
+        report.nodes,
+        report.unique_values,
+        report.edges,
+        report.migrations,
+        match report.stream_items {
+            0 => String::new(),
+            n => format!(", {n} stream leases and relay items"),
+        }
     )?;
     for violation in &report.violations {
         writeln!(

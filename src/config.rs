@@ -66,5 +66,8 @@ pub struct ServeConfig {
     /// The declarative resolvers; `None` means the `resolvers/` directory beside the schema.
     pub resolvers_dir: Option<PathBuf>,
     pub store: StoreConfig,
+    /// How long a replica's lease on a shard of the table's change stream lasts unless renewed
+    /// (`engine/relay.rs`); a replica that stops is replaced as the shard's reader after it.
+    pub stream_lease: Duration,
     pub http: HttpConfig,
 }

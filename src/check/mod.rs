@@ -74,6 +74,8 @@ pub struct Report {
     pub unique_values: usize,
     pub edges: usize,
     pub migrations: usize,
+    /// The replicas' leases and relay items of the change stream (`engine::relay`).
+    pub stream_items: usize,
     pub violations: Vec<Violation>,
 }
 
@@ -479,6 +481,8 @@ pub fn check_items(model: &Model, items: &[Item]) -> Report {
             }
         } else if pk.starts_with("MIGRATION#") && pk == sk {
             report.migrations += 1;
+        } else if keys::is_stream_partition(pk) {
+            report.stream_items += 1;
         } else if pk == sk && is_unique_typename(model, typename) {
             uniques.insert(pk, item);
         } else {

@@ -7,7 +7,8 @@
 
 use std::sync::Arc;
 
-use crate::store::{AttrValue, Item};
+use crate::keys;
+use crate::store::{AttrValue, Item, StreamRecord};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChangeKind {
@@ -61,4 +62,43 @@ impl Change {
             new,
         }
     }
+}
+
+/// The change a stream record describes, or `None` when it is no event: an item that is not a
+/// node or an edge, or an update that changed nothing a client reads.
+pub(super) fn change_of(record: StreamRecord) -> Option<Change> {
+    let item = record.new.as_ref().or(record.old.as_ref())?;
+    let pk = item.get("PK")?.as_str()?;
+    let sk = item.get("SK")?.as_str()?;
+    if !pk.starts_with(&keys::node_key("")) {
+        return None;
+    }
+    let is_node = pk == sk;
+    if let (Some(old), Some(new)) = (&record.old, &record.new)
+        && same_to_clients(old, new)
+    {
+        return None;
+    }
+    let old = record.old.map(Arc::new);
+    let new = record.new.map(Arc::new);
+    Some(if is_node {
+        Change::node(old, new)
+    } else {
+        Change::edge(old, new)
+    })
+}
+
+/// Whether two versions of an item differ only in what no client reads: the version, the
+/// update time, the edge set and the relation slots.
+fn same_to_clients(old: &Item, new: &Item) -> bool {
+    let read = |name: &str| {
+        !matches!(name, "version" | "updatedAt" | "edges") && !keys::is_slot_attribute(name)
+    };
+    old.iter()
+        .filter(|(name, _)| read(name))
+        .all(|(name, value)| new.get(name) == Some(value))
+        && new
+            .keys()
+            .filter(|name| read(name))
+            .all(|name| old.contains_key(name))
 }

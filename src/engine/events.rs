@@ -19,10 +19,10 @@ use std::time::Duration;
 use metrics::{Counter, Gauge};
 use tokio::sync::{broadcast, watch};
 
-use super::change::{Change, ChangeKind};
+use super::change::{Change, ChangeKind, change_of};
 use super::filter::Filter;
-use crate::keys;
-use crate::store::{Item, Store, StoreError, StreamRecord, StreamTail};
+use super::relay::{Relay, Round};
+use crate::store::{Item, Store, StoreError, StreamTail};
 use crate::telemetry::Metrics;
 
 /// Events a subscriber may fall behind by before it is told it missed some, by default.
@@ -69,6 +69,7 @@ pub struct EventReceiver {
 const SUBSCRIPTIONS: &str = "tablegraph_subscriptions";
 const EVENTS: &str = "tablegraph_subscription_events_total";
 const STREAM_RECORDS: &str = "tablegraph_stream_records_total";
+const SHARDS_READ: &str = "tablegraph_stream_shards_read";
 
 /// `/metrics` of the subscriptions: how many are open, the events they were handed and the
 /// ones they missed, and the stream records read.
@@ -78,6 +79,7 @@ struct HubMetrics {
     delivered: Counter,
     missed: Counter,
     records: Counter,
+    shards_read: Gauge,
 }
 
 impl Default for HubMetrics {
@@ -94,8 +96,13 @@ impl Default for HubMetrics {
             STREAM_RECORDS,
             "Records read from the table's change stream.",
         );
+        registry.describe_gauge(
+            SHARDS_READ,
+            "Shards of the change stream this replica reads for the others (holds the lease of).",
+        );
         HubMetrics {
             open: registry.gauge(SUBSCRIPTIONS, &[]),
+            shards_read: registry.gauge(SHARDS_READ, &[]),
             delivered: registry.counter(EVENTS, &[("outcome", "delivered")]),
             missed: registry.counter(EVENTS, &[("outcome", "missed")]),
             records: registry.counter(STREAM_RECORDS, &[]),
@@ -125,28 +132,54 @@ impl EventHub {
 }
 
 impl EventHub {
-    /// Starts reading the stream `arn` of `store`'s table. Once this answers, every write
-    /// committed from then on reaches the hub's subscribers; the reading goes on in a task of
-    /// its own, which ends when every handle on the hub is gone. After an empty answer the
-    /// reader waits `idle_poll` before it asks again.
+    /// Starts reading the stream `arn` of `store`'s table, alone: the embedded store's stream,
+    /// which no other process reads. Once this answers, every write committed from then on
+    /// reaches the hub's subscribers; the reading goes on in a task of its own, which ends
+    /// when every handle on the hub is gone. After an empty answer the reader waits
+    /// `idle_poll` before it asks again.
     pub async fn follow(
         &self,
         store: Store,
         arn: String,
         idle_poll: Duration,
     ) -> Result<(), StoreError> {
-        let mut tail = Some(store.tail_stream(&arn).await?);
+        self.read_from(Source::Alone { store, arn }, idle_poll)
+            .await
+    }
+
+    /// The same, with the other replicas on the same table (`relay.rs`): this replica reads
+    /// the shards whose lease it holds, and the relay of the others; each write reaches the
+    /// hub's subscribers once. Leases last `lease` unless renewed.
+    pub async fn follow_with_replicas(
+        &self,
+        store: Store,
+        arn: String,
+        lease: Duration,
+        idle_poll: Duration,
+    ) -> Result<(), StoreError> {
+        let me = crate::keys::new_id();
+        let source = Source::WithReplicas {
+            store,
+            arn,
+            me,
+            lease,
+        };
+        self.read_from(source, idle_poll).await
+    }
+
+    async fn read_from(&self, source: Source, idle_poll: Duration) -> Result<(), StoreError> {
+        let mut reader = Some(source.open().await?);
         self.following.store(true, Ordering::Relaxed);
         let sender = self.sender.downgrade();
         let metrics = self.metrics.clone();
         tokio::spawn(async move {
             loop {
-                let reading = match tail.take() {
-                    Some(tail) => Ok(tail),
-                    None => store.tail_stream(&arn).await,
+                let opening = match reader.take() {
+                    Some(reader) => Ok(reader),
+                    None => source.open().await,
                 };
-                let outcome = match reading {
-                    Ok(tail) => read_stream(tail, &sender, &metrics, idle_poll).await,
+                let outcome = match opening {
+                    Ok(reader) => read(reader, &sender, &metrics, idle_poll).await,
                     Err(error) => Err(error),
                 };
                 match outcome {
@@ -259,75 +292,98 @@ impl Watch {
     }
 }
 
+/// Where the hub's changes come from.
+enum Source {
+    /// The table's stream, read by this process alone.
+    Alone { store: Store, arn: String },
+    /// The table's stream, read with the other replicas; `me` names this one in leases.
+    WithReplicas {
+        store: Store,
+        arn: String,
+        me: String,
+        lease: Duration,
+    },
+}
+
+enum Reader {
+    Alone(StreamTail),
+    WithReplicas(Relay),
+}
+
+impl Source {
+    async fn open(&self) -> Result<Reader, StoreError> {
+        Ok(match self {
+            Source::Alone { store, arn } => Reader::Alone(store.tail_stream(arn).await?),
+            Source::WithReplicas {
+                store,
+                arn,
+                me,
+                lease,
+            } => Reader::WithReplicas(
+                Relay::start(store.clone(), arn.clone(), me.clone(), *lease).await?,
+            ),
+        })
+    }
+}
+
+impl Reader {
+    async fn round(&mut self) -> Result<Round, StoreError> {
+        match self {
+            Reader::Alone(tail) => {
+                let records = tail.next_records().await?;
+                Ok(Round {
+                    idle: records.is_empty(),
+                    records: records.len(),
+                    changes: records.into_iter().filter_map(change_of).collect(),
+                    gap: false,
+                })
+            }
+            Reader::WithReplicas(relay) => relay.round().await,
+        }
+    }
+
+    /// The shards this replica reads for the others.
+    fn shards_read(&self) -> usize {
+        match self {
+            Reader::Alone(_) => 0,
+            Reader::WithReplicas(relay) => relay.holding(),
+        }
+    }
+}
+
 /// Reads the stream into the hub until the hub is gone (`Ok`) or the stream fails.
-async fn read_stream(
-    mut tail: StreamTail,
+async fn read(
+    mut reader: Reader,
     sender: &broadcast::WeakSender<Event>,
     metrics: &HubMetrics,
     idle_poll: Duration,
 ) -> Result<(), StoreError> {
     loop {
-        let records = tail.next_records().await?;
-        metrics.records.increment(records.len() as u64);
+        metrics.shards_read.set(reader.shards_read() as f64);
+        let round = reader.round().await?;
+        metrics.records.increment(round.records as u64);
         let Some(sender) = sender.upgrade() else {
             return Ok(());
         };
-        let idle = records.is_empty();
-        for change in records.into_iter().filter_map(change_of) {
+        if round.gap {
+            let _ = sender.send(Event::Missed);
+        }
+        for change in round.changes {
             // No subscriber is not an error: the event is for nobody.
             let _ = sender.send(Event::Changed(Arc::new(change)));
         }
         drop(sender);
-        if idle {
+        if round.idle {
             // Polling the stream: DynamoDB Streams has no push.
             tokio::time::sleep(idle_poll).await;
         }
     }
 }
 
-/// The change a stream record describes, or `None` when it is no event: an item that is not a
-/// node or an edge, or an update that changed nothing a client reads.
-fn change_of(record: StreamRecord) -> Option<Change> {
-    let item = record.new.as_ref().or(record.old.as_ref())?;
-    let pk = item.get("PK")?.as_str()?;
-    let sk = item.get("SK")?.as_str()?;
-    if !pk.starts_with(&keys::node_key("")) {
-        return None;
-    }
-    let is_node = pk == sk;
-    if let (Some(old), Some(new)) = (&record.old, &record.new)
-        && same_to_clients(old, new)
-    {
-        return None;
-    }
-    let old = record.old.map(Arc::new);
-    let new = record.new.map(Arc::new);
-    Some(if is_node {
-        Change::node(old, new)
-    } else {
-        Change::edge(old, new)
-    })
-}
-
-/// Whether two versions of an item differ only in what no client reads: the version, the
-/// update time, the edge set and the relation slots.
-fn same_to_clients(old: &Item, new: &Item) -> bool {
-    let read = |name: &str| {
-        !matches!(name, "version" | "updatedAt" | "edges") && !keys::is_slot_attribute(name)
-    };
-    old.iter()
-        .filter(|(name, _)| read(name))
-        .all(|(name, value)| new.get(name) == Some(value))
-        && new
-            .keys()
-            .filter(|name| read(name))
-            .all(|name| old.contains_key(name))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::AttrValue;
+    use crate::store::{AttrValue, StreamRecord};
 
     fn item(pairs: &[(&str, &str)]) -> Item {
         pairs
@@ -337,7 +393,11 @@ mod tests {
     }
 
     fn record(old: Option<Item>, new: Option<Item>) -> StreamRecord {
-        StreamRecord { old, new }
+        StreamRecord {
+            old,
+            new,
+            ..StreamRecord::default()
+        }
     }
 
     fn farm(name: &str, version: &str) -> Item {

@@ -19,6 +19,7 @@ mod nodes;
 mod page_request;
 mod pipelines;
 mod plan;
+mod relay;
 mod scalars;
 mod scope;
 
@@ -39,5 +40,6 @@ pub use node_writes::{FieldValues, create_node, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, prefetch};
 pub use page_request::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageArguments, PageRequest};
 pub use pipelines::{Found, PipelineInput, run_pipeline};
+pub use relay::LEASE_DURATION;
 pub use scalars::{is_aws_date, is_aws_date_time, is_aws_email, now};
 pub use scope::{RequestScope, ScopeSource};

@@ -227,6 +227,49 @@ pub fn parse_edge_set_entry(entry: &str) -> Option<EdgeSetEntry<'_>> {
     })
 }
 
+/// The partition of one shard of the table's change stream: the shard's lease (who reads it)
+/// and its relay (what that reader read, for the other replicas).
+///
+/// ```
+/// assert_eq!(
+///     tablegraph::keys::stream_partition("shardId-00000001-farms"),
+///     "STREAM#shardId-00000001-farms"
+/// );
+/// ```
+pub fn stream_partition(shard: &str) -> String {
+    format!("STREAM#{shard}")
+}
+
+/// Whether a `PK` is a stream partition's (neither a node nor anything else a schema knows).
+///
+/// ```
+/// assert!(tablegraph::keys::is_stream_partition("STREAM#shardId-1"));
+/// assert!(!tablegraph::keys::is_stream_partition("NODE#STREAM#"));
+/// ```
+pub fn is_stream_partition(pk: &str) -> bool {
+    pk.starts_with("STREAM#")
+}
+
+/// The `SK` of a stream shard's lease.
+pub const STREAM_LEASE: &str = "LEASE";
+
+/// The `SK` of a relay item: the sequence number of the first record it carries, padded to 40
+/// digits (DynamoDB's longest) so that byte order is the stream's order.
+///
+/// ```
+/// assert_eq!(
+///     tablegraph::keys::relay_key("4021"),
+///     "RELAY#0000000000000000000000000000000000004021"
+/// );
+/// assert!(tablegraph::keys::relay_key("999") < tablegraph::keys::relay_key("1000"));
+/// ```
+pub fn relay_key(sequence: &str) -> String {
+    format!("RELAY#{sequence:0>40}")
+}
+
+/// The bounds of every relay key of a partition (`RELAY#` < key < `RELAY$`).
+pub const RELAY_KEYS: (&str, &str) = ("RELAY#", "RELAY$");
+
 /// A new node id: a UUIDv7, so ids are time-ordered and never contain `#`.
 pub fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()

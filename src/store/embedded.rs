@@ -6,6 +6,9 @@
 //! dynoxide's storage calls are synchronous SQLite work. On the server's runtime they would
 //! block request workers; on a thread of their own they only ever wait on each other. The store
 //! binds loopback only, so it is never reachable from outside the machine.
+//!
+//! Its change stream is indexed and trimmed by us (`stream_upkeep.rs`), so a write costs the
+//! same after a million as after the first.
 
 use std::path::PathBuf;
 use std::thread::JoinHandle;
@@ -13,6 +16,7 @@ use std::thread::JoinHandle;
 use tokio::sync::oneshot;
 
 use super::error::StoreError;
+use super::stream_upkeep;
 
 /// Where the embedded store keeps its data.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,16 +39,24 @@ impl EmbeddedStore {
         let unavailable = |what: &str, e: &dyn std::fmt::Display| {
             StoreError::Unavailable(format!("embedded store: {what}: {e}"))
         };
-        let database = match location {
-            EmbeddedLocation::Memory => dynoxide::Database::memory(),
+        let opening = |e: &dyn std::fmt::Display| unavailable("opening the database", e);
+        let (database, file) = match location {
+            EmbeddedLocation::Memory => {
+                let database = dynoxide::Database::memory().map_err(|e| opening(&e))?;
+                stream_upkeep::index_memory(&database, &std::env::temp_dir())
+                    .map_err(|e| opening(&e))?;
+                (database, None)
+            }
             EmbeddedLocation::Directory(dir) => {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| unavailable(&format!("creating {}", dir.display()), &e))?;
                 let file = dir.join("tablegraph.db");
-                dynoxide::Database::new(&file.to_string_lossy())
+                let database =
+                    dynoxide::Database::new(&file.to_string_lossy()).map_err(|e| opening(&e))?;
+                stream_upkeep::index_file(&file).map_err(|e| opening(&e))?;
+                (database, Some(file))
             }
-        }
-        .map_err(|e| unavailable("opening the database", &e))?;
+        };
 
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
             .map_err(|e| unavailable("binding 127.0.0.1", &e))?;
@@ -76,6 +88,9 @@ impl EmbeddedStore {
                     let shutdown = async move {
                         let _ = stopped.await;
                     };
+                    if let Some(file) = file {
+                        tokio::spawn(trim_stream_records(file));
+                    }
                     if let Err(e) =
                         dynoxide::server::serve_with_shutdown(listener, database, shutdown).await
                     {
@@ -95,6 +110,25 @@ impl EmbeddedStore {
     /// The URL the SDK client uses.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
+    }
+}
+
+/// Deletes the stream records past their retention from `file` now and every
+/// [`stream_upkeep::TRIM_EVERY`], for as long as the store's runtime runs.
+async fn trim_stream_records(file: PathBuf) {
+    let mut every = tokio::time::interval(stream_upkeep::TRIM_EVERY);
+    loop {
+        every.tick().await;
+        let file = file.clone();
+        let cutoff = stream_upkeep::cutoff(stream_upkeep::RETENTION);
+        match tokio::task::spawn_blocking(move || stream_upkeep::trim_file(&file, cutoff)).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(removed)) => {
+                tracing::info!(removed, "stream records past their retention deleted")
+            }
+            Ok(Err(error)) => tracing::warn!(%error, "stream records could not be trimmed"),
+            Err(error) => tracing::warn!(%error, "stream records could not be trimmed"),
+        }
     }
 }
 

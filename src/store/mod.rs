@@ -28,6 +28,7 @@ mod metrics;
 mod retry;
 mod simulate;
 mod stream;
+mod stream_upkeep;
 mod table;
 mod write;
 
@@ -40,6 +41,6 @@ pub use key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_ITEM_BYTES, MAX_TRANSACTION_IT
 pub use metrics::StoreMetrics;
 pub use retry::RETRY_ATTEMPTS;
 pub use simulate::{Fault, FaultPlan, StoreTuning};
-pub use stream::{StreamRecord, StreamTail};
+pub use stream::{ShardReader, ShardStart, StreamRecord, StreamTail};
 pub use table::TableStatus;
 pub use write::{Clause, Write};

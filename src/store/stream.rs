@@ -31,14 +31,28 @@ const RECORDS_PER_CALL: i32 = 1000;
 const REDESCRIBE_EVERY: Duration = Duration::from_secs(60);
 
 /// One change the table's stream recorded: the item before and after the write.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct StreamRecord {
+    /// Its place in its shard.
+    pub sequence: String,
     pub old: Option<Item>,
     pub new: Option<Item>,
 }
 
-/// Where one shard is being read.
-struct ShardPosition {
+/// Where a shard is read from.
+#[derive(Debug, Clone)]
+pub enum ShardStart {
+    /// What is written from now on.
+    Latest,
+    /// The oldest record the stream still holds.
+    Oldest,
+    /// The records after the one with this sequence number.
+    After(String),
+}
+
+/// One shard of the table's stream, read in order.
+pub struct ShardReader {
+    store: Store,
     /// `None` once the shard has closed and every record of it was read.
     iterator: Option<String>,
 }
@@ -47,7 +61,7 @@ struct ShardPosition {
 pub struct StreamTail {
     store: Store,
     arn: String,
-    shards: Vec<ShardPosition>,
+    shards: Vec<ShardReader>,
     /// Every shard ever followed, so a shard is never started twice.
     known: HashSet<String>,
     described_at: Instant,
@@ -75,86 +89,42 @@ impl Store {
             known: HashSet::new(),
             described_at: Instant::now(),
         };
-        for shard in tail.open_shards().await? {
+        for shard in self.open_shards(arn).await? {
             // Shards open now start at their end; shards found later start at their beginning.
-            let iterator = tail.iterator(&shard, ShardIteratorType::Latest).await?;
+            let reader = self.read_shard(arn, &shard, ShardStart::Latest).await?;
             tail.known.insert(shard);
-            tail.shards.push(ShardPosition { iterator });
+            tail.shards.push(reader);
         }
         Ok(tail)
     }
-}
 
-pub(super) fn stream_specification() -> Result<StreamSpecification, StoreError> {
-    StreamSpecification::builder()
-        .stream_enabled(true)
-        .stream_view_type(StreamViewType::NewAndOldImages)
-        .build()
-        .map_err(|e| StoreError::Other(e.to_string()))
-}
-
-impl StreamTail {
-    /// What every shard recorded since the last call, shard by shard. An empty answer means
-    /// nothing was written; the caller decides how long to wait before asking again.
-    pub async fn next_records(&mut self) -> Result<Vec<StreamRecord>, StoreError> {
-        let mut records = Vec::new();
-        let mut closed = false;
-        for position in &mut self.shards {
-            let Some(iterator) = position.iterator.clone() else {
-                continue;
-            };
-            let output = retry::call(|| {
-                self.store
-                    .streams
-                    .get_records()
-                    .shard_iterator(iterator.clone())
-                    .limit(RECORDS_PER_CALL)
-                    .send()
-                    .map_err(classify)
-            })
-            .await?;
-            position.iterator = output.next_shard_iterator().map(str::to_owned);
-            closed |= position.iterator.is_none();
-            records.extend(
-                output
-                    .records
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(|record| {
-                        let change = record.dynamodb?;
-                        let removed = record.event_name == Some(OperationType::Remove);
-                        Some(StreamRecord {
-                            old: change.old_image.map(item_from_stream),
-                            new: if removed {
-                                None
-                            } else {
-                                change.new_image.map(item_from_stream)
-                            },
-                        })
-                    }),
-            );
-        }
-        if closed || self.described_at.elapsed() >= REDESCRIBE_EVERY {
-            self.follow_new_shards().await?;
-        }
-        Ok(records)
-    }
-
-    /// Starts the shards opened since the stream was last looked up, at their beginning.
-    async fn follow_new_shards(&mut self) -> Result<(), StoreError> {
-        self.shards.retain(|position| position.iterator.is_some());
-        for shard in self.open_shards().await? {
-            if self.known.contains(&shard) {
-                continue;
-            }
-            let iterator = self
-                .iterator(&shard, ShardIteratorType::TrimHorizon)
-                .await?;
-            self.known.insert(shard);
-            self.shards.push(ShardPosition { iterator });
-        }
-        self.described_at = Instant::now();
-        Ok(())
+    /// Starts reading one shard of the stream `arn` at `start`.
+    pub async fn read_shard(
+        &self,
+        arn: &str,
+        shard: &str,
+        start: ShardStart,
+    ) -> Result<ShardReader, StoreError> {
+        let (kind, after) = match start {
+            ShardStart::Latest => (ShardIteratorType::Latest, None),
+            ShardStart::Oldest => (ShardIteratorType::TrimHorizon, None),
+            ShardStart::After(sequence) => (ShardIteratorType::AfterSequenceNumber, Some(sequence)),
+        };
+        let output = retry::call(|| {
+            self.streams
+                .get_shard_iterator()
+                .stream_arn(arn)
+                .shard_id(shard)
+                .shard_iterator_type(kind.clone())
+                .set_sequence_number(after.clone())
+                .send()
+                .map_err(classify)
+        })
+        .await?;
+        Ok(ShardReader {
+            store: self.clone(),
+            iterator: output.shard_iterator,
+        })
     }
 
     /// The ids of the stream's newest shards: those no other shard descends from. A shard that
@@ -162,16 +132,15 @@ impl StreamTail {
     /// written to; the stream's last shards once it was turned off are read to their end. (A
     /// shard's `EndingSequenceNumber` would tell too, but the embedded store sets it to the
     /// newest record of an open shard.)
-    async fn open_shards(&self) -> Result<Vec<String>, StoreError> {
+    pub async fn open_shards(&self, arn: &str) -> Result<Vec<String>, StoreError> {
         let mut shards = Vec::new();
         let mut parents = HashSet::new();
         let mut after: Option<String> = None;
         loop {
             let output = retry::call(|| {
-                self.store
-                    .streams
+                self.streams
                     .describe_stream()
-                    .stream_arn(&self.arn)
+                    .stream_arn(arn)
                     .set_exclusive_start_shard_id(after.clone())
                     .send()
                     .map_err(classify)
@@ -196,24 +165,92 @@ impl StreamTail {
         shards.retain(|shard| !parents.contains(shard));
         Ok(shards)
     }
+}
 
-    async fn iterator(
-        &self,
-        shard: &str,
-        kind: ShardIteratorType,
-    ) -> Result<Option<String>, StoreError> {
+impl ShardReader {
+    /// What the shard recorded since the last call, in order. An empty answer means nothing
+    /// was written; the caller decides how long to wait before asking again.
+    pub async fn next_records(&mut self) -> Result<Vec<StreamRecord>, StoreError> {
+        let Some(iterator) = self.iterator.clone() else {
+            return Ok(Vec::new());
+        };
         let output = retry::call(|| {
             self.store
                 .streams
-                .get_shard_iterator()
-                .stream_arn(&self.arn)
-                .shard_id(shard)
-                .shard_iterator_type(kind.clone())
+                .get_records()
+                .shard_iterator(iterator.clone())
+                .limit(RECORDS_PER_CALL)
                 .send()
                 .map_err(classify)
         })
         .await?;
-        Ok(output.shard_iterator)
+        self.iterator = output.next_shard_iterator().map(str::to_owned);
+        Ok(output
+            .records
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|record| {
+                let change = record.dynamodb?;
+                let removed = record.event_name == Some(OperationType::Remove);
+                Some(StreamRecord {
+                    sequence: change.sequence_number.unwrap_or_default(),
+                    old: change.old_image.map(item_from_stream),
+                    new: if removed {
+                        None
+                    } else {
+                        change.new_image.map(item_from_stream)
+                    },
+                })
+            })
+            .collect())
+    }
+
+    /// Whether the shard has closed and every record of it was read.
+    pub fn is_ended(&self) -> bool {
+        self.iterator.is_none()
+    }
+}
+
+pub(super) fn stream_specification() -> Result<StreamSpecification, StoreError> {
+    StreamSpecification::builder()
+        .stream_enabled(true)
+        .stream_view_type(StreamViewType::NewAndOldImages)
+        .build()
+        .map_err(|e| StoreError::Other(e.to_string()))
+}
+
+impl StreamTail {
+    /// What every shard recorded since the last call, shard by shard. An empty answer means
+    /// nothing was written; the caller decides how long to wait before asking again.
+    pub async fn next_records(&mut self) -> Result<Vec<StreamRecord>, StoreError> {
+        let mut records = Vec::new();
+        let mut closed = false;
+        for reader in &mut self.shards {
+            records.extend(reader.next_records().await?);
+            closed |= reader.is_ended();
+        }
+        if closed || self.described_at.elapsed() >= REDESCRIBE_EVERY {
+            self.follow_new_shards().await?;
+        }
+        Ok(records)
+    }
+
+    /// Starts the shards opened since the stream was last looked up, at their beginning.
+    async fn follow_new_shards(&mut self) -> Result<(), StoreError> {
+        self.shards.retain(|reader| !reader.is_ended());
+        for shard in self.store.open_shards(&self.arn).await? {
+            if self.known.contains(&shard) {
+                continue;
+            }
+            let reader = self
+                .store
+                .read_shard(&self.arn, &shard, ShardStart::Oldest)
+                .await?;
+            self.known.insert(shard);
+            self.shards.push(reader);
+        }
+        self.described_at = Instant::now();
+        Ok(())
     }
 }
 

@@ -53,6 +53,7 @@ async fn spawn(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
         listen: "127.0.0.1:0".parse().expect("a literal socket address"),
         schema_path: repository_file(schema),
         resolvers_dir: None,
+        stream_lease: tablegraph::engine::LEASE_DURATION,
         store: StoreConfig {
             target: StoreTarget::Embedded(EmbeddedLocation::Memory),
             table: "tablegraph".to_owned(),

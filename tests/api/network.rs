@@ -50,16 +50,23 @@ pub(crate) async fn run(args: &[&str]) -> (bool, String, String) {
 /// `tablegraph serve --dynamodb-endpoint <endpoint>` on a free loopback port: the process (ended
 /// when dropped) and the address it listens on.
 pub(crate) async fn serve(endpoint: &str) -> (tokio::process::Child, String) {
-    let mut server = tablegraph(&[
+    serve_with(endpoint, &[]).await
+}
+
+/// The same, with more arguments.
+pub(crate) async fn serve_with(endpoint: &str, more: &[&str]) -> (tokio::process::Child, String) {
+    let mut args = vec![
         "serve",
         "--dynamodb-endpoint",
         endpoint,
         "--listen",
         "127.0.0.1:0",
-    ])
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("serve starts");
+    ];
+    args.extend_from_slice(more);
+    let mut server = tablegraph(&args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("serve starts");
     let stderr = server.stderr.take().expect("piped stderr");
     let mut lines = BufReader::new(stderr).lines();
     let address = loop {

@@ -13,7 +13,7 @@ use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
 use crate::helpers::{TestApp, id_at, spawn_app, spawn_app_with};
-use crate::network::{run, serve, start_dynoxide};
+use crate::network::{run, serve, serve_with, start_dynoxide};
 
 /// A bound on waiting for the server, so that a missing message fails the test instead of
 /// hanging it. Nothing waits for it to pass.
@@ -478,37 +478,75 @@ async fn until_subscriptions(address: &str, count: usize) {
         .expect("the subscriptions are in place in time");
 }
 
+/// The shards of the change stream the server at `address` reads for the other replicas.
+async fn shards_read(address: &str) -> usize {
+    let text = reqwest::get(format!("http://{address}/metrics"))
+        .await
+        .expect("the server answers")
+        .text()
+        .await
+        .expect("a text body");
+    text.lines()
+        .find_map(|line| line.strip_prefix("tablegraph_stream_shards_read "))
+        .and_then(|value| value.parse().ok())
+        .expect("the gauge is reported")
+}
+
+/// Creates a farm named `name` through the server at `address`.
+async fn create_farm_at(address: &str, name: &str) {
+    let body: Value = reqwest::Client::new()
+        .post(format!("http://{address}/graphql"))
+        .json(&json!({
+            "query": "mutation($n: String!) { createFarm(input: { name: $n }) { id } }",
+            "variables": { "n": name },
+        }))
+        .send()
+        .await
+        .expect("the replica answers")
+        .json()
+        .await
+        .expect("JSON");
+    assert!(body["errors"].is_null(), "{body}");
+}
+
 /// The name in an `onCreateFarm` event.
 async fn created_farm(client: &mut Client) -> Value {
     client.next_of("farms").await["data"]["onCreateFarm"]["name"].clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_replica_sees_each_write_once_including_writes_made_outside_the_api() {
-    let endpoint = start_dynoxide().await;
-    let (ok, _, stderr) = run(&["migrate", "--dynamodb-endpoint", &endpoint]).await;
+/// `migrate` on `endpoint`, then three `serve` processes on it (with `more` arguments), each
+/// with a client holding `subscriptions` (id, query) once they are in place.
+async fn three_replicas(
+    endpoint: &str,
+    more: &[&str],
+    subscriptions: &[(&str, &str)],
+) -> (Vec<(tokio::process::Child, String)>, Vec<Client>) {
+    let (ok, _, stderr) = run(&["migrate", "--dynamodb-endpoint", endpoint]).await;
     assert!(ok, "migrate succeeds: {stderr}");
-
     let mut replicas = Vec::new();
     let mut clients = Vec::new();
     for _ in 0..3 {
-        let (process, address) = serve(&endpoint).await;
+        let (process, address) = serve_with(endpoint, more).await;
         let mut client =
             Client::connected_at(address.parse().expect("an address"), json!({})).await;
-        client
-            .subscribe("farms", "subscription { onCreateFarm { name } }", json!({}))
-            .await;
-        client
-            .subscribe(
-                "updates",
-                "subscription { onUpdateFarm { name } }",
-                json!({}),
-            )
-            .await;
-        until_subscriptions(&address, 2).await;
+        for (id, query) in subscriptions {
+            client.subscribe(id, query, json!({})).await;
+        }
+        until_subscriptions(&address, subscriptions.len()).await;
         replicas.push((process, address));
         clients.push(client);
     }
+    (replicas, clients)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_replica_sees_each_write_once_including_writes_made_outside_the_api() {
+    let endpoint = start_dynoxide().await;
+    let subscriptions = [
+        ("farms", "subscription { onCreateFarm { name } }"),
+        ("updates", "subscription { onUpdateFarm { name } }"),
+    ];
+    let (replicas, mut clients) = three_replicas(&endpoint, &[], &subscriptions).await;
 
     // Another program writes a node item with the SDK, not through the API.
     let sdk = raw_client(&endpoint);
@@ -569,6 +607,62 @@ async fn every_replica_sees_each_write_once_including_writes_made_outside_the_ap
         assert_eq!(created_farm(client).await, "Via One");
         assert_eq!(created_farm(client).await, "Via Three");
     }
+
+    // One replica reads the stream; the other two follow what it relays.
+    let mut readers = 0;
+    for (_, address) in &replicas {
+        readers += shards_read(address).await;
+    }
+    assert_eq!(readers, 1, "one reader for the table's one shard");
+
+    // The lease and the relay items are no inconsistency to `check` (the farm written with
+    // the SDK lacks its unique item, which `check` does report), and no data to `export`.
+    let (_, stdout, _) = run(&["check", "--dynamodb-endpoint", &endpoint]).await;
+    assert!(stdout.contains("MissingUniqueValue"), "{stdout}");
+    assert!(stdout.contains("stream leases and relay items"), "{stdout}");
+    assert!(!stdout.contains("UnknownItem"), "{stdout}");
+    let (ok, exported, stderr) = run(&["export", "--dynamodb-endpoint", &endpoint]).await;
+    assert!(ok, "export succeeds: {stderr}");
+    assert!(exported.contains("Via Three"), "{exported}");
+    assert!(!exported.contains("STREAM#"), "{exported}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_the_replica_reading_the_stream_stops_another_takes_over_and_nothing_is_lost() {
+    let endpoint = start_dynoxide().await;
+    let subscriptions = [("farms", "subscription { onCreateFarm { name } }")];
+    let (mut replicas, mut clients) =
+        three_replicas(&endpoint, &["--stream-lease-secs", "2"], &subscriptions).await;
+    create_farm_at(&replicas[1].1, "Before").await;
+    for client in &mut clients {
+        assert_eq!(created_farm(client).await, "Before");
+    }
+
+    // The reader dies without a word; writes go on meanwhile, through a survivor.
+    let mut reading = None;
+    for (n, (_, address)) in replicas.iter().enumerate() {
+        if shards_read(address).await == 1 {
+            reading = Some(n);
+        }
+    }
+    let reading = reading.expect("a replica reads the shard");
+    let (mut reader, _) = replicas.remove(reading);
+    drop(clients.remove(reading));
+    reader.kill().await.expect("the reader is killed");
+    create_farm_at(&replicas[0].1, "While Nobody Reads").await;
+    create_farm_at(&replicas[1].1, "And After").await;
+    // Once its lease expired a survivor took over, from where the dead one stopped: every write
+    // reaches both survivors' subscribers, in order, once each.
+    for client in &mut clients {
+        assert_eq!(created_farm(client).await, "While Nobody Reads");
+        assert_eq!(created_farm(client).await, "And After");
+    }
+    create_farm_at(&replicas[0].1, "Last").await;
+    for client in &mut clients {
+        assert_eq!(created_farm(client).await, "Last");
+    }
+    let readers = shards_read(&replicas[0].1).await + shards_read(&replicas[1].1).await;
+    assert_eq!(readers, 1, "one survivor reads the shard");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

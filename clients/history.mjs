@@ -1,0 +1,128 @@
+// Whether a write and its event cost more once the table's stream holds a long history: one
+// graphql-ws subscriber on onCreateFarm; WINDOW farms created one after another, timed; FILL
+// farms created by CONCURRENCY writers, not timed, until the subscriber has seen them all;
+// WINDOW more, timed; then, after SETTLE seconds of nothing, WINDOW more, timed.
+//
+//   node clients/history.mjs http://127.0.0.1:8080/graphql <fill> [window] [concurrency] [settle]
+//
+// Why SETTLE: the embedded store (dynoxide 3.2) keeps every transaction's client token for 10
+// minutes and walks all of them on each transaction, so right after a fill a write also pays
+// for the fill's tokens. Once they expired, what is left is the cost of the stream's history.
+//
+// Prints one JSON line per timed window: the farms written before it, the seconds idle before
+// it, the write latency (the mutation's HTTP round trip) and the event delay (its answer → the
+// subscriber's event), p50 and p99 in ms.
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
+
+const [url, fillArg, windowArg = '1000', concurrencyArg = '8', settleArg = '0'] =
+  process.argv.slice(2);
+const fill = Number(fillArg);
+const window = Number(windowArg);
+const concurrency = Number(concurrencyArg);
+const settle = Number(settleArg);
+const run = Date.now();
+
+let seen = 0;
+const arrived = new Map(); // farm name → when its event came
+let waiting = null; // [count, resolve]: resolves once `seen` reaches count
+
+const client = createClient({ url: url.replace(/^http/, 'ws'), webSocketImpl: WebSocket, retryAttempts: 0 });
+client.subscribe(
+  { query: 'subscription { onCreateFarm { name } }' },
+  {
+    next: (event) => {
+      const name = event.data.onCreateFarm.name;
+      if (name.startsWith('T ')) arrived.set(name, performance.now());
+      seen += 1;
+      if (waiting && seen >= waiting[0]) waiting[1]();
+    },
+    error: (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+    complete: () => {},
+  },
+);
+for (;;) {
+  const text = await (await fetch(url.replace(/\/graphql$/, '/metrics'))).text();
+  if (text.split('\n').includes('tablegraph_subscriptions 1')) break;
+}
+
+async function create(name) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      query: 'mutation($n: String!) { createFarm(input: { name: $n }) { id } }',
+      variables: { n: name },
+    }),
+  });
+  const body = await response.json();
+  if (!body.data?.createFarm) throw new Error(JSON.stringify(body));
+}
+
+function until(count) {
+  if (seen >= count) return Promise.resolve();
+  return new Promise((resolve) => {
+    waiting = [count, resolve];
+  });
+}
+
+let written = 0;
+const percentile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(2));
+};
+
+async function timedWindow(idle = 0) {
+  const before = written;
+  const answered = new Map();
+  const latencies = [];
+  for (let i = 0; i < window; i += 1) {
+    const name = `T ${run} ${before} ${i}`;
+    const start = performance.now();
+    await create(name);
+    const end = performance.now();
+    latencies.push(end - start);
+    answered.set(name, end);
+    written += 1;
+  }
+  await until(written);
+  const delays = [...answered].map(([name, at]) => Math.max(0, arrived.get(name) - at));
+  console.log(
+    JSON.stringify({
+      farms_before: before,
+      idle_s: idle,
+      writes: window,
+      write_p50_ms: percentile(latencies, 0.5),
+      write_p99_ms: percentile(latencies, 0.99),
+      event_p50_ms: percentile(delays, 0.5),
+      event_p99_ms: percentile(delays, 0.99),
+    }),
+  );
+}
+
+await timedWindow();
+let next = 0;
+await Promise.all(
+  Array.from({ length: concurrency }, async () => {
+    for (;;) {
+      const n = next;
+      next += 1;
+      if (n >= fill) return;
+      await create(`F ${run} ${n}`);
+      written += 1;
+    }
+  }),
+);
+await until(written);
+await timedWindow();
+if (settle > 0) {
+  await new Promise((resolve) => {
+    setTimeout(resolve, settle * 1000);
+  });
+  await timedWindow(settle);
+}
+await client.dispose();
+process.exit(0);

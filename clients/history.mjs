@@ -3,7 +3,10 @@
 // farms created by CONCURRENCY writers, not timed, until the subscriber has seen them all;
 // WINDOW more, timed; then, after SETTLE seconds of nothing, WINDOW more, timed.
 //
-//   node clients/history.mjs http://127.0.0.1:8080/graphql <fill> [window] [concurrency] [settle]
+//   node clients/history.mjs http://127.0.0.1:8080/graphql <fill> [window] [concurrency] [settle] [reps]
+//
+// Each timed point is REPS windows one after another (3 by default): a 2-core machine's
+// windows of 1000 writes vary by a third between runs, so one window proves little.
 //
 // Why SETTLE: the embedded store (dynoxide 3.2) keeps every transaction's client token for 10
 // minutes and walks all of them on each transaction, so right after a fill a write also pays
@@ -15,12 +18,13 @@
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
-const [url, fillArg, windowArg = '1000', concurrencyArg = '8', settleArg = '0'] =
+const [url, fillArg, windowArg = '1000', concurrencyArg = '8', settleArg = '0', repsArg = '3'] =
   process.argv.slice(2);
 const fill = Number(fillArg);
 const window = Number(windowArg);
 const concurrency = Number(concurrencyArg);
 const settle = Number(settleArg);
+const reps = Number(repsArg);
 const run = Date.now();
 
 let seen = 0;
@@ -75,6 +79,10 @@ const percentile = (values, q) => {
   return Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(2));
 };
 
+async function timedWindows(idle = 0) {
+  for (let rep = 0; rep < reps; rep += 1) await timedWindow(idle);
+}
+
 async function timedWindow(idle = 0) {
   const before = written;
   const answered = new Map();
@@ -103,7 +111,7 @@ async function timedWindow(idle = 0) {
   );
 }
 
-await timedWindow();
+await timedWindows();
 let next = 0;
 await Promise.all(
   Array.from({ length: concurrency }, async () => {
@@ -117,12 +125,12 @@ await Promise.all(
   }),
 );
 await until(written);
-await timedWindow();
+await timedWindows();
 if (settle > 0) {
   await new Promise((resolve) => {
     setTimeout(resolve, settle * 1000);
   });
-  await timedWindow(settle);
+  await timedWindows(settle);
 }
 await client.dispose();
 process.exit(0);

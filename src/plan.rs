@@ -250,6 +250,7 @@ fn pipeline_accesses(pipeline: &Pipeline) -> Vec<Access> {
 
 fn mutation_plans(model: &Model, type_def: &TypeDef) -> Vec<FieldPlan> {
     let name = &type_def.name;
+    let plural = crate::model::plural(name);
     let uniques: Vec<String> = type_def
         .unique_fields()
         .map(|f| keys::unique_key(name, &f.name, "<value>"))
@@ -257,6 +258,13 @@ fn mutation_plans(model: &Model, type_def: &TypeDef) -> Vec<FieldPlan> {
     let mut written = String::from("NODE#<id> (condition: absent)");
     for unique in &uniques {
         let _ = write!(written, ", {unique} (condition: absent)");
+    }
+    let defaults: Vec<String> = type_def
+        .defaults()
+        .map(|(field, _, default)| format!("{field} = {default}"))
+        .collect();
+    if !defaults.is_empty() {
+        let _ = write!(written, "; defaults when left out: {}", defaults.join(", "));
     }
     let has_edges = model
         .edges
@@ -288,7 +296,7 @@ fn mutation_plans(model: &Model, type_def: &TypeDef) -> Vec<FieldPlan> {
             accesses: vec![access(
                 "TransactWriteItems",
                 "table",
-                written,
+                written.clone(),
                 "one per mutation",
             )],
         },
@@ -311,7 +319,47 @@ fn mutation_plans(model: &Model, type_def: &TypeDef) -> Vec<FieldPlan> {
         },
         FieldPlan {
             field: format!("Mutation.delete{name}"),
-            accesses: delete,
+            accesses: delete.clone(),
+        },
+        FieldPlan {
+            field: format!("Mutation.create{plural}"),
+            accesses: vec![access(
+                "TransactWriteItems",
+                "table",
+                format!("each member's {written}"),
+                "one per batch (100 writes at most)",
+            )],
+        },
+        FieldPlan {
+            field: format!("Mutation.update{plural}"),
+            accesses: vec![
+                access(
+                    "GetItem",
+                    "table",
+                    "NODE#<id> (consistent)",
+                    "one per member, in parallel",
+                ),
+                access(
+                    "TransactWriteItems",
+                    "table",
+                    "each member's NODE#<id> (condition: version), unique values taken and freed",
+                    "one per batch (100 writes at most)",
+                ),
+            ],
+        },
+        FieldPlan {
+            field: format!("Mutation.delete{plural}"),
+            accesses: delete
+                .into_iter()
+                .map(|mut step| {
+                    step.batching = match step.operation {
+                        "TransactWriteItems" => "one per batch (100 writes at most)",
+                        "GetItem" => "one per member, in parallel",
+                        _ => "one per edge type and member, in parallel",
+                    };
+                    step
+                })
+                .collect(),
         },
     ]
 }

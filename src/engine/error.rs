@@ -21,6 +21,13 @@ pub enum EngineError {
         actual: i64,
     },
     TransactionTooLarge(String),
+    /// A write's `condition` did not hold on the node it would have changed.
+    ConditionalCheckFailed,
+    /// A member of a batch failed: `index` is its position in the batch.
+    InBatch {
+        index: usize,
+        error: Box<EngineError>,
+    },
     StorageUnavailable,
     /// A subscription fell behind the table's changes, or the change stream had to be read
     /// again: events between are lost to it, so it ends rather than go on with a gap.
@@ -53,6 +60,18 @@ impl EngineError {
         EngineError::BadUserInput(message.into())
     }
 
+    /// This error, as the failure of member `index` of a batch.
+    pub fn in_batch(self, index: usize) -> EngineError {
+        match self {
+            // What fails the request as a whole is not the member's doing.
+            EngineError::StorageUnavailable | EngineError::Internal => self,
+            error => EngineError::InBatch {
+                index,
+                error: Box::new(error),
+            },
+        }
+    }
+
     /// AppSync's name for the kind of error.
     pub fn error_type(&self) -> &'static str {
         match self {
@@ -60,6 +79,8 @@ impl EngineError {
             EngineError::UniqueConstraintViolation { .. } => "UniqueConstraintViolation",
             EngineError::VersionMismatch { .. } => "VersionMismatch",
             EngineError::TransactionTooLarge(_) => "TransactionTooLarge",
+            EngineError::ConditionalCheckFailed => "ConditionalCheckFailed",
+            EngineError::InBatch { error, .. } => error.error_type(),
             EngineError::StorageUnavailable => "StorageUnavailable",
             EngineError::EventsMissed => "EventsMissed",
             EngineError::SubscriptionsUnavailable => "SubscriptionsUnavailable",
@@ -92,6 +113,12 @@ impl EngineError {
                 "subscriptions are unavailable: the table's change stream is off \
                  (`tablegraph migrate` turns it on)"
                     .to_owned()
+            }
+            EngineError::ConditionalCheckFailed => {
+                "the condition did not hold on the stored node; nothing was written".to_owned()
+            }
+            EngineError::InBatch { index, error } => {
+                format!("member {index} of the batch: {}", error.message())
             }
             EngineError::Internal => "internal error".to_owned(),
         }

@@ -1,6 +1,7 @@
 //! Filters on a node's or an edge's stored fields, with AppSync's operators (`eq`, `ne`, `lt`,
-//! `le`, `gt`, `ge`, `contains`, `notContains`, `beginsWith`, `in`, `notIn`, `between`) and
-//! `and`/`or`, evaluated on an item: what a subscription checks before it resolves an event.
+//! `le`, `gt`, `ge`, `contains`, `notContains`, `beginsWith`, `in`, `notIn`, `between`,
+//! `attributeExists`) and `and`/`or`/`not`, evaluated on an item: what a subscription checks
+//! before it resolves an event, and what a write's condition checks on the node it replaces.
 //!
 //! Comparisons follow DynamoDB's: numbers as numbers, strings by their bytes, booleans only
 //! equal or not; values of different types are never equal and never ordered. An attribute the
@@ -17,6 +18,8 @@ pub enum Filter {
     All(Vec<Filter>),
     /// One at least holds (an empty list never holds).
     Any(Vec<Filter>),
+    /// It does not hold.
+    Not(Box<Filter>),
     /// The attribute `field` satisfies `test`.
     Field { field: String, test: Test },
 }
@@ -38,6 +41,8 @@ pub enum Test {
     NotIn(Vec<AttrValue>),
     /// Between both bounds, included.
     Between(AttrValue, AttrValue),
+    /// The item has the attribute (`true`) or lacks it (`false`).
+    Exists(bool),
 }
 
 impl Filter {
@@ -46,6 +51,7 @@ impl Filter {
         match self {
             Filter::All(filters) => filters.iter().all(|filter| filter.matches(item)),
             Filter::Any(filters) => filters.iter().any(|filter| filter.matches(item)),
+            Filter::Not(filter) => !filter.matches(item),
             Filter::Field { field, test } => test.holds(item.get(field)),
         }
     }
@@ -76,6 +82,7 @@ impl Test {
                 matches!(order(low), Some(Ordering::Greater | Ordering::Equal))
                     && matches!(order(high), Some(Ordering::Less | Ordering::Equal))
             }
+            Test::Exists(wanted) => value.is_some() == *wanted,
         }
     }
 }
@@ -173,5 +180,16 @@ mod tests {
         assert!(Filter::Any(vec![daisy, old]).matches(&cow));
         assert!(Filter::All(vec![]).matches(&cow));
         assert!(!Filter::Any(vec![]).matches(&cow));
+        let not_daisy = Filter::Not(Box::new(on("name", Test::Eq(s("Daisy")))));
+        assert!(!not_daisy.matches(&cow));
+    }
+
+    #[test]
+    fn attribute_exists_tells_a_present_field_from_a_missing_one() {
+        let cow = cow();
+        assert!(on("name", Test::Exists(true)).matches(&cow));
+        assert!(!on("name", Test::Exists(false)).matches(&cow));
+        assert!(on("color", Test::Exists(false)).matches(&cow));
+        assert!(!on("color", Test::Exists(true)).matches(&cow));
     }
 }

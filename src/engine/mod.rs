@@ -7,6 +7,7 @@
 //! Invariant: no GraphQL here. Operations take plain values and a per-request
 //! [`RequestScope`], and answer [`EngineError`]s named after AppSync's error types.
 
+mod batch_writes;
 mod change;
 mod connections;
 mod derive;
@@ -23,6 +24,7 @@ mod relay;
 mod scalars;
 mod scope;
 
+pub use batch_writes::{UpdateMember, create_nodes, delete_nodes, update_nodes};
 pub use change::{Change, ChangeKind};
 pub use connections::{Connection, Page, PageEdge, read_ahead, read_page};
 pub use derive::{
@@ -36,7 +38,7 @@ pub use events::{
     DYNAMODB_POLL, EMBEDDED_POLL, EVENT_BUFFER, Event, EventHub, EventReceiver, Watch,
 };
 pub use filter::{Filter, Test};
-pub use node_writes::{FieldValues, create_node, delete_node, update_node};
+pub use node_writes::{FieldValues, Guard, create_node, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, prefetch};
 pub use page_request::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageArguments, PageRequest};
 pub use pipelines::{Found, PipelineInput, run_pipeline};

@@ -12,6 +12,7 @@ use super::change::Change;
 use super::derive::{check_limits, set_slot_attributes};
 use super::edge_writes::{detach, edges_touching};
 use super::error::EngineError;
+use super::filter::Filter;
 use super::nodes::{Node, read_node_consistent};
 use super::plan::{
     Plan, Purpose, check_references, check_version, commit, free_unique_values, refused, remember,
@@ -20,7 +21,7 @@ use super::plan::{
 use super::scalars::now;
 use super::scope::RequestScope;
 use crate::keys;
-use crate::model::{FieldKind, Model, TypeDef};
+use crate::model::{FieldKind, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, Write};
 
 /// How often an update or delete re-reads after losing a race to another writer.
@@ -33,6 +34,44 @@ const EDGES_PER_STEP: usize = 40;
 /// left out are not listed.
 pub type FieldValues = Vec<(String, Option<AttrValue>)>;
 
+/// What a write makes of one node, before it is committed: the node's id, its item after the
+/// write (before it, for a delete) and the writes.
+pub(super) struct Planned {
+    pub id: String,
+    pub item: Arc<Item>,
+    pub plan: Plan,
+}
+
+/// What an update or a delete expects of the node it changes: its version (`expectedVersion`)
+/// and a condition on its stored fields (`condition`). Both are checked on the node as read,
+/// and the write is conditioned on that very version, so no other write slips between.
+#[derive(Debug, Clone, Default)]
+pub struct Guard {
+    pub expected: Option<i64>,
+    pub condition: Option<Filter>,
+}
+
+impl Guard {
+    /// A guard of the version only.
+    pub fn version(expected: Option<i64>) -> Guard {
+        Guard {
+            expected,
+            condition: None,
+        }
+    }
+
+    /// The node's version, once the node is as expected.
+    pub(super) fn check(&self, current: &Item) -> Result<i64, EngineError> {
+        let version = check_version(current, self.expected)?;
+        match &self.condition {
+            Some(condition) if !condition.matches(current) => {
+                Err(EngineError::ConditionalCheckFailed)
+            }
+            _ => Ok(version),
+        }
+    }
+}
+
 /// Creates a node of `type_def` with a new id.
 pub async fn create_node(
     scope: &RequestScope,
@@ -40,6 +79,36 @@ pub async fn create_node(
     type_def: &TypeDef,
     fields: &FieldValues,
 ) -> Result<Node, EngineError> {
+    let Planned { id, item, plan } = plan_create(model, type_def, fields)?;
+    match commit(scope, plan).await? {
+        Ok(()) => {
+            remember(scope, &id, Some(item.clone()));
+            Ok(Node {
+                typename: type_def.name.clone(),
+                item,
+            })
+        }
+        Err(purpose) => Err(create_refused(type_def, &id, purpose)),
+    }
+}
+
+/// What a failed condition of a create's plan means.
+pub(super) fn create_refused(type_def: &TypeDef, id: &str, purpose: Purpose) -> EngineError {
+    match purpose {
+        Purpose::Node | Purpose::FreeUnique => {
+            tracing::error!(%id, "a new node's id or unique items already existed");
+            EngineError::Internal
+        }
+        purpose => refused(type_def, purpose),
+    }
+}
+
+/// The writes that create a node of `type_def` with a new id.
+pub(super) fn plan_create(
+    model: &Model,
+    type_def: &TypeDef,
+    fields: &FieldValues,
+) -> Result<Planned, EngineError> {
     let id = keys::new_id();
     let now = now();
     let mut item = Item::from([
@@ -51,6 +120,7 @@ pub async fn create_node(
         ("updatedAt".to_owned(), AttrValue::S(now)),
         ("version".to_owned(), AttrValue::N("1".to_owned())),
     ]);
+    apply_defaults(type_def, fields, &mut item);
     apply_fields(type_def, fields, &mut item)?;
     set_slot_attributes(model, type_def, &mut item);
     check_limits(type_def, &item)?;
@@ -67,63 +137,25 @@ pub async fn create_node(
     take_unique_values(type_def, None, &item, &mut plan);
     check_references(model, type_def, None, &item, &mut plan)?;
     plan.changes(Change::node(None, Some(item.clone())));
-    match commit(scope, plan).await? {
-        Ok(()) => {
-            remember(scope, &id, Some(item.clone()));
-            Ok(Node {
-                typename: type_def.name.clone(),
-                item,
-            })
-        }
-        Err(Purpose::Node | Purpose::FreeUnique) => {
-            tracing::error!(%id, "a new node's id or unique items already existed");
-            Err(EngineError::Internal)
-        }
-        Err(purpose) => Err(refused(type_def, purpose)),
-    }
+    Ok(Planned { id, item, plan })
 }
 
 /// Changes the given fields of the node `id` of `type_def`; fields left out keep their values.
-/// With `expected`, only if the node's version is still that one.
+/// Only if the node is as `guard` expects.
 pub async fn update_node(
     scope: &RequestScope,
     model: &Model,
     type_def: &TypeDef,
     id: &str,
     fields: &FieldValues,
-    expected: Option<i64>,
+    guard: &Guard,
 ) -> Result<Node, EngineError> {
     keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("id: {e}")))?;
     for _ in 0..WRITE_ATTEMPTS {
-        let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
-            return Err(EngineError::bad_input(format!(
-                "there is no {} with id {id}",
-                type_def.name
-            )));
-        };
-        let version = check_version(&current, expected)?;
-        let mut next = current.clone();
-        apply_fields(type_def, fields, &mut next)?;
-        next.insert(
-            "version".to_owned(),
-            AttrValue::N((version + 1).to_string()),
-        );
-        next.insert("updatedAt".to_owned(), AttrValue::S(now()));
-        set_slot_attributes(model, type_def, &mut next);
-        check_limits(type_def, &next)?;
-
-        let next = Arc::new(next);
-        let mut plan = Plan::default();
-        plan.push(
-            Write::Put {
-                item: (*next).clone(),
-                condition: vec![version_is(version)],
-            },
-            Purpose::Node,
-        );
-        take_unique_values(type_def, Some(&current), &next, &mut plan);
-        check_references(model, type_def, Some(&current), &next, &mut plan)?;
-        plan.changes(Change::node(Some(Arc::new(current)), Some(next.clone())));
+        let current = read_to_change(scope, type_def, id).await?;
+        let Planned {
+            item: next, plan, ..
+        } = plan_update(model, type_def, current, fields, guard)?;
         match commit(scope, plan).await? {
             Ok(()) => {
                 remember(scope, id, Some(next.clone()));
@@ -142,39 +174,82 @@ pub async fn update_node(
     Err(EngineError::StorageUnavailable)
 }
 
+/// The node `id` of `type_def`, read to be changed; an error when there is none.
+pub(super) async fn read_to_change(
+    scope: &RequestScope,
+    type_def: &TypeDef,
+    id: &str,
+) -> Result<Item, EngineError> {
+    read_node_consistent(scope, &type_def.name, id)
+        .await?
+        .ok_or_else(|| {
+            EngineError::bad_input(format!("there is no {} with id {id}", type_def.name))
+        })
+}
+
+/// The writes that change `fields` of `current`, a node of `type_def`, if it is as `guard`
+/// expects.
+pub(super) fn plan_update(
+    model: &Model,
+    type_def: &TypeDef,
+    current: Item,
+    fields: &FieldValues,
+    guard: &Guard,
+) -> Result<Planned, EngineError> {
+    let version = guard.check(&current)?;
+    let id = super::derive::text(&current, "id").to_owned();
+    let mut next = current.clone();
+    apply_fields(type_def, fields, &mut next)?;
+    next.insert(
+        "version".to_owned(),
+        AttrValue::N((version + 1).to_string()),
+    );
+    next.insert("updatedAt".to_owned(), AttrValue::S(now()));
+    set_slot_attributes(model, type_def, &mut next);
+    check_limits(type_def, &next)?;
+
+    let next = Arc::new(next);
+    let mut plan = Plan::default();
+    plan.push(
+        Write::Put {
+            item: (*next).clone(),
+            condition: vec![version_is(version)],
+        },
+        Purpose::Node,
+    );
+    take_unique_values(type_def, Some(&current), &next, &mut plan);
+    check_references(model, type_def, Some(&current), &next, &mut plan)?;
+    plan.changes(Change::node(Some(Arc::new(current)), Some(next.clone())));
+    Ok(Planned {
+        id,
+        item: next,
+        plan,
+    })
+}
+
 /// Deletes the node `id` of `type_def`, frees its unique values and removes every edge that
-/// touches it; `None` when there is no such node. With `expected`, only if the node's version
-/// is still that one.
+/// touches it; `None` when there is no such node. Only if the node is as `guard` expects.
 pub async fn delete_node(
     scope: &RequestScope,
     model: &Model,
     type_def: &TypeDef,
     id: &str,
-    expected: Option<i64>,
+    guard: &Guard,
 ) -> Result<Option<Node>, EngineError> {
     keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("id: {e}")))?;
-    // The client's expectation is about the node as it is now. Steps that remove edges move
-    // the version themselves, so after the first step it no longer applies.
-    let mut expected = expected;
+    // The client's expected version is about the node as it is now. Steps that remove edges
+    // move the version themselves, so after the first step it no longer applies (the
+    // condition on its fields still does: those steps leave them as they were).
+    let mut guard = guard.clone();
     let mut lost_races = 0;
     while lost_races < WRITE_ATTEMPTS {
         let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
             return Ok(None);
         };
-        let version = check_version(&current, expected)?;
+        let version = guard.check(&current)?;
         let edges = edges_touching(scope, model, type_def, id).await?;
         let current = Arc::new(current);
-        let mut plan = Plan::default();
-        plan.push(
-            Write::Delete {
-                key: Key::same(keys::node_key(id)),
-                condition: vec![version_is(version)],
-            },
-            Purpose::Node,
-        );
-        free_unique_values(type_def, &current, id, &mut plan);
-        plan.append(detach(model, &edges, Some(id)));
-        plan.changes(Change::node(Some(current.clone()), None));
+        let plan = plan_delete(model, type_def, &current, version, &edges);
         if plan.len() > MAX_TRANSACTION_ITEMS {
             // Too many edges for one transaction: remove some in a step of their own, which
             // keeps every edge set equal to its edges, then look again. A delete that stops
@@ -182,7 +257,7 @@ pub async fn delete_node(
             let step: Vec<_> = edges.into_iter().take(EDGES_PER_STEP).collect();
             let plan = detach(model, &step, None);
             match commit(scope, plan).await? {
-                Ok(()) => expected = None,
+                Ok(()) => guard.expected = None,
                 Err(Purpose::Node | Purpose::Edge) => lost_races += 1,
                 Err(_) => return Err(EngineError::Internal),
             }
@@ -203,6 +278,45 @@ pub async fn delete_node(
     }
     tracing::warn!(%id, "delete gave up after losing every race to other writers");
     Err(EngineError::StorageUnavailable)
+}
+
+/// The writes that delete `current`, a node of `type_def` at `version`, with `edges`, the
+/// edges that touch it.
+pub(super) fn plan_delete(
+    model: &Model,
+    type_def: &TypeDef,
+    current: &Arc<Item>,
+    version: i64,
+    edges: &[Arc<Item>],
+) -> Plan {
+    let id = super::derive::text(current, "id");
+    let mut plan = Plan::default();
+    plan.push(
+        Write::Delete {
+            key: Key::same(keys::node_key(id)),
+            condition: vec![version_is(version)],
+        },
+        Purpose::Node,
+    );
+    free_unique_values(type_def, current, id, &mut plan);
+    plan.append(detach(model, edges, Some(id)));
+    plan.changes(Change::node(Some(current.clone()), None));
+    plan
+}
+
+/// Writes the `@default` of each field the client left out into a new node's `item`.
+fn apply_defaults(type_def: &TypeDef, fields: &FieldValues, item: &mut Item) {
+    for (name, scalar, default) in type_def.defaults() {
+        if fields.iter().any(|(given, _)| given == name) {
+            continue;
+        }
+        let value = match scalar {
+            ScalarType::Int | ScalarType::Float => AttrValue::N(default.trim().to_owned()),
+            ScalarType::Boolean => AttrValue::Bool(default == "true"),
+            _ => AttrValue::S(default.to_owned()),
+        };
+        item.insert(name.to_owned(), value);
+    }
 }
 
 /// Writes the given stored fields into `item`. An explicit null removes a field, unless the

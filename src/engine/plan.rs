@@ -58,11 +58,26 @@ impl Plan {
     pub fn len(&self) -> usize {
         self.writes.len()
     }
+
+    /// The writes' keys and purposes, in order.
+    pub fn keys(&self) -> impl Iterator<Item = (Key, &Purpose)> {
+        self.writes.iter().map(Write::key).zip(&self.purposes)
+    }
 }
 
 /// Commits a plan as one transaction; a failed condition comes back as the purpose of the
 /// write that failed. A plan over DynamoDB's 100 items is refused before anything is sent.
 pub async fn commit(scope: &RequestScope, plan: Plan) -> Result<Result<(), Purpose>, EngineError> {
+    Ok(commit_at(scope, plan)
+        .await?
+        .map_err(|(_, purpose)| purpose))
+}
+
+/// The same, answering also the position in the plan of the write that failed.
+pub async fn commit_at(
+    scope: &RequestScope,
+    plan: Plan,
+) -> Result<Result<(), (usize, Purpose)>, EngineError> {
     if plan.writes.len() > MAX_TRANSACTION_ITEMS {
         return Err(EngineError::TransactionTooLarge(format!(
             "this change needs {} writes; one transaction holds at most {MAX_TRANSACTION_ITEMS}",
@@ -78,7 +93,7 @@ pub async fn commit(scope: &RequestScope, plan: Plan) -> Result<Result<(), Purpo
             .purposes
             .get(index)
             .cloned()
-            .map(Err)
+            .map(|purpose| Err((index, purpose)))
             .ok_or(EngineError::Internal),
         Err(e) => Err(EngineError::from_store(&e)),
     }

@@ -88,6 +88,7 @@ impl Api {
         options: &SchemaOptions,
         events: EventHub,
     ) -> Result<Api, SchemaError> {
+        check_defaults(&model)?;
         Ok(Api {
             schema: build_schema(model.clone(), options, events.clone(), Flavor::Plain)?,
             with_null_items: build_schema(
@@ -309,6 +310,31 @@ pub fn print_sdl(
             async_graphql::SDLExportOptions::new().prefer_single_line_descriptions(),
         ),
     )
+}
+
+/// Refuses a `@default(value:)` that a client could not send as the field's value: an id that is
+/// no id, or an AppSync scalar out of its format (checked as clients' values are).
+fn check_defaults(model: &Model) -> Result<(), SchemaError> {
+    use crate::model::ScalarType;
+    for type_def in &model.types {
+        for (field, scalar, default) in type_def.defaults() {
+            let fits = match scalar {
+                ScalarType::Id => crate::keys::validate_id(default).is_ok(),
+                ScalarType::AwsDate => crate::engine::is_aws_date(default),
+                ScalarType::AwsDateTime => crate::engine::is_aws_date_time(default),
+                ScalarType::AwsEmail => crate::engine::is_aws_email(default),
+                _ => true,
+            };
+            if !fits {
+                return Err(SchemaError(format!(
+                    "{}.{field}: @default(value: {default:?}) is no {} value",
+                    type_def.name,
+                    super::scalars::scalar_type_name(scalar)
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -14,7 +14,16 @@ pub(super) fn graphql_error(error: EngineError) -> async_graphql::Error {
     let error_type = error.error_type();
     async_graphql::Error::new(error.message()).extend_with(|_, extensions| {
         extensions.set("errorType", error_type);
-        match &error {
+        // A batch's member is named by its position; what else the member's error carries
+        // is its own.
+        let error = match &error {
+            EngineError::InBatch { index, error } => {
+                extensions.set("index", *index as u64);
+                error.as_ref()
+            }
+            error => error,
+        };
+        match error {
             EngineError::UniqueConstraintViolation { field, .. } => {
                 extensions.set("field", field.as_str());
             }

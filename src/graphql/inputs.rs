@@ -4,19 +4,45 @@
 use async_graphql::dynamic::{InputObject, InputValue, TypeRef};
 
 use super::scalars::scalar_type_ref;
-use crate::model::{EdgeTypeDef, FieldDef, FieldKind, TypeDef};
+use async_graphql::{Name, Value};
+
+use crate::model::{EdgeTypeDef, FieldDef, FieldKind, ScalarType, TypeDef};
 
 pub(super) fn create_input(type_def: &TypeDef) -> InputObject {
     let mut input = InputObject::new(format!("Create{}Input", type_def.name));
     for field in &type_def.fields {
         if let FieldKind::Scalar {
-            scalar, required, ..
+            scalar,
+            required,
+            default,
+            ..
         } = &field.kind
         {
-            input = input.field(input_value(field, scalar_type_ref(scalar, *required)));
+            let mut value = input_value(field, scalar_type_ref(scalar, *required));
+            if let Some(default) = default {
+                value = value.default_value(default_value(scalar, default));
+            }
+            input = input.field(value);
         }
     }
     input
+}
+
+/// The GraphQL value of a field's `@default(value:)`.
+pub(super) fn default_value(scalar: &ScalarType, text: &str) -> Value {
+    let number = || -> Option<Value> {
+        match scalar {
+            ScalarType::Int => text.parse::<i64>().ok().map(Value::from),
+            ScalarType::Float => text.parse::<f64>().ok().map(Value::from),
+            _ => None,
+        }
+    };
+    match scalar {
+        ScalarType::Int | ScalarType::Float => number().unwrap_or(Value::Null),
+        ScalarType::Boolean => Value::Boolean(text == "true"),
+        ScalarType::Enum(_) => Value::Enum(Name::new(text)),
+        _ => Value::String(text.to_owned()),
+    }
 }
 
 pub(super) fn update_input(type_def: &TypeDef) -> InputObject {

@@ -14,6 +14,7 @@ mod edge_types;
 mod errors;
 mod field_errors;
 mod fields;
+mod filters;
 mod inputs;
 mod limits;
 mod mutation;

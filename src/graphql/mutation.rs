@@ -12,6 +12,7 @@ use async_graphql::dynamic::{
 use super::context::{id_argument, model, node_field_value, scope};
 use super::edge_types::EdgeItem;
 use super::errors::graphql_error;
+use super::filters;
 use super::values::from_input;
 use crate::engine::{self, EngineError, FieldValues, Node};
 use crate::model::{EdgeTypeDef, FieldKind, Model, TypeDef};
@@ -26,6 +27,13 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
     }
     for type_def in &model.types {
         let name = &type_def.name;
+        let plural = crate::model::plural(name);
+        let condition = || {
+            InputValue::new(
+                "condition",
+                TypeRef::named(format!("Model{name}ConditionInput")),
+            )
+        };
         root = root
             .field(
                 node_field(&format!("create{name}"), TypeRef::named_nn(name), name, create)
@@ -34,17 +42,136 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
             )
             .field(
                 node_field(&format!("update{name}"), TypeRef::named_nn(name), name, update)
-                    .description("Changes the fields given in input; fields left out keep their values.")
-                    .argument(InputValue::new("input", TypeRef::named_nn(format!("Update{name}Input")))),
+                    .description(format!("Changes the fields given in input; fields left out keep their values. With a condition, only if the stored {name} satisfies it (otherwise ConditionalCheckFailed)."))
+                    .argument(InputValue::new("input", TypeRef::named_nn(format!("Update{name}Input"))))
+                    .argument(condition()),
             )
             .field(
                 node_field(&format!("delete{name}"), TypeRef::named(name), name, delete)
-                    .description(format!("Deletes a {name} and frees its unique values; null when there is no such {name}."))
+                    .description(format!("Deletes a {name} and frees its unique values; null when there is no such {name}. With a condition, only if the stored {name} satisfies it (otherwise ConditionalCheckFailed)."))
                     .argument(InputValue::new("id", TypeRef::named_nn(TypeRef::ID)))
-                    .argument(InputValue::new("expectedVersion", TypeRef::named(TypeRef::INT))),
+                    .argument(InputValue::new("expectedVersion", TypeRef::named(TypeRef::INT)))
+                    .argument(condition()),
+            )
+            .field(
+                nodes_field(&format!("create{plural}"), TypeRef::named_nn_list_nn(name), name, create_many)
+                    .description(format!("Creates a {name} for each input, all or none, in one transaction."))
+                    .argument(InputValue::new("input", TypeRef::named_nn_list_nn(format!("Create{name}Input")))),
+            )
+            .field(
+                nodes_field(&format!("update{plural}"), TypeRef::named_nn_list_nn(name), name, update_many)
+                    .description("Changes each input's node, all or none, in one transaction; fields left out keep their values.")
+                    .argument(InputValue::new("input", TypeRef::named_nn_list_nn(format!("Update{name}Input")))),
+            )
+            .field(
+                nodes_field(&format!("delete{plural}"), TypeRef::named_nn_list_nn(name), name, delete_many)
+                    .description(format!("Deletes each {name}, all or none, in one transaction; an id with no such {name} fails the batch."))
+                    .argument(InputValue::new("ids", TypeRef::named_nn_list_nn(TypeRef::ID))),
             );
     }
     root
+}
+
+/// The guard of an update or delete: `expectedVersion` and `condition`.
+fn guard(
+    ctx: &ResolverContext<'_>,
+    type_def: &TypeDef,
+    expected: Option<i64>,
+) -> Result<engine::Guard, EngineError> {
+    let condition = match ctx.args.get("condition").filter(|c| !c.is_null()) {
+        Some(condition) => Some(filters::filter_of(
+            condition.as_value(),
+            &filters::condition_fields(type_def),
+            "condition",
+        )?),
+        None => None,
+    };
+    Ok(engine::Guard {
+        expected,
+        condition,
+    })
+}
+
+type NodesFuture<'a> =
+    std::pin::Pin<Box<dyn Future<Output = Result<Vec<Node>, EngineError>> + Send + 'a>>;
+
+/// A batch root field whose resolver runs `run` for the type `type_name`.
+fn nodes_field(
+    name: &str,
+    ty: TypeRef,
+    type_name: &str,
+    run: for<'a> fn(&'a ResolverContext<'a>, &'a TypeDef) -> NodesFuture<'a>,
+) -> Field {
+    let type_name = type_name.to_owned();
+    Field::new(name, ty, move |ctx| {
+        let type_name = type_name.clone();
+        FieldFuture::new(async move {
+            let model = model(&ctx).map_err(graphql_error)?;
+            let type_def = model
+                .type_def(&type_name)
+                .ok_or_else(|| graphql_error(EngineError::Internal))?;
+            let nodes = run(&ctx, type_def).await.map_err(graphql_error)?;
+            Ok(Some(FieldValue::list(
+                nodes.into_iter().map(|node| node_field_value(node, false)),
+            )))
+        })
+    })
+}
+
+fn create_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodesFuture<'a> {
+    Box::pin(async move {
+        let members = ctx
+            .args
+            .try_get("input")?
+            .list()?
+            .iter()
+            .enumerate()
+            .map(|(index, input)| {
+                let input = input.object()?;
+                field_values(type_def, &input, &[]).map_err(|error| error.in_batch(index))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        engine::create_nodes(scope(ctx)?, model(ctx)?, type_def, &members).await
+    })
+}
+
+fn update_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodesFuture<'a> {
+    Box::pin(async move {
+        let members = ctx
+            .args
+            .try_get("input")?
+            .list()?
+            .iter()
+            .enumerate()
+            .map(|(index, input)| {
+                let member = || -> Result<engine::UpdateMember, EngineError> {
+                    let input = input.object()?;
+                    Ok(engine::UpdateMember {
+                        id: input.try_get("id")?.string()?.to_owned(),
+                        fields: field_values(type_def, &input, &[])?,
+                        guard: engine::Guard::version(expected_version(
+                            input.get("expectedVersion"),
+                        )?),
+                    })
+                };
+                member().map_err(|error| error.in_batch(index))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        engine::update_nodes(scope(ctx)?, model(ctx)?, type_def, &members).await
+    })
+}
+
+fn delete_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodesFuture<'a> {
+    Box::pin(async move {
+        let ids = ctx
+            .args
+            .try_get("ids")?
+            .list()?
+            .iter()
+            .map(|id| Ok(id.string()?.to_owned()))
+            .collect::<Result<Vec<String>, EngineError>>()?;
+        engine::delete_nodes(scope(ctx)?, model(ctx)?, type_def, &ids).await
+    })
 }
 
 type NodeFuture<'a> =
@@ -85,10 +212,11 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
         let input = ctx.args.try_get("input")?.object()?;
         let id = input.try_get("id")?.string()?.to_owned();
         let expected = expected_version(input.get("expectedVersion"))?;
+        let guard = guard(ctx, type_def, expected)?;
         let absent = unsent_variable_fields(ctx, "input");
         let fields = field_values(type_def, &input, &absent)?;
         let node =
-            engine::update_node(scope(ctx)?, model(ctx)?, type_def, &id, &fields, expected).await?;
+            engine::update_node(scope(ctx)?, model(ctx)?, type_def, &id, &fields, &guard).await?;
         Ok(Some(node))
     })
 }
@@ -97,7 +225,8 @@ fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
     Box::pin(async move {
         let id = id_argument(ctx, "id")?;
         let expected = expected_version(ctx.args.get("expectedVersion"))?;
-        engine::delete_node(scope(ctx)?, model(ctx)?, type_def, &id, expected).await
+        let guard = guard(ctx, type_def, expected)?;
+        engine::delete_node(scope(ctx)?, model(ctx)?, type_def, &id, &guard).await
     })
 }
 

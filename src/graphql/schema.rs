@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_graphql::dynamic::{Enum, Interface, InterfaceField, SchemaBuilder, TypeRef, Union};
 
+use super::filters::{self, FilterKind};
 use super::{connection, edge_types, inputs, objects, scalars};
 use crate::model::{FieldKind, Model};
 use crate::resolvers::Resolvers;
@@ -41,11 +42,17 @@ pub(super) fn register(
         builder = builder.register(ty);
     }
     let mut connected: Vec<String> = Vec::new();
+    builder = filters::register_field_inputs(builder, FilterKind::Condition);
     for type_def in &model.types {
         builder = builder
             .register(objects::object(type_def, model, resolvers))
             .register(inputs::create_input(type_def))
-            .register(inputs::update_input(type_def));
+            .register(inputs::update_input(type_def))
+            .register(filters::filter_input(
+                &format!("Model{}ConditionInput", type_def.name),
+                &filters::condition_fields(type_def),
+                FilterKind::Condition,
+            ));
         for field in &type_def.fields {
             let Some((name, edge_name)) = connection::type_names(field) else {
                 continue;

@@ -11,104 +11,41 @@
 use std::sync::Arc;
 
 use async_graphql::dynamic::{
-    FieldValue, InputObject, InputValue, SchemaBuilder, Subscription, SubscriptionField,
+    FieldValue, InputValue, SchemaBuilder, Subscription, SubscriptionField,
     SubscriptionFieldFuture, TypeRef,
 };
 use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextExecute};
-use async_graphql::{Data, Response, Value};
+use async_graphql::{Data, Response};
 
 use super::edge_types::EdgeItem;
 use super::errors::graphql_error;
+use super::filters::{self, FilterKind};
 use super::scalars::scalar_type_ref;
 use super::values::from_input;
 use crate::engine::{
     ChangeKind, EngineError, Event, EventHub, EventReceiver, Filter, Node, ScopeSource, Test, Watch,
 };
-use crate::model::{FieldKind, Model, ScalarType, TypeDef};
+use crate::model::{Model, ScalarType, TypeDef};
 
-/// The operators of each kind of filtered field, as Amplify names their inputs.
-const FIELD_INPUTS: [(&str, &str, &[&str]); 5] = [
-    (
-        "ModelSubscriptionStringInput",
-        TypeRef::STRING,
-        &ALL_OPERATORS,
-    ),
-    ("ModelSubscriptionIDInput", TypeRef::ID, &ALL_OPERATORS),
-    ("ModelSubscriptionIntInput", TypeRef::INT, &NUMBER_OPERATORS),
-    (
-        "ModelSubscriptionFloatInput",
-        TypeRef::FLOAT,
-        &NUMBER_OPERATORS,
-    ),
-    (
-        "ModelSubscriptionBooleanInput",
-        TypeRef::BOOLEAN,
-        &["eq", "ne"],
-    ),
-];
-const ALL_OPERATORS: [&str; 12] = [
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "contains",
-    "notContains",
-    "beginsWith",
-    "in",
-    "notIn",
-    "between",
-];
-const NUMBER_OPERATORS: [&str; 9] = ["eq", "ne", "lt", "le", "gt", "ge", "in", "notIn", "between"];
-
-/// The input type that filters a field holding `scalar`.
-fn field_input(scalar: &ScalarType) -> &'static str {
-    match scalar {
-        ScalarType::Id => "ModelSubscriptionIDInput",
-        ScalarType::Int => "ModelSubscriptionIntInput",
-        ScalarType::Float => "ModelSubscriptionFloatInput",
-        ScalarType::Boolean => "ModelSubscriptionBooleanInput",
-        _ => "ModelSubscriptionStringInput",
-    }
-}
-
-/// The fields a subscription to `type_def` filters on: `id`, its scalar fields, and the times.
+/// The fields a subscription to `type_def` filters on: `id`, and those of a condition.
 fn filtered_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
     let mut fields = vec![("id".to_owned(), ScalarType::Id)];
-    for field in &type_def.fields {
-        if let FieldKind::Scalar { scalar, .. } = &field.kind {
-            fields.push((field.name.clone(), scalar.clone()));
-        }
-    }
-    fields.push(("createdAt".to_owned(), ScalarType::AwsDateTime));
-    fields.push(("updatedAt".to_owned(), ScalarType::AwsDateTime));
+    fields.extend(filters::condition_fields(type_def));
     fields
 }
 
 /// Registers the filter inputs and the `Subscription` root.
 pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> SchemaBuilder {
-    for (name, element, operators) in FIELD_INPUTS {
-        let mut input = InputObject::new(name);
-        for operator in operators {
-            let ty = match *operator {
-                "in" | "notIn" | "between" => TypeRef::named_list(element),
-                _ => TypeRef::named(element),
-            };
-            input = input.field(InputValue::new(*operator, ty));
-        }
-        builder = builder.register(input);
-    }
+    builder = filters::register_field_inputs(builder, FilterKind::Subscription);
     let mut root = Subscription::new("Subscription");
     for type_def in &model.types {
-        let filter_name = format!("ModelSubscription{}FilterInput", type_def.name);
-        let mut filter = InputObject::new(&filter_name)
-            .field(InputValue::new("and", TypeRef::named_list(&filter_name)))
-            .field(InputValue::new("or", TypeRef::named_list(&filter_name)));
-        for (field, scalar) in filtered_fields(type_def) {
-            filter = filter.field(InputValue::new(field, TypeRef::named(field_input(&scalar))));
-        }
-        builder = builder.register(filter);
+        let name = format!("ModelSubscription{}FilterInput", type_def.name);
+        let fields = filtered_fields(type_def);
+        builder = builder.register(filters::filter_input(
+            &name,
+            &fields,
+            FilterKind::Subscription,
+        ));
         for (verb, kind) in [
             ("Create", ChangeKind::Created),
             ("Update", ChangeKind::Updated),
@@ -145,7 +82,10 @@ fn node_subscription(type_def: &TypeDef, verb: &str, kind: ChangeKind) -> Subscr
                     tests.extend(equal_to(&ctx, name, scalar)?);
                 }
                 if let Some(filter) = ctx.args.get("filter") {
-                    tests.push(filter_of(filter.as_value(), &fields).map_err(graphql_error)?);
+                    tests.push(
+                        filters::filter_of(filter.as_value(), &fields, "filter")
+                            .map_err(graphql_error)?,
+                    );
                 }
                 let watch = Watch {
                     typename: typename.clone(),
@@ -273,102 +213,6 @@ fn stream_of<'a>(
             }
         }
     })
-}
-
-/// The engine's filter of a `ModelSubscription<Type>FilterInput` value.
-fn filter_of(value: &Value, fields: &[(String, ScalarType)]) -> Result<Filter, EngineError> {
-    let Value::Object(members) = value else {
-        return Ok(Filter::All(Vec::new()));
-    };
-    let mut all = Vec::new();
-    for (name, value) in members {
-        match (name.as_str(), value) {
-            (_, Value::Null) => {}
-            ("and" | "or", Value::List(filters)) => {
-                let filters = filters
-                    .iter()
-                    .map(|filter| filter_of(filter, fields))
-                    .collect::<Result<Vec<_>, _>>()?;
-                all.push(if name.as_str() == "and" {
-                    Filter::All(filters)
-                } else {
-                    Filter::Any(filters)
-                });
-            }
-            (field, Value::Object(operators)) => {
-                let Some((_, scalar)) = fields.iter().find(|(name, _)| name == field) else {
-                    return Err(EngineError::bad_input(format!("filter: no field {field}")));
-                };
-                for (operator, operand) in operators {
-                    if let Some(test) = test_of(field, operator.as_str(), operand, scalar)? {
-                        all.push(Filter::Field {
-                            field: field.to_owned(),
-                            test,
-                        });
-                    }
-                }
-            }
-            (field, _) => {
-                return Err(EngineError::bad_input(format!(
-                    "filter.{field}: expected an object of operators"
-                )));
-            }
-        }
-    }
-    Ok(Filter::All(all))
-}
-
-fn test_of(
-    field: &str,
-    operator: &str,
-    operand: &Value,
-    scalar: &ScalarType,
-) -> Result<Option<Test>, EngineError> {
-    let at = format!("filter.{field}.{operator}");
-    let one = |value: &Value| -> Result<crate::store::AttrValue, EngineError> {
-        // An id operand is compared, not stored: `beginsWith`/`contains` take parts of ids,
-        // which need not be valid ids themselves.
-        let scalar = match scalar {
-            ScalarType::Id => &ScalarType::String,
-            other => other,
-        };
-        from_input(value, scalar, &at)?
-            .ok_or_else(|| EngineError::bad_input(format!("{at}: null is no value to compare")))
-    };
-    let many = |value: &Value| -> Result<Vec<crate::store::AttrValue>, EngineError> {
-        match value {
-            Value::List(values) => values.iter().map(one).collect(),
-            _ => Err(EngineError::bad_input(format!("{at}: expected a list"))),
-        }
-    };
-    if operand == &Value::Null {
-        return Ok(None);
-    }
-    Ok(Some(match operator {
-        "eq" => Test::Eq(one(operand)?),
-        "ne" => Test::Ne(one(operand)?),
-        "lt" => Test::Lt(one(operand)?),
-        "le" => Test::Le(one(operand)?),
-        "gt" => Test::Gt(one(operand)?),
-        "ge" => Test::Ge(one(operand)?),
-        "contains" => Test::Contains(one(operand)?),
-        "notContains" => Test::NotContains(one(operand)?),
-        "beginsWith" => match operand {
-            Value::String(prefix) => Test::BeginsWith(prefix.clone()),
-            _ => return Err(EngineError::bad_input(format!("{at}: expected a string"))),
-        },
-        "in" => Test::In(many(operand)?),
-        "notIn" => Test::NotIn(many(operand)?),
-        "between" => match many(operand)?.as_slice() {
-            [low, high] => Test::Between(low.clone(), high.clone()),
-            _ => {
-                return Err(EngineError::bad_input(format!(
-                    "{at}: expected two values, the lower and the upper bound"
-                )));
-            }
-        },
-        _ => return Err(EngineError::bad_input(format!("{at}: unknown operator"))),
-    }))
 }
 
 /// Gives each event of a subscription a request scope of its own: a fresh loader (what an

@@ -52,6 +52,9 @@ pub enum FieldKind {
         required: bool,
         /// `@unique`: reserved by a unique-value item, and looked up by `<type>By<Field>`.
         unique: bool,
+        /// `@default(value:)`: the value a create stores when the field is absent, as written
+        /// in the schema (checked against the field's type).
+        default: Option<String>,
     },
     /// `@belongsTo(field:)`: the node whose id is stored in `foreign_key`.
     BelongsTo {
@@ -258,6 +261,18 @@ impl TypeDef {
             .iter()
             .filter(|f| matches!(f.kind, FieldKind::Scalar { unique: true, .. }))
     }
+
+    /// The fields with a `@default`: each field's name, type and default as written.
+    pub fn defaults(&self) -> impl Iterator<Item = (&str, &ScalarType, &str)> {
+        self.fields.iter().filter_map(|field| match &field.kind {
+            FieldKind::Scalar {
+                scalar,
+                default: Some(default),
+                ..
+            } => Some((field.name.as_str(), scalar, default.as_str())),
+            _ => None,
+        })
+    }
 }
 
 impl EdgeTypeDef {
@@ -284,6 +299,35 @@ impl FieldDef {
             FieldKind::Scalar { scalar, .. } => Some(scalar),
             _ => None,
         }
+    }
+}
+
+/// A type name's plural, for the batch mutations (`createFarms`, `createStories`,
+/// `createBoxes`), as Amplify forms its list names: English rules, no irregular words.
+///
+/// ```
+/// use tablegraph::model::plural;
+/// assert_eq!(plural("Farm"), "Farms");
+/// assert_eq!(plural("Story"), "Stories");
+/// assert_eq!(plural("Key"), "Keys");
+/// assert_eq!(plural("Box"), "Boxes");
+/// assert_eq!(plural("Address"), "Addresses");
+/// ```
+pub fn plural(name: &str) -> String {
+    let vowel_before_y = ["ay", "ey", "iy", "oy", "uy"]
+        .iter()
+        .any(|ending| name.ends_with(ending));
+    if let Some(stem) = name.strip_suffix('y')
+        && !vowel_before_y
+    {
+        format!("{stem}ies")
+    } else if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|ending| name.ends_with(ending))
+    {
+        format!("{name}es")
+    } else {
+        format!("{name}s")
     }
 }
 

@@ -429,6 +429,7 @@ impl Reader<'_> {
         }
 
         let mut unique = None;
+        let mut default = None;
         let mut belongs_to = None;
         let mut has_many = None;
         let mut edge_field = None;
@@ -437,6 +438,10 @@ impl Reader<'_> {
                 "unique" => {
                     self.expect_arguments(directive, &[])?;
                     unique = Some(directive.pos);
+                }
+                "default" => {
+                    self.expect_arguments(directive, &["value"])?;
+                    default = Some((directive.pos, self.string_argument(directive, "value")?));
                 }
                 "belongsTo" => {
                     self.expect_arguments(directive, &["field"])?;
@@ -468,6 +473,7 @@ impl Reader<'_> {
         }
 
         let description = description(field.node.description.as_ref());
+        let default_at = default.as_ref().map(|(pos, _)| *pos);
         let kind = match &ty.base {
             BaseType::Named(type_name) => {
                 if let Some(directive) = edge_field {
@@ -501,10 +507,23 @@ impl Reader<'_> {
                             format!("{owner}.{name}: @unique works on String, ID, Int and AWSEmail fields"),
                         ));
                     }
+                    let default = match default {
+                        Some((pos, value)) => {
+                            if let Err(problem) = default_fits(&value, &scalar, names.enums) {
+                                return Err(self.error(
+                                    pos,
+                                    format!("{owner}.{name}: @default(value: {value:?}) {problem}"),
+                                ));
+                            }
+                            Some(value)
+                        }
+                        None => None,
+                    };
                     FieldKind::Scalar {
                         scalar,
                         required: !ty.nullable,
                         unique: unique.is_some(),
+                        default,
                     }
                 } else if names.is_node_type(type_name) {
                     if let Some(pos) = unique {
@@ -617,6 +636,14 @@ impl Reader<'_> {
                 })
             }
         };
+        if let Some(pos) = default_at
+            && !matches!(kind, FieldKind::Scalar { .. })
+        {
+            return Err(self.error(
+                pos,
+                format!("{owner}.{name}: @default works on scalar and enum fields only"),
+            ));
+        }
         Ok(Some(FieldDef {
             name,
             description,
@@ -632,8 +659,9 @@ impl Reader<'_> {
         field: &Positioned<FieldDefinition>,
         names: &Names<'_>,
     ) -> Result<Option<CustomField>, ModelError> {
-        const RELATIONS: [&str; 6] = [
+        const RELATIONS: [&str; 7] = [
             "unique",
+            "default",
             "belongsTo",
             "hasMany",
             "outgoing",
@@ -1032,6 +1060,7 @@ impl Reader<'_> {
                     scalar,
                     required: !ty.nullable,
                     unique: false,
+                    default: None,
                 },
             });
         }
@@ -1059,7 +1088,7 @@ impl Reader<'_> {
     fn unknown_directive(&self, pos: Pos, name: &str) -> ModelError {
         self.error(
             pos,
-            format!("unknown directive @{name}; known here: @model, @edge, @unique, @belongsTo, @hasMany, @outgoing, @incoming, @targets, @rank"),
+            format!("unknown directive @{name}; known here: @model, @edge, @unique, @default, @belongsTo, @hasMany, @outgoing, @incoming, @targets, @rank"),
         )
     }
 
@@ -1144,6 +1173,32 @@ impl Reader<'_> {
             }) => Ok(Some(value.to_string())),
             Some(_) => self.string_argument(directive, name).map(Some),
         }
+    }
+}
+
+/// Why `value` is no default of a field holding `scalar`, if it is not. The AppSync scalars'
+/// formats are checked where clients' values are (`graphql::values`), when the API is built.
+fn default_fits(value: &str, scalar: &ScalarType, enums: &[EnumDef]) -> Result<(), String> {
+    let fits = match scalar {
+        ScalarType::Int => value.parse::<i64>().is_ok(),
+        ScalarType::Float => value.parse::<f64>().is_ok_and(f64::is_finite),
+        ScalarType::Boolean => matches!(value, "true" | "false"),
+        ScalarType::Enum(name) => enums
+            .iter()
+            .find(|e| e.name == *name)
+            .is_some_and(|e| e.values.iter().any(|v| v.name == value)),
+        _ => true,
+    };
+    if fits {
+        Ok(())
+    } else {
+        let name = match scalar {
+            ScalarType::Enum(name) => name.as_str(),
+            ScalarType::Int => "Int",
+            ScalarType::Float => "Float",
+            _ => "Boolean",
+        };
+        Err(format!("is no {name} value"))
     }
 }
 

@@ -41,6 +41,29 @@ pub enum Write {
     },
 }
 
+impl Write {
+    /// The key of the item the write is about.
+    pub fn key(&self) -> Key {
+        match self {
+            Write::Put { item, .. } => {
+                let text = |name: &str| {
+                    item.get(name)
+                        .and_then(AttrValue::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                Key {
+                    pk: text("PK"),
+                    sk: text("SK"),
+                }
+            }
+            Write::Delete { key, .. } | Write::Bump { key, .. } | Write::Check { key, .. } => {
+                key.clone()
+            }
+        }
+    }
+}
+
 /// A clause of a write's condition; clauses are joined with AND.
 #[derive(Debug, Clone)]
 pub enum Clause {

@@ -58,7 +58,7 @@ async fn node_writes_report_each_change_with_the_item_before_and_after() {
         farm,
         created.id(),
         &vec![("name".into(), text("High Ridge"))],
-        Some(1),
+        &engine::Guard::version(Some(1)),
     )
     .await
     .expect("the update commits");
@@ -75,7 +75,7 @@ async fn node_writes_report_each_change_with_the_item_before_and_after() {
     );
 
     let scope = self::scope(&app.store);
-    let deleted = engine::delete_node(&scope, model, farm, created.id(), None)
+    let deleted = engine::delete_node(&scope, model, farm, created.id(), &engine::Guard::default())
         .await
         .expect("the delete commits");
     assert!(deleted.is_some());
@@ -152,7 +152,7 @@ async fn edge_writes_and_cascades_report_the_edges_they_change() {
     // Deleting the user removes the edge in the same transaction: both are reported.
     let scope = self::scope(&app.store);
     let user_type = model.type_def("User").expect("User");
-    engine::delete_node(&scope, model, user_type, &user, None)
+    engine::delete_node(&scope, model, user_type, &user, &engine::Guard::default())
         .await
         .expect("the delete commits");
     let mut changes: Vec<(String, ChangeKind)> = scope

@@ -3,6 +3,7 @@
 
 mod auth;
 mod bad_input;
+mod batches;
 mod batching;
 mod check;
 mod engine;

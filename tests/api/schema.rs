@@ -38,8 +38,11 @@ fn printed_sdl_matches_the_golden_file() {
         "node(id: ID!): Node",
         "nodes(ids: [ID!]!): [Node]!",
         "createFarm(input: CreateFarmInput!): Farm!",
-        "updateFarm(input: UpdateFarmInput!): Farm!",
-        "deleteFarm(id: ID!, expectedVersion: Int): Farm",
+        "updateFarm(input: UpdateFarmInput!, condition: ModelFarmConditionInput): Farm!",
+        "deleteFarm(id: ID!, expectedVersion: Int, condition: ModelFarmConditionInput): Farm",
+        "createFarms(input: [CreateFarmInput!]!): [Farm!]!",
+        "updateFarms(input: [UpdateFarmInput!]!): [Farm!]!",
+        "deleteFarms(ids: [ID!]!): [Farm!]!",
         "createCow(input: CreateCowInput!): Cow!",
         "createImage(input: CreateImageInput!): Image!",
     ] {
@@ -59,6 +62,14 @@ fn schema_mistakes_stop_start_up_with_their_position() {
         (
             "type Farm @model { name: String }\ntype Cow @model {\n  farm: Farm @belongsTo(field: \"farmId\")\n}\n",
             "bad.graphql:3:14: Cow.farm: @belongsTo(field: \"farmId\") needs a field `farmId: ID` on Cow",
+        ),
+        (
+            "type Farm @model {\n  size: Int @default(value: \"big\")\n}\n",
+            "bad.graphql:2:13: Farm.size: @default(value: \"big\") is no Int value",
+        ),
+        (
+            "type Farm @model {\n  founded: AWSDate @default(value: \"soon\")\n}\n",
+            "Farm.founded: @default(value: \"soon\") is no AWSDate value",
         ),
     ];
     for (source, message) in cases {

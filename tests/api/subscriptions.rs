@@ -127,6 +127,30 @@ impl Client {
 }
 
 #[tokio::test]
+async fn a_batch_reaches_subscribers_as_one_event_per_node() {
+    let app = spawn_app().await;
+    let mut client = Client::connected(&app, json!({})).await;
+    client
+        .subscribe("1", "subscription { onCreateFarm { name } }", json!({}))
+        .await;
+    app.events.until_subscribers(1).await;
+    let body = app
+        .graphql(
+            "mutation { createFarms(input: [{ name: \"East\" }, { name: \"West\" }]) { id } }",
+            json!({}),
+        )
+        .await;
+    assert!(body["errors"].is_null(), "{body}");
+    // One transaction: DynamoDB Streams orders records per item, not across them.
+    let mut names = Vec::new();
+    for _ in 0..2 {
+        names.push(client.next_of("1").await["data"]["onCreateFarm"]["name"].clone());
+    }
+    names.sort_by_key(|name| name.to_string());
+    assert_eq!(names, [json!("East"), json!("West")]);
+}
+
+#[tokio::test]
 async fn a_created_node_reaches_a_subscriber_with_its_nested_fields() {
     let app = spawn_app().await;
     let mut client = Client::connected(&app, json!({})).await;

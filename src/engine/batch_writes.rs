@@ -1,0 +1,233 @@
+//! Batches of creates, updates or deletes of one node type, all or nothing in one transaction:
+//! each member is planned as its single write would be (unique items, reference checks,
+//! cascaded edges, events), the plans are joined, and the whole is committed once.
+//!
+//! Refused before anything is sent: a batch whose writes exceed one transaction
+//! (`TransactionTooLarge`, naming how many it needed), and two members touching the same item
+//! (the same node, or the same unique value: `UniqueConstraintViolation` on the later one),
+//! which DynamoDB would refuse in one transaction anyway. A member that fails (a taken unique
+//! value, a version or condition that does not hold, a missing node or reference) fails the
+//! batch with its error, carrying the member's position.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::future::try_join_all;
+
+use super::edge_writes::edges_touching;
+use super::error::EngineError;
+use super::node_writes::{
+    FieldValues, Guard, Planned, create_refused, plan_create, plan_delete, plan_update,
+    read_to_change,
+};
+use super::nodes::Node;
+use super::plan::{Plan, Purpose, commit_at, refused, remember};
+use super::scope::RequestScope;
+use crate::keys;
+use crate::model::{Model, TypeDef};
+use crate::store::{Key, MAX_TRANSACTION_ITEMS};
+
+/// How often a batch of updates or deletes reads again after losing a race to another writer.
+const WRITE_ATTEMPTS: usize = 5;
+
+/// One member of a batch of updates.
+#[derive(Debug, Clone)]
+pub struct UpdateMember {
+    pub id: String,
+    pub fields: FieldValues,
+    pub guard: Guard,
+}
+
+/// Creates a node of `type_def` for each member, all or none.
+pub async fn create_nodes(
+    scope: &RequestScope,
+    model: &Model,
+    type_def: &TypeDef,
+    members: &[FieldValues],
+) -> Result<Vec<Node>, EngineError> {
+    let mut planned = members
+        .iter()
+        .enumerate()
+        .map(|(index, fields)| {
+            plan_create(model, type_def, fields).map_err(|error| error.in_batch(index))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let (plan, owners) = join(type_def, &mut planned)?;
+    match commit_at(scope, plan).await? {
+        Ok(()) => Ok(committed(scope, type_def, planned)),
+        Err((write, purpose)) => {
+            let index = owners[write];
+            Err(create_refused(type_def, &planned[index].id, purpose).in_batch(index))
+        }
+    }
+}
+
+/// Changes the given fields of each member's node, all or none; each only if its node is as its
+/// guard expects.
+pub async fn update_nodes(
+    scope: &RequestScope,
+    model: &Model,
+    type_def: &TypeDef,
+    members: &[UpdateMember],
+) -> Result<Vec<Node>, EngineError> {
+    for (index, member) in members.iter().enumerate() {
+        keys::validate_id(&member.id)
+            .map_err(|e| EngineError::bad_input(format!("id: {e}")).in_batch(index))?;
+    }
+    refuse_repeated_ids(members.iter().map(|member| member.id.as_str()))?;
+    for _ in 0..WRITE_ATTEMPTS {
+        let reads = members
+            .iter()
+            .enumerate()
+            .map(|(index, member)| async move {
+                read_to_change(scope, type_def, &member.id)
+                    .await
+                    .map_err(|error| error.in_batch(index))
+            });
+        let current = try_join_all(reads).await?;
+        let mut planned = members
+            .iter()
+            .zip(current)
+            .enumerate()
+            .map(|(index, (member, current))| {
+                plan_update(model, type_def, current, &member.fields, &member.guard)
+                    .map_err(|error| error.in_batch(index))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let (plan, owners) = join(type_def, &mut planned)?;
+        match commit_at(scope, plan).await? {
+            Ok(()) => return Ok(committed(scope, type_def, planned)),
+            // Another writer changed a node since it was read: read them all again.
+            Err((_, Purpose::Node)) => continue,
+            Err((write, purpose)) => {
+                return Err(refused(type_def, purpose).in_batch(owners[write]));
+            }
+        }
+    }
+    tracing::warn!("a batch update gave up after losing every race to other writers");
+    Err(EngineError::StorageUnavailable)
+}
+
+/// Deletes each node of `ids`, frees its unique values and removes every edge that touches it,
+/// all or none; an id with no such node fails the batch. A batch whose nodes have more edges
+/// than one transaction holds is refused (delete those nodes one by one).
+pub async fn delete_nodes(
+    scope: &RequestScope,
+    model: &Model,
+    type_def: &TypeDef,
+    ids: &[String],
+) -> Result<Vec<Node>, EngineError> {
+    for (index, id) in ids.iter().enumerate() {
+        keys::validate_id(id)
+            .map_err(|e| EngineError::bad_input(format!("id: {e}")).in_batch(index))?;
+    }
+    refuse_repeated_ids(ids.iter().map(String::as_str))?;
+    for _ in 0..WRITE_ATTEMPTS {
+        let reads = ids.iter().enumerate().map(|(index, id)| async move {
+            let current = read_to_change(scope, type_def, id)
+                .await
+                .map_err(|error| error.in_batch(index))?;
+            let edges = edges_touching(scope, model, type_def, id).await?;
+            Ok::<_, EngineError>((Arc::new(current), edges))
+        });
+        let found = try_join_all(reads).await?;
+        let mut planned = Vec::new();
+        for (id, (current, edges)) in ids.iter().zip(found) {
+            let version = Guard::default().check(&current)?;
+            let plan = plan_delete(model, type_def, &current, version, &edges);
+            planned.push(Planned {
+                id: id.clone(),
+                item: current,
+                plan,
+            });
+        }
+        let (plan, _) = join(type_def, &mut planned)?;
+        match commit_at(scope, plan).await? {
+            Ok(()) => {
+                for member in &planned {
+                    remember(scope, &member.id, None);
+                }
+                return Ok(planned
+                    .into_iter()
+                    .map(|member| Node {
+                        typename: type_def.name.clone(),
+                        item: member.item,
+                    })
+                    .collect());
+            }
+            // A node or an edge changed since it was read: read them all again.
+            Err((_, Purpose::Node | Purpose::Edge)) => continue,
+            Err(_) => return Err(EngineError::Internal),
+        }
+    }
+    tracing::warn!("a batch delete gave up after losing every race to other writers");
+    Err(EngineError::StorageUnavailable)
+}
+
+/// The members' plans joined into one, with the member each write belongs to; refused when it
+/// exceeds one transaction or two members touch one item.
+fn join(type_def: &TypeDef, planned: &mut [Planned]) -> Result<(Plan, Vec<usize>), EngineError> {
+    let total: usize = planned.iter().map(|member| member.plan.len()).sum();
+    if total > MAX_TRANSACTION_ITEMS {
+        return Err(EngineError::TransactionTooLarge(format!(
+            "this batch needs {total} writes; one transaction holds at most \
+             {MAX_TRANSACTION_ITEMS} (a node takes one, and one more for each unique value, \
+             reference and edge it changes)"
+        )));
+    }
+    let mut owners = Vec::with_capacity(total);
+    let mut touched: HashMap<Key, usize> = HashMap::new();
+    let mut plan = Plan::default();
+    for (index, member) in planned.iter().enumerate() {
+        for (key, purpose) in member.plan.keys() {
+            match touched.insert(key.clone(), index) {
+                Some(other) if other != index => {
+                    let error = match purpose {
+                        Purpose::TakeUnique(field) => EngineError::UniqueConstraintViolation {
+                            type_name: type_def.name.clone(),
+                            field: field.clone(),
+                        },
+                        _ => EngineError::bad_input(format!(
+                            "this member changes an item that member {other} changes too; \
+                             change it in a batch of its own"
+                        )),
+                    };
+                    return Err(error.in_batch(index));
+                }
+                _ => owners.push(index),
+            }
+        }
+    }
+    for member in planned {
+        plan.append(std::mem::take(&mut member.plan));
+    }
+    Ok((plan, owners))
+}
+
+/// Refuses a batch that names one id twice.
+fn refuse_repeated_ids<'a>(ids: impl Iterator<Item = &'a str>) -> Result<(), EngineError> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (index, id) in ids.enumerate() {
+        if let Some(first) = seen.insert(id, index) {
+            return Err(EngineError::bad_input(format!(
+                "id {id} is also member {first} of the batch; name each node once"
+            ))
+            .in_batch(index));
+        }
+    }
+    Ok(())
+}
+
+/// The nodes a committed batch wrote, made visible to the rest of the request.
+fn committed(scope: &RequestScope, type_def: &TypeDef, planned: Vec<Planned>) -> Vec<Node> {
+    planned
+        .into_iter()
+        .map(|member| {
+            remember(scope, &member.id, Some(member.item.clone()));
+            Node {
+                typename: type_def.name.clone(),
+                item: member.item,
+            }
+        })
+        .collect()
+}

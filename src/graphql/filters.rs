@@ -1,0 +1,248 @@
+//! Filter and condition inputs with AppSync's and Amplify's operators, and the engine's
+//! [`Filter`] they make: `ModelSubscription<Type>FilterInput` for subscriptions and
+//! `Model<Type>ConditionInput` for the conditions of updates and deletes, over per-field inputs
+//! named as Amplify names them (`ModelSubscriptionStringInput`, `ModelStringInput`, …).
+
+use async_graphql::Value;
+use async_graphql::dynamic::{InputObject, InputValue, SchemaBuilder, TypeRef};
+
+use super::values::from_input;
+use crate::engine::{EngineError, Filter, Test};
+use crate::model::{FieldKind, ScalarType, TypeDef};
+use crate::store::AttrValue;
+
+/// Which family of inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FilterKind {
+    /// AppSync's enhanced subscription filters: `and`/`or`, no `attributeExists`.
+    Subscription,
+    /// Amplify's conditions: `and`/`or`/`not` and `attributeExists` too.
+    Condition,
+}
+
+impl FilterKind {
+    fn prefix(self) -> &'static str {
+        match self {
+            FilterKind::Subscription => "ModelSubscription",
+            FilterKind::Condition => "Model",
+        }
+    }
+}
+
+/// The kinds of filtered field: the input's name after the prefix, its element type, and
+/// whether its values order and contain like strings or only like numbers or booleans.
+const FIELD_INPUTS: [(&str, &str, Operators); 5] = [
+    ("StringInput", TypeRef::STRING, Operators::All),
+    ("IDInput", TypeRef::ID, Operators::All),
+    ("IntInput", TypeRef::INT, Operators::Numbers),
+    ("FloatInput", TypeRef::FLOAT, Operators::Numbers),
+    ("BooleanInput", TypeRef::BOOLEAN, Operators::Equality),
+];
+
+#[derive(Debug, Clone, Copy)]
+enum Operators {
+    All,
+    Numbers,
+    Equality,
+}
+
+impl Operators {
+    fn names(self) -> &'static [&'static str] {
+        match self {
+            Operators::All => &[
+                "eq",
+                "ne",
+                "lt",
+                "le",
+                "gt",
+                "ge",
+                "contains",
+                "notContains",
+                "beginsWith",
+                "in",
+                "notIn",
+                "between",
+            ],
+            Operators::Numbers => &["eq", "ne", "lt", "le", "gt", "ge", "in", "notIn", "between"],
+            Operators::Equality => &["eq", "ne"],
+        }
+    }
+}
+
+/// The fields a condition on `type_def` tests: its scalar fields and the times.
+pub(super) fn condition_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
+    let mut fields = Vec::new();
+    for field in &type_def.fields {
+        if let FieldKind::Scalar { scalar, .. } = &field.kind {
+            fields.push((field.name.clone(), scalar.clone()));
+        }
+    }
+    fields.push(("createdAt".to_owned(), ScalarType::AwsDateTime));
+    fields.push(("updatedAt".to_owned(), ScalarType::AwsDateTime));
+    fields
+}
+
+/// The name of the input that filters a field holding `scalar`.
+pub(super) fn field_input(kind: FilterKind, scalar: &ScalarType) -> String {
+    let name = match scalar {
+        ScalarType::Id => "IDInput",
+        ScalarType::Int => "IntInput",
+        ScalarType::Float => "FloatInput",
+        ScalarType::Boolean => "BooleanInput",
+        _ => "StringInput",
+    };
+    format!("{}{name}", kind.prefix())
+}
+
+/// Registers the per-field inputs of `kind`.
+pub(super) fn register_field_inputs(mut builder: SchemaBuilder, kind: FilterKind) -> SchemaBuilder {
+    for (name, element, operators) in FIELD_INPUTS {
+        let mut input = InputObject::new(format!("{}{name}", kind.prefix()));
+        for operator in operators.names() {
+            let ty = match *operator {
+                "in" | "notIn" | "between" => TypeRef::named_list(element),
+                _ => TypeRef::named(element),
+            };
+            input = input.field(InputValue::new(*operator, ty));
+        }
+        if kind == FilterKind::Condition {
+            input = input.field(
+                InputValue::new("attributeExists", TypeRef::named(TypeRef::BOOLEAN))
+                    .description("Whether the stored node has the field (true) or lacks it."),
+            );
+        }
+        builder = builder.register(input);
+    }
+    builder
+}
+
+/// The input `name` over `fields`, with `and`/`or` (and `not` for conditions).
+pub(super) fn filter_input(
+    name: &str,
+    fields: &[(String, ScalarType)],
+    kind: FilterKind,
+) -> InputObject {
+    let mut input = InputObject::new(name)
+        .field(InputValue::new("and", TypeRef::named_list(name)))
+        .field(InputValue::new("or", TypeRef::named_list(name)));
+    if kind == FilterKind::Condition {
+        input = input.field(InputValue::new("not", TypeRef::named(name)));
+    }
+    for (field, scalar) in fields {
+        input = input.field(InputValue::new(
+            field,
+            TypeRef::named(field_input(kind, scalar)),
+        ));
+    }
+    input
+}
+
+/// The engine's filter of a filter or condition value over `fields`; `argument` names it in
+/// errors.
+pub(super) fn filter_of(
+    value: &Value,
+    fields: &[(String, ScalarType)],
+    argument: &str,
+) -> Result<Filter, EngineError> {
+    let Value::Object(members) = value else {
+        return Ok(Filter::All(Vec::new()));
+    };
+    let mut all = Vec::new();
+    for (name, value) in members {
+        match (name.as_str(), value) {
+            (_, Value::Null) => {}
+            ("and" | "or", Value::List(filters)) => {
+                let filters = filters
+                    .iter()
+                    .map(|filter| filter_of(filter, fields, argument))
+                    .collect::<Result<Vec<_>, _>>()?;
+                all.push(if name.as_str() == "and" {
+                    Filter::All(filters)
+                } else {
+                    Filter::Any(filters)
+                });
+            }
+            ("not", value @ Value::Object(_)) => {
+                all.push(Filter::Not(Box::new(filter_of(value, fields, argument)?)));
+            }
+            (field, Value::Object(operators)) => {
+                let Some((_, scalar)) = fields.iter().find(|(name, _)| name == field) else {
+                    return Err(EngineError::bad_input(format!(
+                        "{argument}: no field {field}"
+                    )));
+                };
+                for (operator, operand) in operators {
+                    let at = format!("{argument}.{field}.{operator}");
+                    if let Some(test) = test_of(&at, operator.as_str(), operand, scalar)? {
+                        all.push(Filter::Field {
+                            field: field.to_owned(),
+                            test,
+                        });
+                    }
+                }
+            }
+            (field, _) => {
+                return Err(EngineError::bad_input(format!(
+                    "{argument}.{field}: expected an object of operators"
+                )));
+            }
+        }
+    }
+    Ok(Filter::All(all))
+}
+
+fn test_of(
+    at: &str,
+    operator: &str,
+    operand: &Value,
+    scalar: &ScalarType,
+) -> Result<Option<Test>, EngineError> {
+    let one = |value: &Value| -> Result<AttrValue, EngineError> {
+        // An id operand is compared, not stored: `beginsWith`/`contains` take parts of ids,
+        // which need not be valid ids themselves.
+        let scalar = match scalar {
+            ScalarType::Id => &ScalarType::String,
+            other => other,
+        };
+        from_input(value, scalar, at)?
+            .ok_or_else(|| EngineError::bad_input(format!("{at}: null is no value to compare")))
+    };
+    let many = |value: &Value| -> Result<Vec<AttrValue>, EngineError> {
+        match value {
+            Value::List(values) => values.iter().map(one).collect(),
+            _ => Err(EngineError::bad_input(format!("{at}: expected a list"))),
+        }
+    };
+    if operand == &Value::Null {
+        return Ok(None);
+    }
+    Ok(Some(match operator {
+        "eq" => Test::Eq(one(operand)?),
+        "ne" => Test::Ne(one(operand)?),
+        "lt" => Test::Lt(one(operand)?),
+        "le" => Test::Le(one(operand)?),
+        "gt" => Test::Gt(one(operand)?),
+        "ge" => Test::Ge(one(operand)?),
+        "contains" => Test::Contains(one(operand)?),
+        "notContains" => Test::NotContains(one(operand)?),
+        "beginsWith" => match operand {
+            Value::String(prefix) => Test::BeginsWith(prefix.clone()),
+            _ => return Err(EngineError::bad_input(format!("{at}: expected a string"))),
+        },
+        "in" => Test::In(many(operand)?),
+        "notIn" => Test::NotIn(many(operand)?),
+        "between" => match many(operand)?.as_slice() {
+            [low, high] => Test::Between(low.clone(), high.clone()),
+            _ => {
+                return Err(EngineError::bad_input(format!(
+                    "{at}: expected two values, the lower and the upper bound"
+                )));
+            }
+        },
+        "attributeExists" => match operand {
+            Value::Boolean(exists) => Test::Exists(*exists),
+            _ => return Err(EngineError::bad_input(format!("{at}: expected a boolean"))),
+        },
+        _ => return Err(EngineError::bad_input(format!("{at}: unknown operator"))),
+    }))
+}

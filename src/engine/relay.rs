@@ -853,4 +853,51 @@ mod tests {
         let item = change.new.as_ref().expect("the item");
         assert_eq!(item.get("notes"), Some(&AttrValue::S("shorter".into())));
     }
+
+    #[tokio::test]
+    async fn a_holder_whose_lease_was_taken_relays_nothing() {
+        let store = store().await;
+        let partition = keys::stream_partition("s");
+        let mine = Lease {
+            owner: "me".into(),
+            expires: now_ms() - 1,
+            checkpoint: "5".into(),
+            relay: keys::relay_key("4"),
+        };
+        // Another replica found the lease expired and took it, with the chain where it was.
+        let theirs = Lease {
+            owner: "them".into(),
+            expires: expiry(LEASE_DURATION),
+            ..mine.clone()
+        };
+        put(&store, lease_item(&partition, &theirs)).await;
+
+        let key = keys::relay_key("6");
+        let item = relay_item(
+            &partition,
+            &key,
+            &mine.relay,
+            vec![entry_of(&farm("f6", 10))],
+            false,
+        );
+        let next = Lease {
+            checkpoint: "6".into(),
+            relay: key.clone(),
+            ..mine.clone()
+        };
+        let committed = commit(&store, &partition, item, &mine, &next)
+            .await
+            .expect("the store answers");
+        assert!(!committed, "the write is fenced off");
+        let relayed = store
+            .query_range(&relay_range(&partition, "", 10))
+            .await
+            .expect("the relay reads");
+        assert!(relayed.is_empty(), "no relay item was written");
+        let lease = read_lease(&store, &partition)
+            .await
+            .expect("the lease reads")
+            .expect("a lease");
+        assert_eq!(lease, theirs, "the new holder's lease is untouched");
+    }
 }

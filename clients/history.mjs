@@ -3,7 +3,9 @@
 // farms created by CONCURRENCY writers, not timed, until the subscriber has seen them all;
 // WINDOW more, timed; then, after SETTLE seconds of nothing, WINDOW more, timed.
 //
-//   node clients/history.mjs http://127.0.0.1:8080/graphql <fill> [window] [concurrency] [settle] [reps]
+//   node clients/history.mjs URL <fill> [window] [concurrency] [settle] [reps] [batch]
+//
+// BATCH > 1 fills with createFarms of BATCH farms per call (one transaction each).
 //
 // Each timed point is REPS windows one after another (3 by default): a 2-core machine's
 // windows of 1000 writes vary by a third between runs, so one window proves little.
@@ -18,13 +20,21 @@
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
-const [url, fillArg, windowArg = '1000', concurrencyArg = '8', settleArg = '0', repsArg = '3'] =
-  process.argv.slice(2);
+const [
+  url,
+  fillArg,
+  windowArg = '1000',
+  concurrencyArg = '8',
+  settleArg = '0',
+  repsArg = '3',
+  batchArg = '1',
+] = process.argv.slice(2);
 const fill = Number(fillArg);
 const window = Number(windowArg);
 const concurrency = Number(concurrencyArg);
 const settle = Number(settleArg);
 const reps = Number(repsArg);
+const batch = Number(batchArg);
 const run = Date.now();
 
 let seen = 0;
@@ -51,6 +61,19 @@ client.subscribe(
 for (;;) {
   const text = await (await fetch(url.replace(/\/graphql$/, '/metrics'))).text();
   if (text.split('\n').includes('tablegraph_subscriptions 1')) break;
+}
+
+async function createMany(names) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      query: 'mutation($input: [CreateFarmInput!]!) { createFarms(input: $input) { id } }',
+      variables: { input: names.map((name) => ({ name })) },
+    }),
+  });
+  const body = await response.json();
+  if (!body.data?.createFarms) throw new Error(JSON.stringify(body));
 }
 
 async function create(name) {
@@ -117,10 +140,13 @@ await Promise.all(
   Array.from({ length: concurrency }, async () => {
     for (;;) {
       const n = next;
-      next += 1;
+      next += batch;
       if (n >= fill) return;
-      await create(`F ${run} ${n}`);
-      written += 1;
+      const names = [];
+      for (let i = n; i < Math.min(n + batch, fill); i += 1) names.push(`F ${run} ${i}`);
+      if (batch === 1) await create(names[0]);
+      else await createMany(names);
+      written += names.length;
     }
   }),
 );

@@ -110,7 +110,8 @@ pub async fn update_nodes(
 
 /// Deletes each node of `ids`, frees its unique values and removes every edge that touches it,
 /// all or none; an id with no such node fails the batch. A batch whose nodes have more edges
-/// than one transaction holds is refused (delete those nodes one by one).
+/// than one transaction holds is refused (delete those nodes one by one), and so is one
+/// whose nodes share an edge or an edge's source (both members would change that item).
 pub async fn delete_nodes(
     scope: &RequestScope,
     model: &Model,
@@ -127,13 +128,17 @@ pub async fn delete_nodes(
             let current = read_to_change(scope, type_def, id)
                 .await
                 .map_err(|error| error.in_batch(index))?;
-            let edges = edges_touching(scope, model, type_def, id).await?;
+            let edges = edges_touching(scope, model, type_def, id)
+                .await
+                .map_err(|error| error.in_batch(index))?;
             Ok::<_, EngineError>((Arc::new(current), edges))
         });
         let found = try_join_all(reads).await?;
         let mut planned = Vec::new();
-        for (id, (current, edges)) in ids.iter().zip(found) {
-            let version = Guard::default().check(&current)?;
+        for (index, (id, (current, edges))) in ids.iter().zip(found).enumerate() {
+            let version = Guard::default()
+                .check(&current)
+                .map_err(|error| error.in_batch(index))?;
             let plan = plan_delete(model, type_def, &current, version, &edges);
             planned.push(Planned {
                 id: id.clone(),

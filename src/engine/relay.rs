@@ -18,7 +18,8 @@
 //!   chain where it left it. A holder that lost its lease (it paused past the lease's expiry and
 //!   another replica took over) fails that condition, publishes nothing, and becomes a follower
 //!   from its last relay item; its records are relayed by the new holder.
-//! - **Taking over.** A lease renewed every third of its duration is alive. A replica that finds
+//! - **Taking over.** A lease renewed every third of its duration is alive; each renewal also
+//!   moves its checkpoint past the records read that were no changes. A replica that finds
 //!   one expired (read consistently) takes it with a write conditional on the owner and expiry it
 //!   read, so only one replica wins. The new holder first follows the relay to the lease's chain
 //!   end, then reads the shard after the lease's checkpoint: nothing is lost between holders
@@ -225,9 +226,14 @@ impl Relay {
             })
             .collect();
         let mut batches = batches(&changes);
-        if let (Some(last), Some(batch)) = (&last_read, batches.last_mut()) {
+        match (&last_read, batches.last_mut()) {
             // The last batch covers the records read after its last change too.
-            batch.checkpoint = last.clone();
+            (Some(last), Some(batch)) => batch.checkpoint = last.clone(),
+            // Records that are no changes (leases, relay items) need no relay item; the next
+            // renewal moves the lease's checkpoint past them, so that a replica taking over
+            // does not start from an old place, or from the shard's newest record.
+            (Some(last), None) => *checkpoint = last.clone(),
+            (None, _) => {}
         }
         if ended {
             // Tell the followers to stop following the shard, under the lease as ever.
@@ -269,14 +275,18 @@ impl Relay {
         Ok(())
     }
 
-    /// Renews the leases this replica holds.
+    /// Renews the leases this replica holds, with the checkpoint moved to the last record read.
     async fn renew(&mut self) -> Result<(), StoreError> {
         for shard in &mut self.shards {
-            let Role::Holding { lease, .. } = &mut shard.role else {
+            let Role::Holding {
+                lease, checkpoint, ..
+            } = &mut shard.role
+            else {
                 continue;
             };
             let next = Lease {
                 expires: expiry(self.duration),
+                checkpoint: checkpoint.clone(),
                 ..lease.clone()
             };
             let write = Write::Put {

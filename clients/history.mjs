@@ -63,30 +63,23 @@ for (;;) {
   if (text.split('\n').includes('tablegraph_subscriptions 1')) break;
 }
 
-async function createMany(names) {
+// Creates one farm per name: with createFarm for one name, with createFarms for more.
+async function create(...names) {
+  const [query, variables, field] =
+    names.length === 1
+      ? ['mutation($n: String!) { createFarm(input: { name: $n }) { id } }', { n: names[0] }, 'createFarm']
+      : [
+          'mutation($input: [CreateFarmInput!]!) { createFarms(input: $input) { id } }',
+          { input: names.map((name) => ({ name })) },
+          'createFarms',
+        ];
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      query: 'mutation($input: [CreateFarmInput!]!) { createFarms(input: $input) { id } }',
-      variables: { input: names.map((name) => ({ name })) },
-    }),
+    body: JSON.stringify({ query, variables }),
   });
   const body = await response.json();
-  if (!body.data?.createFarms) throw new Error(JSON.stringify(body));
-}
-
-async function create(name) {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      query: 'mutation($n: String!) { createFarm(input: { name: $n }) { id } }',
-      variables: { n: name },
-    }),
-  });
-  const body = await response.json();
-  if (!body.data?.createFarm) throw new Error(JSON.stringify(body));
+  if (!body.data?.[field]) throw new Error(JSON.stringify(body));
 }
 
 function until(count) {
@@ -144,8 +137,7 @@ await Promise.all(
       if (n >= fill) return;
       const names = [];
       for (let i = n; i < Math.min(n + batch, fill); i += 1) names.push(`F ${run} ${i}`);
-      if (batch === 1) await create(names[0]);
-      else await createMany(names);
+      await create(...names);
       written += names.length;
     }
   }),

@@ -43,7 +43,7 @@ use super::change::{Change, ChangeKind, change_of};
 use crate::keys;
 use crate::store::{
     AttrValue, Bound, Clause, Item, Key, MAX_ITEM_BYTES, RangeQuery, ShardReader, ShardStart,
-    Store, StoreError, Write, item_size,
+    Store, StoreError, Write, item_size, value_size,
 };
 
 /// How long a lease lasts unless renewed, by default.
@@ -649,23 +649,13 @@ fn relay_range<'a>(partition: &'a str, after: &str, limit: usize) -> RangeQuery<
 }
 
 fn text(item: &Item, name: &str) -> String {
-    item.get(name)
-        .and_then(AttrValue::as_str)
-        .unwrap_or_default()
-        .to_owned()
+    super::derive::text(item, name).to_owned()
 }
 
 fn number(item: &Item, name: &str) -> i64 {
     item.get(name)
         .and_then(AttrValue::as_i64)
         .unwrap_or_default()
-}
-
-fn value_size(value: &AttrValue) -> usize {
-    match value {
-        AttrValue::M(map) => item_size(map) + 3,
-        other => item_size(&Item::from([(String::new(), other.clone())])),
-    }
 }
 
 fn now_ms() -> i64 {

@@ -54,17 +54,17 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
                     .argument(condition()),
             )
             .field(
-                nodes_field(&format!("create{plural}"), TypeRef::named_nn_list_nn(name), name, create_many)
+                node_field(&format!("create{plural}"), TypeRef::named_nn_list_nn(name), name, create_many)
                     .description(format!("Creates a {name} for each input, all or none, in one transaction."))
                     .argument(InputValue::new("input", TypeRef::named_nn_list_nn(format!("Create{name}Input")))),
             )
             .field(
-                nodes_field(&format!("update{plural}"), TypeRef::named_nn_list_nn(name), name, update_many)
+                node_field(&format!("update{plural}"), TypeRef::named_nn_list_nn(name), name, update_many)
                     .description("Changes each input's node, all or none, in one transaction; fields left out keep their values.")
                     .argument(InputValue::new("input", TypeRef::named_nn_list_nn(format!("Update{name}Input")))),
             )
             .field(
-                nodes_field(&format!("delete{plural}"), TypeRef::named_nn_list_nn(name), name, delete_many)
+                node_field(&format!("delete{plural}"), TypeRef::named_nn_list_nn(name), name, delete_many)
                     .description(format!("Deletes each {name}, all or none, in one transaction; an id with no such {name} fails the batch."))
                     .argument(InputValue::new("ids", TypeRef::named_nn_list_nn(TypeRef::ID))),
             );
@@ -92,33 +92,7 @@ fn guard(
     })
 }
 
-type NodesFuture<'a> =
-    std::pin::Pin<Box<dyn Future<Output = Result<Vec<Node>, EngineError>> + Send + 'a>>;
-
-/// A batch root field whose resolver runs `run` for the type `type_name`.
-fn nodes_field(
-    name: &str,
-    ty: TypeRef,
-    type_name: &str,
-    run: for<'a> fn(&'a ResolverContext<'a>, &'a TypeDef) -> NodesFuture<'a>,
-) -> Field {
-    let type_name = type_name.to_owned();
-    Field::new(name, ty, move |ctx| {
-        let type_name = type_name.clone();
-        FieldFuture::new(async move {
-            let model = model(&ctx).map_err(graphql_error)?;
-            let type_def = model
-                .type_def(&type_name)
-                .ok_or_else(|| graphql_error(EngineError::Internal))?;
-            let nodes = run(&ctx, type_def).await.map_err(graphql_error)?;
-            Ok(Some(FieldValue::list(
-                nodes.into_iter().map(|node| node_field_value(node, false)),
-            )))
-        })
-    })
-}
-
-fn create_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodesFuture<'a> {
+fn create_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture<'a> {
     Box::pin(async move {
         let members = ctx
             .args
@@ -131,11 +105,13 @@ fn create_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> Nodes
                 field_values(type_def, &input, &[]).map_err(|error| error.in_batch(index))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        engine::create_nodes(scope(ctx)?, model(ctx)?, type_def, &members).await
+        engine::create_nodes(scope(ctx)?, model(ctx)?, type_def, &members)
+            .await
+            .map(Answer::from)
     })
 }
 
-fn update_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodesFuture<'a> {
+fn update_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture<'a> {
     Box::pin(async move {
         let members = ctx
             .args
@@ -157,11 +133,13 @@ fn update_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> Nodes
                 member().map_err(|error| error.in_batch(index))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        engine::update_nodes(scope(ctx)?, model(ctx)?, type_def, &members).await
+        engine::update_nodes(scope(ctx)?, model(ctx)?, type_def, &members)
+            .await
+            .map(Answer::from)
     })
 }
 
-fn delete_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodesFuture<'a> {
+fn delete_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture<'a> {
     Box::pin(async move {
         let ids = ctx
             .args
@@ -170,12 +148,38 @@ fn delete_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> Nodes
             .iter()
             .map(|id| Ok(id.string()?.to_owned()))
             .collect::<Result<Vec<String>, EngineError>>()?;
-        engine::delete_nodes(scope(ctx)?, model(ctx)?, type_def, &ids).await
+        engine::delete_nodes(scope(ctx)?, model(ctx)?, type_def, &ids)
+            .await
+            .map(Answer::from)
     })
 }
 
+/// What a mutation answers: one node (or none), or the nodes of a batch.
+enum Answer {
+    One(Option<Node>),
+    Many(Vec<Node>),
+}
+
+impl From<Node> for Answer {
+    fn from(node: Node) -> Answer {
+        Answer::One(Some(node))
+    }
+}
+
+impl From<Option<Node>> for Answer {
+    fn from(node: Option<Node>) -> Answer {
+        Answer::One(node)
+    }
+}
+
+impl From<Vec<Node>> for Answer {
+    fn from(nodes: Vec<Node>) -> Answer {
+        Answer::Many(nodes)
+    }
+}
+
 type NodeFuture<'a> =
-    std::pin::Pin<Box<dyn Future<Output = Result<Option<Node>, EngineError>> + Send + 'a>>;
+    std::pin::Pin<Box<dyn Future<Output = Result<Answer, EngineError>> + Send + 'a>>;
 
 /// A root field whose resolver runs `run` for the type `type_name`.
 fn node_field(
@@ -192,8 +196,12 @@ fn node_field(
             let type_def = model
                 .type_def(&type_name)
                 .ok_or_else(|| graphql_error(EngineError::Internal))?;
-            let node = run(&ctx, type_def).await.map_err(graphql_error)?;
-            Ok(node.map(|node| node_field_value(node, false)))
+            Ok(match run(&ctx, type_def).await.map_err(graphql_error)? {
+                Answer::One(node) => node.map(|node| node_field_value(node, false)),
+                Answer::Many(nodes) => Some(FieldValue::list(
+                    nodes.into_iter().map(|node| node_field_value(node, false)),
+                )),
+            })
         })
     })
 }
@@ -203,7 +211,7 @@ fn create<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
         let input = ctx.args.try_get("input")?.object()?;
         let fields = field_values(type_def, &input, &[])?;
         let node = engine::create_node(scope(ctx)?, model(ctx)?, type_def, &fields).await?;
-        Ok(Some(node))
+        Ok(node.into())
     })
 }
 
@@ -217,7 +225,7 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
         let fields = field_values(type_def, &input, &absent)?;
         let node =
             engine::update_node(scope(ctx)?, model(ctx)?, type_def, &id, &fields, &guard).await?;
-        Ok(Some(node))
+        Ok(node.into())
     })
 }
 
@@ -226,7 +234,9 @@ fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
         let id = id_argument(ctx, "id")?;
         let expected = expected_version(ctx.args.get("expectedVersion"))?;
         let guard = guard(ctx, type_def, expected)?;
-        engine::delete_node(scope(ctx)?, model(ctx)?, type_def, &id, &guard).await
+        engine::delete_node(scope(ctx)?, model(ctx)?, type_def, &id, &guard)
+            .await
+            .map(Answer::from)
     })
 }
 

@@ -79,7 +79,8 @@ pub fn item_size(item: &Item) -> usize {
         .sum()
 }
 
-fn value_size(value: &AttrValue) -> usize {
+/// A value's size as DynamoDB counts it toward an item's 400 KB, near enough.
+pub fn value_size(value: &AttrValue) -> usize {
     match value {
         AttrValue::S(s) | AttrValue::N(s) => s.len(),
         AttrValue::Bool(_) | AttrValue::Null => 1,

@@ -36,7 +36,7 @@ pub use calls::{CallLog, CallRecord};
 pub use client::{Credentials, Store};
 pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
-pub use item::{AttrValue, Item, item_from_json, item_size, item_to_json};
+pub use item::{AttrValue, Item, item_from_json, item_size, item_to_json, value_size};
 pub use key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_ITEM_BYTES, MAX_TRANSACTION_ITEMS, RangeQuery};
 pub use metrics::StoreMetrics;
 pub use retry::RETRY_ATTEMPTS;

@@ -636,21 +636,8 @@ async fn every_replica_sees_each_write_once_including_writes_made_outside_the_ap
 
     // A mutation through one replica reaches the subscribers of all three, once: the next
     // event each receives is the one after it.
-    let http = reqwest::Client::new();
     for (name, (_, address)) in [("Via One", &replicas[0]), ("Via Three", &replicas[2])] {
-        let body: Value = http
-            .post(format!("http://{address}/graphql"))
-            .json(&json!({
-                "query": "mutation($n: String!) { createFarm(input: { name: $n }) { id } }",
-                "variables": { "n": name },
-            }))
-            .send()
-            .await
-            .expect("the replica answers")
-            .json()
-            .await
-            .expect("JSON");
-        assert!(body["errors"].is_null(), "{body}");
+        create_farm_at(address, name).await;
     }
     for client in &mut clients {
         assert_eq!(created_farm(client).await, "Via One");
@@ -762,16 +749,7 @@ async fn migrate_turns_the_change_stream_on_for_a_table_made_without_it() {
         .subscribe("farms", "subscription { onCreateFarm { name } }", json!({}))
         .await;
     until_subscriptions(&address, 1).await;
-    let body: Value = reqwest::Client::new()
-        .post(format!("http://{address}/graphql"))
-        .json(&json!({ "query": "mutation { createFarm(input: { name: \"Streamed\" }) { id } }" }))
-        .send()
-        .await
-        .expect("the replica answers")
-        .json()
-        .await
-        .expect("JSON");
-    assert!(body["errors"].is_null(), "{body}");
+    create_farm_at(&address, "Streamed").await;
     assert_eq!(created_farm(&mut client).await, "Streamed");
 }
 

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::keys;
-use crate::model::{FieldKind, Model, TypeDef};
+use crate::model::{FieldKind, Model, TypeDef, lower_first, upper_first};
 use crate::resolvers::{Pipeline, Resolvers, Step};
 
 /// One storage access of a field.
@@ -290,15 +290,48 @@ fn mutation_plans(model: &Model, type_def: &TypeDef) -> Vec<FieldPlan> {
         "the node, its unique values and edges (steps of 40 edges past 100 items)",
         "one per mutation",
     ));
+    // What a nested input (`link:` of a @hasMany, `add:` of an @outgoing) reads first.
+    let mut create = Vec::new();
+    let nests = |kind: fn(&FieldKind) -> bool| type_def.fields.iter().any(|f| kind(&f.kind));
+    if type_def.fields.iter().any(|f| {
+        matches!(&f.kind, FieldKind::HasMany(relation) if model.type_def(&relation.element).is_some())
+    }) {
+        create.push(access(
+            "GetItem",
+            "table",
+            "NODE#<id> (consistent) of each node linked under the new one",
+            "one per linked node, in parallel",
+        ));
+    }
+    if nests(|kind| matches!(kind, FieldKind::Outgoing { .. })) {
+        create.push(access(
+            "BatchGetItem",
+            "table",
+            "NODE#<to> of each nested edge's target",
+            "one per mutation",
+        ));
+    }
+    if nests(|kind| {
+        matches!(
+            kind,
+            FieldKind::HasMany(_) | FieldKind::BelongsTo { .. } | FieldKind::Outgoing { .. }
+        )
+    }) {
+        let _ = write!(
+            written,
+            "; with nested input, the nodes, links and edges it names"
+        );
+    }
+    create.push(access(
+        "TransactWriteItems",
+        "table",
+        written.clone(),
+        "one per mutation",
+    ));
     vec![
         FieldPlan {
             field: format!("Mutation.create{name}"),
-            accesses: vec![access(
-                "TransactWriteItems",
-                "table",
-                written.clone(),
-                "one per mutation",
-            )],
+            accesses: create,
         },
         FieldPlan {
             field: format!("Mutation.update{name}"),
@@ -378,20 +411,4 @@ pub fn render(plans: &[FieldPlan]) -> String {
         }
     }
     out
-}
-
-fn lower_first(name: &str) -> String {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .map(|c| c.to_lowercase().chain(chars).collect())
-        .unwrap_or_default()
-}
-
-fn upper_first(name: &str) -> String {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .map(|c| c.to_uppercase().chain(chars).collect())
-        .unwrap_or_default()
 }

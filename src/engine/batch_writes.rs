@@ -1,13 +1,16 @@
-//! Batches of creates, updates or deletes of one node type, all or nothing in one transaction:
-//! each member is planned as its single write would be (unique items, reference checks,
-//! cascaded edges, events), the plans are joined, and the whole is committed once.
+//! Batches of updates or deletes of one node type, all or nothing in one transaction: each
+//! member is planned as its single write would be (unique items, reference checks, cascaded
+//! edges, events), the plans are joined and folded, and the whole is committed once. (Batches
+//! of creates are in `creates`.)
 //!
-//! Refused before anything is sent: a batch whose writes exceed one transaction
-//! (`TransactionTooLarge`, naming how many it needed), and two members touching the same item
-//! (the same node, or the same unique value: `UniqueConstraintViolation` on the later one),
-//! which DynamoDB would refuse in one transaction anyway. A member that fails (a taken unique
-//! value, a version or condition that does not hold, a missing node or reference) fails the
-//! batch with its error, carrying the member's position.
+//! Folding lets members touch one item where their writes combine: two deleted nodes joined by
+//! an edge delete it once, edges of one source take their entries out of its set in one update,
+//! and a unique value one member frees another may take. Refused before anything is sent: a
+//! batch whose writes exceed one transaction (`TransactionTooLarge`, naming how many it
+//! needed), and two members writing one item in ways that do not combine (one unique value
+//! taken twice: `UniqueConstraintViolation` on the later one). A member that fails (a taken
+//! unique value, a version or condition that does not hold, a missing node or reference) fails
+//! the batch with its error, carrying the member's position.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,16 +19,12 @@ use futures::future::try_join_all;
 
 use super::edge_writes::edges_touching;
 use super::error::EngineError;
-use super::node_writes::{
-    FieldValues, Guard, Planned, create_refused, plan_create, plan_delete, plan_update,
-    read_to_change,
-};
+use super::node_writes::{FieldValues, Guard, Planned, plan_delete, plan_update, read_to_change};
 use super::nodes::Node;
-use super::plan::{Plan, Purpose, commit_at, refused, remember};
+use super::plan::{Plan, Purpose, commit_at, join, refused, remember};
 use super::scope::RequestScope;
 use crate::keys;
 use crate::model::{Model, TypeDef};
-use crate::store::{Key, MAX_TRANSACTION_ITEMS};
 
 /// How often a batch of updates or deletes reads again after losing a race to another writer.
 const WRITE_ATTEMPTS: usize = 5;
@@ -36,30 +35,6 @@ pub struct UpdateMember {
     pub id: String,
     pub fields: FieldValues,
     pub guard: Guard,
-}
-
-/// Creates a node of `type_def` for each member, all or none.
-pub async fn create_nodes(
-    scope: &RequestScope,
-    model: &Model,
-    type_def: &TypeDef,
-    members: &[FieldValues],
-) -> Result<Vec<Node>, EngineError> {
-    let mut planned = members
-        .iter()
-        .enumerate()
-        .map(|(index, fields)| {
-            plan_create(model, type_def, fields).map_err(|error| error.in_batch(index))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let (plan, owners) = join(type_def, &mut planned)?;
-    match commit_at(scope, plan).await? {
-        Ok(()) => Ok(committed(scope, type_def, planned)),
-        Err((write, purpose)) => {
-            let index = owners[write];
-            Err(create_refused(type_def, &planned[index].id, purpose).in_batch(index))
-        }
-    }
 }
 
 /// Changes the given fields of each member's node, all or none; each only if its node is as its
@@ -94,14 +69,12 @@ pub async fn update_nodes(
                     .map_err(|error| error.in_batch(index))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let (plan, owners) = join(type_def, &mut planned)?;
+        let plan = join(take_plans(&mut planned), true)?;
         match commit_at(scope, plan).await? {
             Ok(()) => return Ok(committed(scope, type_def, planned)),
             // Another writer changed a node since it was read: read them all again.
             Err((_, Purpose::Node)) => continue,
-            Err((write, purpose)) => {
-                return Err(refused(type_def, purpose).in_batch(owners[write]));
-            }
+            Err((member, purpose)) => return Err(refused(purpose).in_batch(member)),
         }
     }
     tracing::warn!("a batch update gave up after losing every race to other writers");
@@ -110,8 +83,7 @@ pub async fn update_nodes(
 
 /// Deletes each node of `ids`, frees its unique values and removes every edge that touches it,
 /// all or none; an id with no such node fails the batch. A batch whose nodes have more edges
-/// than one transaction holds is refused (delete those nodes one by one), and so is one
-/// whose nodes share an edge or an edge's source (both members would change that item).
+/// than one transaction holds is refused (delete those nodes one by one).
 pub async fn delete_nodes(
     scope: &RequestScope,
     model: &Model,
@@ -146,7 +118,7 @@ pub async fn delete_nodes(
                 plan,
             });
         }
-        let (plan, _) = join(type_def, &mut planned)?;
+        let plan = join(take_plans(&mut planned), true)?;
         match commit_at(scope, plan).await? {
             Ok(()) => {
                 for member in &planned {
@@ -169,44 +141,12 @@ pub async fn delete_nodes(
     Err(EngineError::StorageUnavailable)
 }
 
-/// The members' plans joined into one, with the member each write belongs to; refused when it
-/// exceeds one transaction or two members touch one item.
-fn join(type_def: &TypeDef, planned: &mut [Planned]) -> Result<(Plan, Vec<usize>), EngineError> {
-    let total: usize = planned.iter().map(|member| member.plan.len()).sum();
-    if total > MAX_TRANSACTION_ITEMS {
-        return Err(EngineError::TransactionTooLarge(format!(
-            "this batch needs {total} writes; one transaction holds at most \
-             {MAX_TRANSACTION_ITEMS} (a node takes one, and one more for each unique value, \
-             reference and edge it changes)"
-        )));
-    }
-    let mut owners = Vec::with_capacity(total);
-    let mut touched: HashMap<Key, usize> = HashMap::new();
-    let mut plan = Plan::default();
-    for (index, member) in planned.iter().enumerate() {
-        for (key, purpose) in member.plan.keys() {
-            match touched.insert(key.clone(), index) {
-                Some(other) if other != index => {
-                    let error = match purpose {
-                        Purpose::TakeUnique(field) => EngineError::UniqueConstraintViolation {
-                            type_name: type_def.name.clone(),
-                            field: field.clone(),
-                        },
-                        _ => EngineError::bad_input(format!(
-                            "this member changes an item that member {other} changes too; \
-                             change it in a batch of its own"
-                        )),
-                    };
-                    return Err(error.in_batch(index));
-                }
-                _ => owners.push(index),
-            }
-        }
-    }
-    for member in planned {
-        plan.append(std::mem::take(&mut member.plan));
-    }
-    Ok((plan, owners))
+/// The members' plans, taken out of them.
+fn take_plans(planned: &mut [Planned]) -> Vec<Plan> {
+    planned
+        .iter_mut()
+        .map(|member| std::mem::take(&mut member.plan))
+        .collect()
 }
 
 /// Refuses a batch that names one id twice.

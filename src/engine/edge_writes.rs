@@ -49,7 +49,14 @@ pub async fn add_edge(
     }
     for _ in 0..WRITE_ATTEMPTS {
         let ends = read_ends(scope, model, edge_def, from, to).await?;
-        let edge = Arc::new(edge_item(model, edge_def, &ends, metadata)?);
+        let edge = edge_item(
+            model,
+            edge_def,
+            (from, to, &ends.target_type),
+            ends.existing.as_ref(),
+            metadata,
+        )?;
+        let edge = Arc::new(edge);
         let plan = add_plan(model, edge_def, &ends, edge.clone())?;
         match commit(scope, plan).await? {
             Ok(()) => {
@@ -100,22 +107,7 @@ async fn read_ends(
         })
         .await
         .map_err(|e| EngineError::from_store(&e))?;
-    // The target's type is recorded on the edge, so a read of the inverse slot knows what the
-    // node it starts from is without reading it.
-    let reachable = model.possible_types(&edge_def.to);
-    let target_type = scope
-        .loader
-        .load(&keys::node_key(to))
-        .await
-        .map_err(|e| EngineError::from_store(&e))?
-        .map(|target| text(&target, "__typename").to_owned())
-        .filter(|typename| reachable.contains(&typename.as_str()));
-    let Some(target_type) = target_type else {
-        return Err(EngineError::bad_input(format!(
-            "to: there is no {} with id {to}",
-            edge_def.to
-        )));
-    };
+    let target_type = target_type(scope, model, edge_def, to).await?;
     Ok(EdgeEnds {
         from: from.to_owned(),
         to: to.to_owned(),
@@ -125,32 +117,55 @@ async fn read_ends(
     })
 }
 
+/// The type of node `to`, which an edge of `edge_def` may point at; an error when there is no
+/// such node. The target's type is recorded on the edge, so a read of the inverse slot knows
+/// what the node it starts from is without reading it.
+pub(super) async fn target_type(
+    scope: &RequestScope,
+    model: &Model,
+    edge_def: &EdgeTypeDef,
+    to: &str,
+) -> Result<String, EngineError> {
+    checked_id(to, "to")?;
+    let reachable = model.possible_types(&edge_def.to);
+    scope
+        .loader
+        .load(&keys::node_key(to))
+        .await
+        .map_err(|e| EngineError::from_store(&e))?
+        .map(|target| text(&target, "__typename").to_owned())
+        .filter(|typename| reachable.contains(&typename.as_str()))
+        .ok_or_else(|| {
+            EngineError::bad_input(format!("to: there is no {} with id {to}", edge_def.to))
+        })
+}
+
 /// The edge item to write: the metadata, both ends, the target's type, the inverse slot and
 /// the times (`createdAt` kept from an existing edge), within DynamoDB's limits.
 fn edge_item(
     model: &Model,
     edge_def: &EdgeTypeDef,
-    ends: &EdgeEnds,
+    ends: (&str, &str, &str),
+    existing: Option<&Item>,
     metadata: &Item,
 ) -> Result<Item, EngineError> {
+    let (from, to, target_type) = ends;
     let edge_name = edge_def.name.as_str();
     let now = now();
     let mut edge = metadata.clone();
     edge.extend([
-        ("PK".to_owned(), AttrValue::S(keys::node_key(&ends.from))),
+        ("PK".to_owned(), AttrValue::S(keys::node_key(from))),
         (
             "SK".to_owned(),
-            AttrValue::S(keys::edge_sort_key(edge_name, &ends.to)),
+            AttrValue::S(keys::edge_sort_key(edge_name, to)),
         ),
         ("__typename".to_owned(), AttrValue::S(edge_name.to_owned())),
-        ("from".to_owned(), AttrValue::S(ends.from.clone())),
-        ("to".to_owned(), AttrValue::S(ends.to.clone())),
-        ("toType".to_owned(), AttrValue::S(ends.target_type.clone())),
+        ("from".to_owned(), AttrValue::S(from.to_owned())),
+        ("to".to_owned(), AttrValue::S(to.to_owned())),
+        ("toType".to_owned(), AttrValue::S(target_type.to_owned())),
         ("updatedAt".to_owned(), AttrValue::S(now.clone())),
     ]);
-    let created = ends
-        .existing
-        .as_ref()
+    let created = existing
         .and_then(|e| e.get("createdAt").cloned())
         .unwrap_or(AttrValue::S(now));
     edge.insert("createdAt".to_owned(), created);
@@ -233,25 +248,62 @@ fn add_plan(
             },
         );
     }
-    plan.push(
-        Write::Bump {
-            key: Key::same(keys::node_key(to)),
-            remove_from_edges: Vec::new(),
-            condition: vec![Clause::Equals(
-                "__typename".to_owned(),
-                AttrValue::S(ends.target_type.clone()),
-            )],
-        },
-        Purpose::Reference {
-            field: "to".to_owned(),
-            target: edge_def.to.clone(),
-            id: to.to_owned(),
-        },
-    );
+    let (bump, purpose) = bump_target(edge_def, to, &ends.target_type);
+    plan.push(bump, purpose);
     plan.changes(Change::edge(
         ends.existing.clone().map(Arc::new),
         Some(edge),
     ));
+    Ok(plan)
+}
+
+/// A bump of an edge's target, on condition that it is still a node of `target_type`.
+fn bump_target(edge_def: &EdgeTypeDef, to: &str, target_type: &str) -> (Write, Purpose) {
+    let bump = Write::Bump {
+        key: Key::same(keys::node_key(to)),
+        remove_from_edges: Vec::new(),
+        condition: vec![Clause::Equals(
+            "__typename".to_owned(),
+            AttrValue::S(target_type.to_owned()),
+        )],
+    };
+    let purpose = Purpose::Reference {
+        field: "to".to_owned(),
+        target: edge_def.to.clone(),
+        id: to.to_owned(),
+    };
+    (bump, purpose)
+}
+
+/// The writes that add an edge of `edge_def` from `source`, a node created in the same
+/// transaction, to the node `to` of `target_type`: the edge item and a bump of the target. The
+/// edge's entry goes into `source` itself when the edge type keeps edge sets.
+pub(super) fn plan_edge_from_new(
+    model: &Model,
+    edge_def: &EdgeTypeDef,
+    source: &mut Item,
+    to: &str,
+    target_type: &str,
+    metadata: &Item,
+) -> Result<Plan, EngineError> {
+    let from = text(source, "id").to_owned();
+    let edge = edge_item(model, edge_def, (&from, to, target_type), None, metadata)?;
+    let edge = Arc::new(edge);
+    if edge_def.edge_set {
+        let entry = edge_set_entry(model, edge_def, &edge);
+        *source = with_edge_set_entry(source, &edge_def.name, to, Some(entry));
+    }
+    let mut plan = Plan::default();
+    plan.push(
+        Write::Put {
+            item: (*edge).clone(),
+            condition: vec![Clause::NotExists],
+        },
+        Purpose::Edge,
+    );
+    let (bump, purpose) = bump_target(edge_def, to, target_type);
+    plan.push(bump, purpose);
+    plan.changes(Change::edge(None, Some(edge)));
     Ok(plan)
 }
 

@@ -10,6 +10,7 @@
 mod batch_writes;
 mod change;
 mod connections;
+mod creates;
 mod derive;
 mod edge_writes;
 mod error;
@@ -24,9 +25,10 @@ mod relay;
 mod scalars;
 mod scope;
 
-pub use batch_writes::{UpdateMember, create_nodes, delete_nodes, update_nodes};
+pub use batch_writes::{UpdateMember, delete_nodes, update_nodes};
 pub use change::{Change, ChangeKind};
 pub use connections::{Connection, Page, PageEdge, read_ahead, read_page};
+pub use creates::{NewEdge, NewNode, create_node, create_nodes, create_tree};
 pub use derive::{
     MAX_SORT_VALUE_BYTES, edge_set_entry, edge_sort_value, role_sort_value,
     set_edge_slot_attributes, set_slot_attributes, sort_value, target_ids, unique_item_key,
@@ -38,7 +40,7 @@ pub use events::{
     DYNAMODB_POLL, EMBEDDED_POLL, EVENT_BUFFER, Event, EventHub, EventReceiver, Watch,
 };
 pub use filter::{Filter, Test};
-pub use node_writes::{FieldValues, Guard, create_node, delete_node, update_node};
+pub use node_writes::{FieldValues, Guard, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, prefetch};
 pub use page_request::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageArguments, PageRequest};
 pub use pipelines::{Found, PipelineInput, run_pipeline};

@@ -72,72 +72,51 @@ impl Guard {
     }
 }
 
-/// Creates a node of `type_def` with a new id.
-pub async fn create_node(
-    scope: &RequestScope,
+/// A new node's item: its id, times and version, the `@default`s of fields left out, the given
+/// fields and its relation slots; an error when a required field has no value.
+pub(super) fn new_item(
     model: &Model,
     type_def: &TypeDef,
+    id: &str,
     fields: &FieldValues,
-) -> Result<Node, EngineError> {
-    let Planned { id, item, plan } = plan_create(model, type_def, fields)?;
-    match commit(scope, plan).await? {
-        Ok(()) => {
-            remember(scope, &id, Some(item.clone()));
-            Ok(Node {
-                typename: type_def.name.clone(),
-                item,
-            })
-        }
-        Err(purpose) => Err(create_refused(type_def, &id, purpose)),
-    }
-}
-
-/// What a failed condition of a create's plan means.
-pub(super) fn create_refused(type_def: &TypeDef, id: &str, purpose: Purpose) -> EngineError {
-    match purpose {
-        Purpose::Node | Purpose::FreeUnique => {
-            tracing::error!(%id, "a new node's id or unique items already existed");
-            EngineError::Internal
-        }
-        purpose => refused(type_def, purpose),
-    }
-}
-
-/// The writes that create a node of `type_def` with a new id.
-pub(super) fn plan_create(
-    model: &Model,
-    type_def: &TypeDef,
-    fields: &FieldValues,
-) -> Result<Planned, EngineError> {
-    let id = keys::new_id();
+) -> Result<Item, EngineError> {
     let now = now();
     let mut item = Item::from([
-        ("PK".to_owned(), AttrValue::S(keys::node_key(&id))),
-        ("SK".to_owned(), AttrValue::S(keys::node_key(&id))),
+        ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
+        ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
         ("__typename".to_owned(), AttrValue::S(type_def.name.clone())),
-        ("id".to_owned(), AttrValue::S(id.clone())),
+        ("id".to_owned(), AttrValue::S(id.to_owned())),
         ("createdAt".to_owned(), AttrValue::S(now.clone())),
         ("updatedAt".to_owned(), AttrValue::S(now)),
         ("version".to_owned(), AttrValue::N("1".to_owned())),
     ]);
     apply_defaults(type_def, fields, &mut item);
     apply_fields(type_def, fields, &mut item)?;
+    check_required(type_def, &item)?;
     set_slot_attributes(model, type_def, &mut item);
-    check_limits(type_def, &item)?;
+    Ok(item)
+}
 
-    let item = Arc::new(item);
+/// The writes that create `item`, a new node of `type_def`: the node, the unique-value items
+/// it takes and a check of each node it points to.
+pub(super) fn plan_new_item(
+    model: &Model,
+    type_def: &TypeDef,
+    item: &Arc<Item>,
+) -> Result<Plan, EngineError> {
+    check_limits(type_def, item)?;
     let mut plan = Plan::default();
     plan.push(
         Write::Put {
-            item: (*item).clone(),
+            item: (**item).clone(),
             condition: vec![Clause::NotExists],
         },
         Purpose::Node,
     );
-    take_unique_values(type_def, None, &item, &mut plan);
-    check_references(model, type_def, None, &item, &mut plan)?;
+    take_unique_values(type_def, None, item, &mut plan);
+    check_references(model, type_def, None, item, &mut plan)?;
     plan.changes(Change::node(None, Some(item.clone())));
-    Ok(Planned { id, item, plan })
+    Ok(plan)
 }
 
 /// Changes the given fields of the node `id` of `type_def`; fields left out keep their values.
@@ -167,7 +146,7 @@ pub async fn update_node(
             // Another writer changed the node since it was read: read again.
             Err(Purpose::Node) => continue,
             Err(Purpose::FreeUnique) => return Err(unique_item_owned_elsewhere(type_def, id)),
-            Err(purpose) => return Err(refused(type_def, purpose)),
+            Err(purpose) => return Err(refused(purpose)),
         }
     }
     tracing::warn!(%id, "update gave up after losing every race to other writers");
@@ -273,7 +252,7 @@ pub async fn delete_node(
             }
             Err(Purpose::Node | Purpose::Edge) => lost_races += 1,
             Err(Purpose::FreeUnique) => return Err(unique_item_owned_elsewhere(type_def, id)),
-            Err(purpose) => return Err(refused(type_def, purpose)),
+            Err(purpose) => return Err(refused(purpose)),
         }
     }
     tracing::warn!(%id, "delete gave up after losing every race to other writers");
@@ -347,6 +326,30 @@ fn apply_fields(
                 item.remove(&field.name);
             }
         }
+    }
+    Ok(())
+}
+
+/// Refuses a new node without a value for a required field. A foreign key a client may also
+/// give through its `@belongsTo` field (`create` or `link`) is named with it.
+fn check_required(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> {
+    for field in &type_def.fields {
+        let FieldKind::Scalar { required: true, .. } = &field.kind else {
+            continue;
+        };
+        if item.contains_key(&field.name) {
+            continue;
+        }
+        let relation = type_def.fields.iter().find(|other| {
+            matches!(&other.kind, FieldKind::BelongsTo { foreign_key, .. } if *foreign_key == field.name)
+        });
+        return Err(EngineError::bad_input(match relation {
+            Some(relation) => format!(
+                "{}.{} is required: give {} or {}",
+                type_def.name, field.name, field.name, relation.name
+            ),
+            None => format!("{}.{} is required", type_def.name, field.name),
+        }));
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 //! Invariant: a plan commits whole or not at all, and its changes are recorded on the request's
 //! scope only once it has committed.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::change::Change;
@@ -19,7 +20,10 @@ use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, StoreErr
 pub enum Purpose {
     /// A node, conditioned on the version that was read: another writer got there first.
     Node,
-    TakeUnique(String),
+    TakeUnique {
+        type_name: String,
+        field: String,
+    },
     FreeUnique,
     Reference {
         field: String,
@@ -34,17 +38,39 @@ pub enum Purpose {
 pub struct Plan {
     writes: Vec<Write>,
     purposes: Vec<Purpose>,
+    /// The part of the operation each write belongs to: a member of a batch; 0 otherwise.
+    parts: Vec<usize>,
     /// What the writes change, recorded when they commit.
     changes: Vec<Change>,
+}
+
+/// Two writes of a plan on one item that do not fold into one write, which DynamoDB would
+/// refuse in one transaction: the parts of the earlier and the later, and the later's purpose.
+#[derive(Debug)]
+pub struct Clash {
+    pub first: usize,
+    pub second: usize,
+    pub purpose: Purpose,
 }
 
 impl Plan {
     pub fn push(&mut self, write: Write, purpose: Purpose) {
         self.writes.push(write);
         self.purposes.push(purpose);
+        self.parts.push(0);
     }
 
     pub fn append(&mut self, other: Plan) {
+        self.writes.extend(other.writes);
+        self.purposes.extend(other.purposes);
+        self.parts.extend(other.parts);
+        self.changes.extend(other.changes);
+    }
+
+    /// Appends `other`'s writes as part `part` of this plan.
+    pub fn append_as(&mut self, other: Plan, part: usize) {
+        self.parts
+            .extend(std::iter::repeat_n(part, other.writes.len()));
         self.writes.extend(other.writes);
         self.purposes.extend(other.purposes);
         self.changes.extend(other.changes);
@@ -59,10 +85,192 @@ impl Plan {
         self.writes.len()
     }
 
-    /// The writes' keys and purposes, in order.
-    pub fn keys(&self) -> impl Iterator<Item = (Key, &Purpose)> {
-        self.writes.iter().map(Write::key).zip(&self.purposes)
+    /// The plan with the writes on one item folded into one, as one transaction needs them:
+    /// checks and version bumps of one node merge (their conditions joined), a check or bump
+    /// of a node the plan writes whole is implied by that write when its conditions hold on the
+    /// written item, a bump of a node the plan deletes is dropped, one edge deleted from both
+    /// ends is deleted once, and a unique value one node frees and another takes changes hands
+    /// in one put. Any other pair is a [`Clash`].
+    pub fn folded(self) -> Result<Plan, Clash> {
+        let mut folded = Plan {
+            changes: self.changes,
+            ..Plan::default()
+        };
+        let mut at: HashMap<Key, usize> = HashMap::new();
+        let writes = self.writes.into_iter().zip(self.purposes).zip(self.parts);
+        for ((write, purpose), part) in writes {
+            let key = write.key();
+            let Some(&index) = at.get(&key) else {
+                at.insert(key, folded.writes.len());
+                folded.writes.push(write);
+                folded.purposes.push(purpose);
+                folded.parts.push(part);
+                continue;
+            };
+            let earlier = (
+                folded.writes[index].clone(),
+                folded.purposes[index].clone(),
+                folded.parts[index],
+            );
+            let later_purpose = purpose.clone();
+            let Some((write, purpose, part)) = fold(earlier, (write, purpose, part)) else {
+                return Err(Clash {
+                    first: folded.parts[index],
+                    second: part,
+                    purpose: later_purpose,
+                });
+            };
+            folded.writes[index] = write;
+            folded.purposes[index] = purpose;
+            folded.parts[index] = part;
+        }
+        Ok(folded)
     }
+}
+
+type Planned = (Write, Purpose, usize);
+
+/// Two writes on one item as one write, if they fold (see [`Plan::folded`]).
+fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
+    use Write::{Bump, Check, Delete, Put};
+    let joined = |a: &[Clause], b: &[Clause]| {
+        let mut condition = a.to_vec();
+        condition.extend(b.iter().filter(|clause| !a.contains(clause)).cloned());
+        condition
+    };
+    match (&earlier.0, &later.0) {
+        (
+            Check { key, condition: a }
+            | Bump {
+                key, condition: a, ..
+            },
+            Check { condition: b, .. } | Bump { condition: b, .. },
+        ) => {
+            let mut removed = Vec::new();
+            let mut bump = false;
+            for write in [&earlier.0, &later.0] {
+                if let Bump {
+                    remove_from_edges, ..
+                } = write
+                {
+                    bump = true;
+                    removed.extend(remove_from_edges.iter().cloned());
+                }
+            }
+            let condition = joined(a, b);
+            let write = if bump {
+                Bump {
+                    key: key.clone(),
+                    remove_from_edges: removed,
+                    condition,
+                }
+            } else {
+                Check {
+                    key: key.clone(),
+                    condition,
+                }
+            };
+            Some((write, earlier.1, earlier.2))
+        }
+        (Put { item, .. }, Check { condition, .. } | Bump { condition, .. })
+            if implied(&later.0, item, condition) =>
+        {
+            Some(earlier)
+        }
+        (Check { condition, .. } | Bump { condition, .. }, Put { item, .. })
+            if implied(&earlier.0, item, condition) =>
+        {
+            Some(later)
+        }
+        (Delete { .. }, Bump { .. }) if matches!(later.1, Purpose::Node) => Some(earlier),
+        (Bump { .. }, Delete { .. }) if matches!(earlier.1, Purpose::Node) => Some(later),
+        (Delete { condition: a, .. }, Delete { condition: b, .. }) if a == b => Some(earlier),
+        (Delete { condition, .. }, Put { item, .. })
+            if matches!(earlier.1, Purpose::FreeUnique)
+                && matches!(later.1, Purpose::TakeUnique { .. }) =>
+        {
+            let write = Put {
+                item: item.clone(),
+                condition: condition.clone(),
+            };
+            Some((write, later.1, later.2))
+        }
+        (Put { item, .. }, Delete { condition, .. })
+            if matches!(earlier.1, Purpose::TakeUnique { .. })
+                && matches!(later.1, Purpose::FreeUnique) =>
+        {
+            let write = Put {
+                item: item.clone(),
+                condition: condition.clone(),
+            };
+            Some((write, earlier.1, earlier.2))
+        }
+        _ => None,
+    }
+}
+
+/// Whether a check or a bump (`write`, with `condition`) of an item the plan puts whole says
+/// nothing the put does not: it removes nothing from the edge set, and its condition holds on
+/// the item as put.
+fn implied(write: &Write, item: &Item, condition: &[Clause]) -> bool {
+    if let Write::Bump {
+        remove_from_edges, ..
+    } = write
+        && !remove_from_edges.is_empty()
+    {
+        return false;
+    }
+    condition.iter().all(|clause| match clause {
+        Clause::Exists => true,
+        Clause::NotExists => false,
+        Clause::Equals(attribute, value) | Clause::AbsentOrEquals(attribute, value) => {
+            item.get(attribute) == Some(value)
+        }
+        Clause::OneOf(attribute, values) => item
+            .get(attribute)
+            .is_some_and(|value| values.contains(value)),
+    })
+}
+
+/// The plans of an operation's parts (the members of a batch, or the one change) as one plan,
+/// folded; refused before anything is sent when its writes exceed one transaction
+/// (`TransactionTooLarge`) or two parts write one item in ways that do not fold (a unique value
+/// taken twice: `UniqueConstraintViolation`).
+pub fn join(parts: Vec<Plan>, batch: bool) -> Result<Plan, EngineError> {
+    let mut plan = Plan::default();
+    for (index, part) in parts.into_iter().enumerate() {
+        plan.append_as(part, index);
+    }
+    let plan = plan.folded().map_err(|clash| clash_error(clash, batch))?;
+    if plan.len() > MAX_TRANSACTION_ITEMS {
+        return Err(EngineError::TransactionTooLarge(format!(
+            "this {} needs {} writes; one transaction holds at most {MAX_TRANSACTION_ITEMS} (a \
+             node takes one, and one more for each unique value, reference and edge it changes)",
+            if batch { "batch" } else { "change" },
+            plan.len()
+        )));
+    }
+    Ok(plan)
+}
+
+/// What two writes on one item tell the client.
+fn clash_error(clash: Clash, batch: bool) -> EngineError {
+    let Clash {
+        first,
+        second,
+        purpose,
+    } = clash;
+    let error = match purpose {
+        Purpose::TakeUnique { type_name, field } => {
+            EngineError::UniqueConstraintViolation { type_name, field }
+        }
+        _ if batch && first != second => EngineError::bad_input(format!(
+            "this member changes an item that member {first} changes too; change it in a \
+             batch of its own"
+        )),
+        _ => EngineError::bad_input("this input names one node or edge twice; name each once"),
+    };
+    if batch { error.in_batch(second) } else { error }
 }
 
 /// Commits a plan as one transaction; a failed condition comes back as the purpose of the
@@ -73,11 +281,15 @@ pub async fn commit(scope: &RequestScope, plan: Plan) -> Result<Result<(), Purpo
         .map_err(|(_, purpose)| purpose))
 }
 
-/// The same, answering also the position in the plan of the write that failed.
+/// The same, answering also the part of the plan whose write failed.
 pub async fn commit_at(
     scope: &RequestScope,
     plan: Plan,
 ) -> Result<Result<(), (usize, Purpose)>, EngineError> {
+    let plan = plan.folded().map_err(|clash| {
+        tracing::error!(?clash, "a plan writes one item twice");
+        EngineError::Internal
+    })?;
     if plan.writes.len() > MAX_TRANSACTION_ITEMS {
         return Err(EngineError::TransactionTooLarge(format!(
             "this change needs {} writes; one transaction holds at most {MAX_TRANSACTION_ITEMS}",
@@ -93,19 +305,18 @@ pub async fn commit_at(
             .purposes
             .get(index)
             .cloned()
-            .map(|purpose| Err((index, purpose)))
+            .map(|purpose| Err((plan.parts[index], purpose)))
             .ok_or(EngineError::Internal),
         Err(e) => Err(EngineError::from_store(&e)),
     }
 }
 
 /// What a failed condition tells the client.
-pub fn refused(type_def: &TypeDef, purpose: Purpose) -> EngineError {
+pub fn refused(purpose: Purpose) -> EngineError {
     match purpose {
-        Purpose::TakeUnique(field) => EngineError::UniqueConstraintViolation {
-            type_name: type_def.name.clone(),
-            field,
-        },
+        Purpose::TakeUnique { type_name, field } => {
+            EngineError::UniqueConstraintViolation { type_name, field }
+        }
         Purpose::Reference { field, target, id } => {
             EngineError::bad_input(format!("{field}: there is no {target} with id {id}"))
         }
@@ -176,7 +387,10 @@ pub fn take_unique_values(
                     ]),
                     condition: vec![Clause::NotExists],
                 },
-                Purpose::TakeUnique(field.name.clone()),
+                Purpose::TakeUnique {
+                    type_name: type_def.name.clone(),
+                    field: field.name.clone(),
+                },
             );
         }
     }
@@ -261,4 +475,207 @@ pub fn check_references(
 /// Makes a written node visible to the rest of the request (or its absence, for `None`).
 pub fn remember(scope: &RequestScope, id: &str, item: Option<Arc<Item>>) {
     scope.loader.prime(&keys::node_key(id), item);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(id: &str, typename: &str) -> Item {
+        Item::from([
+            ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
+            ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
+            ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
+            ("id".to_owned(), AttrValue::S(id.to_owned())),
+        ])
+    }
+
+    fn is_type(typename: &str) -> Vec<Clause> {
+        vec![Clause::OneOf(
+            "__typename".to_owned(),
+            vec![AttrValue::S(typename.to_owned())],
+        )]
+    }
+
+    fn reference() -> Purpose {
+        Purpose::Reference {
+            field: "farmId".to_owned(),
+            target: "Farm".to_owned(),
+            id: "f".to_owned(),
+        }
+    }
+
+    fn bump(id: &str, removed: &[&str]) -> Write {
+        Write::Bump {
+            key: Key::same(keys::node_key(id)),
+            remove_from_edges: removed.iter().map(|entry| (*entry).to_owned()).collect(),
+            condition: vec![Clause::Exists],
+        }
+    }
+
+    #[test]
+    fn a_check_of_a_node_put_in_the_same_plan_is_implied_only_when_its_type_matches() {
+        let mut plan = Plan::default();
+        plan.push(
+            Write::Put {
+                item: node("f", "Farm"),
+                condition: vec![Clause::NotExists],
+            },
+            Purpose::Node,
+        );
+        plan.push(
+            Write::Check {
+                key: Key::same(keys::node_key("f")),
+                condition: is_type("Farm"),
+            },
+            reference(),
+        );
+        let folded = plan.folded().expect("folds");
+        assert_eq!(folded.len(), 1);
+        assert!(matches!(folded.writes[0], Write::Put { .. }));
+
+        let mut plan = Plan::default();
+        plan.push(
+            Write::Check {
+                key: Key::same(keys::node_key("f")),
+                condition: is_type("Image"),
+            },
+            reference(),
+        );
+        plan.push(
+            Write::Put {
+                item: node("f", "Farm"),
+                condition: vec![Clause::NotExists],
+            },
+            Purpose::Node,
+        );
+        assert!(plan.folded().is_err(), "a Farm is no Image");
+    }
+
+    #[test]
+    fn bumps_and_checks_of_one_node_merge_their_removals_and_conditions() {
+        let mut plan = Plan::default();
+        plan.push(bump("g", &["A#1"]), Purpose::Node);
+        plan.push(
+            Write::Check {
+                key: Key::same(keys::node_key("g")),
+                condition: is_type("Goal"),
+            },
+            reference(),
+        );
+        plan.push(bump("g", &["A#2"]), Purpose::Node);
+        let folded = plan.folded().expect("folds");
+        let [
+            Write::Bump {
+                remove_from_edges,
+                condition,
+                ..
+            },
+        ] = folded.writes.as_slice()
+        else {
+            panic!("one bump: {:?}", folded.writes);
+        };
+        assert_eq!(remove_from_edges, &["A#1", "A#2"]);
+        assert_eq!(
+            condition.len(),
+            2,
+            "Exists once, and the type: {condition:?}"
+        );
+    }
+
+    #[test]
+    fn a_deleted_node_needs_no_bump_and_an_edge_deleted_from_both_ends_is_deleted_once() {
+        let edge = Key {
+            pk: keys::node_key("a"),
+            sk: keys::edge_sort_key("Friend", "b"),
+        };
+        let delete = |key: &Key| Write::Delete {
+            key: key.clone(),
+            condition: vec![Clause::Equals(
+                "updatedAt".to_owned(),
+                AttrValue::S("t".to_owned()),
+            )],
+        };
+        let mut plan = Plan::default();
+        plan.push(delete(&Key::same(keys::node_key("a"))), Purpose::Node);
+        plan.push(delete(&edge), Purpose::Edge);
+        plan.append_as(
+            {
+                let mut other = Plan::default();
+                other.push(bump("a", &["Friend#b"]), Purpose::Node);
+                other.push(delete(&edge), Purpose::Edge);
+                other
+            },
+            1,
+        );
+        let folded = plan.folded().expect("folds");
+        assert_eq!(folded.len(), 2);
+        assert!(
+            folded
+                .writes
+                .iter()
+                .all(|write| matches!(write, Write::Delete { .. }))
+        );
+    }
+
+    #[test]
+    fn a_unique_value_freed_by_one_part_and_taken_by_another_changes_hands_in_one_put() {
+        let key = Key::same("UNIQUE#Farm#name#alpha".to_owned());
+        let take = Write::Put {
+            item: Item::from([
+                ("PK".to_owned(), AttrValue::S(key.pk.clone())),
+                ("SK".to_owned(), AttrValue::S(key.sk.clone())),
+                ("id".to_owned(), AttrValue::S("b".to_owned())),
+            ]),
+            condition: vec![Clause::NotExists],
+        };
+        let taking = Purpose::TakeUnique {
+            type_name: "Farm".to_owned(),
+            field: "name".to_owned(),
+        };
+        let free = Write::Delete {
+            key,
+            condition: vec![Clause::AbsentOrEquals(
+                "id".to_owned(),
+                AttrValue::S("a".to_owned()),
+            )],
+        };
+        let mut plan = Plan::default();
+        plan.push(take.clone(), taking.clone());
+        plan.append_as(
+            {
+                let mut other = Plan::default();
+                other.push(free, Purpose::FreeUnique);
+                other
+            },
+            1,
+        );
+        let folded = plan.folded().expect("folds");
+        let [Write::Put { item, condition }] = folded.writes.as_slice() else {
+            panic!("one put: {:?}", folded.writes);
+        };
+        assert_eq!(item.get("id"), Some(&AttrValue::S("b".to_owned())));
+        assert_eq!(
+            condition,
+            &[Clause::AbsentOrEquals(
+                "id".to_owned(),
+                AttrValue::S("a".to_owned())
+            )]
+        );
+        assert_eq!(folded.parts, [0], "the taker's part answers for it");
+
+        let mut plan = Plan::default();
+        plan.push(take.clone(), taking.clone());
+        plan.append_as(
+            {
+                let mut other = Plan::default();
+                other.push(take, taking);
+                other
+            },
+            1,
+        );
+        let clash = plan.folded().err().expect("one value taken twice");
+        assert_eq!((clash.first, clash.second), (0, 1));
+        assert!(matches!(clash.purpose, Purpose::TakeUnique { .. }));
+    }
 }

@@ -58,21 +58,3 @@ pub(super) fn node_list(nodes: Vec<Option<Node>>) -> FieldValue<'static> {
             .map(|node| node.map_or_else(missing_node, |node| node_field_value(node, true))),
     )
 }
-
-/// `Farm` → `farm`, `KeyResult` → `keyResult`.
-pub(super) fn lower_first(name: &str) -> String {
-    let mut chars = name.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => String::new(),
-    }
-}
-
-/// `name` → `Name`.
-pub(super) fn upper_first(name: &str) -> String {
-    let mut chars = name.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
-}

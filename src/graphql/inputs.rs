@@ -1,31 +1,199 @@
-//! The input types of the mutations: `Create<Type>Input`, `Update<Type>Input` and
-//! `Add<Edge>Input`.
+//! The input types of the mutations: `Create<Type>Input` with the nested inputs of its relation
+//! fields, `Update<Type>Input` and `Add<Edge>Input`.
 
 use async_graphql::dynamic::{InputObject, InputValue, TypeRef};
 
 use super::scalars::scalar_type_ref;
 use async_graphql::{Name, Value};
 
-use crate::model::{EdgeTypeDef, FieldDef, FieldKind, ScalarType, TypeDef};
+use std::collections::BTreeSet;
 
-pub(super) fn create_input(type_def: &TypeDef) -> InputObject {
-    let mut input = InputObject::new(format!("Create{}Input", type_def.name));
-    for field in &type_def.fields {
-        if let FieldKind::Scalar {
-            scalar,
-            required,
-            default,
-            ..
-        } = &field.kind
-        {
-            let mut value = input_value(field, scalar_type_ref(scalar, *required));
-            if let Some(default) = default {
-                value = value.default_value(default_value(scalar, default));
+use crate::model::{EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef, upper_first};
+
+/// Every input type of the creates: `Create<Type>Input` for each type, the nested inputs its
+/// relation fields take (`<Type>OneInput` for a `@belongsTo`, `<Type>ManyWithout<Key>Input`
+/// with `Create<Type>Without<Key>Input` for a `@hasMany`, `<Edge>EdgesInput` with
+/// `<Edge>EdgeInput` for an `@outgoing`), each once.
+pub(super) fn create_inputs(model: &Model) -> Vec<InputObject> {
+    let mut inputs: Vec<InputObject> = Vec::new();
+    let mut named: BTreeSet<String> = BTreeSet::new();
+    let mut add = |input: InputObject, inputs: &mut Vec<InputObject>| {
+        if named.insert(input.type_name().to_owned()) {
+            inputs.push(input);
+        }
+    };
+    for type_def in &model.types {
+        add(create_input(model, type_def, None), &mut inputs);
+        for field in &type_def.fields {
+            match nested(model, field) {
+                Some(Nested::One(target)) => add(one_input(target), &mut inputs),
+                Some(Nested::Many(element, key)) => {
+                    add(create_input(model, element, Some(key)), &mut inputs);
+                    add(many_input(element, key), &mut inputs);
+                }
+                Some(Nested::Edges(edge_def)) => {
+                    add(edge_input(edge_def), &mut inputs);
+                    add(edges_input(edge_def), &mut inputs);
+                }
+                None => {}
             }
-            input = input.field(value);
+        }
+    }
+    inputs
+}
+
+/// What a relation field takes in a create's input.
+pub(super) enum Nested<'m> {
+    /// A `@belongsTo` to one `@model` type: create it or link an existing one.
+    One(&'m TypeDef),
+    /// A `@hasMany` of one `@model` type, with the key each element stores: create elements or
+    /// link existing ones.
+    Many(&'m TypeDef, &'m str),
+    /// An `@outgoing` edge type: add edges.
+    Edges(&'m EdgeTypeDef),
+}
+
+/// What the relation `field` takes in a create's input, if anything.
+pub(super) fn nested<'m>(model: &'m Model, field: &'m FieldDef) -> Option<Nested<'m>> {
+    match &field.kind {
+        FieldKind::BelongsTo { target, .. } => model.type_def(target).map(Nested::One),
+        FieldKind::HasMany(relation) => model
+            .type_def(&relation.element)
+            .map(|element| Nested::Many(element, relation.foreign_key.as_str())),
+        FieldKind::Outgoing { edge, .. } => model.edge_def(edge).map(Nested::Edges),
+        _ => None,
+    }
+}
+
+/// `Create<Type>Input`, or without `key` (and the `@belongsTo` over it) for elements created
+/// under a parent that sets it.
+fn create_input(model: &Model, type_def: &TypeDef, without: Option<&str>) -> InputObject {
+    let name = match without {
+        Some(key) => format!("Create{}Without{}Input", type_def.name, upper_first(key)),
+        None => format!("Create{}Input", type_def.name),
+    };
+    let mut input = InputObject::new(name);
+    if let Some(key) = without {
+        input = input.description(format!(
+            "A {} created under its parent, which sets its {key}.",
+            type_def.name
+        ));
+    }
+    // A key its @belongsTo field can give instead is not required in the input itself.
+    let nested_keys: Vec<&str> = type_def
+        .fields
+        .iter()
+        .filter_map(|field| match (&field.kind, nested(model, field)) {
+            (FieldKind::BelongsTo { foreign_key, .. }, Some(_)) => Some(foreign_key.as_str()),
+            _ => None,
+        })
+        .collect();
+    for field in &type_def.fields {
+        match &field.kind {
+            FieldKind::Scalar {
+                scalar,
+                required,
+                default,
+                ..
+            } if Some(field.name.as_str()) != without => {
+                let required = *required && !nested_keys.contains(&field.name.as_str());
+                let mut value = input_value(field, scalar_type_ref(scalar, required));
+                if let Some(default) = default {
+                    value = value.default_value(default_value(scalar, default));
+                }
+                input = input.field(value);
+            }
+            FieldKind::BelongsTo { foreign_key, .. } if Some(foreign_key.as_str()) == without => {}
+            _ => {
+                let (ty, description) = match nested(model, field) {
+                    Some(Nested::One(target)) => (
+                        format!("{}OneInput", target.name),
+                        format!(
+                            "Create the {} with this node, or link an existing one (instead of giving its id).",
+                            target.name
+                        ),
+                    ),
+                    Some(Nested::Many(element, key)) => (
+                        format!("{}ManyWithout{}Input", element.name, upper_first(key)),
+                        format!(
+                            "{} created with this node, or existing ones moved under it.",
+                            crate::model::plural(&element.name)
+                        ),
+                    ),
+                    Some(Nested::Edges(edge_def)) => (
+                        format!("{}EdgesInput", edge_def.name),
+                        format!("{} edges from this node, added with it.", edge_def.name),
+                    ),
+                    None => continue,
+                };
+                input = input.field(
+                    InputValue::new(&field.name, TypeRef::named(ty)).description(description),
+                );
+            }
         }
     }
     input
+}
+
+/// `<Type>OneInput { create: Create<Type>Input, link: ID }`.
+fn one_input(target: &TypeDef) -> InputObject {
+    let name = &target.name;
+    InputObject::new(format!("{name}OneInput"))
+        .description(format!(
+            "The {name} to create, or the id of an existing one to link: give one of the two."
+        ))
+        .field(InputValue::new(
+            "create",
+            TypeRef::named(format!("Create{name}Input")),
+        ))
+        .field(InputValue::new("link", TypeRef::named(TypeRef::ID)))
+}
+
+/// `<Type>ManyWithout<Key>Input { create: [Create<Type>Without<Key>Input!], link: [ID!] }`.
+fn many_input(element: &TypeDef, key: &str) -> InputObject {
+    let name = &element.name;
+    let key_name = upper_first(key);
+    InputObject::new(format!("{name}ManyWithout{key_name}Input"))
+        .description(format!(
+            "{} to create under the new node, and ids of existing ones whose {key} is set to it.",
+            crate::model::plural(name)
+        ))
+        .field(InputValue::new(
+            "create",
+            TypeRef::named_nn_list(format!("Create{name}Without{key_name}Input")),
+        ))
+        .field(InputValue::new("link", TypeRef::named_nn_list(TypeRef::ID)))
+}
+
+/// `<Edge>EdgeInput { to: ID!, …metadata }`: an edge from a node being created.
+fn edge_input(edge_def: &EdgeTypeDef) -> InputObject {
+    let mut input = InputObject::new(format!("{}EdgeInput", edge_def.name)).field(
+        InputValue::new("to", TypeRef::named_nn(TypeRef::ID))
+            .description(format!("The {}.", edge_def.to)),
+    );
+    for field in &edge_def.fields {
+        if let FieldKind::Scalar {
+            scalar, required, ..
+        } = &field.kind
+        {
+            input = input.field(InputValue::new(
+                &field.name,
+                scalar_type_ref(scalar, *required),
+            ));
+        }
+    }
+    input
+}
+
+/// `<Edge>EdgesInput { add: [<Edge>EdgeInput!]! }`.
+fn edges_input(edge_def: &EdgeTypeDef) -> InputObject {
+    let name = &edge_def.name;
+    InputObject::new(format!("{name}EdgesInput"))
+        .description(format!("{name} edges to add from the new node."))
+        .field(InputValue::new(
+            "add",
+            TypeRef::named_nn_list_nn(format!("{name}EdgeInput")),
+        ))
 }
 
 /// The GraphQL value of a field's `@default(value:)`.

@@ -13,9 +13,10 @@ use super::context::{id_argument, model, node_field_value, scope};
 use super::edge_types::EdgeItem;
 use super::errors::graphql_error;
 use super::filters;
+use super::inputs::{self, Nested};
 use super::values::from_input;
-use crate::engine::{self, EngineError, FieldValues, Node};
-use crate::model::{EdgeTypeDef, FieldKind, Model, TypeDef};
+use crate::engine::{self, EngineError, FieldValues, NewEdge, NewNode, Node};
+use crate::model::{EdgeTypeDef, FieldKind, Model, ScalarType, TypeDef};
 use crate::store::Item;
 
 pub(super) fn root(model: &Arc<Model>) -> Object {
@@ -101,8 +102,8 @@ fn create_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeF
             .iter()
             .enumerate()
             .map(|(index, input)| {
-                let input = input.object()?;
-                field_values(type_def, &input, &[]).map_err(|error| error.in_batch(index))
+                new_node(model(ctx)?, type_def, &input.object()?)
+                    .map_err(|error| error.in_batch(index))
             })
             .collect::<Result<Vec<_>, _>>()?;
         engine::create_nodes(scope(ctx)?, model(ctx)?, type_def, &members)
@@ -209,8 +210,8 @@ fn node_field(
 fn create<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture<'a> {
     Box::pin(async move {
         let input = ctx.args.try_get("input")?.object()?;
-        let fields = field_values(type_def, &input, &[])?;
-        let node = engine::create_node(scope(ctx)?, model(ctx)?, type_def, &fields).await?;
+        let node = new_node(model(ctx)?, type_def, &input)?;
+        let node = engine::create_tree(scope(ctx)?, model(ctx)?, type_def, &node).await?;
         Ok(node.into())
     })
 }
@@ -285,6 +286,100 @@ async fn add_edge(ctx: &ResolverContext<'_>, edge_name: &str) -> Result<Arc<Item
     let input = ctx.args.try_get("input")?.object()?;
     let from = input.try_get("from")?.string()?;
     let to = input.try_get("to")?.string()?;
+    let metadata = edge_metadata(edge_def, &input)?;
+    engine::add_edge(scope(ctx)?, model, edge_def, from, to, &metadata).await
+}
+
+async fn remove_edge(ctx: &ResolverContext<'_>, edge_name: &str) -> Result<(), EngineError> {
+    let from = ctx.args.try_get("from")?.string()?;
+    let to = ctx.args.try_get("to")?.string()?;
+    engine::remove_edge(scope(ctx)?, model(ctx)?, edge_name, from, to).await
+}
+
+/// A create's input as the engine takes it: the stored fields, and what the relation fields nest.
+fn new_node(
+    model: &Model,
+    type_def: &TypeDef,
+    input: &ObjectAccessor<'_>,
+) -> Result<NewNode, EngineError> {
+    let mut node = NewNode::from(field_values(type_def, input, &[])?);
+    for field in &type_def.fields {
+        let Some(nested) = inputs::nested(model, field) else {
+            continue;
+        };
+        let Some(value) = input.get(&field.name).filter(|value| !value.is_null()) else {
+            continue;
+        };
+        let value = value.object()?;
+        let name = &field.name;
+        let given = |part: &str| value.get(part).filter(|value| !value.is_null());
+        match nested {
+            Nested::One(target) => {
+                let FieldKind::BelongsTo { foreign_key, .. } = &field.kind else {
+                    return Err(EngineError::Internal);
+                };
+                match (given("create"), given("link")) {
+                    (Some(create), None) => {
+                        let parent = new_node(model, target, &create.object()?)?;
+                        node.parents.push((name.clone(), parent));
+                    }
+                    (None, Some(link)) => {
+                        if node
+                            .fields
+                            .iter()
+                            .any(|(f, v)| f == foreign_key && v.is_some())
+                        {
+                            return Err(EngineError::bad_input(format!(
+                                "give {foreign_key} or {name}, not both"
+                            )));
+                        }
+                        node.fields.retain(|(f, _)| f != foreign_key);
+                        let id =
+                            from_input(link.as_value(), &ScalarType::Id, &format!("{name}.link"))?;
+                        node.fields.push((foreign_key.clone(), id));
+                    }
+                    _ => {
+                        return Err(EngineError::bad_input(format!(
+                            "{name}: give one of create and link"
+                        )));
+                    }
+                }
+            }
+            Nested::Many(element, _) => {
+                if let Some(create) = given("create") {
+                    let children = create
+                        .list()?
+                        .iter()
+                        .map(|child| new_node(model, element, &child.object()?))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    node.children.push((name.clone(), children));
+                }
+                if let Some(link) = given("link") {
+                    let ids = link
+                        .list()?
+                        .iter()
+                        .map(|id| Ok(id.string()?.to_owned()))
+                        .collect::<Result<Vec<_>, EngineError>>()?;
+                    node.linked.push((name.clone(), ids));
+                }
+            }
+            Nested::Edges(edge_def) => {
+                for edge in value.try_get("add")?.list()?.iter() {
+                    let edge = edge.object()?;
+                    node.edges.push(NewEdge {
+                        edge: edge_def.name.clone(),
+                        to: edge.try_get("to")?.string()?.to_owned(),
+                        metadata: edge_metadata(edge_def, &edge)?,
+                    });
+                }
+            }
+        }
+    }
+    Ok(node)
+}
+
+/// An edge input's own fields as stored.
+fn edge_metadata(edge_def: &EdgeTypeDef, input: &ObjectAccessor<'_>) -> Result<Item, EngineError> {
     let mut metadata = Item::new();
     for field in &edge_def.fields {
         let Some(scalar) = field.scalar() else {
@@ -296,13 +391,7 @@ async fn add_edge(ctx: &ResolverContext<'_>, edge_name: &str) -> Result<Arc<Item
             metadata.insert(field.name.clone(), value);
         }
     }
-    engine::add_edge(scope(ctx)?, model, edge_def, from, to, &metadata).await
-}
-
-async fn remove_edge(ctx: &ResolverContext<'_>, edge_name: &str) -> Result<(), EngineError> {
-    let from = ctx.args.try_get("from")?.string()?;
-    let to = ctx.args.try_get("to")?.string()?;
-    engine::remove_edge(scope(ctx)?, model(ctx)?, edge_name, from, to).await
+    Ok(metadata)
 }
 
 /// The input's stored fields as the engine takes them, leaving out `absent` fields.

@@ -5,15 +5,13 @@ use std::sync::Arc;
 use async_graphql::dynamic::{Field, FieldFuture, InputValue, Object, ResolverContext, TypeRef};
 
 use super::connection::page_request;
-use super::context::{
-    id_argument, lower_first, model, node_field_value, node_list, scope, upper_first,
-};
+use super::context::{id_argument, model, node_field_value, node_list, scope};
 use super::errors::graphql_error;
 use super::prefetch;
 use super::scalars::scalar_type_name;
 use crate::engine::{self, Connection, EngineError, Node};
 use crate::keys;
-use crate::model::{FieldDef, Model, TypeDef};
+use crate::model::{FieldDef, Model, TypeDef, lower_first, upper_first};
 
 /// The most ids one `nodes(ids:)` may ask for: one BatchGetItem.
 pub const MAX_NODES: usize = 100;

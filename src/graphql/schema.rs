@@ -46,7 +46,6 @@ pub(super) fn register(
     for type_def in &model.types {
         builder = builder
             .register(objects::object(type_def, model, resolvers))
-            .register(inputs::create_input(type_def))
             .register(inputs::update_input(type_def))
             .register(filters::filter_input(
                 &format!("Model{}ConditionInput", type_def.name),
@@ -80,6 +79,9 @@ pub(super) fn register(
             builder = builder.register(connection).register(edge);
             connected.push(name);
         }
+    }
+    for input in inputs::create_inputs(model) {
+        builder = builder.register(input);
     }
     for edge_def in &model.edges {
         builder = builder

@@ -331,6 +331,24 @@ pub fn plural(name: &str) -> String {
     }
 }
 
+/// `Farm` → `farm`, `KeyResult` → `keyResult`: a field name from a type name.
+pub fn lower_first(name: &str) -> String {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .map(|first| first.to_lowercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// `name` → `Name`, `farmId` → `FarmId`: a part of a type name from a field name.
+pub fn upper_first(name: &str) -> String {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -65,7 +65,7 @@ impl Write {
 }
 
 /// A clause of a write's condition; clauses are joined with AND.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Clause {
     NotExists,
     Exists,

@@ -309,3 +309,83 @@ async fn a_create_stores_each_default_the_input_leaves_out_and_the_sdl_shows_the
     assert!(sdl.contains("status: Status! = DRAFT"), "{sdl}");
     assert!(sdl.contains("views: Int = 0"), "{sdl}");
 }
+
+#[tokio::test]
+async fn a_batch_update_may_hand_a_unique_value_from_one_member_to_another() {
+    let app = spawn_app().await;
+    let a = app.create_farm("Alpha").await;
+    let b = app.create_farm("Beta").await;
+    let c = app.create_farm("Gamma").await;
+    // A swap, and a value freed by one member and taken by another.
+    let input = json!([
+        { "id": a, "name": "Beta" },
+        { "id": b, "name": "ALPHA" },
+        { "id": c, "name": "Delta" },
+    ]);
+    let body = app.graphql(UPDATE_FARMS, json!({ "input": input })).await;
+    assert!(body["errors"].is_null(), "{body}");
+    let input = json!([{ "id": a, "name": "Epsilon" }, { "id": b, "name": "Gamma" }]);
+    let body = app.graphql(UPDATE_FARMS, json!({ "input": input })).await;
+    assert!(
+        body["errors"].is_null(),
+        "Gamma was freed by the batch before: {body}"
+    );
+    assert_eq!(farm_name(&app, &a).await.as_deref(), Some("Epsilon"));
+    assert_eq!(farm_name(&app, &b).await.as_deref(), Some("Gamma"));
+    assert_eq!(farm_name(&app, &c).await.as_deref(), Some("Delta"));
+    // A value held by a node outside the batch is still refused.
+    let input = json!([{ "id": a, "name": "Zeta" }, { "id": b, "name": "delta" }]);
+    let body = app.graphql(UPDATE_FARMS, json!({ "input": input })).await;
+    assert_eq!(error_type(&body), "UniqueConstraintViolation", "{body}");
+    assert_eq!(index(&body), Some(1));
+    let report = app.assert_table_consistent().await;
+    assert_eq!((report.nodes, report.unique_values), (3, 3));
+    let by_name = "query($name: String!) { farmByName(name: $name) { id } }";
+    let body = app.graphql(by_name, json!({ "name": "alpha" })).await;
+    assert_eq!(body["data"]["farmByName"], Value::Null, "Alpha is free");
+    let body = app.graphql(by_name, json!({ "name": "Epsilon" })).await;
+    assert_eq!(body["data"]["farmByName"]["id"], json!(a));
+}
+
+#[tokio::test]
+async fn a_batch_delete_may_take_nodes_joined_by_edges_and_sharing_a_source() {
+    let app = spawn_app_with_schema("examples/social/schema.graphql").await;
+    let mut users = Vec::new();
+    for name in ["Frodo", "Sam", "Merry", "Pippin"] {
+        users.push(app.create("User", json!({ "name": name })).await);
+    }
+    let befriend = "mutation($from: ID!, $to: ID!) {
+        addFriend(input: { from: $from, to: $to, since: \"2026-01-01\" }) { since } }";
+    // Frodo and Sam are friends both ways; Merry calls both friends; Sam calls Pippin one.
+    for (from, to) in [(0, 1), (1, 0), (2, 0), (2, 1), (1, 3)] {
+        let body = app
+            .graphql(befriend, json!({ "from": users[from], "to": users[to] }))
+            .await;
+        assert!(body["errors"].is_null(), "{body}");
+    }
+    let (body, calls) = app
+        .graphql_counted(
+            "mutation($ids: [ID!]!) { deleteUsers(ids: $ids) { name } }",
+            json!({ "ids": [users[0], users[1]] }),
+        )
+        .await;
+    assert!(body["errors"].is_null(), "{body}");
+    assert_eq!(
+        calls.iter().filter(|c| *c == "TransactWriteItems").count(),
+        1,
+        "{calls:?}"
+    );
+    let body = app
+        .graphql(
+            "query($id: ID!) { user(id: $id) { friendList { name } friends { edges { node { name } } } } }",
+            json!({ "id": users[2] }),
+        )
+        .await;
+    assert_eq!(
+        body["data"]["user"],
+        json!({ "friendList": [], "friends": { "edges": [] } }),
+        "Merry's edges to both are gone, and so are their entries in her edge set"
+    );
+    let report = app.assert_table_consistent().await;
+    assert_eq!((report.nodes, report.edges), (2, 0));
+}

@@ -20,6 +20,7 @@ mod lifecycle;
 mod limits;
 mod logs;
 mod migrations;
+mod nested;
 mod network;
 mod resolvers;
 mod schema;

@@ -151,6 +151,72 @@ async fn a_batch_reaches_subscribers_as_one_event_per_node() {
 }
 
 #[tokio::test]
+async fn a_nested_create_reaches_subscribers_as_one_event_per_node_and_edge() {
+    let app = spawn_app().await;
+    let farm = app.create_farm("Old").await;
+    let moved = app.create_animal("Cow", "Moved", &farm).await;
+    let ann = app
+        .create("User", json!({ "name": "Ann", "email": "ann@example.com" }))
+        .await;
+    let mut client = Client::connected(&app, json!({})).await;
+    for (id, query) in [
+        ("farm", "subscription { onCreateFarm { name } }"),
+        ("cow", "subscription { onCreateCow { name } }"),
+        ("moved", "subscription { onUpdateCow { name farmId } }"),
+        ("goal", "subscription { onCreateGoal { title } }"),
+        ("edge", "subscription { onGoalMembershipAdded { role } }"),
+    ] {
+        client.subscribe(id, query, json!({})).await;
+    }
+    app.events.until_subscribers(5).await;
+    let body = app
+        .graphql(
+            "mutation($moved: ID!) { createFarm(input: { name: \"New\",
+                cows: { create: [{ name: \"Born\" }], link: [$moved] } }) { id } }",
+            json!({ "moved": moved }),
+        )
+        .await;
+    let new = id_at(&body, "/data/createFarm/id");
+    let body = app
+        .graphql(
+            "mutation($ann: ID!) { createGoal(input: { title: \"Top\", kind: OBJECTIVE,
+                children: { create: [{ title: \"Sub\", kind: KEY_RESULT,
+                    members: { add: [{ to: $ann, role: LEAD }] } }] } }) { id } }",
+            json!({ "ann": ann }),
+        )
+        .await;
+    assert!(body["errors"].is_null(), "{body}");
+    let mut events = Vec::new();
+    for _ in 0..6 {
+        match client.receive().await {
+            Received::Json(message) => {
+                assert_eq!(message["type"], "next", "{message}");
+                events.push(format!("{} {}", message["id"], message["payload"]["data"]));
+            }
+            other => panic!("expected an event, got {other:?}"),
+        }
+    }
+    events.sort();
+    assert_eq!(
+        events,
+        [
+            r#""cow" {"onCreateCow":{"name":"Born"}}"#.to_owned(),
+            r#""edge" {"onGoalMembershipAdded":{"role":"LEAD"}}"#.to_owned(),
+            r#""farm" {"onCreateFarm":{"name":"New"}}"#.to_owned(),
+            r#""goal" {"onCreateGoal":{"title":"Sub"}}"#.to_owned(),
+            r#""goal" {"onCreateGoal":{"title":"Top"}}"#.to_owned(),
+            format!(r#""moved" {{"onUpdateCow":{{"farmId":"{new}","name":"Moved"}}}}"#),
+        ]
+    );
+    // Nothing more: the next event is a later write's.
+    app.create_farm("Marker").await;
+    assert_eq!(
+        client.next_of("farm").await,
+        json!({ "data": { "onCreateFarm": { "name": "Marker" } } })
+    );
+}
+
+#[tokio::test]
 async fn a_created_node_reaches_a_subscriber_with_its_nested_fields() {
     let app = spawn_app().await;
     let mut client = Client::connected(&app, json!({})).await;

@@ -20,6 +20,14 @@
 //! The walk stops as soon as a limit is passed, so a document whose fragments fan out
 //! exponentially costs the server no more than the limit.
 //!
+//! # Nesting
+//!
+//! Before the document is parsed, its brackets (`{`, `[`, `(` outside strings and comments) may
+//! nest at most [`MAX_NESTING`] deep. async-graphql's parser bounds the nesting of selection
+//! sets but not of values, and parses them recursively: an input object literal nested about
+//! 400 deep overflowed a worker thread's stack and aborted the whole server (measured on a debug
+//! build; a release build only moves the depth). Counting brackets costs one pass over the text.
+//!
 //! Invariant: a document over any limit fails as a request error, before any resolver runs and
 //! so before any storage call.
 
@@ -41,6 +49,10 @@ use crate::engine::DEFAULT_PAGE_SIZE;
 
 /// How many items a list without a page size is assumed to hold (edge-set lists, `leads`).
 pub const UNPAGED_LIST_ESTIMATE: u64 = 10;
+
+/// How deep a document's brackets may nest: room for a selection 16 levels deep with arguments,
+/// or a nested create some 30 levels deep, and far from where a parser's stack runs out.
+pub const MAX_NESTING: usize = 128;
 
 /// Fragments nest at most this deep while counting; a cycle is the validator's to report.
 const MAX_FRAGMENT_NESTING: usize = 64;
@@ -112,6 +124,9 @@ impl Limits {
     /// exponential in its fragments.
     pub fn check(&self, registry: &Registry, request: &mut Request) -> ServerResult<()> {
         let cached = self.take_cached(request);
+        if !cached {
+            nesting_within_limit(&request.query)?;
+        }
         request.parsed_query()?;
         // Taken out while the document is borrowed, and put back: no copy per request. (On a
         // refusal the request is dropped.)
@@ -202,15 +217,73 @@ pub fn measure(
     walk.measure
 }
 
+/// A request error for a document over the limit named `limit`.
+fn over<T>(limit: &str, message: String) -> ServerResult<T> {
+    let mut error = ServerError::new(message, None);
+    let mut extensions = ErrorExtensionValues::default();
+    extensions.set("errorType", "QueryLimitExceeded");
+    extensions.set("limit", limit);
+    error.extensions = Some(extensions);
+    Err(error)
+}
+
+/// Refuses a document whose brackets nest deeper than [`MAX_NESTING`], before it is parsed.
+pub fn nesting_within_limit(query: &str) -> ServerResult<()> {
+    if nesting(query) > MAX_NESTING {
+        return over(
+            "nesting",
+            format!(
+                "the document nests its brackets more than {MAX_NESTING} deep; at most \
+                 {MAX_NESTING} are allowed"
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// How deep the brackets of `query` nest, outside strings, block strings and comments; counting
+/// stops soon after [`MAX_NESTING`].
+fn nesting(query: &str) -> usize {
+    let text = query.as_bytes();
+    let (mut depth, mut deepest, mut at) = (0usize, 0usize, 0usize);
+    while at < text.len() && deepest <= MAX_NESTING {
+        match text[at] {
+            b'#' => {
+                while at < text.len() && text[at] != b'\n' && text[at] != b'\r' {
+                    at += 1;
+                }
+            }
+            b'"' if text[at..].starts_with(b"\"\"\"") => {
+                at += 3;
+                while at < text.len() && !text[at..].starts_with(b"\"\"\"") {
+                    // An escaped `\"""` does not end the block string.
+                    at += if text[at..].starts_with(b"\\\"\"\"") {
+                        4
+                    } else {
+                        1
+                    };
+                }
+                at += 2;
+            }
+            b'"' => {
+                at += 1;
+                while at < text.len() && text[at] != b'"' && text[at] != b'\n' {
+                    at += if text[at] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' | b'[' | b'(' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' | b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        at += 1;
+    }
+    deepest
+}
+
 fn check(limits: &QueryLimits, measure: &Measure) -> ServerResult<()> {
-    let over = |limit: &str, message: String| {
-        let mut error = ServerError::new(message, None);
-        let mut extensions = ErrorExtensionValues::default();
-        extensions.set("errorType", "QueryLimitExceeded");
-        extensions.set("limit", limit);
-        error.extensions = Some(extensions);
-        Err(error)
-    };
     if measure.depth > limits.max_depth {
         return over(
             "depth",

@@ -29,4 +29,4 @@ mod targets;
 mod values;
 
 pub use api::{Api, SchemaOptions, Transport, operation_type, print_sdl};
-pub use limits::{QueryLimits, UNPAGED_LIST_ESTIMATE};
+pub use limits::{MAX_NESTING, QueryLimits, UNPAGED_LIST_ESTIMATE, nesting_within_limit};

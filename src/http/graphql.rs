@@ -36,7 +36,7 @@ use serde::Deserialize;
 
 use super::state::{AppState, STORAGE_CALLS_HEADER};
 use crate::auth::Caller;
-use crate::graphql::operation_type;
+use crate::graphql::{nesting_within_limit, operation_type};
 
 const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
 const JSON: &str = "application/json";
@@ -260,6 +260,10 @@ async fn execute(
 }
 
 fn is_mutation(request: &async_graphql::Request) -> bool {
+    // A document nested too deep is not parsed here; the API refuses it before parsing.
+    if nesting_within_limit(&request.query).is_err() {
+        return false;
+    }
     async_graphql::parser::parse_query(&request.query).is_ok_and(|document| {
         operation_type(&document, request.operation_name.as_deref())
             == Some(OperationType::Mutation)

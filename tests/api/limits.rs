@@ -325,3 +325,53 @@ async fn a_long_chain_of_fragments_is_refused_and_the_server_lives_on() {
     let body = app.graphql("{ __typename }", json!({})).await;
     assert_eq!(body["data"]["__typename"], "Query", "{body}");
 }
+
+/// `createGoal` with an input whose sub-goals nest `levels` deep, written as a literal: three
+/// brackets a level.
+fn nested_goal_literal(levels: usize) -> String {
+    let mut input = String::from("{ title: \"leaf\", kind: OBJECTIVE }");
+    for _ in 0..levels {
+        input = format!("{{ title: \"g\", kind: OBJECTIVE, children: {{ create: [{input}] }} }}");
+    }
+    format!("mutation {{ createGoal(input: {input}) {{ id }} }}")
+}
+
+#[tokio::test]
+async fn brackets_nested_past_the_limit_are_refused_before_parsing_and_the_server_lives_on() {
+    let app = spawn_app().await;
+    // Inside the limit: a tree of 31 goals, one transaction.
+    let (body, _) = app
+        .graphql_counted(&nested_goal_literal(30), json!({}))
+        .await;
+    assert_ran(&body);
+    assert_eq!(app.assert_table_consistent().await.nodes, 31);
+    // Deep enough to overflow the parser's stack once; in strings and comments brackets do not
+    // count.
+    for query in [
+        nested_goal_literal(45),
+        nested_goal_literal(2000),
+        format!("{{ a(x: {}1{}) }}", "[".repeat(3000), "]".repeat(3000)),
+    ] {
+        let (body, calls) = app.graphql_counted(&query, json!({})).await;
+        assert_refused(&body, &calls, "nesting");
+    }
+    let quoted = format!(
+        "# {open}\n{{ farmByName(name: \"{open}\\\"{open}\") {{ id }} f: farmByName(name: \"\"\"{open}\\\"\"\"{open}\"\"\") {{ id }} }}",
+        open = "{".repeat(3000)
+    );
+    let (body, _) = app.graphql_counted(&quoted, json!({})).await;
+    assert_ran(&body);
+    let response = app
+        .client
+        .get(app.url("/graphql"))
+        .query(&[(
+            "query",
+            format!("{{ a(x: {}1{}) }}", "[".repeat(1000), "]".repeat(1000)),
+        )])
+        .header("accept", "application/graphql-response+json")
+        .send()
+        .await
+        .expect("the server answers");
+    assert_ne!(response.status(), 500);
+    assert_eq!(app.assert_table_consistent().await.nodes, 31);
+}

@@ -108,10 +108,11 @@ pub async fn delete_nodes(
         let found = try_join_all(reads).await?;
         let mut planned = Vec::new();
         for (index, (id, (current, edges))) in ids.iter().zip(found).enumerate() {
-            let version = Guard::default()
+            let guard = Guard::default();
+            let version = guard
                 .check(&current)
                 .map_err(|error| error.in_batch(index))?;
-            let plan = plan_delete(model, type_def, &current, version, &edges);
+            let plan = plan_delete(model, type_def, &current, &guard, version, &edges);
             planned.push(Planned {
                 id: id.clone(),
                 item: current,

@@ -22,7 +22,7 @@ use super::plan::{Plan, Purpose, commit_at, join, refused, remember};
 use super::scope::RequestScope;
 use crate::keys;
 use crate::model::{FieldKind, HasMany, Model, TypeDef};
-use crate::store::{AttrValue, Item};
+use crate::store::{AttrValue, Item, MAX_TRANSACTION_ITEMS};
 
 /// How often a create that links existing nodes reads them again after losing a race.
 const WRITE_ATTEMPTS: usize = 5;
@@ -52,6 +52,25 @@ pub struct NewEdge {
     pub to: String,
     /// The edge's own fields.
     pub metadata: Item,
+}
+
+impl NewNode {
+    /// The fewest writes the node and what it nests take: one per node, link and edge.
+    fn least_writes(&self) -> usize {
+        1 + self.edges.len()
+            + self.linked.iter().map(|(_, ids)| ids.len()).sum::<usize>()
+            + self
+                .parents
+                .iter()
+                .map(|(_, parent)| parent.least_writes())
+                .sum::<usize>()
+            + self
+                .children
+                .iter()
+                .flat_map(|(_, children)| children)
+                .map(NewNode::least_writes)
+                .sum::<usize>()
+    }
 }
 
 impl From<FieldValues> for NewNode {
@@ -104,6 +123,17 @@ async fn create_all(
     let at = |index: usize, error: EngineError| {
         if batch { error.in_batch(index) } else { error }
     };
+    // Each node, link and edge takes a write at least: a tree that cannot fit is refused
+    // before anything is read for it.
+    let least: usize = members.iter().map(NewNode::least_writes).sum();
+    if least > MAX_TRANSACTION_ITEMS {
+        return Err(EngineError::TransactionTooLarge(format!(
+            "this {} needs at least {least} writes; one transaction holds at most \
+             {MAX_TRANSACTION_ITEMS} (a node takes one, and one more for each unique value, \
+             reference and edge it changes)",
+            if batch { "batch" } else { "change" }
+        )));
+    }
     for _ in 0..WRITE_ATTEMPTS {
         let reads = members
             .iter()

@@ -20,8 +20,8 @@ use metrics::{Counter, Gauge};
 use tokio::sync::{broadcast, watch};
 
 use super::change::{Change, ChangeKind, change_of};
-use super::filter::Filter;
 use super::relay::{Relay, Round};
+use crate::store::Filter;
 use crate::store::{Item, Store, StoreError, StreamTail};
 use crate::telemetry::Metrics;
 

@@ -15,7 +15,6 @@ mod derive;
 mod edge_writes;
 mod error;
 mod events;
-mod filter;
 mod node_writes;
 mod nodes;
 mod page_request;
@@ -25,6 +24,7 @@ mod relay;
 mod scalars;
 mod scope;
 
+pub use crate::store::{Filter, Test};
 pub use batch_writes::{UpdateMember, delete_nodes, update_nodes};
 pub use change::{Change, ChangeKind};
 pub use connections::{Connection, Page, PageEdge, read_ahead, read_page};
@@ -39,7 +39,6 @@ pub use error::EngineError;
 pub use events::{
     DYNAMODB_POLL, EMBEDDED_POLL, EVENT_BUFFER, Event, EventHub, EventReceiver, Watch,
 };
-pub use filter::{Filter, Test};
 pub use node_writes::{FieldValues, Guard, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, prefetch};
 pub use page_request::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageArguments, PageRequest};

@@ -12,7 +12,6 @@ use super::change::Change;
 use super::derive::{check_limits, set_slot_attributes};
 use super::edge_writes::{detach, edges_touching};
 use super::error::EngineError;
-use super::filter::Filter;
 use super::nodes::{Node, read_node_consistent};
 use super::plan::{
     Plan, Purpose, check_references, check_version, commit, free_unique_values, refused, remember,
@@ -22,6 +21,7 @@ use super::scalars::now;
 use super::scope::RequestScope;
 use crate::keys;
 use crate::model::{FieldKind, Model, ScalarType, TypeDef};
+use crate::store::Filter;
 use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, Write};
 
 /// How often an update or delete re-reads after losing a race to another writer.
@@ -57,6 +57,14 @@ impl Guard {
         Guard {
             expected,
             condition: None,
+        }
+    }
+
+    /// Refuses a condition DynamoDB would not take, before anything is read.
+    pub(super) fn validate(&self) -> Result<(), EngineError> {
+        match self.condition.as_ref().and_then(Filter::beyond_limits) {
+            Some(why) => Err(EngineError::bad_input(format!("condition: {why}"))),
+            None => Ok(()),
         }
     }
 
@@ -130,6 +138,7 @@ pub async fn update_node(
     guard: &Guard,
 ) -> Result<Node, EngineError> {
     keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("id: {e}")))?;
+    guard.validate()?;
     for _ in 0..WRITE_ATTEMPTS {
         let current = read_to_change(scope, type_def, id).await?;
         let Planned {
@@ -189,10 +198,14 @@ pub(super) fn plan_update(
 
     let next = Arc::new(next);
     let mut plan = Plan::default();
+    // The condition goes into the write too: DynamoDB checks it on the stored item, so a
+    // writer outside the API that changed a field but not the version is caught as well.
+    let mut condition = vec![version_is(version)];
+    condition.extend(guard.condition.clone().map(Clause::Holds));
     plan.push(
         Write::Put {
             item: (*next).clone(),
-            condition: vec![version_is(version)],
+            condition,
         },
         Purpose::Node,
     );
@@ -216,6 +229,7 @@ pub async fn delete_node(
     guard: &Guard,
 ) -> Result<Option<Node>, EngineError> {
     keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("id: {e}")))?;
+    guard.validate()?;
     // The client's expected version is about the node as it is now. Steps that remove edges
     // move the version themselves, so after the first step it no longer applies (the
     // condition on its fields still does: those steps leave them as they were).
@@ -228,7 +242,7 @@ pub async fn delete_node(
         let version = guard.check(&current)?;
         let edges = edges_touching(scope, model, type_def, id).await?;
         let current = Arc::new(current);
-        let plan = plan_delete(model, type_def, &current, version, &edges);
+        let plan = plan_delete(model, type_def, &current, &guard, version, &edges);
         if plan.len() > MAX_TRANSACTION_ITEMS {
             // Too many edges for one transaction: remove some in a step of their own, which
             // keeps every edge set equal to its edges, then look again. A delete that stops
@@ -259,21 +273,24 @@ pub async fn delete_node(
     Err(EngineError::StorageUnavailable)
 }
 
-/// The writes that delete `current`, a node of `type_def` at `version`, with `edges`, the
-/// edges that touch it.
+/// The writes that delete `current`, a node of `type_def` at `version` that satisfies the
+/// `guard`'s condition, with `edges`, the edges that touch it.
 pub(super) fn plan_delete(
     model: &Model,
     type_def: &TypeDef,
     current: &Arc<Item>,
+    guard: &Guard,
     version: i64,
     edges: &[Arc<Item>],
 ) -> Plan {
     let id = super::derive::text(current, "id");
+    let mut condition = vec![version_is(version)];
+    condition.extend(guard.condition.clone().map(Clause::Holds));
     let mut plan = Plan::default();
     plan.push(
         Write::Delete {
             key: Key::same(keys::node_key(id)),
-            condition: vec![version_is(version)],
+            condition,
         },
         Purpose::Node,
     );
@@ -362,4 +379,55 @@ fn unique_item_owned_elsewhere(type_def: &TypeDef, id: &str) -> EngineError {
         "integrity: a unique value of this node is reserved by another node"
     );
     EngineError::Internal
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Filter, Test};
+
+    /// A writer outside the API changes a field but not the version after the update read the
+    /// node: the condition, which held on the read, no longer holds on the stored item, and
+    /// DynamoDB refuses the write.
+    #[tokio::test]
+    async fn a_condition_is_checked_by_dynamodb_on_the_stored_item_not_only_on_the_read() {
+        let store = crate::store::loopback_store("conditions").await;
+        let model =
+            Model::parse("s.graphql", "type Farm @model { name: String! }").expect("a schema");
+        let farm = model.type_def("Farm").expect("Farm");
+        let scope = RequestScope::new(&store, 100);
+        let fields = vec![("name".to_owned(), Some(AttrValue::S("Hill".into())))];
+        let item = Arc::new(new_item(&model, farm, "f", &fields).expect("an item"));
+        let plan = plan_new_item(&model, farm, &item).expect("a plan");
+        assert!(matches!(commit(&scope, plan).await, Ok(Ok(()))));
+
+        let read = read_to_change(&scope, farm, "f").await.expect("the farm");
+        let mut outside = read.clone();
+        outside.insert("name".into(), AttrValue::S("Dale".into()));
+        let write = Write::Put {
+            item: outside,
+            condition: Vec::new(),
+        };
+        store.transact_write(vec![write]).await.expect("a write");
+
+        let guard = Guard {
+            expected: None,
+            condition: Some(Filter::Field {
+                field: "name".into(),
+                test: Test::Eq(AttrValue::S("Hill".into())),
+            }),
+        };
+        let change = vec![("name".to_owned(), Some(AttrValue::S("Vale".into())))];
+        let planned = plan_update(&model, farm, read, &change, &guard).expect("holds on the read");
+        assert!(matches!(
+            commit(&scope, planned.plan).await,
+            Ok(Err(Purpose::Node))
+        ));
+        let stored = store
+            .get_item_consistent(&Key::same(keys::node_key("f")))
+            .await
+            .expect("a read")
+            .expect("the farm");
+        assert_eq!(stored.get("name"), Some(&AttrValue::S("Dale".into())));
+    }
 }

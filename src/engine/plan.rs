@@ -146,7 +146,12 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
             },
             Check { condition: b, .. } | Bump { condition: b, .. },
         ) => {
-            let mut removed = Vec::new();
+            // Two references that want different types of one node cannot both hold: the
+            // later one is refused for what it is, not the earlier for what the later wants.
+            if !types_meet(a, b) {
+                return None;
+            }
+            let mut removed: Vec<String> = Vec::new();
             let mut bump = false;
             for write in [&earlier.0, &later.0] {
                 if let Bump {
@@ -154,7 +159,11 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
                 } = write
                 {
                     bump = true;
-                    removed.extend(remove_from_edges.iter().cloned());
+                    for entry in remove_from_edges {
+                        if !removed.contains(entry) {
+                            removed.push(entry.clone());
+                        }
+                    }
                 }
             }
             let condition = joined(a, b);
@@ -185,6 +194,17 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
         (Delete { .. }, Bump { .. }) if matches!(later.1, Purpose::Node) => Some(earlier),
         (Bump { .. }, Delete { .. }) if matches!(earlier.1, Purpose::Node) => Some(later),
         (Delete { condition: a, .. }, Delete { condition: b, .. }) if a == b => Some(earlier),
+        // One edge deleted from both ends, read at different times: both reads must still
+        // hold, or the edge changed and the operation reads again.
+        (Delete { key, condition: a }, Delete { condition: b, .. })
+            if matches!((&earlier.1, &later.1), (Purpose::Edge, Purpose::Edge)) =>
+        {
+            let write = Delete {
+                key: key.clone(),
+                condition: joined(a, b),
+            };
+            Some((write, earlier.1, earlier.2))
+        }
         (Delete { condition, .. }, Put { item, .. })
             if matches!(earlier.1, Purpose::FreeUnique)
                 && matches!(later.1, Purpose::TakeUnique { .. }) =>
@@ -209,6 +229,23 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
     }
 }
 
+/// Whether the `__typename` two conditions allow can be one type.
+fn types_meet(a: &[Clause], b: &[Clause]) -> bool {
+    let allowed = |condition: &[Clause]| -> Option<Vec<AttrValue>> {
+        condition.iter().find_map(|clause| match clause {
+            Clause::Equals(attribute, value) if attribute == "__typename" => {
+                Some(vec![value.clone()])
+            }
+            Clause::OneOf(attribute, values) if attribute == "__typename" => Some(values.clone()),
+            _ => None,
+        })
+    };
+    match (allowed(a), allowed(b)) {
+        (Some(a), Some(b)) => a.iter().any(|t| b.contains(t)),
+        _ => true,
+    }
+}
+
 /// Whether a check or a bump (`write`, with `condition`) of an item the plan puts whole says
 /// nothing the put does not: it removes nothing from the edge set, and its condition holds on
 /// the item as put.
@@ -229,6 +266,7 @@ fn implied(write: &Write, item: &Item, condition: &[Clause]) -> bool {
         Clause::OneOf(attribute, values) => item
             .get(attribute)
             .is_some_and(|value| values.contains(value)),
+        Clause::Holds(filter) => filter.matches(item),
     })
 }
 
@@ -261,9 +299,7 @@ fn clash_error(clash: Clash, batch: bool) -> EngineError {
         purpose,
     } = clash;
     let error = match purpose {
-        Purpose::TakeUnique { type_name, field } => {
-            EngineError::UniqueConstraintViolation { type_name, field }
-        }
+        Purpose::TakeUnique { .. } | Purpose::Reference { .. } => refused(purpose),
         _ if batch && first != second => EngineError::bad_input(format!(
             "this member changes an item that member {first} changes too; change it in a \
              batch of its own"
@@ -677,5 +713,71 @@ mod tests {
         let clash = plan.folded().err().expect("one value taken twice");
         assert_eq!((clash.first, clash.second), (0, 1));
         assert!(matches!(clash.purpose, Purpose::TakeUnique { .. }));
+    }
+
+    #[test]
+    fn one_edge_read_twice_at_different_times_is_deleted_once_on_both_conditions() {
+        let edge = Key {
+            pk: keys::node_key("a"),
+            sk: keys::edge_sort_key("Friend", "b"),
+        };
+        let read_at = |time: &str| Write::Delete {
+            key: edge.clone(),
+            condition: vec![Clause::Equals(
+                "updatedAt".to_owned(),
+                AttrValue::S(time.to_owned()),
+            )],
+        };
+        let mut plan = Plan::default();
+        plan.push(read_at("t1"), Purpose::Edge);
+        plan.push(read_at("t2"), Purpose::Edge);
+        let folded = plan.folded().expect("folds");
+        let [Write::Delete { condition, .. }] = folded.writes.as_slice() else {
+            panic!("one delete: {:?}", folded.writes);
+        };
+        assert_eq!(
+            condition.len(),
+            2,
+            "fails, and is read again, unless both hold"
+        );
+    }
+
+    #[test]
+    fn references_wanting_different_types_or_a_put_over_edge_set_removals_clash() {
+        let mut plan = Plan::default();
+        plan.push(
+            Write::Check {
+                key: Key::same(keys::node_key("u")),
+                condition: is_type("User"),
+            },
+            reference(),
+        );
+        plan.push(
+            Write::Check {
+                key: Key::same(keys::node_key("u")),
+                condition: is_type("Goal"),
+            },
+            Purpose::Reference {
+                field: "parentId".to_owned(),
+                target: "Goal".to_owned(),
+                id: "u".to_owned(),
+            },
+        );
+        let clash = plan.folded().err().expect("no node is both");
+        assert!(
+            matches!(&clash.purpose, Purpose::Reference { field, .. } if field == "parentId"),
+            "the later reference is the one refused: {clash:?}"
+        );
+
+        let mut plan = Plan::default();
+        plan.push(
+            Write::Put {
+                item: node("g", "Goal"),
+                condition: vec![Clause::NotExists],
+            },
+            Purpose::Node,
+        );
+        plan.push(bump("g", &["A#1"]), Purpose::Node);
+        assert!(plan.folded().is_err(), "the put would keep the entry");
     }
 }

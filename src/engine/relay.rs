@@ -724,23 +724,8 @@ mod tests {
         assert_eq!(names, ["PK", "SK", "__typename", "id"]);
     }
 
-    /// A store on dynoxide's HTTP server in this process, with an empty table.
     async fn store() -> Store {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a loopback port");
-        let endpoint = format!("http://{}", listener.local_addr().expect("an address"));
-        let database = dynoxide::Database::memory().expect("a database");
-        tokio::spawn(dynoxide::server::serve_on(listener, database));
-        let store = crate::store::Store::connect(
-            Some(&endpoint),
-            crate::store::Credentials::Local,
-            "relay",
-            &crate::store::StoreTuning::default(),
-        )
-        .await;
-        store.create_table(&[]).await.expect("a table");
-        store
+        crate::store::loopback_store("relay").await
     }
 
     async fn put(store: &Store, item: Item) {

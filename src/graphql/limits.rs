@@ -253,21 +253,15 @@ fn nesting(query: &str) -> usize {
                     at += 1;
                 }
             }
-            b'"' if text[at..].starts_with(b"\"\"\"") => {
-                at += 3;
-                while at < text.len() && !text[at..].starts_with(b"\"\"\"") {
-                    // An escaped `\"""` does not end the block string.
-                    at += if text[at..].starts_with(b"\\\"\"\"") {
-                        4
-                    } else {
-                        1
-                    };
-                }
-                at += 2;
-            }
+            b'"' if text[at..].starts_with(b"\"\"\"") => match block_string_end(text, at + 3) {
+                Some(end) => at = end + 2,
+                // Unterminated, it is no block string: the parser reads `""` and then a string
+                // that starts at the third quote, and so does this.
+                None => at += 1,
+            },
             b'"' => {
                 at += 1;
-                while at < text.len() && text[at] != b'"' && text[at] != b'\n' {
+                while at < text.len() && !matches!(text[at], b'"' | b'\n' | b'\r') {
                     at += if text[at] == b'\\' { 2 } else { 1 };
                 }
             }
@@ -281,6 +275,23 @@ fn nesting(query: &str) -> usize {
         at += 1;
     }
     deepest
+}
+
+/// Where the block string whose text starts at `from` ends (its closing `"""`), if it does.
+fn block_string_end(text: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    while at < text.len() {
+        if text[at..].starts_with(b"\"\"\"") {
+            return Some(at);
+        }
+        // An escaped `\"""` does not end the block string.
+        at += if text[at..].starts_with(b"\\\"\"\"") {
+            4
+        } else {
+            1
+        };
+    }
+    None
 }
 
 fn check(limits: &QueryLimits, measure: &Measure) -> ServerResult<()> {

@@ -593,3 +593,23 @@ fn keys_and_attributes(keys: &[String]) -> Result<KeysAndAttributes, StoreError>
         .build()
         .map_err(|e| StoreError::Other(e.to_string()))
 }
+
+/// A store on dynoxide's HTTP server in this process, with an empty table: for unit tests.
+#[cfg(test)]
+pub(crate) async fn loopback_store(table: &str) -> Store {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let endpoint = format!("http://{}", listener.local_addr().expect("an address"));
+    let database = dynoxide::Database::memory().expect("a database");
+    tokio::spawn(dynoxide::server::serve_on(listener, database));
+    let store = Store::connect(
+        Some(&endpoint),
+        Credentials::Local,
+        table,
+        &StoreTuning::default(),
+    )
+    .await;
+    store.create_table(&[]).await.expect("a table");
+    store
+}

@@ -22,6 +22,7 @@ mod calls;
 mod client;
 mod embedded;
 mod error;
+mod filter;
 mod item;
 mod key;
 mod metrics;
@@ -33,9 +34,12 @@ mod table;
 mod write;
 
 pub use calls::{CallLog, CallRecord};
+#[cfg(test)]
+pub(crate) use client::loopback_store;
 pub use client::{Credentials, Store};
 pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
+pub use filter::{Filter, Test};
 pub use item::{AttrValue, Item, item_from_json, item_size, item_to_json, value_size};
 pub use key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_ITEM_BYTES, MAX_TRANSACTION_ITEMS, RangeQuery};
 pub use metrics::StoreMetrics;

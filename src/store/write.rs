@@ -11,6 +11,7 @@ use aws_sdk_dynamodb::types::{
 
 use super::calls::total_capacity;
 use super::error::{StoreError, classify};
+use super::filter::Filter;
 use super::item::{AttrValue, Item, item_to_sdk, to_sdk};
 use super::key::{Key, key_map};
 
@@ -73,6 +74,8 @@ pub enum Clause {
     /// The item is missing, or its attribute has this value.
     AbsentOrEquals(String, AttrValue),
     OneOf(String, Vec<AttrValue>),
+    /// The stored item satisfies the filter.
+    Holds(Filter),
 }
 
 struct Expression {
@@ -134,6 +137,9 @@ fn expression(clauses: &[Clause]) -> Option<Expression> {
                     })
                     .collect();
                 parts.push(format!("#a{n} IN ({})", placeholders.join(", ")));
+            }
+            Clause::Holds(filter) => {
+                parts.push(filter.expression(&format!("c{n}_"), &mut names, &mut values));
             }
         }
     }

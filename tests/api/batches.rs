@@ -175,7 +175,7 @@ async fn a_batch_is_refused_before_any_write_when_it_needs_more_than_one_transac
     assert!(
         body["errors"][0]["message"]
             .as_str()
-            .is_some_and(|m| m.contains("needs 101 writes")),
+            .is_some_and(|m| m.contains("needs at least 101 writes")),
         "{body}"
     );
     assert_eq!(app.assert_table_consistent().await.nodes, 0);
@@ -388,4 +388,34 @@ async fn a_batch_delete_may_take_nodes_joined_by_edges_and_sharing_a_source() {
     );
     let report = app.assert_table_consistent().await;
     assert_eq!((report.nodes, report.edges), (2, 0));
+}
+
+#[tokio::test]
+async fn a_condition_dynamodb_would_not_take_is_refused_before_anything_is_read() {
+    let app = spawn_app().await;
+    let id = app.create_farm("Hill").await;
+    let update = "mutation($id: ID!, $condition: ModelFarmConditionInput) {
+        updateFarm(input: { id: $id, name: \"Vale\" }, condition: $condition) { name } }";
+    let many: Vec<String> = (0..101).map(|n| format!("Farm {n}")).collect();
+    let ors: Vec<Value> = (0..200)
+        .map(|n| json!({ "name": { "eq": format!("Farm {n}") } }))
+        .collect();
+    for condition in [json!({ "name": { "in": many } }), json!({ "or": ors })] {
+        let (body, calls) = app
+            .graphql_counted(update, json!({ "id": id, "condition": condition }))
+            .await;
+        assert_eq!(error_type(&body), "BadUserInput", "{body}");
+        assert!(
+            body["errors"][0]["message"].as_str().is_some_and(
+                |m| m.starts_with("condition:") && m.contains("DynamoDB takes at most")
+            ),
+            "{body}"
+        );
+        assert!(calls.is_empty(), "{calls:?}");
+    }
+    let condition = json!({ "name": { "in": ["Hill", "Dale"] } });
+    let body = app
+        .graphql(update, json!({ "id": id, "condition": condition }))
+        .await;
+    assert_eq!(body["data"]["updateFarm"]["name"], "Vale", "{body}");
 }

@@ -351,6 +351,12 @@ async fn brackets_nested_past_the_limit_are_refused_before_parsing_and_the_serve
         nested_goal_literal(45),
         nested_goal_literal(2000),
         format!("{{ a(x: {}1{}) }}", "[".repeat(3000), "]".repeat(3000)),
+        // An unterminated block string is `""` and a string: what follows it counts.
+        format!(
+            "{{ a(x: [\"\"\"x\", {}1{}]) }}",
+            "{a:".repeat(450),
+            "}".repeat(450)
+        ),
     ] {
         let (body, calls) = app.graphql_counted(&query, json!({})).await;
         assert_refused(&body, &calls, "nesting");

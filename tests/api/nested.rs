@@ -334,3 +334,46 @@ async fn a_batch_of_creates_may_nest_and_a_member_failing_deep_down_names_its_po
     assert_eq!(body["errors"][0]["extensions"]["index"], 1, "{body}");
     assert_eq!(app.assert_table_consistent().await.nodes, 5);
 }
+
+#[tokio::test]
+async fn a_tree_that_cannot_fit_is_refused_before_anything_is_read() {
+    let app = spawn_app().await;
+    let ids: Vec<String> = (0..101)
+        .map(|n| format!("01J00000000000000000{n:06}"))
+        .collect();
+    let (body, calls) = app
+        .graphql_counted(
+            CREATE_FARM,
+            json!({ "input": { "name": "Links", "cows": { "link": ids } } }),
+        )
+        .await;
+    assert_eq!(error_type(&body), "TransactionTooLarge", "{body}");
+    assert!(calls.is_empty(), "nothing read: {calls:?}");
+}
+
+#[tokio::test]
+async fn two_references_to_one_node_that_want_different_types_name_the_one_that_is_wrong() {
+    let app = spawn_app().await;
+    let ada = app
+        .create("User", json!({ "name": "Ada", "email": "ada@example.com" }))
+        .await;
+    // The edge may point at a user; the parent must be a goal.
+    let input = json!({
+        "title": "Odd",
+        "kind": "OBJECTIVE",
+        "parentId": ada,
+        "members": { "add": [{ "to": ada, "role": "LEAD" }] },
+    });
+    let body = app
+        .graphql(
+            "mutation($input: CreateGoalInput!) { createGoal(input: $input) { id } }",
+            json!({ "input": input }),
+        )
+        .await;
+    assert_eq!(error_type(&body), "BadUserInput", "{body}");
+    assert_eq!(
+        error_message(&body),
+        format!("parentId: there is no Goal with id {ada}")
+    );
+    assert_eq!(app.assert_table_consistent().await.nodes, 1);
+}

@@ -61,6 +61,7 @@ impl Extension for RequestFieldErrors {
         next: NextResolve<'_>,
     ) -> ServerResult<Option<Value>> {
         let nullable = !info.return_type.ends_with('!');
+        let list = info.return_type.starts_with('[');
         let path_node = info.path_node;
         let mut error = match next.run(ctx, info).await {
             Ok(value) => return Ok(value),
@@ -76,6 +77,19 @@ impl Extension for RequestFieldErrors {
                 })
                 .collect();
             error.path.reverse();
+            // A batch member's error points at the member's place in the list it would have
+            // filled (`["createFarms", 2]`), as its `extensions.index` does.
+            let member = error
+                .extensions
+                .as_ref()
+                .and_then(|extensions| extensions.get("index"))
+                .and_then(|index| match index {
+                    Value::Number(index) => index.as_u64(),
+                    _ => None,
+                });
+            if let Some(index) = member.filter(|_| list) {
+                error.path.push(PathSegment::Index(index as usize));
+            }
         }
         if !nullable {
             return Err(error);

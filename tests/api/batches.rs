@@ -71,6 +71,7 @@ async fn a_member_that_fails_first_in_the_middle_or_last_fails_the_batch_and_wri
             .await;
         assert_eq!(error_type(&body), "UniqueConstraintViolation", "{body}");
         assert_eq!(index(&body), Some(position as u64), "{body}");
+        assert_eq!(body["errors"][0]["path"], json!(["createFarms", position]));
         assert_eq!(body["errors"][0]["extensions"]["field"], "name");
     }
     let report = app.assert_table_consistent().await;

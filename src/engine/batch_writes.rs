@@ -78,7 +78,7 @@ pub async fn update_nodes(
         }
     }
     tracing::warn!("a batch update gave up after losing every race to other writers");
-    Err(EngineError::StorageUnavailable)
+    Err(EngineError::ConflictUnhandled)
 }
 
 /// Deletes each node of `ids`, frees its unique values and removes every edge that touches it,
@@ -139,7 +139,7 @@ pub async fn delete_nodes(
         }
     }
     tracing::warn!("a batch delete gave up after losing every race to other writers");
-    Err(EngineError::StorageUnavailable)
+    Err(EngineError::ConflictUnhandled)
 }
 
 /// The members' plans, taken out of them.

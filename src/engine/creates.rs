@@ -184,7 +184,7 @@ async fn create_all(
         }
     }
     tracing::warn!("a create gave up after losing every race to other writers");
-    Err(EngineError::StorageUnavailable)
+    Err(EngineError::ConflictUnhandled)
 }
 
 /// What a tree's plan needs read first: the type of each edge's target, and each linked node

@@ -73,7 +73,7 @@ pub async fn add_edge(
         }
     }
     tracing::warn!(%from, %to, edge = %edge_def.name, "add gave up after losing every race");
-    Err(EngineError::StorageUnavailable)
+    Err(EngineError::ConflictUnhandled)
 }
 
 /// What an edge write reads first: its source (strongly consistent), the edge as it is, and
@@ -343,7 +343,7 @@ pub async fn remove_edge(
         }
     }
     tracing::warn!(%from, %to, edge = edge_name, "remove gave up after losing every race");
-    Err(EngineError::StorageUnavailable)
+    Err(EngineError::ConflictUnhandled)
 }
 
 /// The writes that remove `edges` and take their entries out of their sources' edge sets,

@@ -29,6 +29,9 @@ pub enum EngineError {
         error: Box<EngineError>,
     },
     StorageUnavailable,
+    /// Other writers changed the same items every time this write tried (AppSync's name):
+    /// nothing was written, and trying again may succeed.
+    ConflictUnhandled,
     /// A subscription fell behind the table's changes, or the change stream had to be read
     /// again: events between are lost to it, so it ends rather than go on with a gap.
     EventsMissed,
@@ -47,6 +50,10 @@ impl EngineError {
                 "this request needs more than {budget} storage calls; ask for fewer nodes or smaller pages"
             ));
         }
+        if let StoreError::TransactionConflict = error {
+            tracing::warn!("a transaction kept conflicting with other writers");
+            return EngineError::ConflictUnhandled;
+        }
         if error.is_transient() {
             tracing::warn!(error = %error, "storage unavailable");
             EngineError::StorageUnavailable
@@ -64,7 +71,9 @@ impl EngineError {
     pub fn in_batch(self, index: usize) -> EngineError {
         match self {
             // What fails the request as a whole is not the member's doing.
-            EngineError::StorageUnavailable | EngineError::Internal => self,
+            EngineError::StorageUnavailable
+            | EngineError::ConflictUnhandled
+            | EngineError::Internal => self,
             error => EngineError::InBatch {
                 index,
                 error: Box::new(error),
@@ -82,6 +91,7 @@ impl EngineError {
             EngineError::ConditionalCheckFailed => "ConditionalCheckFailed",
             EngineError::InBatch { error, .. } => error.error_type(),
             EngineError::StorageUnavailable => "StorageUnavailable",
+            EngineError::ConflictUnhandled => "ConflictUnhandled",
             EngineError::EventsMissed => "EventsMissed",
             EngineError::SubscriptionsUnavailable => "SubscriptionsUnavailable",
             EngineError::LimitExceeded(_) => "LimitExceeded",
@@ -103,6 +113,11 @@ impl EngineError {
             }
             EngineError::StorageUnavailable => {
                 "the storage is unavailable at the moment; try again".to_owned()
+            }
+            EngineError::ConflictUnhandled => {
+                "other writers kept changing the same nodes or edges while this write was \
+                 made, so nothing was written; try again"
+                    .to_owned()
             }
             EngineError::EventsMissed => {
                 "events were missed: this subscription fell behind the table's changes; \

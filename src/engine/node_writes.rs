@@ -159,7 +159,7 @@ pub async fn update_node(
         }
     }
     tracing::warn!(%id, "update gave up after losing every race to other writers");
-    Err(EngineError::StorageUnavailable)
+    Err(EngineError::ConflictUnhandled)
 }
 
 /// The node `id` of `type_def`, read to be changed; an error when there is none.
@@ -270,7 +270,7 @@ pub async fn delete_node(
         }
     }
     tracing::warn!(%id, "delete gave up after losing every race to other writers");
-    Err(EngineError::StorageUnavailable)
+    Err(EngineError::ConflictUnhandled)
 }
 
 /// The writes that delete `current`, a node of `type_def` at `version` that satisfies the

@@ -11,7 +11,7 @@ use async_graphql::parser::types::{ExecutableDocument, OperationType, Selection,
 use async_graphql::futures_util::stream::{self, BoxStream, StreamExt};
 
 use super::limits::{self, QueryLimits};
-use super::{field_errors, mutation, null_items, query, schema, subscription};
+use super::{field_errors, mutation, null_items, query, schema, shape, subscription};
 use crate::auth::Caller;
 use crate::engine::{EventHub, ScopeSource};
 use crate::model::Model;
@@ -118,7 +118,7 @@ impl Api {
             Ok(document) if selects_root_field(document, "nodes") => &self.with_null_items,
             _ => &self.schema,
         };
-        schema.execute(request).await
+        shape::capped(schema.execute(request).await)
     }
 }
 
@@ -180,7 +180,7 @@ impl async_graphql::Executor for Transport {
         self.api
             .streaming
             .execute_stream_with_session_data(request.data(self.scopes.clone()), session_data)
-            .map(move |response| within(response, max))
+            .map(move |response| within(shape::capped(response), max))
             .boxed()
     }
 }

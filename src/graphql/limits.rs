@@ -23,7 +23,7 @@
 //! # Nesting
 //!
 //! Before the document is parsed, its brackets (`{`, `[`, `(` outside strings and comments) may
-//! nest at most [`MAX_NESTING`] deep. async-graphql's parser bounds the nesting of selection
+//! nest at most [`MAX_NESTING`] deep, and it may have at most [`MAX_TOKENS`] tokens. async-graphql's parser bounds the nesting of selection
 //! sets but not of values, and parses them recursively: an input object literal nested about
 //! 400 deep overflowed a worker thread's stack and aborted the whole server (measured on a debug
 //! build; a release build only moves the depth). Counting brackets costs one pass over the text.
@@ -39,16 +39,21 @@ use async_graphql::parser::types::{
     ExecutableDocument, OperationDefinition, OperationType, Selection, SelectionSet,
 };
 use async_graphql::registry::{MetaType, Registry};
-use async_graphql::{
-    ErrorExtensionValues, Name, Positioned, Request, ServerError, ServerResult, Variables,
-};
+use async_graphql::{Name, Positioned, Request, ServerResult, Variables};
 use async_graphql_value::{ConstValue, Value};
 use lru::LruCache;
+
+use super::shape::over;
 
 use crate::engine::DEFAULT_PAGE_SIZE;
 
 /// How many items a list without a page size is assumed to hold (edge-set lists, `leads`).
 pub const UNPAGED_LIST_ESTIMATE: u64 = 10;
+
+/// How many tokens a document may have, as Apollo Router's `parser_max_tokens` allows: the
+/// introspection query of GraphiQL has about 300. A 900 KB document of one argument repeated
+/// made an 30 MB tree when parsed, and eight at once took the server past 280 MB.
+pub const MAX_TOKENS: usize = 15_000;
 
 /// How deep a document's brackets may nest: room for a selection 16 levels deep with arguments,
 /// or a nested create some 30 levels deep, and far from where a parser's stack runs out.
@@ -125,7 +130,7 @@ impl Limits {
     pub fn check(&self, registry: &Registry, request: &mut Request) -> ServerResult<()> {
         let cached = self.take_cached(request);
         if !cached {
-            nesting_within_limit(&request.query)?;
+            text_within_limits(&request.query)?;
         }
         request.parsed_query()?;
         // Taken out while the document is borrowed, and put back: no copy per request. (On a
@@ -133,6 +138,10 @@ impl Limits {
         let variables = std::mem::take(&mut request.variables);
         let query = std::mem::take(&mut request.query);
         let document = request.parsed_query()?;
+        if !cached {
+            super::shape::check(document)?;
+        }
+        super::shape::check_ints(registry, document, &variables)?;
         for (_, operation) in document.operations.iter() {
             let root = match operation.node.ty {
                 OperationType::Query => registry.query_type.as_str(),
@@ -217,19 +226,11 @@ pub fn measure(
     walk.measure
 }
 
-/// A request error for a document over the limit named `limit`.
-fn over<T>(limit: &str, message: String) -> ServerResult<T> {
-    let mut error = ServerError::new(message, None);
-    let mut extensions = ErrorExtensionValues::default();
-    extensions.set("errorType", "QueryLimitExceeded");
-    extensions.set("limit", limit);
-    error.extensions = Some(extensions);
-    Err(error)
-}
-
-/// Refuses a document whose brackets nest deeper than [`MAX_NESTING`], before it is parsed.
-pub fn nesting_within_limit(query: &str) -> ServerResult<()> {
-    if nesting(query) > MAX_NESTING {
+/// Refuses a document whose brackets nest deeper than [`MAX_NESTING`], or that has more than
+/// [`MAX_TOKENS`] tokens, before it is parsed.
+pub fn text_within_limits(query: &str) -> ServerResult<()> {
+    let text = scan(query);
+    if text.deepest > MAX_NESTING {
         return over(
             "nesting",
             format!(
@@ -238,16 +239,38 @@ pub fn nesting_within_limit(query: &str) -> ServerResult<()> {
             ),
         );
     }
+    if text.tokens > MAX_TOKENS {
+        return over(
+            "tokens",
+            format!(
+                "the document has more than {MAX_TOKENS} tokens; at most {MAX_TOKENS} are \
+                 allowed"
+            ),
+        );
+    }
     Ok(())
 }
 
-/// How deep the brackets of `query` nest, outside strings, block strings and comments; counting
-/// stops soon after [`MAX_NESTING`].
-fn nesting(query: &str) -> usize {
+/// What one pass over a document's text finds.
+struct Text {
+    /// How deep its brackets nest, outside strings, block strings and comments.
+    deepest: usize,
+    /// Its tokens: names, numbers, strings and punctuators (commas, white space and comments
+    /// are none).
+    tokens: usize,
+}
+
+/// Scans `query`; it stops soon after a limit is passed.
+fn scan(query: &str) -> Text {
     let text = query.as_bytes();
-    let (mut depth, mut deepest, mut at) = (0usize, 0usize, 0usize);
-    while at < text.len() && deepest <= MAX_NESTING {
-        match text[at] {
+    let (mut depth, mut deepest, mut tokens, mut at) = (0usize, 0usize, 0usize, 0usize);
+    let punctuator = |byte: u8| b"{}[]():=@$!|&\"#,".contains(&byte);
+    while at < text.len() && deepest <= MAX_NESTING && tokens <= MAX_TOKENS {
+        let byte = text[at];
+        if !(byte.is_ascii_whitespace() || byte == b',' || byte == b'#') {
+            tokens += 1;
+        }
+        match byte {
             b'#' => {
                 while at < text.len() && text[at] != b'\n' && text[at] != b'\r' {
                     at += 1;
@@ -270,11 +293,23 @@ fn nesting(query: &str) -> usize {
                 deepest = deepest.max(depth);
             }
             b'}' | b']' | b')' => depth = depth.saturating_sub(1),
-            _ => {}
+            b':' | b'=' | b'@' | b'$' | b'!' | b'|' | b'&' => {}
+            b'.' if text[at..].starts_with(b"...") => at += 2,
+            byte if byte.is_ascii_whitespace() => {}
+            // A name or a number: one token to the next white space or punctuator.
+            _ => {
+                while at + 1 < text.len()
+                    && !text[at + 1].is_ascii_whitespace()
+                    && !punctuator(text[at + 1])
+                    && !text[at + 1..].starts_with(b"...")
+                {
+                    at += 1;
+                }
+            }
         }
         at += 1;
     }
-    deepest
+    Text { deepest, tokens }
 }
 
 /// Where the block string whose text starts at `from` ends (its closing `"""`), if it does.

@@ -24,9 +24,10 @@ mod prefetch;
 mod query;
 mod scalars;
 mod schema;
+mod shape;
 mod subscription;
 mod targets;
 mod values;
 
 pub use api::{Api, SchemaOptions, Transport, operation_type, print_sdl};
-pub use limits::{MAX_NESTING, QueryLimits, UNPAGED_LIST_ESTIMATE, nesting_within_limit};
+pub use limits::{MAX_NESTING, MAX_TOKENS, QueryLimits, UNPAGED_LIST_ESTIMATE, text_within_limits};

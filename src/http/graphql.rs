@@ -36,7 +36,7 @@ use serde::Deserialize;
 
 use super::state::{AppState, STORAGE_CALLS_HEADER};
 use crate::auth::Caller;
-use crate::graphql::{nesting_within_limit, operation_type};
+use crate::graphql::{operation_type, text_within_limits};
 
 const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
 const JSON: &str = "application/json";
@@ -117,11 +117,13 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
     let Some(caller) = caller_of(&state, &mut parts.extensions) else {
         return unguarded(&headers);
     };
-    let content_type = headers
+    // Matched as a media type: any case, parameters allowed, no other subtype.
+    let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    if !content_type.starts_with(JSON) {
+        .and_then(|v| v.parse::<mime::Mime>().ok())
+        .is_some_and(|media| media.essence_str() == JSON);
+    if !json {
         return request_error(
             &headers,
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -143,7 +145,7 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
         }
     };
     let request = match async_graphql::http::receive_body(
-        Some(content_type),
+        Some(JSON),
         &body[..],
         async_graphql::http::MultipartOptions::default(),
     )
@@ -261,7 +263,7 @@ async fn execute(
 
 fn is_mutation(request: &async_graphql::Request) -> bool {
     // A document nested too deep is not parsed here; the API refuses it before parsing.
-    if nesting_within_limit(&request.query).is_err() {
+    if text_within_limits(&request.query).is_err() {
         return false;
     }
     async_graphql::parser::parse_query(&request.query).is_ok_and(|document| {

@@ -56,6 +56,7 @@ const COMPRESS_FROM_BYTES: u16 = 1024;
 /// in `metrics`.
 pub fn with_layers(router: Router, config: &HttpConfig, metrics: &HttpMetrics) -> Router {
     let layers = ServiceBuilder::new()
+        .layer(axum::middleware::map_request(drop_unusable_request_id))
         .layer(SetRequestIdLayer::new(REQUEST_ID_HEADER, RequestIds::new()))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID_HEADER))
         .layer(
@@ -89,6 +90,23 @@ pub fn with_layers(router: Router, config: &HttpConfig, metrics: &HttpMetrics) -
         .layer(CatchPanicLayer::custom(panic_answer))
         .layer(RequestBodyLimitLayer::new(config.max_body_bytes));
     router.layer(layers)
+}
+
+/// The longest `x-request-id` a client may choose; a longer one, or one with other than
+/// visible ASCII, is replaced by one of ours rather than echoed and logged.
+const MAX_REQUEST_ID_BYTES: usize = 128;
+
+async fn drop_unusable_request_id(
+    mut request: axum::http::Request<axum::body::Body>,
+) -> axum::http::Request<axum::body::Body> {
+    let usable = |id: &HeaderValue| {
+        id.len() <= MAX_REQUEST_ID_BYTES && id.as_bytes().iter().all(u8::is_ascii_graphic)
+    };
+    let headers = request.headers_mut();
+    if !headers.get_all(REQUEST_ID_HEADER).iter().all(usable) {
+        headers.remove(REQUEST_ID_HEADER);
+    }
+    request
 }
 
 /// Request ids: a random prefix per process and a counter, unique without asking the kernel

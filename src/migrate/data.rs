@@ -23,6 +23,10 @@
 //! stopped midway resumes after the last page each Scan segment finished. Every changed node is
 //! written with a condition on the version it was read at (and its version bumped), so a client
 //! write racing the migration is never lost: the node is read again and migrated again.
+//!
+//! The record's `changed` adds up the changes of every run, each page's saved with its
+//! checkpoint. A run stopped midway leaves uncounted the nodes of the pages it had in flight
+//! (at most one page per segment), which the next run finds already migrated.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -378,6 +382,8 @@ struct Record {
     /// Per segment: `None` when it has not started, `Some(None)` when it is done, else the key
     /// its next page starts after.
     checkpoints: HashMap<u16, Option<Key>>,
+    /// Nodes the runs so far changed.
+    changed: usize,
 }
 
 fn read_record(item: Item) -> Record {
@@ -407,6 +413,11 @@ fn read_record(item: Item) -> Record {
         applied: text("status") == "applied",
         checksum: text("checksum"),
         checkpoints,
+        changed: item
+            .get("changed")
+            .and_then(AttrValue::as_i64)
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0),
     }
 }
 
@@ -439,6 +450,8 @@ async fn apply(
     if let Some(problem) = &migration.problem {
         return Err(DataMigrationError::Rejected(problem.clone()));
     }
+    // A resumed run counts on from what the runs before it changed.
+    let changed_before = record.as_ref().map_or(0, |r| r.changed);
     let mut checkpoints = record.map(|r| r.checkpoints).unwrap_or_default();
     run.resumed = !checkpoints.is_empty();
     let mut record_item = Item::from([
@@ -458,6 +471,10 @@ async fn apply(
         ),
         ("status".to_owned(), AttrValue::S("running".to_owned())),
         ("startedAt".to_owned(), AttrValue::S(engine::now())),
+        (
+            "changed".to_owned(),
+            AttrValue::N(changed_before.to_string()),
+        ),
     ]);
     if !dry_run && !run.resumed {
         save_record(store, &mut record_item, &checkpoints)
@@ -477,7 +494,6 @@ async fn apply(
     if !dry_run {
         record_item.insert("status".to_owned(), AttrValue::S("applied".to_owned()));
         record_item.insert("appliedAt".to_owned(), AttrValue::S(engine::now()));
-        record_item.insert("changed".to_owned(), AttrValue::N(run.changed.to_string()));
         save_record(store, &mut record_item, &checkpoints)
             .await
             .map_err(|e| contended(e, &migration.name))?;
@@ -567,6 +583,15 @@ async fn migrate_segment(
         run.scanned += items.len();
         run.changed += changed;
         checkpoints.insert(segment, next.clone());
+        // The record counts every run's changes, so one that stops here leaves its share.
+        let recorded = record
+            .get("changed")
+            .and_then(AttrValue::as_i64)
+            .unwrap_or(0);
+        record.insert(
+            "changed".to_owned(),
+            AttrValue::N((recorded + changed as i64).to_string()),
+        );
         if !dry_run {
             save_record(store, record, checkpoints)
                 .await

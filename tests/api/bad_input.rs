@@ -264,3 +264,132 @@ async fn a_request_that_fans_out_past_its_call_budget_is_refused() {
     assert_eq!(error_type(&body), "BadUserInput", "{body}");
     assert!(error_message(&body).contains("storage calls"), "{body}");
 }
+
+/// A document: `head`, then `part(n)` for n = 0, 1, … `count` times, then `tail`.
+fn repeated(head: &str, part: impl Fn(usize) -> String, tail: &str, count: usize) -> String {
+    let mut document = String::from(head);
+    for n in 0..count {
+        document.push_str(&part(n));
+    }
+    document.push_str(tail);
+    document
+}
+
+#[tokio::test]
+async fn a_small_request_never_makes_a_large_answer() {
+    let app = spawn_app().await;
+    let long_name = "a".repeat(500 * 1024);
+    // Each shape within the token limit but past its own; then one past the token limit.
+    let shapes = [
+        (
+            "arguments",
+            repeated("{ farm(", |_| "id: \"x\" ".into(), ") { id } }", 1000),
+        ),
+        (
+            "arguments",
+            repeated(
+                "{ farm(id: \"x\" ",
+                |n| format!("a{n}: 1 "),
+                ") { id } }",
+                1000,
+            ),
+        ),
+        (
+            "variables",
+            repeated(
+                "query(",
+                |n| format!("$v{n}: Int "),
+                ") { __typename }",
+                1000,
+            ),
+        ),
+        (
+            "directives",
+            repeated("{ __typename ", |_| "@skip(if: false) ".into(), "}", 1000),
+        ),
+        (
+            "definitions",
+            repeated(
+                "{ __typename } ",
+                |n| format!("fragment f{n} on Query {{ __typename }} "),
+                "",
+                1500,
+            ),
+        ),
+        ("nameLength", format!("{{ {long_name} }}")),
+        (
+            "nameLength",
+            format!("{{ farm(id: \"x\") {{ id }} }} fragment {long_name} on Farm {{ id }}"),
+        ),
+        (
+            "tokens",
+            repeated("{ farm(", |_| "id: \"x\" ".into(), ") { id } }", 80_000),
+        ),
+    ];
+    for (limit, document) in shapes {
+        let body = app.graphql(&document, json!({})).await;
+        let answer = body.to_string();
+        assert_eq!(
+            error_type(&body),
+            "QueryLimitExceeded",
+            "{limit}: {}",
+            &answer[..answer.len().min(500)]
+        );
+        assert_eq!(body["errors"][0]["extensions"]["limit"], limit);
+        assert_eq!(body["errors"].as_array().map(Vec::len), Some(1));
+        assert!(answer.len() < 1024, "{limit}: {} bytes", answer.len());
+        assert!(!answer.contains("aaaaaaaa"), "nothing echoed");
+    }
+}
+
+#[tokio::test]
+async fn an_answer_carries_at_most_a_hundred_errors_and_counts_the_rest() {
+    let app = spawn_app().await;
+    let document = repeated("{ farm(id: \"x\") { ", |n| format!("a{n} "), "} }", 5000);
+    let fields = document.matches(" a").count();
+    let body = app.graphql(&document, json!({})).await;
+    let errors = body["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 101, "{}", &body.to_string()[..300]);
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("a0"))
+    );
+    let last = &errors[100];
+    assert_eq!(last["extensions"]["errorType"], "TooManyErrors", "{last}");
+    assert_eq!(last["extensions"]["leftOut"], json!(fields - 100));
+    assert!(body.to_string().len() < 100 * 1024);
+}
+
+#[tokio::test]
+async fn an_int_outside_32_bits_is_refused_wherever_it_is_given() {
+    let app = spawn_app().await;
+    let farm = app.create_farm("Ints").await;
+    for (query, variables) in [
+        (
+            "query($farm: ID!) { farm(id: $farm) { cows(first: -2147483649) { edges { cursor } } } }",
+            json!({ "farm": farm }),
+        ),
+        (COWS, json!({ "farm": farm, "first": 2_147_483_648_i64 })),
+        (
+            "query($farm: ID!, $page: [Int]) { farm(id: $farm) { cows(first: 1) { edges { cursor } } } }",
+            json!({ "farm": farm, "page": [1, 9_007_199_254_740_993_i64] }),
+        ),
+    ] {
+        let body = app.graphql(query, variables).await;
+        assert_eq!(error_type(&body), "BadUserInput", "{body}");
+        assert!(
+            error_message(&body).contains("Int cannot represent"),
+            "{body}"
+        );
+        assert!(body.get("data").is_none(), "refused before it ran: {body}");
+    }
+    // At the edge of 32 bits it is an Int; the page size limit then speaks.
+    let body = app
+        .graphql(COWS, json!({ "farm": farm, "first": 2_147_483_647_i64 }))
+        .await;
+    assert!(
+        !error_message(&body).contains("Int cannot represent"),
+        "{body}"
+    );
+}

@@ -150,11 +150,15 @@ async fn conflicting_transactions_are_retried() {
 }
 
 #[tokio::test]
-async fn a_write_that_keeps_conflicting_answers_storage_unavailable_and_writes_nothing() {
+async fn a_write_that_keeps_conflicting_answers_conflict_unhandled_and_writes_nothing() {
     let (app, plan) = app_with_faults().await;
     plan.inject("TransactWriteItems", Fault::TransactionConflict, 100);
     let body = app.graphql(CREATE, json!({ "name": "Never" })).await;
-    assert_unavailable(&body);
+    assert_eq!(error_type(&body), "ConflictUnhandled", "{body}");
+    assert!(
+        error_message(&body).ends_with("nothing was written; try again"),
+        "{body}"
+    );
     assert_eq!(plan.sent("TransactWriteItems"), RETRY_ATTEMPTS as usize + 1);
     plan.clear();
     let body = app.graphql(BY_NAME, json!({ "name": "Never" })).await;

@@ -509,3 +509,55 @@ async fn a_panic_answers_500_with_the_request_id_and_nothing_of_the_panic() {
 async fn panicking_handler() -> &'static str {
     panic!("secret detail: table tablegraph, index GSI01");
 }
+
+#[tokio::test]
+async fn the_content_type_is_matched_as_a_media_type() {
+    let app = spawn_app().await;
+    let body = r#"{"query":"{ __typename }"}"#;
+    for (content_type, status) in [
+        ("Application/JSON", 200),
+        ("application/json; charset=utf-8", 200),
+        ("APPLICATION/JSON;charset=UTF-8", 200),
+        ("application/jsonx", 415),
+        ("application/json-seq", 415),
+        ("application/graphql", 415),
+    ] {
+        let response = app
+            .client
+            .post(app.url("/graphql"))
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .await
+            .expect("the server answers");
+        assert_eq!(response.status(), status, "{content_type}");
+    }
+}
+
+#[tokio::test]
+async fn a_request_id_that_is_too_long_or_not_visible_ascii_is_replaced() {
+    let app = spawn_app().await;
+    let long = "x".repeat(60 * 1024);
+    let exact = "y".repeat(128);
+    for (sent, kept) in [
+        (long.as_str(), false),
+        ("has space", false),
+        (exact.as_str(), true),
+        ("trace-me-42", true),
+    ] {
+        let response = app
+            .client
+            .post(app.url("/graphql"))
+            .header("x-request-id", sent)
+            .json(&serde_json::json!({ "query": "{ __typename }" }))
+            .send()
+            .await
+            .expect("the server answers");
+        let answered = response.headers()["x-request-id"]
+            .to_str()
+            .expect("ASCII")
+            .to_owned();
+        assert_eq!(answered == sent, kept, "{}", &sent[..sent.len().min(40)]);
+        assert!(answered.len() <= 128);
+    }
+}

@@ -245,6 +245,38 @@ async fn a_migration_killed_midway_resumes_from_its_checkpoint() {
         scanned < cows,
         "the resumed run skipped the pages done before: {line}"
     );
+    // The record adds up both runs' changes as each saved them with its checkpoints (the
+    // pages in flight when the first was killed were changed but not counted).
+    let changed_now: i64 = line
+        .split("changed ")
+        .nth(1)
+        .and_then(|rest| rest.trim_end_matches(')').parse().ok())
+        .expect("a count");
+    {
+        let open = tablegraph::app::open_store(&StoreConfig {
+            target: StoreTarget::Embedded(EmbeddedLocation::Directory(dir.clone())),
+            table: "tablegraph".to_owned(),
+            tuning: StoreTuning::default(),
+        })
+        .await
+        .expect("the store opens");
+        let record = open
+            .store
+            .get_item_consistent(&tablegraph::store::Key::same(
+                "MIGRATION#0001_cows_join_farm_animals".to_owned(),
+            ))
+            .await
+            .expect("a read")
+            .expect("the record");
+        let recorded = record
+            .get("changed")
+            .and_then(tablegraph::store::AttrValue::as_i64)
+            .expect("a count");
+        assert!(
+            recorded >= changed_before_kill as i64 + changed_now && recorded <= cows as i64,
+            "{recorded}: {changed_before_kill} before the kill, then {line}"
+        );
+    }
     let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
     assert!(ok, "{stdout}");
     assert_eq!(animal_names(&dir, &farm).await.len(), 100.min(cows + 2));

@@ -31,12 +31,12 @@ const TOTAL_OPS: usize = TASKS * OPS_PER_TASK;
 /// Deleted during the storm; the others survive it.
 const DELETED_GOALS: usize = 2;
 const DELETED_USERS: usize = 3;
-/// Times the deleter asks again when its delete loses every race (`StorageUnavailable`).
+/// Times the deleter asks again when its delete loses every race (`ConflictUnhandled`).
 const DELETE_ATTEMPTS: usize = 10;
 const ROLES: [&str; 3] = ["LEAD", "CONTRIBUTOR", "TEAM"];
 const SINCES: [Option<&str>; 3] = [Some("2024-05-01"), Some("2025-01-15"), None];
 /// Errors a client may get in the storm: a missing node or edge, or a lost race.
-const EXPECTED_ERRORS: [&str; 3] = ["BadUserInput", "StorageUnavailable", "VersionMismatch"];
+const EXPECTED_ERRORS: [&str; 3] = ["BadUserInput", "ConflictUnhandled", "VersionMismatch"];
 
 const ADD: &str = "mutation($g: ID!, $m: ID!, $r: GoalRole!, $s: AWSDate) {
     addGoalMembership(input: { from: $g, to: $m, role: $r, since: $s }) { role since }

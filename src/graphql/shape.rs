@@ -1,0 +1,361 @@
+//! Bounds that keep a small request from making a large answer.
+//!
+//! async-graphql's validation reports every fault it finds, each with a message that names what
+//! it found. A 920 KB document that repeats one argument 230,000 times made 459,999 errors, a
+//! 48.9 MB answer and 871 MB of memory; unknown arguments, unused variables, repeated directives
+//! and one 500 KB name echoed back did the same. So, before validation, a document may hold at
+//! most:
+//!
+//! - [`MAX_ARGUMENTS`] arguments on one field or directive,
+//! - [`MAX_DIRECTIVES`] directives in one place,
+//! - [`MAX_VARIABLES`] variables in one operation,
+//! - [`MAX_DEFINITIONS`] operations and fragments,
+//! - names of at most [`MAX_NAME_BYTES`] bytes,
+//!
+//! or it is refused with one `QueryLimitExceeded` error that echoes nothing. An `Int` given
+//! outside signed 32 bits, in an argument, an input field or a variable, is refused as the
+//! GraphQL spec requires (async-graphql's `Int` takes any 64-bit number). And whatever still
+//! goes wrong, an answer carries at most [`MAX_ERRORS`] errors (then one saying how many were
+//! left out), each message cut to [`MAX_MESSAGE_BYTES`].
+//!
+//! Invariant: walking a document costs time linear in its size, and no recursion deeper than the
+//! document's nesting, which the bracket limit bounds before it is parsed.
+
+use async_graphql::parser::types::{
+    BaseType, Directive, ExecutableDocument, OperationType, Selection, SelectionSet, Type,
+};
+use async_graphql::registry::{MetaType, Registry};
+use async_graphql::{
+    ErrorExtensionValues, Positioned, Response, ServerError, ServerResult, Variables,
+};
+use async_graphql_value::{ConstValue, Value};
+
+pub const MAX_ARGUMENTS: usize = 64;
+pub const MAX_DIRECTIVES: usize = 16;
+pub const MAX_VARIABLES: usize = 256;
+pub const MAX_DEFINITIONS: usize = 1000;
+pub const MAX_NAME_BYTES: usize = 256;
+pub const MAX_ERRORS: usize = 100;
+pub const MAX_MESSAGE_BYTES: usize = 1024;
+
+/// A request error for a document over the limit named `limit`.
+pub(super) fn over<T>(limit: &str, message: String) -> ServerResult<T> {
+    let mut error = ServerError::new(message, None);
+    let mut extensions = ErrorExtensionValues::default();
+    extensions.set("errorType", "QueryLimitExceeded");
+    extensions.set("limit", limit);
+    error.extensions = Some(extensions);
+    Err(error)
+}
+
+/// Refuses a document over one of the bounds above.
+pub(super) fn check(document: &ExecutableDocument) -> ServerResult<()> {
+    let definitions = document.operations.iter().count() + document.fragments.len();
+    if definitions > MAX_DEFINITIONS {
+        return over(
+            "definitions",
+            format!(
+                "the document defines {definitions} operations and fragments; at most \
+                 {MAX_DEFINITIONS} are allowed"
+            ),
+        );
+    }
+    for (_, operation) in document.operations.iter() {
+        let operation = &operation.node;
+        let variables = &operation.variable_definitions;
+        if variables.len() > MAX_VARIABLES {
+            return over(
+                "variables",
+                format!(
+                    "the operation defines {} variables; at most {MAX_VARIABLES} are allowed",
+                    variables.len()
+                ),
+            );
+        }
+        for variable in variables {
+            let variable = &variable.node;
+            name(&variable.name.node)?;
+            type_names(&variable.var_type.node)?;
+            directives(&variable.directives)?;
+            if let Some(default) = &variable.default_value {
+                value(&default.node.clone().into_value())?;
+            }
+        }
+        directives(&operation.directives)?;
+        selection_set(&operation.selection_set.node)?;
+    }
+    for (fragment_name, fragment) in &document.fragments {
+        name(fragment_name)?;
+        name(&fragment.node.type_condition.node.on.node)?;
+        directives(&fragment.node.directives)?;
+        selection_set(&fragment.node.selection_set.node)?;
+    }
+    Ok(())
+}
+
+fn selection_set(selection_set: &SelectionSet) -> ServerResult<()> {
+    for selection in &selection_set.items {
+        match &selection.node {
+            Selection::Field(field) => {
+                let field = &field.node;
+                name(&field.name.node)?;
+                if let Some(alias) = &field.alias {
+                    name(&alias.node)?;
+                }
+                arguments(&field.arguments)?;
+                directives(&field.directives)?;
+                selection_set_of(&field.selection_set)?;
+            }
+            Selection::FragmentSpread(spread) => {
+                name(&spread.node.fragment_name.node)?;
+                directives(&spread.node.directives)?;
+            }
+            Selection::InlineFragment(fragment) => {
+                if let Some(condition) = &fragment.node.type_condition {
+                    name(&condition.node.on.node)?;
+                }
+                directives(&fragment.node.directives)?;
+                selection_set_of(&fragment.node.selection_set)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn selection_set_of(positioned: &Positioned<SelectionSet>) -> ServerResult<()> {
+    selection_set(&positioned.node)
+}
+
+fn directives(directives: &[Positioned<Directive>]) -> ServerResult<()> {
+    if directives.len() > MAX_DIRECTIVES {
+        return over(
+            "directives",
+            format!(
+                "{} directives in one place; at most {MAX_DIRECTIVES} are allowed",
+                directives.len()
+            ),
+        );
+    }
+    for directive in directives {
+        name(&directive.node.name.node)?;
+        arguments(&directive.node.arguments)?;
+    }
+    Ok(())
+}
+
+fn arguments(
+    arguments: &[(Positioned<async_graphql::Name>, Positioned<Value>)],
+) -> ServerResult<()> {
+    if arguments.len() > MAX_ARGUMENTS {
+        return over(
+            "arguments",
+            format!(
+                "{} arguments in one place; at most {MAX_ARGUMENTS} are allowed",
+                arguments.len()
+            ),
+        );
+    }
+    for (argument, argument_value) in arguments {
+        name(&argument.node)?;
+        value(&argument_value.node)?;
+    }
+    Ok(())
+}
+
+/// The names inside a value: its variables, enum values and object keys.
+fn value(value: &Value) -> ServerResult<()> {
+    match value {
+        Value::Variable(variable) | Value::Enum(variable) => name(variable),
+        Value::List(items) => items.iter().try_for_each(self::value),
+        Value::Object(fields) => fields.iter().try_for_each(|(key, field)| {
+            name(key)?;
+            self::value(field)
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn type_names(ty: &Type) -> ServerResult<()> {
+    match &ty.base {
+        BaseType::Named(type_name) => name(type_name),
+        BaseType::List(element) => type_names(element),
+    }
+}
+
+/// Refuses a name too long to echo, without echoing it.
+fn name(name: &str) -> ServerResult<()> {
+    if name.len() > MAX_NAME_BYTES {
+        return over(
+            "nameLength",
+            format!(
+                "a name of {} bytes; at most {MAX_NAME_BYTES} are allowed",
+                name.len()
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Refuses an `Int` outside signed 32 bits wherever the document or its variables give one.
+pub(super) fn check_ints(
+    registry: &Registry,
+    document: &ExecutableDocument,
+    variables: &Variables,
+) -> ServerResult<()> {
+    let ints = Ints { registry };
+    for (_, operation) in document.operations.iter() {
+        let operation = &operation.node;
+        for variable in &operation.variable_definitions {
+            let variable = &variable.node;
+            if let Some(value) = variables.get(&variable.name.node) {
+                let ty = variable.var_type.node.to_string();
+                ints.value(&ty, value, &format!("${}", variable.name.node))?;
+            }
+        }
+        let root = match operation.ty {
+            OperationType::Query => Some(registry.query_type.as_str()),
+            OperationType::Mutation => registry.mutation_type.as_deref(),
+            OperationType::Subscription => registry.subscription_type.as_deref(),
+        };
+        ints.selection_set(&operation.selection_set.node, root)?;
+    }
+    for fragment in document.fragments.values() {
+        let on = fragment.node.type_condition.node.on.node.as_str();
+        ints.selection_set(&fragment.node.selection_set.node, Some(on))?;
+    }
+    Ok(())
+}
+
+/// The walk of [`check_ints`]: each selection once, typed by the schema; fragments where they
+/// are defined, not where they are spread.
+struct Ints<'r> {
+    registry: &'r Registry,
+}
+
+impl Ints<'_> {
+    fn selection_set(
+        &self,
+        selection_set: &SelectionSet,
+        parent: Option<&str>,
+    ) -> ServerResult<()> {
+        for selection in &selection_set.items {
+            match &selection.node {
+                Selection::Field(field) => {
+                    let field = &field.node;
+                    let meta = parent.and_then(|parent| match self.registry.types.get(parent) {
+                        Some(
+                            MetaType::Object { fields, .. } | MetaType::Interface { fields, .. },
+                        ) => fields.get(field.name.node.as_str()),
+                        _ => None,
+                    });
+                    if let Some(meta) = meta {
+                        for (argument, value) in &field.arguments {
+                            if let Some(input) = meta.args.get(argument.node.as_str()) {
+                                let constant = value.node.clone().into_const_with(|_| {
+                                    // Variables are checked with their own values.
+                                    Ok::<_, ()>(ConstValue::Null)
+                                });
+                                if let Ok(constant) = constant {
+                                    self.value(&input.ty, &constant, argument.node.as_str())?;
+                                }
+                            }
+                        }
+                    }
+                    let child =
+                        meta.map(|meta| meta.ty.trim_matches(|c| c == '[' || c == ']' || c == '!'));
+                    self.selection_set(&field.selection_set.node, child)?;
+                }
+                Selection::InlineFragment(fragment) => {
+                    let on = fragment
+                        .node
+                        .type_condition
+                        .as_ref()
+                        .map(|condition| condition.node.on.node.as_str())
+                        .or(parent);
+                    self.selection_set(&fragment.node.selection_set.node, on)?;
+                }
+                Selection::FragmentSpread(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks `value`, given where the type `ty` is expected, at `path`.
+    fn value(&self, ty: &str, value: &ConstValue, path: &str) -> ServerResult<()> {
+        let ty = ty.strip_suffix('!').unwrap_or(ty);
+        if let Some(element) = ty.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            return match value {
+                ConstValue::List(items) => items
+                    .iter()
+                    .enumerate()
+                    .try_for_each(|(i, item)| self.value(element, item, &format!("{path}[{i}]"))),
+                // A single value where a list is expected is a list of one.
+                other => self.value(element, other, path),
+            };
+        }
+        match (ty, value) {
+            ("Int", ConstValue::Number(number)) => {
+                let fits = number.as_i64().is_some_and(|n| i32::try_from(n).is_ok());
+                if fits {
+                    Ok(())
+                } else {
+                    let mut error = ServerError::new(
+                        format!(
+                            "{path}: Int cannot represent {number}: it takes a signed 32-bit integer"
+                        ),
+                        None,
+                    );
+                    let mut extensions = ErrorExtensionValues::default();
+                    extensions.set("errorType", "BadUserInput");
+                    error.extensions = Some(extensions);
+                    Err(error)
+                }
+            }
+            (_, ConstValue::Object(fields)) => match self.registry.types.get(ty) {
+                Some(MetaType::InputObject { input_fields, .. }) => {
+                    fields.iter().try_for_each(|(name, field)| {
+                        match input_fields.get(name.as_str()) {
+                            Some(input) => self.value(&input.ty, field, &format!("{path}.{name}")),
+                            None => Ok(()),
+                        }
+                    })
+                }
+                _ => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The answer with at most [`MAX_ERRORS`] errors (then one that counts the rest) and each
+/// message cut to [`MAX_MESSAGE_BYTES`].
+pub(super) fn capped(mut response: Response) -> Response {
+    if response.errors.len() > MAX_ERRORS {
+        let left_out = response.errors.len() - MAX_ERRORS;
+        response.errors.truncate(MAX_ERRORS);
+        let mut error = ServerError::new(
+            format!("{left_out} more errors were left out; fix these and send it again"),
+            None,
+        );
+        let mut extensions = ErrorExtensionValues::default();
+        extensions.set("errorType", "TooManyErrors");
+        extensions.set("leftOut", left_out as u64);
+        error.extensions = Some(extensions);
+        // Among field errors it is one too (with a path); among request errors, one of them.
+        if let Some(last) = response.errors.last() {
+            error.path = last.path.clone();
+        }
+        response.errors.push(error);
+    }
+    for error in &mut response.errors {
+        if error.message.len() > MAX_MESSAGE_BYTES {
+            let mut end = MAX_MESSAGE_BYTES;
+            while !error.message.is_char_boundary(end) {
+                end -= 1;
+            }
+            error.message.truncate(end);
+            error.message.push('…');
+        }
+    }
+    response
+}

@@ -151,25 +151,37 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
             if !types_meet(a, b) {
                 return None;
             }
-            let mut removed: Vec<String> = Vec::new();
+            let (mut added, mut removed): (Vec<String>, Vec<String>) = Default::default();
             let mut bump = false;
             for write in [&earlier.0, &later.0] {
                 if let Bump {
-                    remove_from_edges, ..
+                    add_to_edges,
+                    remove_from_edges,
+                    ..
                 } = write
                 {
                     bump = true;
-                    for entry in remove_from_edges {
-                        if !removed.contains(entry) {
-                            removed.push(entry.clone());
+                    for (entries, into) in [
+                        (add_to_edges, &mut added),
+                        (remove_from_edges, &mut removed),
+                    ] {
+                        for entry in entries {
+                            if !into.contains(entry) {
+                                into.push(entry.clone());
+                            }
                         }
                     }
                 }
+            }
+            // One update cannot both add to the edge set and take from it.
+            if !added.is_empty() && !removed.is_empty() {
+                return None;
             }
             let condition = joined(a, b);
             let write = if bump {
                 Bump {
                     key: key.clone(),
+                    add_to_edges: added,
                     remove_from_edges: removed,
                     condition,
                 }
@@ -247,13 +259,15 @@ fn types_meet(a: &[Clause], b: &[Clause]) -> bool {
 }
 
 /// Whether a check or a bump (`write`, with `condition`) of an item the plan puts whole says
-/// nothing the put does not: it removes nothing from the edge set, and its condition holds on
+/// nothing the put does not: it changes nothing in the edge set, and its condition holds on
 /// the item as put.
 fn implied(write: &Write, item: &Item, condition: &[Clause]) -> bool {
     if let Write::Bump {
-        remove_from_edges, ..
+        add_to_edges,
+        remove_from_edges,
+        ..
     } = write
-        && !remove_from_edges.is_empty()
+        && !(add_to_edges.is_empty() && remove_from_edges.is_empty())
     {
         return false;
     }
@@ -544,6 +558,7 @@ mod tests {
     fn bump(id: &str, removed: &[&str]) -> Write {
         Write::Bump {
             key: Key::same(keys::node_key(id)),
+            add_to_edges: Vec::new(),
             remove_from_edges: removed.iter().map(|entry| (*entry).to_owned()).collect(),
             condition: vec![Clause::Exists],
         }
@@ -779,5 +794,28 @@ mod tests {
         );
         plan.push(bump("g", &["A#1"]), Purpose::Node);
         assert!(plan.folded().is_err(), "the put would keep the entry");
+    }
+
+    #[test]
+    fn bumps_that_add_to_an_edge_set_merge_but_never_with_ones_that_take_from_it() {
+        let adding = |entry: &str| Write::Bump {
+            key: Key::same(keys::node_key("g")),
+            add_to_edges: vec![entry.to_owned()],
+            remove_from_edges: Vec::new(),
+            condition: vec![Clause::Exists],
+        };
+        let mut plan = Plan::default();
+        plan.push(adding("A#1"), Purpose::Node);
+        plan.push(adding("A#2"), Purpose::Node);
+        let folded = plan.folded().expect("folds");
+        let [Write::Bump { add_to_edges, .. }] = folded.writes.as_slice() else {
+            panic!("one bump: {:?}", folded.writes);
+        };
+        assert_eq!(add_to_edges, &["A#1", "A#2"]);
+
+        let mut plan = Plan::default();
+        plan.push(adding("A#1"), Purpose::Node);
+        plan.push(bump("g", &["A#2"]), Purpose::Node);
+        assert!(plan.folded().is_err(), "one update cannot do both");
     }
 }

@@ -27,11 +27,13 @@ pub enum Write {
         key: Key,
         condition: Vec<Clause>,
     },
-    /// Adds one to the item's `version` and takes `remove_from_edges` out of its edge set
-    /// (`edges`), without reading it: concurrent writers of the item then fail their version
-    /// condition and read again.
+    /// Adds one to the item's `version`, and puts `add_to_edges` into its edge set (`edges`) or
+    /// takes `remove_from_edges` out of it (not both), without reading it: concurrent writers
+    /// of the item then fail their version condition and read again, while other bumps commute
+    /// with it.
     Bump {
         key: Key,
+        add_to_edges: Vec<String>,
         remove_from_edges: Vec<String>,
         condition: Vec<Clause>,
     },
@@ -213,6 +215,7 @@ fn transact_item(table: &str, write: &Write) -> Result<TransactWriteItem, StoreE
         }
         Write::Bump {
             key,
+            add_to_edges,
             remove_from_edges,
             condition,
         } => {
@@ -222,6 +225,14 @@ fn transact_item(table: &str, write: &Write) -> Result<TransactWriteItem, StoreE
             names.insert("#version".to_owned(), "version".to_owned());
             values.insert(":one".to_owned(), AttributeValue::N("1".to_owned()));
             let mut expression = "ADD #version :one".to_owned();
+            if !add_to_edges.is_empty() {
+                names.insert("#edges".to_owned(), "edges".to_owned());
+                values.insert(
+                    ":added".to_owned(),
+                    AttributeValue::Ss(add_to_edges.clone()),
+                );
+                expression.push_str(", #edges :added");
+            }
             if !remove_from_edges.is_empty() {
                 names.insert("#edges".to_owned(), "edges".to_owned());
                 values.insert(

@@ -71,6 +71,8 @@ pub struct Api {
     streaming: Schema,
     limits: limits::Limits,
     max_event_bytes: usize,
+    /// Production: no introspection, and no error names what the client did not send.
+    hides_schema: bool,
 }
 
 /// Which extensions a copy of the schema carries.
@@ -100,6 +102,7 @@ impl Api {
             streaming: build_schema(model, options, events, Flavor::Streaming)?,
             limits: limits::Limits::new(options.limits),
             max_event_bytes: options.max_event_bytes,
+            hides_schema: !options.introspection,
         })
     }
 
@@ -109,7 +112,11 @@ impl Api {
         if let Err(error) = self.limits.check(self.schema.registry(), &mut request) {
             return async_graphql::Response::from_errors(vec![error]);
         }
-        self.run(request).await
+        if !self.hides_schema {
+            return self.run(request).await;
+        }
+        let query = request.query.clone();
+        shape::naming_only_what_was_sent(self.run(request).await, &query)
     }
 
     /// Runs a request that passed the limits.
@@ -162,6 +169,11 @@ impl async_graphql::Executor for Transport {
             operation_type(document, name.as_deref()) == Some(OperationType::Subscription)
         });
         let session_data = session_data.unwrap_or_default();
+        let sent = self.api.hides_schema.then(|| request.query.clone());
+        let told = move |response| match &sent {
+            Some(query) => shape::naming_only_what_was_sent(response, query),
+            None => response,
+        };
         if !subscription {
             // A query or a mutation runs as over HTTP (the streaming copy's per-event scopes
             // are for events): one answer, whole, with the connection's caller.
@@ -174,13 +186,13 @@ impl async_graphql::Executor for Transport {
                 request = request.data(caller);
             }
             let api = self.api.clone();
-            return stream::once(async move { api.run(request).await }).boxed();
+            return stream::once(async move { told(api.run(request).await) }).boxed();
         }
         let max = self.api.max_event_bytes;
         self.api
             .streaming
             .execute_stream_with_session_data(request.data(self.scopes.clone()), session_data)
-            .map(move |response| within(shape::capped(response), max))
+            .map(move |response| within(shape::capped(told(response)), max))
             .boxed()
     }
 }

@@ -327,6 +327,33 @@ impl Ints<'_> {
     }
 }
 
+/// The answer with each request error that names something `query` does not (a field, a type,
+/// an argument of the schema's) told in general terms instead: in production the schema is not
+/// for clients to learn from error messages. Our own errors (those with an `errorType`) name
+/// nothing of the schema and stay as they are.
+pub(super) fn naming_only_what_was_sent(mut response: Response, query: &str) -> Response {
+    for error in &mut response.errors {
+        let ours = error
+            .extensions
+            .as_ref()
+            .is_some_and(|extensions| extensions.get("errorType").is_some());
+        if ours || !error.path.is_empty() {
+            continue;
+        }
+        let named: Vec<&str> = error.message.split('"').skip(1).step_by(2).collect();
+        let sent = named.iter().all(|name| {
+            let name = name.trim_matches(|c: char| matches!(c, '$' | '[' | ']' | '!'));
+            !name.is_empty() && query.contains(name)
+        });
+        if !sent {
+            error.message = "the document does not fit this API; it was refused before it ran \
+                             (the locations say where)"
+                .to_owned();
+        }
+    }
+    response
+}
+
 /// The answer with at most [`MAX_ERRORS`] errors (then one that counts the rest) and each
 /// message cut to [`MAX_MESSAGE_BYTES`].
 pub(super) fn capped(mut response: Response) -> Response {

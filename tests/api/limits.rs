@@ -219,6 +219,25 @@ async fn production_mode_hides_the_schema_graphiql_and_storage_calls() {
     assert!(body.get("data").is_none(), "introspection is off: {body}");
     let body = app.graphql(typo, json!({})).await;
     assert!(!error_message(&body).contains("Did you mean"), "{body}");
+    // Errors name nothing of the schema the client did not send (`Query`, `Farm`, `id`)...
+    for (query, hidden) in [
+        (typo, "Query"),
+        ("{ farm(id: \"x\") { nope } }", "Farm"),
+        ("{ farm { name } }", "\"id\""),
+    ] {
+        let body = app.graphql(query, json!({})).await;
+        let message = error_message(&body);
+        assert!(!message.contains(hidden), "{message}");
+        assert!(message.contains("does not fit this API"), "{message}");
+        assert!(body["errors"][0]["locations"].is_array(), "{body}");
+        let open_body = open.graphql(query, json!({})).await;
+        assert!(error_message(&open_body).contains(hidden), "{open_body}");
+    }
+    // ...but say what is wrong with what it did send.
+    let body = app
+        .graphql("query($unused: Int) { __typename }", json!({}))
+        .await;
+    assert!(error_message(&body).contains("$unused"), "{body}");
     let page = app
         .client
         .get(app.url("/graphql"))

@@ -228,11 +228,15 @@ fn add_plan(
         }
         // Adding an entry commutes with every other add and remove of another target's entry,
         // so it goes in without a condition on the source's version: writers of one goal's
-        // edges do not race each other. Replacing an entry (a new role), or growing a source
-        // near DynamoDB's item limit, writes the source whole on its version instead.
-        let held = held_entries(&ends.source, edge_name, to);
-        let commutes = held.iter().all(|held| *held == entry)
-            && size + COMMUTING_MARGIN_BYTES <= MAX_ITEM_BYTES;
+        // edges do not race each other. Whether the set holds an older entry for this target
+        // is told by the edge as read (the edge write is conditioned on exactly that), not by
+        // the source, which was read before it. Replacing an entry (a new role), or growing a
+        // source near DynamoDB's item limit, writes the source whole on its version instead.
+        let replaces = ends
+            .existing
+            .as_ref()
+            .is_some_and(|existing| edge_set_entry(model, edge_def, existing) != entry);
+        let commutes = !replaces && size + COMMUTING_MARGIN_BYTES <= MAX_ITEM_BYTES;
         if commutes {
             plan.push(
                 Write::Bump {
@@ -287,23 +291,9 @@ fn add_plan(
 }
 
 /// Room left below DynamoDB's item limit for edge-set entries that concurrent adds put into
-/// one source without reading it (each takes well under 200 bytes).
-const COMMUTING_MARGIN_BYTES: usize = 64 * 1024;
-
-/// The entries `source`'s edge set holds for its edge of type `edge_type` to `to`.
-fn held_entries(source: &Item, edge_type: &str, to: &str) -> Vec<String> {
-    match source.get("edges") {
-        Some(AttrValue::Ss(set)) => set
-            .iter()
-            .filter(|entry| {
-                keys::parse_edge_set_entry(entry)
-                    .is_some_and(|e| e.edge_type == edge_type && e.to_id == to)
-            })
-            .cloned()
-            .collect(),
-        _ => Vec::new(),
-    }
-}
+/// one source without reading it: an entry takes at most about 1 KB (its sort value is capped),
+/// so well over a hundred adds at once; a source closer to the limit is written whole.
+const COMMUTING_MARGIN_BYTES: usize = 128 * 1024;
 
 /// A bump of an edge's target, on condition that it is still a node of `target_type`.
 fn bump_target(edge_def: &EdgeTypeDef, to: &str, target_type: &str) -> (Write, Purpose) {
@@ -489,4 +479,88 @@ pub async fn edges_touching(
         .filter(|item| text(item, "SK") != node_key)
         .map(Arc::new)
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCHEMA: &str = r#"
+        enum Role { LEAD @rank(value: 500) TEAM @rank(value: 300) }
+        type Goal @model { title: String! members: [User] @outgoing(edge: "Membership") }
+        type User @model { name: String! }
+        type Membership @edge(from: "Goal", to: "User", sortBy: "role") { role: Role! }
+    "#;
+
+    /// A node as the engine writes one, put directly.
+    async fn create(store: &crate::store::Store, kind: &str, id: &str) {
+        let item = Item::from([
+            ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
+            ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
+            ("__typename".to_owned(), AttrValue::S(kind.to_owned())),
+            ("id".to_owned(), AttrValue::S(id.to_owned())),
+            ("version".to_owned(), AttrValue::N("1".to_owned())),
+        ]);
+        let write = Write::Put {
+            item,
+            condition: Vec::new(),
+        };
+        store.transact_write(vec![write]).await.expect("a write");
+    }
+
+    fn role(name: &str) -> Item {
+        Item::from([("role".to_owned(), AttrValue::S(name.to_owned()))])
+    }
+
+    /// Another writer changes the edge's role after this add read the source but before it
+    /// read the edge: the add must replace that role's entry, not put a second one beside it.
+    #[tokio::test]
+    async fn an_add_that_replaces_an_entry_it_did_not_see_in_the_source_reads_again() {
+        let store = crate::store::loopback_store("edges").await;
+        let model = Model::parse("s.graphql", SCHEMA).expect("a schema");
+        let edge_def = model.edge_def("Membership").expect("the edge");
+        let scope = RequestScope::new(&store, 100);
+        create(&store, "Goal", "g").await;
+        create(&store, "User", "u").await;
+        let stale = read_node_consistent(&scope, "Goal", "g")
+            .await
+            .expect("a read")
+            .expect("the goal");
+        add_edge(&scope, &model, edge_def, "g", "u", &role("TEAM"))
+            .await
+            .expect("the other writer's add");
+        let existing = store
+            .get_item_consistent(&Key {
+                pk: keys::node_key("g"),
+                sk: keys::edge_sort_key("Membership", "u"),
+            })
+            .await
+            .expect("a read");
+        let ends = EdgeEnds {
+            from: "g".into(),
+            to: "u".into(),
+            source: stale,
+            existing,
+            target_type: "User".into(),
+        };
+        let edge = edge_item(
+            &model,
+            edge_def,
+            ("g", "u", "User"),
+            ends.existing.as_ref(),
+            &role("LEAD"),
+        )
+        .expect("an edge");
+        let plan = add_plan(&model, edge_def, &ends, Arc::new(edge)).expect("a plan");
+        assert!(matches!(commit(&scope, plan).await, Ok(Err(Purpose::Node))));
+        let goal = store
+            .get_item_consistent(&Key::same(keys::node_key("g")))
+            .await
+            .expect("a read")
+            .expect("the goal");
+        let Some(AttrValue::Ss(entries)) = goal.get("edges") else {
+            panic!("an edge set: {goal:?}");
+        };
+        assert_eq!(entries.len(), 1, "{entries:?}");
+    }
 }

@@ -116,7 +116,7 @@ impl Api {
             return self.run(request).await;
         }
         let query = request.query.clone();
-        shape::naming_only_what_was_sent(self.run(request).await, &query)
+        naming_only_what_was_sent(self.run(request).await, &query)
     }
 
     /// Runs a request that passed the limits.
@@ -171,7 +171,7 @@ impl async_graphql::Executor for Transport {
         let session_data = session_data.unwrap_or_default();
         let sent = self.api.hides_schema.then(|| request.query.clone());
         let told = move |response| match &sent {
-            Some(query) => shape::naming_only_what_was_sent(response, query),
+            Some(query) => naming_only_what_was_sent(response, query),
             None => response,
         };
         if !subscription {
@@ -195,6 +195,17 @@ impl async_graphql::Executor for Transport {
             .map(move |response| within(shape::capped(told(response)), max))
             .boxed()
     }
+}
+
+/// In production: the answer to `query` with no error naming what the client did not send.
+fn naming_only_what_was_sent(
+    response: async_graphql::Response,
+    query: &str,
+) -> async_graphql::Response {
+    if response.errors.is_empty() {
+        return response;
+    }
+    shape::naming_only_what_was_sent(response, &limits::names(query))
 }
 
 /// The type of the operation a request runs: the one named, or the document's first.

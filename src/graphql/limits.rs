@@ -137,11 +137,12 @@ impl Limits {
         // refusal the request is dropped.)
         let variables = std::mem::take(&mut request.variables);
         let query = std::mem::take(&mut request.query);
+        let operation_name = request.operation_name.take();
         let document = request.parsed_query()?;
         if !cached {
             super::shape::check(document)?;
         }
-        super::shape::check_ints(registry, document, &variables)?;
+        super::shape::check_ints(registry, document, operation_name.as_deref(), &variables)?;
         for (_, operation) in document.operations.iter() {
             let root = match operation.node.ty {
                 OperationType::Query => registry.query_type.as_str(),
@@ -165,6 +166,7 @@ impl Limits {
         }
         request.query = query;
         request.variables = variables;
+        request.operation_name = operation_name;
         Ok(())
     }
 
@@ -262,12 +264,44 @@ struct Text {
 
 /// Scans `query`; it stops soon after a limit is passed.
 fn scan(query: &str) -> Text {
+    scan_with(query, |_| {})
+}
+
+/// The names (and numbers) of `query`, outside strings and comments.
+pub(super) fn names(query: &str) -> std::collections::HashSet<&str> {
+    let mut names = std::collections::HashSet::new();
+    scan_with(query, |name| {
+        names.insert(name);
+    });
+    names
+}
+
+/// The byte-order mark, which GraphQL ignores like white space anywhere in a document.
+const BOM: &[u8] = "\u{feff}".as_bytes();
+
+/// How many bytes at the start of `text` GraphQL ignores: white space, a comma or a byte-order
+/// mark; 0 when it starts with something else.
+fn ignored(text: &[u8]) -> usize {
+    match text.first() {
+        Some(byte) if byte.is_ascii_whitespace() || *byte == b',' => 1,
+        Some(_) if text.starts_with(BOM) => BOM.len(),
+        _ => 0,
+    }
+}
+
+/// Scans `query`, handing each name or number to `on_name`.
+fn scan_with<'q>(query: &'q str, mut on_name: impl FnMut(&'q str)) -> Text {
     let text = query.as_bytes();
     let (mut depth, mut deepest, mut tokens, mut at) = (0usize, 0usize, 0usize, 0usize);
-    let punctuator = |byte: u8| b"{}[]():=@$!|&\"#,".contains(&byte);
+    let punctuator = |byte: u8| b"{}[]():=@$!|&\"#".contains(&byte);
     while at < text.len() && deepest <= MAX_NESTING && tokens <= MAX_TOKENS {
+        let skip = ignored(&text[at..]);
+        if skip > 0 {
+            at += skip;
+            continue;
+        }
         let byte = text[at];
-        if !(byte.is_ascii_whitespace() || byte == b',' || byte == b'#') {
+        if byte != b'#' {
             tokens += 1;
         }
         match byte {
@@ -295,15 +329,18 @@ fn scan(query: &str) -> Text {
             b'}' | b']' | b')' => depth = depth.saturating_sub(1),
             b':' | b'=' | b'@' | b'$' | b'!' | b'|' | b'&' => {}
             b'.' if text[at..].starts_with(b"...") => at += 2,
-            byte if byte.is_ascii_whitespace() => {}
-            // A name or a number: one token to the next white space or punctuator.
+            // A name or a number: one token to the next ignored byte or punctuator.
             _ => {
+                let start = at;
                 while at + 1 < text.len()
-                    && !text[at + 1].is_ascii_whitespace()
+                    && ignored(&text[at + 1..]) == 0
                     && !punctuator(text[at + 1])
                     && !text[at + 1..].starts_with(b"...")
                 {
                     at += 1;
+                }
+                if let Some(name) = query.get(start..=at) {
+                    on_name(name);
                 }
             }
         }

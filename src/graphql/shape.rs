@@ -22,7 +22,8 @@
 //! document's nesting, which the bracket limit bounds before it is parsed.
 
 use async_graphql::parser::types::{
-    BaseType, Directive, ExecutableDocument, OperationType, Selection, SelectionSet, Type,
+    BaseType, Directive, DocumentOperations, ExecutableDocument, OperationType, Selection,
+    SelectionSet, Type,
 };
 use async_graphql::registry::{MetaType, Registry};
 use async_graphql::{
@@ -200,14 +201,25 @@ fn name(name: &str) -> ServerResult<()> {
 pub(super) fn check_ints(
     registry: &Registry,
     document: &ExecutableDocument,
+    operation_name: Option<&str>,
     variables: &Variables,
 ) -> ServerResult<()> {
     let ints = Ints { registry };
-    for (_, operation) in document.operations.iter() {
+    // Only the operation that runs: another may declare the same variable as a Float.
+    let runs = |name: Option<&async_graphql::Name>| match (&document.operations, operation_name) {
+        (DocumentOperations::Single(_), _) => true,
+        (DocumentOperations::Multiple(_), wanted) => name.map(|n| n.as_str()) == wanted,
+    };
+    for (name, operation) in document.operations.iter() {
+        if !runs(name) {
+            continue;
+        }
         let operation = &operation.node;
         for variable in &operation.variable_definitions {
             let variable = &variable.node;
-            if let Some(value) = variables.get(&variable.name.node) {
+            let given = variables.get(&variable.name.node);
+            let default = variable.default_value.as_ref().map(|d| &d.node);
+            if let Some(value) = given.or(default) {
                 let ty = variable.var_type.node.to_string();
                 ints.value(&ty, value, &format!("${}", variable.name.node))?;
             }
@@ -327,11 +339,15 @@ impl Ints<'_> {
     }
 }
 
-/// The answer with each request error that names something `query` does not (a field, a type,
-/// an argument of the schema's) told in general terms instead: in production the schema is not
+/// The answer with each request error that names something the client did not send (`sent`:
+/// the document's names, outside strings and comments; a field, a type, an argument of the
+/// schema's) told in general terms instead: in production the schema is not
 /// for clients to learn from error messages. Our own errors (those with an `errorType`) name
 /// nothing of the schema and stay as they are.
-pub(super) fn naming_only_what_was_sent(mut response: Response, query: &str) -> Response {
+pub(super) fn naming_only_what_was_sent(
+    mut response: Response,
+    sent: &std::collections::HashSet<&str>,
+) -> Response {
     for error in &mut response.errors {
         let ours = error
             .extensions
@@ -343,7 +359,7 @@ pub(super) fn naming_only_what_was_sent(mut response: Response, query: &str) -> 
         let named: Vec<&str> = error.message.split('"').skip(1).step_by(2).collect();
         let sent = named.iter().all(|name| {
             let name = name.trim_matches(|c: char| matches!(c, '$' | '[' | ']' | '!'));
-            !name.is_empty() && query.contains(name)
+            !name.is_empty() && sent.contains(name)
         });
         if !sent {
             error.message = "the document does not fit this API; it was refused before it ran \

@@ -38,7 +38,17 @@ pub(super) fn from_input(
         }
         (Value::String(s), _) => AttrValue::S(s.clone()),
         (Value::Enum(name), _) => AttrValue::S(name.to_string()),
-        (Value::Number(n), _) => AttrValue::N(n.to_string()),
+        (Value::Number(n), _) => {
+            // DynamoDB's range: magnitudes from 1e-130 to below 1e126, or zero.
+            let value = n.as_f64().unwrap_or_default();
+            if value != 0.0 && !(1e-130..1e126).contains(&value.abs()) {
+                return Err(EngineError::bad_input(format!(
+                    "{field}: {n} is outside the numbers DynamoDB stores (magnitudes from \
+                     1e-130 to below 1e126)"
+                )));
+            }
+            AttrValue::N(n.to_string())
+        }
         (Value::Boolean(b), _) => AttrValue::Bool(*b),
         _ => return Err(EngineError::bad_input(format!("{field}: unexpected value"))),
     };
@@ -63,5 +73,20 @@ mod tests {
             Some(Value::Enum(Name::new("LEAD")))
         );
         assert_eq!(to_graphql(None, &ScalarType::String), None);
+    }
+
+    #[test]
+    fn a_number_dynamodb_cannot_store_is_bad_input() {
+        let number = |n: f64| Value::Number(async_graphql::Number::from_f64(n).expect("finite"));
+        for n in [1e300, -1e126, 1e-200] {
+            let error = from_input(&number(n), &ScalarType::Float, "rating").expect_err("refused");
+            assert_eq!(error.error_type(), "BadUserInput");
+        }
+        for n in [0.0, 2.5, -1e125, 1e-129] {
+            assert!(
+                from_input(&number(n), &ScalarType::Float, "rating").is_ok(),
+                "{n}"
+            );
+        }
     }
 }

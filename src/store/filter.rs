@@ -85,17 +85,20 @@ impl Filter {
 const MAX_IN_VALUES: usize = 100;
 const MAX_EXPRESSION_BYTES: usize = 4096;
 const MAX_OPERATORS: usize = 300;
+/// Room for the clauses a write adds to a condition (`#a0 = :v0 AND `, and more).
+const OWN_CLAUSES_BYTES: usize = 64;
 
 impl Filter {
     /// Why DynamoDB would refuse the filter as a condition expression, if it would.
     pub fn beyond_limits(&self) -> Option<String> {
         let (mut names, mut values) = (HashMap::new(), HashMap::new());
         let text = self.expression("c0_", &mut names, &mut values);
-        if text.len() > MAX_EXPRESSION_BYTES {
+        // The write's own clauses (its version) go in front of it.
+        let length = text.len() + OWN_CLAUSES_BYTES;
+        if length > MAX_EXPRESSION_BYTES {
             return Some(format!(
-                "too large: it makes an expression of {} bytes, and DynamoDB takes at most \
-                 {MAX_EXPRESSION_BYTES}",
-                text.len()
+                "too large: it makes an expression of {length} bytes, and DynamoDB takes at \
+                 most {MAX_EXPRESSION_BYTES}"
             ));
         }
         let operators = self.operators();
@@ -470,5 +473,35 @@ mod tests {
             "{held} of {}",
             filters.len()
         );
+    }
+
+    /// A filter whose own expression fits DynamoDB's 4 KB, but not with the write's version
+    /// clause in front of it, is refused before it is sent.
+    #[test]
+    fn the_limit_leaves_room_for_the_writes_own_clauses() {
+        let n_of = |k: usize| n(&k.to_string());
+        let mut tests = Vec::new();
+        let length = |tests: &Vec<Filter>| {
+            let (mut names, mut values) = (HashMap::new(), HashMap::new());
+            Filter::Any(tests.clone())
+                .expression("c0_", &mut names, &mut values)
+                .len()
+        };
+        // Long `in` lists, as few operators as can make 4 KB.
+        let hundred: Vec<AttrValue> = (0..100).map(n_of).collect();
+        while length(&tests) + 1000 <= MAX_EXPRESSION_BYTES {
+            tests.push(on("name", Test::In(hundred.clone())));
+        }
+        while length(&tests) + OWN_CLAUSES_BYTES / 2 <= MAX_EXPRESSION_BYTES {
+            tests.push(on("name", Test::Eq(s("x"))));
+        }
+        assert!(length(&tests) <= MAX_EXPRESSION_BYTES);
+        let filter = Filter::Any(tests);
+        assert!(
+            filter.operators() < MAX_OPERATORS,
+            "refused for its length alone"
+        );
+        let why = filter.beyond_limits().expect("refused");
+        assert!(why.contains("bytes"), "{why}");
     }
 }

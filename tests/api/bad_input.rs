@@ -384,6 +384,31 @@ async fn an_int_outside_32_bits_is_refused_wherever_it_is_given() {
         );
         assert!(body.get("data").is_none(), "refused before it ran: {body}");
     }
+    // A variable's default counts; another operation's variable of the same name does not.
+    let body = app
+        .graphql(
+            "query($farm: ID!, $first: Int = 3000000000) { farm(id: $farm) { cows(first: $first) { edges { cursor } } } }",
+            json!({ "farm": farm }),
+        )
+        .await;
+    assert!(
+        error_message(&body).contains("Int cannot represent"),
+        "{body}"
+    );
+    let two = "query A($x: Int) { farm(id: \"a\") { cows(first: $x) { edges { cursor } } } }
+        query B($x: Float) { __typename }";
+    let response = app
+        .client
+        .post(app.url("/graphql"))
+        .json(&json!({ "query": two, "operationName": "B", "variables": { "x": 3e10 } }))
+        .send()
+        .await
+        .expect("the server answers");
+    let body: Value = response.json().await.expect("JSON");
+    assert!(
+        !error_message(&body).contains("Int cannot represent"),
+        "{body}"
+    );
     // At the edge of 32 bits it is an Int; the page size limit then speaks.
     let body = app
         .graphql(COWS, json!({ "farm": farm, "first": 2_147_483_647_i64 }))

@@ -223,6 +223,8 @@ async fn production_mode_hides_the_schema_graphiql_and_storage_calls() {
     for (query, hidden) in [
         (typo, "Query"),
         ("{ farm(id: \"x\") { nope } }", "Farm"),
+        // A guess in a comment or a string confirms nothing.
+        ("{ farm(id: \"Farm\") { nope } } # Farm", "on type \"Farm\""),
         ("{ farm { name } }", "\"id\""),
     ] {
         let body = app.graphql(query, json!({})).await;
@@ -380,6 +382,10 @@ async fn brackets_nested_past_the_limit_are_refused_before_parsing_and_the_serve
         let (body, calls) = app.graphql_counted(&query, json!({})).await;
         assert_refused(&body, &calls, "nesting");
     }
+    // A byte-order mark parts tokens as white space does.
+    let bom = format!("{{ a(x: [{}1]) }}", "1\u{feff}".repeat(20_000));
+    let (body, calls) = app.graphql_counted(&bom, json!({})).await;
+    assert_refused(&body, &calls, "tokens");
     let quoted = format!(
         "# {open}\n{{ farmByName(name: \"{open}\\\"{open}\") {{ id }} f: farmByName(name: \"\"\"{open}\\\"\"\"{open}\"\"\") {{ id }} }}",
         open = "{".repeat(3000)

@@ -146,6 +146,12 @@ impl Application {
                     .await?;
             }
             Some(arn) => {
+                if config.http.cursor_keys.is_none() {
+                    tracing::warn!(
+                        "no --cursor-key: each replica signs cursors with its own key, so a \
+                         cursor one replica issued is refused by another; give them all one"
+                    );
+                }
                 events
                     .follow_with_replicas(
                         store.store.clone(),

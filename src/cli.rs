@@ -185,6 +185,18 @@ pub struct ServeArgs {
     /// Only for a store other than the embedded one, whose stream this process reads alone.
     #[arg(long, env = "TABLEGRAPH_STREAM_LEASE_SECS", default_value_t = default_lease_secs(), value_parser = clap::value_parser!(u64).range(1..))]
     pub stream_lease_secs: u64,
+    /// Sign Relay cursors with this secret, so that a client cannot forge one; every replica
+    /// must be given the same. Without it, each process signs with a random key of its own.
+    #[arg(long, env = "TABLEGRAPH_CURSOR_KEY", hide_env_values = true)]
+    pub cursor_key: Option<String>,
+    /// While rotating the cursor key: the key before, whose cursors are still accepted.
+    #[arg(
+        long,
+        env = "TABLEGRAPH_CURSOR_KEY_PREVIOUS",
+        hide_env_values = true,
+        requires = "cursor_key"
+    )]
+    pub cursor_key_previous: Option<String>,
     /// Require this API key in an `x-api-key` header (repeat for several; the variable takes a
     /// comma-separated list).
     #[arg(
@@ -283,6 +295,12 @@ impl ServeArgs {
                     audience: self.jwt_audience.clone(),
                 }),
         };
+        http.cursor_keys = self.cursor_key.as_deref().map(|key| {
+            std::sync::Arc::new(crate::keys::CursorKeys::from_secrets(
+                key,
+                self.cursor_key_previous.as_deref(),
+            ))
+        });
         if self.production {
             http.graphiql = false;
             http.expose_storage_calls = false;

@@ -41,6 +41,8 @@ pub struct HttpConfig {
     /// Operations one WebSocket connection may run at once; past it, a `subscribe` answers
     /// an `error` message (`LimitExceeded`).
     pub max_subscriptions_per_connection: usize,
+    /// The keys Relay cursors are signed with (`--cursor-key`); `None`: this process's own.
+    pub cursor_keys: Option<std::sync::Arc<crate::keys::CursorKeys>>,
 }
 
 impl Default for HttpConfig {
@@ -55,6 +57,7 @@ impl Default for HttpConfig {
             graphql: SchemaOptions::default(),
             auth: AuthConfig::default(),
             max_subscriptions_per_connection: 100,
+            cursor_keys: None,
         }
     }
 }

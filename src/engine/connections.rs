@@ -12,7 +12,7 @@ use super::error::EngineError;
 use super::nodes::{Node, load_nodes};
 use super::page_request::PageRequest;
 use super::scope::RequestScope;
-use crate::keys::{self, Cursor};
+use crate::keys::{self, Cursor, CursorKeys};
 use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, Bound, Item, RangeQuery};
 
@@ -130,13 +130,14 @@ impl Connection {
         model: &Model,
         page: &PageRequest,
         parent_id: &str,
+        keys: &CursorKeys,
     ) -> Result<PagePlan, EngineError> {
         let binding = self.binding(parent_id);
         let decode = |argument: &str, cursor: &Option<String>| {
             cursor
                 .as_deref()
                 .map(|encoded| {
-                    Cursor::decode_for(encoded, &binding)
+                    Cursor::decode_for(encoded, &binding, keys)
                         .map(|c| c.sort_key)
                         .map_err(|e| EngineError::bad_input(format!("{argument}: {e}")))
                 })
@@ -244,7 +245,7 @@ pub async fn read_ahead(
     parent_type: &str,
     page: &PageRequest,
 ) -> Result<bool, EngineError> {
-    let plan = connection.plan(model, page, parent_id)?;
+    let plan = connection.plan(model, page, parent_id, &scope.cursors)?;
     let items = read_items(scope, &plan, page).await?;
     let proven = items
         .iter()
@@ -263,7 +264,7 @@ pub async fn read_page(
     page: &PageRequest,
     with_nodes: bool,
 ) -> Result<Page, EngineError> {
-    let plan = connection.plan(model, page, parent_id)?;
+    let plan = connection.plan(model, page, parent_id, &scope.cursors)?;
     let binding = connection.binding(parent_id);
     let mut items = match scope.take_page(&(binding.clone(), page.clone())) {
         Some(items) => items,
@@ -317,7 +318,7 @@ async fn edges_of(
                     connection: binding.to_owned(),
                     sort_key: sort_key.to_owned(),
                 }
-                .encode()
+                .encode(&scope.cursors)
             })
     };
     let other_end = match &connection.source {

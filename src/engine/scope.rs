@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::change::Change;
 use super::page_request::PageRequest;
+use crate::keys::CursorKeys;
 use crate::loaders::ItemLoader;
 use crate::store::{CallLog, Item, Store};
 
@@ -19,6 +20,8 @@ pub struct RequestScope {
     pub store: Store,
     pub loader: ItemLoader,
     pub calls: Arc<CallLog>,
+    /// The keys the request's cursors are signed and checked with.
+    pub cursors: Arc<CursorKeys>,
     /// Connection pages read ahead of their fields (see `engine::connections::read_ahead`).
     pages: Mutex<HashMap<PageKey, Vec<Item>>>,
     /// What the request's committed writes changed, in commit order.
@@ -31,30 +34,45 @@ pub struct RequestScope {
 pub struct ScopeSource {
     store: Store,
     max_storage_calls: usize,
+    cursors: Arc<CursorKeys>,
 }
 
 impl ScopeSource {
+    /// Scopes whose cursors are signed with this process's own keys.
     pub fn new(store: Store, max_storage_calls: usize) -> ScopeSource {
         ScopeSource {
             store,
             max_storage_calls,
+            cursors: CursorKeys::of_this_process(),
         }
+    }
+
+    /// The same, with cursors signed with `keys` (shared by replicas).
+    pub fn with_cursor_keys(mut self, keys: Arc<CursorKeys>) -> ScopeSource {
+        self.cursors = keys;
+        self
     }
 
     /// A fresh scope: its own loader, its own budget.
     pub fn scope(&self) -> RequestScope {
-        RequestScope::new(&self.store, self.max_storage_calls)
+        RequestScope::signing(&self.store, self.max_storage_calls, self.cursors.clone())
     }
 }
 
 impl RequestScope {
+    /// A scope whose cursors are signed with this process's own keys.
     pub fn new(store: &Store, max_storage_calls: usize) -> RequestScope {
+        RequestScope::signing(store, max_storage_calls, CursorKeys::of_this_process())
+    }
+
+    fn signing(store: &Store, max_storage_calls: usize, cursors: Arc<CursorKeys>) -> RequestScope {
         let calls = Arc::new(CallLog::with_budget(max_storage_calls));
         let store = store.recording(calls.clone());
         RequestScope {
             loader: ItemLoader::new(store.clone()),
             store,
             calls,
+            cursors,
             pages: Mutex::default(),
             changes: Mutex::default(),
         }

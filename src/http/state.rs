@@ -58,7 +58,11 @@ impl AppState {
                 metrics: HttpMetrics::new(&ROUTES),
                 graphiql,
                 expose_storage_calls: config.expose_storage_calls,
-                scopes: ScopeSource::new(store.clone(), config.graphql.max_storage_calls),
+                scopes: match &config.cursor_keys {
+                    Some(keys) => ScopeSource::new(store.clone(), config.graphql.max_storage_calls)
+                        .with_cursor_keys(keys.clone()),
+                    None => ScopeSource::new(store.clone(), config.graphql.max_storage_calls),
+                },
                 store,
                 max_subscriptions_per_connection: config.max_subscriptions_per_connection,
                 closing: tokio::sync::watch::Sender::new(false),

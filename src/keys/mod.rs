@@ -15,7 +15,7 @@ mod cursor;
 mod layout;
 mod sort;
 
-pub use cursor::{Cursor, CursorError};
+pub use cursor::{Cursor, CursorError, CursorKeys};
 pub use layout::{
     EdgeSetEntry, IdError, MAX_ID_LEN, MAX_SORT_KEY_BYTES, RELAY_KEYS, STREAM_LEASE,
     edge_set_entry, edge_sort_key, edge_sort_key_range, gsi_name, id_from_slot_sort_key,

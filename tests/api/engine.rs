@@ -264,3 +264,85 @@ async fn a_page_is_read_without_graphql_and_its_cursor_moves_within_it() {
         .expect_err("the cursor is bound to its farm");
     assert_eq!(forged.error_type(), "BadUserInput");
 }
+
+/// Cursors carry a MAC under the server's key: a forged sort key is refused, replicas with one
+/// key read each other's cursors, and a key being rotated out still reads the old ones.
+#[tokio::test]
+async fn cursors_are_signed_with_the_servers_key_and_survive_its_rotation() {
+    use std::sync::Arc;
+    use tablegraph::engine::ScopeSource;
+    use tablegraph::keys::CursorKeys;
+
+    let app = spawn_app().await;
+    let model = &app.model;
+    let farm = create(
+        &app.store,
+        model,
+        "Farm",
+        vec![("name".into(), text("Keys"))],
+    )
+    .await;
+    for name in ["A", "B", "C"] {
+        let fields = vec![("name".into(), text(name)), ("farmId".into(), text(&farm))];
+        create(&app.store, model, "Cow", fields).await;
+    }
+    let farm_type = model.type_def("Farm").expect("Farm");
+    let cows = engine::Connection::of(farm_type, farm_type.field("cows").expect("cows"), model)
+        .expect("a connection field");
+    let scopes = |current: &str, previous: Option<&str>| {
+        ScopeSource::new(app.store.clone(), 500)
+            .with_cursor_keys(Arc::new(CursorKeys::from_secrets(current, previous)))
+    };
+    let page = |after: Option<String>| {
+        PageRequest::new(PageArguments {
+            first: Some(1),
+            after,
+            ..PageArguments::default()
+        })
+        .expect("a valid page")
+    };
+    let old = scopes("old", None);
+    let first = engine::read_page(&old.scope(), model, &cows, &farm, &page(None), false)
+        .await
+        .expect("a page");
+    let cursor = first.edges[0].cursor.clone();
+    let after = |cursor: &str| page(Some(cursor.to_owned()));
+
+    // Another replica with the same key, and one rotating it, read the cursor.
+    for source in [scopes("old", None), scopes("new", Some("old"))] {
+        let next = engine::read_page(&source.scope(), model, &cows, &farm, &after(&cursor), false)
+            .await
+            .expect("the next page");
+        assert_eq!(
+            field(next.edges[0].node.as_ref().map(|n| &n.item), "name"),
+            Some("B".into())
+        );
+    }
+    // A replica with another key, or one that has retired the old key, refuses it.
+    for source in [scopes("other", None), scopes("new", None)] {
+        let refused =
+            engine::read_page(&source.scope(), model, &cows, &farm, &after(&cursor), false)
+                .await
+                .expect_err("refused");
+        assert_eq!(refused.error_type(), "BadUserInput");
+    }
+    // A sort key changed under the cursor's MAC is refused.
+    let (payload, tag) = cursor.split_once('.').expect("payload.mac");
+    let text_of = |encoded: &str| {
+        use base64::Engine as _;
+        let engine = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        String::from_utf8(engine.decode(encoded).expect("base64")).expect("UTF-8")
+    };
+    let forged_payload = text_of(payload).replacen('#', "z#", 1);
+    let forged = {
+        use base64::Engine as _;
+        format!(
+            "{}.{tag}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(forged_payload)
+        )
+    };
+    let refused = engine::read_page(&old.scope(), model, &cows, &farm, &after(&forged), false)
+        .await
+        .expect_err("a forged sort key");
+    assert_eq!(refused.error_type(), "BadUserInput");
+}

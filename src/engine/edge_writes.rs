@@ -211,7 +211,7 @@ fn add_plan(
         },
         Purpose::Edge,
     );
-    if edge_def.edge_set {
+    let source_gets = if edge_def.edge_set {
         let entry = edge_set_entry(model, edge_def, &edge);
         let (next, version) = next_version(with_edge_set_entry(
             &ends.source,
@@ -238,22 +238,7 @@ fn add_plan(
             .is_some_and(|existing| edge_set_entry(model, edge_def, existing) != entry);
         let commutes = !replaces && size + COMMUTING_MARGIN_BYTES <= MAX_ITEM_BYTES;
         if commutes {
-            plan.push(
-                Write::Bump {
-                    key: Key::same(keys::node_key(from)),
-                    add_to_edges: vec![entry],
-                    remove_from_edges: Vec::new(),
-                    condition: vec![Clause::Equals(
-                        "__typename".to_owned(),
-                        AttrValue::S(edge_def.from.clone()),
-                    )],
-                },
-                Purpose::Reference {
-                    field: "from".to_owned(),
-                    target: edge_def.from.clone(),
-                    id: from.to_owned(),
-                },
-            );
+            Some(vec![entry])
         } else {
             plan.push(
                 Write::Put {
@@ -262,26 +247,17 @@ fn add_plan(
                 },
                 Purpose::Node,
             );
+            None
         }
     } else {
-        plan.push(
-            Write::Bump {
-                key: Key::same(keys::node_key(from)),
-                add_to_edges: Vec::new(),
-                remove_from_edges: Vec::new(),
-                condition: vec![Clause::Equals(
-                    "__typename".to_owned(),
-                    AttrValue::S(edge_def.from.clone()),
-                )],
-            },
-            Purpose::Reference {
-                field: "from".to_owned(),
-                target: edge_def.from.clone(),
-                id: from.to_owned(),
-            },
-        );
+        Some(Vec::new())
+    };
+    // The source is bumped (and checked), unless it was written whole above.
+    if let Some(added) = source_gets {
+        let (bump, purpose) = bump_end("from", from, &edge_def.from, &edge_def.from, added);
+        plan.push(bump, purpose);
     }
-    let (bump, purpose) = bump_target(edge_def, to, &ends.target_type);
+    let (bump, purpose) = bump_end("to", to, &ends.target_type, &edge_def.to, Vec::new());
     plan.push(bump, purpose);
     plan.changes(Change::edge(
         ends.existing.clone().map(Arc::new),
@@ -295,21 +271,29 @@ fn add_plan(
 /// so well over a hundred adds at once; a source closer to the limit is written whole.
 const COMMUTING_MARGIN_BYTES: usize = 128 * 1024;
 
-/// A bump of an edge's target, on condition that it is still a node of `target_type`.
-fn bump_target(edge_def: &EdgeTypeDef, to: &str, target_type: &str) -> (Write, Purpose) {
+/// A bump of one end of an edge (`end`: `from` or `to`) that puts `added` into its edge set, on
+/// condition that it is still a node of `node_type`; a failure names `expected`, the type the
+/// edge wants there.
+fn bump_end(
+    end: &str,
+    id: &str,
+    node_type: &str,
+    expected: &str,
+    added: Vec<String>,
+) -> (Write, Purpose) {
     let bump = Write::Bump {
-        key: Key::same(keys::node_key(to)),
-        add_to_edges: Vec::new(),
+        key: Key::same(keys::node_key(id)),
+        add_to_edges: added,
         remove_from_edges: Vec::new(),
         condition: vec![Clause::Equals(
             "__typename".to_owned(),
-            AttrValue::S(target_type.to_owned()),
+            AttrValue::S(node_type.to_owned()),
         )],
     };
     let purpose = Purpose::Reference {
-        field: "to".to_owned(),
-        target: edge_def.to.clone(),
-        id: to.to_owned(),
+        field: end.to_owned(),
+        target: expected.to_owned(),
+        id: id.to_owned(),
     };
     (bump, purpose)
 }
@@ -340,7 +324,7 @@ pub(super) fn plan_edge_from_new(
         },
         Purpose::Edge,
     );
-    let (bump, purpose) = bump_target(edge_def, to, target_type);
+    let (bump, purpose) = bump_end("to", to, target_type, &edge_def.to, Vec::new());
     plan.push(bump, purpose);
     plan.changes(Change::edge(None, Some(edge)));
     Ok(plan)

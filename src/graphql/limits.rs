@@ -38,12 +38,12 @@ use std::sync::Arc;
 use async_graphql::parser::types::{
     ExecutableDocument, OperationDefinition, OperationType, Selection, SelectionSet,
 };
-use async_graphql::registry::{MetaType, Registry};
+use async_graphql::registry::Registry;
 use async_graphql::{Name, Positioned, Request, ServerResult, Variables};
 use async_graphql_value::{ConstValue, Value};
 use lru::LruCache;
 
-use super::shape::over;
+use super::shape::{declared_field, named_type, over};
 
 use crate::engine::DEFAULT_PAGE_SIZE;
 
@@ -493,7 +493,9 @@ impl Walk<'_> {
                         continue;
                     }
                     let name = field.name.node.as_str();
-                    let ty = parent.and_then(|parent| field_type(self.registry, parent, name));
+                    let ty = parent
+                        .and_then(|parent| declared_field(self.registry, parent, name))
+                        .map(|field| field.ty.as_str());
                     // A connection's page size already counts its edges and nodes; the
                     // introspection types are answered from memory.
                     let multiplier = if name.starts_with("__")
@@ -593,21 +595,6 @@ impl Walk<'_> {
             other => other.clone().into_const().unwrap_or_default(),
         }
     }
-}
-
-/// The declared type (`[Goal!]!`, `GoalConnection`) of `parent.name`.
-fn field_type<'r>(registry: &'r Registry, parent: &str, name: &str) -> Option<&'r str> {
-    match registry.types.get(parent)? {
-        MetaType::Object { fields, .. } | MetaType::Interface { fields, .. } => {
-            fields.get(name).map(|field| field.ty.as_str())
-        }
-        _ => None,
-    }
-}
-
-/// `Goal` of `[Goal!]!`.
-fn named_type(ty: &str) -> &str {
-    ty.trim_matches(|c| c == '[' || c == ']' || c == '!')
 }
 
 #[cfg(test)]

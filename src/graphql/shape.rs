@@ -25,7 +25,7 @@ use async_graphql::parser::types::{
     BaseType, Directive, DocumentOperations, ExecutableDocument, OperationType, Selection,
     SelectionSet, Type,
 };
-use async_graphql::registry::{MetaType, Registry};
+use async_graphql::registry::{MetaField, MetaType, Registry};
 use async_graphql::{
     ErrorExtensionValues, Positioned, Response, ServerError, ServerResult, Variables,
 };
@@ -254,12 +254,8 @@ impl Ints<'_> {
             match &selection.node {
                 Selection::Field(field) => {
                     let field = &field.node;
-                    let meta = parent.and_then(|parent| match self.registry.types.get(parent) {
-                        Some(
-                            MetaType::Object { fields, .. } | MetaType::Interface { fields, .. },
-                        ) => fields.get(field.name.node.as_str()),
-                        _ => None,
-                    });
+                    let meta = parent
+                        .and_then(|parent| declared_field(self.registry, parent, &field.name.node));
                     if let Some(meta) = meta {
                         for (argument, value) in &field.arguments {
                             if let Some(input) = meta.args.get(argument.node.as_str()) {
@@ -273,8 +269,7 @@ impl Ints<'_> {
                             }
                         }
                     }
-                    let child =
-                        meta.map(|meta| meta.ty.trim_matches(|c| c == '[' || c == ']' || c == '!'));
+                    let child = meta.map(|meta| named_type(&meta.ty));
                     self.selection_set(&field.selection_set.node, child)?;
                 }
                 Selection::InlineFragment(fragment) => {
@@ -337,6 +332,23 @@ impl Ints<'_> {
             _ => Ok(()),
         }
     }
+}
+
+/// The field `name` of the object or interface type `parent`, as the schema declares it.
+pub(super) fn declared_field<'r>(
+    registry: &'r Registry,
+    parent: &str,
+    name: &str,
+) -> Option<&'r MetaField> {
+    match registry.types.get(parent)? {
+        MetaType::Object { fields, .. } | MetaType::Interface { fields, .. } => fields.get(name),
+        _ => None,
+    }
+}
+
+/// `Goal` of `[Goal!]!`.
+pub(super) fn named_type(ty: &str) -> &str {
+    ty.trim_matches(|c| c == '[' || c == ']' || c == '!')
 }
 
 /// The answer with each request error that names something the client did not send (`sent`:

@@ -7,7 +7,7 @@ use tablegraph::engine::{
 use tablegraph::model::Model;
 use tablegraph::store::{AttrValue, Item, Store};
 
-use crate::helpers::spawn_app;
+use crate::helpers::{TestApp, spawn_app};
 
 fn scope(store: &Store) -> RequestScope {
     RequestScope::new(store, 500)
@@ -205,29 +205,26 @@ async fn a_refused_write_reports_no_change_and_leaves_the_table_as_it_was() {
     app.assert_table_consistent().await;
 }
 
+/// A farm named `name` with a cow of each of `cows`, and its `cows` connection.
+async fn farm_with_cows(app: &TestApp, name: &str, cows: &[&str]) -> (String, engine::Connection) {
+    let model = &app.model;
+    let farm = create(&app.store, model, "Farm", vec![("name".into(), text(name))]).await;
+    for cow in cows {
+        let fields = vec![("name".into(), text(cow)), ("farmId".into(), text(&farm))];
+        create(&app.store, model, "Cow", fields).await;
+    }
+    let farm_type = model.type_def("Farm").expect("Farm");
+    let connection =
+        engine::Connection::of(farm_type, farm_type.field("cows").expect("cows"), model)
+            .expect("a connection field");
+    (farm, connection)
+}
+
 #[tokio::test]
 async fn a_page_is_read_without_graphql_and_its_cursor_moves_within_it() {
     let app = spawn_app().await;
     let model = &app.model;
-    let farm = create(
-        &app.store,
-        model,
-        "Farm",
-        vec![("name".into(), text("Ridge"))],
-    )
-    .await;
-    for name in ["Clara", "bessie", "Daisy"] {
-        create(
-            &app.store,
-            model,
-            "Cow",
-            vec![("name".into(), text(name)), ("farmId".into(), text(&farm))],
-        )
-        .await;
-    }
-    let farm_type = model.type_def("Farm").expect("Farm");
-    let cows = engine::Connection::of(farm_type, farm_type.field("cows").expect("cows"), model)
-        .expect("a connection field");
+    let (farm, cows) = farm_with_cows(&app, "Ridge", &["Clara", "bessie", "Daisy"]).await;
     let first_two = PageRequest::new(PageArguments {
         first: Some(2),
         ..PageArguments::default()
@@ -275,20 +272,7 @@ async fn cursors_are_signed_with_the_servers_key_and_survive_its_rotation() {
 
     let app = spawn_app().await;
     let model = &app.model;
-    let farm = create(
-        &app.store,
-        model,
-        "Farm",
-        vec![("name".into(), text("Keys"))],
-    )
-    .await;
-    for name in ["A", "B", "C"] {
-        let fields = vec![("name".into(), text(name)), ("farmId".into(), text(&farm))];
-        create(&app.store, model, "Cow", fields).await;
-    }
-    let farm_type = model.type_def("Farm").expect("Farm");
-    let cows = engine::Connection::of(farm_type, farm_type.field("cows").expect("cows"), model)
-        .expect("a connection field");
+    let (farm, cows) = farm_with_cows(&app, "Keys", &["A", "B", "C"]).await;
     let scopes = |current: &str, previous: Option<&str>| {
         ScopeSource::new(app.store.clone(), 500)
             .with_cursor_keys(Arc::new(CursorKeys::from_secrets(current, previous)))

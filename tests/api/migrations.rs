@@ -16,6 +16,17 @@ use crate::helpers::{id_at, repository_file, run_tablegraph, scratch, tablegraph
 
 const V1_SCHEMA: &str = "tests/fixtures/migrations/schema-v1.graphql";
 
+/// The embedded store in `dir`, opened directly.
+async fn open_store(dir: &Path) -> tablegraph::app::OpenStore {
+    tablegraph::app::open_store(&StoreConfig {
+        target: StoreTarget::Embedded(EmbeddedLocation::Directory(dir.to_owned())),
+        table: "tablegraph".to_owned(),
+        tuning: StoreTuning::default(),
+    })
+    .await
+    .expect("the store opens")
+}
+
 /// Serves the schema at `schema` on the store in `dir` while `work` runs, then stops and
 /// releases the store.
 async fn with_server<F, Fut, T>(dir: &Path, schema: &str, work: F) -> T
@@ -253,13 +264,7 @@ async fn a_migration_killed_midway_resumes_from_its_checkpoint() {
         .and_then(|rest| rest.trim_end_matches(')').parse().ok())
         .expect("a count");
     {
-        let open = tablegraph::app::open_store(&StoreConfig {
-            target: StoreTarget::Embedded(EmbeddedLocation::Directory(dir.clone())),
-            table: "tablegraph".to_owned(),
-            tuning: StoreTuning::default(),
-        })
-        .await
-        .expect("the store opens");
+        let open = open_store(&dir).await;
         let record = open
             .store
             .get_item_consistent(&tablegraph::store::Key::same(
@@ -306,13 +311,7 @@ async fn renames_defaults_removals_and_edge_sets_are_migrated() {
     // As an older version left it: `headline` instead of `title`, no `kind`, a stray attribute
     // and no edge set.
     {
-        let open = tablegraph::app::open_store(&StoreConfig {
-            target: StoreTarget::Embedded(EmbeddedLocation::Directory(dir.clone())),
-            table: "tablegraph".to_owned(),
-            tuning: StoreTuning::default(),
-        })
-        .await
-        .expect("the store opens");
+        let open = open_store(&dir).await;
         let key = Key::same(format!("NODE#{goal}"));
         let mut item = open
             .store

@@ -82,7 +82,7 @@ async fn link_moves_existing_nodes_under_the_new_one() {
     let app = spawn_app().await;
     let old = app.create_farm("Old").await;
     let daisy = app.create_animal("Cow", "Daisy", &old).await;
-    let bella = app.create_animal("Cow", "Bella", &old).await;
+    app.create_animal("Cow", "Bella", &old).await;
     let image = app
         .create("Image", json!({ "url": "https://example.com/a.png" }))
         .await;
@@ -108,7 +108,6 @@ async fn link_moves_existing_nodes_under_the_new_one() {
         body["data"]["cow"],
         json!({ "version": 2, "farm": { "name": "New" } })
     );
-    let _ = bella;
     app.assert_table_consistent().await;
 }
 

@@ -130,9 +130,22 @@ impl Application {
         let store = open_store(&config.store).await?;
         if store.is_embedded() {
             // The embedded store is ours: make its table match the schema.
-            migrate::ensure_table(&store.store, &model).await?;
+            let report = migrate::ensure_table(&store.store, &model).await?;
+            // A table made just now holds nothing written in an earlier format.
+            if !report.created_table {
+                migrate::upgrade_formats(&store.store, &model).await?;
+            }
         }
         let table = migrate::verify_table(&store.store, &model).await?;
+        if !store.is_embedded() {
+            let pending = migrate::pending_builtins(&store.store, &model).await?;
+            if !pending.is_empty() {
+                tracing::warn!(
+                    migrations = %pending.join(", "),
+                    "the table's items may predate today's formats; run `tablegraph migrate`"
+                );
+            }
+        }
         let events = EventHub::new(
             config.http.graphql.max_pending_events,
             config.http.graphql.max_subscriptions,

@@ -490,9 +490,15 @@ async fn migrate(
                 run.scanned,
                 run.changed
             )?;
+            for collision in &run.collisions {
+                writeln!(
+                    out,
+                    "  would stay, now the same value as another: {collision}"
+                )?;
+            }
         }
     }
-    if migrations.is_empty() {
+    if migrations.iter().all(crate::migrate::Migration::is_builtin) {
         writeln!(out, "no data migrations in {}", migrations_dir.display())?;
     }
     Ok(())

@@ -48,6 +48,7 @@ pub enum ViolationKind {
     UnknownItem,
     OrphanUniqueValue,
     MissingUniqueValue,
+    EarlierFormUniqueValue,
     WrongSlot,
     DanglingEdge,
     WrongEdgeSet,
@@ -59,6 +60,9 @@ impl ViolationKind {
             ViolationKind::UnknownItem => "items the schema does not know",
             ViolationKind::OrphanUniqueValue => "unique values without a matching owner",
             ViolationKind::MissingUniqueValue => "unique field values without their item",
+            ViolationKind::EarlierFormUniqueValue => {
+                "unique values at the key of an earlier version (run `tablegraph migrate`)"
+            }
             ViolationKind::WrongSlot => "relation slots that differ from the schema's",
             ViolationKind::DanglingEdge => "edges whose source or target is missing",
             ViolationKind::WrongEdgeSet => "edge sets that differ from the edge items",
@@ -518,31 +522,51 @@ fn check_uniques(
     uniques: &HashMap<&str, &Item>,
     violations: &mut Vec<Violation>,
 ) {
-    // Each unique item: its owner exists, has the type, and holds the value.
+    // Each unique item: its owner exists, has the type, and holds the value, at its key of
+    // today or (until `migrate` moves it) of the version before.
+    let key_of = |node: &Item, item: &Item, unique_key: fn(&str, &str, &str) -> String| {
+        let typename = text(node, "__typename");
+        let type_def = model.type_def(typename)?;
+        type_def.unique_fields().find_map(|field| {
+            let value = node.get(&field.name)?;
+            (keys::unique_typename(typename, &field.name) == text(item, "__typename"))
+                .then(|| unique_key(typename, &field.name, &engine::unique_text(value)))
+        })
+    };
+    let mut earlier_form = BTreeSet::new();
     for (key, item) in uniques {
         let owner = text(item, "id");
         let owner_node = nodes.get(keys::node_key(owner).as_str());
-        let matches = owner_node.is_some_and(|node| {
-            let typename = text(node, "__typename");
-            model.type_def(typename).is_some_and(|type_def| {
-                type_def.unique_fields().any(|field| {
-                    keys::unique_typename(typename, &field.name) == text(item, "__typename")
-                        && node.get(&field.name).is_some_and(|value| {
-                            keys::unique_key(typename, &field.name, &engine::unique_text(value))
-                                == *key
-                        })
-                })
-            })
-        });
-        if !matches {
-            violations.push(Violation {
-                pk: (*key).to_owned(),
-                sk: (*key).to_owned(),
-                kind: ViolationKind::OrphanUniqueValue,
-                detail: format!("owner {owner:?} does not hold this value"),
-                owner: None,
-            });
+        let held_as = |unique_key| {
+            owner_node.is_some_and(|node| key_of(node, item, unique_key).as_deref() == Some(key))
+        };
+        if held_as(keys::unique_key) {
+            continue;
         }
+        let (kind, detail) = if held_as(keys::unique_key_v1) {
+            // The key it moves to, which the node's own check below must not call missing.
+            if let Some(today) = owner_node.and_then(|node| key_of(node, item, keys::unique_key)) {
+                earlier_form.insert(today);
+            }
+            (
+                ViolationKind::EarlierFormUniqueValue,
+                format!(
+                    "owner {owner:?} holds this value, compared as before Unicode normalization"
+                ),
+            )
+        } else {
+            (
+                ViolationKind::OrphanUniqueValue,
+                format!("owner {owner:?} does not hold this value"),
+            )
+        };
+        violations.push(Violation {
+            pk: (*key).to_owned(),
+            sk: (*key).to_owned(),
+            kind,
+            detail,
+            owner: None,
+        });
     }
     // Each node's unique values: their items exist and name the node.
     for node in nodes.values() {
@@ -559,7 +583,8 @@ fn check_uniques(
             let owned = uniques
                 .get(key.as_str())
                 .is_some_and(|item| text(item, "id") == id);
-            if !owned {
+            // A value still at its earlier key is reported there, once.
+            if !owned && !earlier_form.contains(&key) {
                 violations.push(Violation {
                     pk: key.clone(),
                     sk: key,

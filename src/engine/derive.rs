@@ -87,14 +87,14 @@ pub fn set_slot_attributes(model: &Model, type_def: &TypeDef, item: &mut Item) {
     }
 }
 
-/// Checks what DynamoDB would refuse, before anything is written: unique values that are empty
-/// or too long for a key, sort values too long for a sort key, and items over 400 KB.
+/// Checks what DynamoDB would refuse, before anything is written: unique values with nothing
+/// visible to compare, with bidirectional controls, or too long for a key, sort values too long for a sort key, and items over 400 KB.
 pub fn check_limits(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> {
     for field in type_def.unique_fields() {
         if let Some(AttrValue::S(value)) = item.get(&field.name) {
-            if keys::normalize_unique(value).is_empty() {
+            if let Some(fault) = keys::unique_value_fault(value) {
                 return Err(EngineError::bad_input(format!(
-                    "{}.{} must not be empty",
+                    "{}.{} {fault}",
                     type_def.name, field.name
                 )));
             }

@@ -6,6 +6,7 @@
 //! its version has not moved; when another writer got there first they read again, unless the
 //! client pinned an expected version.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::change::Change;
@@ -139,11 +140,15 @@ pub async fn update_node(
 ) -> Result<Node, EngineError> {
     keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("id: {e}")))?;
     guard.validate()?;
+    let mut held_at = HashMap::new();
     for _ in 0..WRITE_ATTEMPTS {
         let current = read_to_change(scope, type_def, id).await?;
         let Planned {
-            item: next, plan, ..
-        } = plan_update(model, type_def, current, fields, guard)?;
+            item: next,
+            mut plan,
+            ..
+        } = plan_update(model, type_def, current.clone(), fields, guard)?;
+        plan.free_at(&held_at);
         match commit(scope, plan).await? {
             Ok(()) => {
                 remember(scope, id, Some(next.clone()));
@@ -154,7 +159,13 @@ pub async fn update_node(
             }
             // Another writer changed the node since it was read: read again.
             Err(Purpose::Node) => continue,
-            Err(Purpose::FreeUnique) => return Err(unique_item_owned_elsewhere(type_def, id)),
+            Err(Purpose::FreeUnique) => {
+                let held = held_in_earlier_form(scope, type_def, &current).await?;
+                if held.is_empty() || held == held_at {
+                    return Err(unique_item_owned_elsewhere(type_def, id));
+                }
+                held_at = held;
+            }
             Err(purpose) => return Err(refused(purpose)),
         }
     }
@@ -235,6 +246,7 @@ pub async fn delete_node(
     // condition on its fields still does: those steps leave them as they were).
     let mut guard = guard.clone();
     let mut lost_races = 0;
+    let mut held_at = HashMap::new();
     while lost_races < WRITE_ATTEMPTS {
         let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
             return Ok(None);
@@ -242,7 +254,8 @@ pub async fn delete_node(
         let version = guard.check(&current)?;
         let edges = edges_touching(scope, model, type_def, id).await?;
         let current = Arc::new(current);
-        let plan = plan_delete(model, type_def, &current, &guard, version, &edges);
+        let mut plan = plan_delete(model, type_def, &current, &guard, version, &edges);
+        plan.free_at(&held_at);
         if plan.len() > MAX_TRANSACTION_ITEMS {
             // Too many edges for one transaction: remove some in a step of their own, which
             // keeps every edge set equal to its edges, then look again. A delete that stops
@@ -265,7 +278,13 @@ pub async fn delete_node(
                 }));
             }
             Err(Purpose::Node | Purpose::Edge) => lost_races += 1,
-            Err(Purpose::FreeUnique) => return Err(unique_item_owned_elsewhere(type_def, id)),
+            Err(Purpose::FreeUnique) => {
+                let held = held_in_earlier_form(scope, type_def, &current).await?;
+                if held.is_empty() || held == held_at {
+                    return Err(unique_item_owned_elsewhere(type_def, id));
+                }
+                held_at = held;
+            }
             Err(purpose) => return Err(refused(purpose)),
         }
     }
@@ -369,6 +388,50 @@ fn check_required(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> {
         }));
     }
     Ok(())
+}
+
+/// The unique values of `current` it holds in the form written before values were compared by
+/// Unicode normalization, while another node holds them as values are compared today (two values
+/// then distinct, such as "Straße" and "STRASSE", that `migrate` found colliding): today's key →
+/// the key `current` holds. Freeing such a value frees the earlier key, so the node can still
+/// change or drop the value.
+async fn held_in_earlier_form(
+    scope: &RequestScope,
+    type_def: &TypeDef,
+    current: &Item,
+) -> Result<HashMap<String, String>, EngineError> {
+    let id = super::derive::text(current, "id");
+    let owner = |item: Option<Item>| {
+        item.and_then(|item| {
+            item.get("id")
+                .and_then(AttrValue::as_str)
+                .map(str::to_owned)
+        })
+    };
+    let mut held_at = HashMap::new();
+    for field in type_def.unique_fields() {
+        let Some(value) = current.get(&field.name) else {
+            continue;
+        };
+        let value = super::derive::unique_text(value);
+        let today = keys::unique_key(&type_def.name, &field.name, &value);
+        let earlier = keys::unique_key_v1(&type_def.name, &field.name, &value);
+        if today == earlier {
+            continue;
+        }
+        let holder = |key: String| async move {
+            let item = scope.store.get_item_consistent(&Key::same(key)).await;
+            item.map(owner).map_err(|e| EngineError::from_store(&e))
+        };
+        if holder(today.clone())
+            .await?
+            .is_some_and(|holder| holder != id)
+            && holder(earlier.clone()).await?.as_deref() == Some(id)
+        {
+            held_at.insert(today, earlier);
+        }
+    }
+    Ok(held_at)
 }
 
 /// A unique value the node holds is reserved for another node: the table broke an invariant.

@@ -74,8 +74,8 @@ pub async fn load_nodes<S: AsRef<str>>(
         .collect())
 }
 
-/// The node of `type_name` whose unique `field` equals `value` (ignoring case and surrounding
-/// spaces): the unique-value item, then the node it names, both through the loader.
+/// The node of `type_name` whose unique `field` equals `value` as unique values compare
+/// (`keys::normalize_unique`): the unique-value item, then the node it names, both through the loader.
 pub async fn load_node_by_unique(
     scope: &RequestScope,
     type_name: &str,

@@ -85,6 +85,19 @@ impl Plan {
         self.writes.len()
     }
 
+    /// Frees each unique value of `held_at` (a key as values are compared today → the key the
+    /// node holds it at) at the key the node holds it at.
+    pub fn free_at(&mut self, held_at: &HashMap<String, String>) {
+        for (write, purpose) in self.writes.iter_mut().zip(&self.purposes) {
+            if matches!(purpose, Purpose::FreeUnique)
+                && let Write::Delete { key, .. } = write
+                && let Some(held) = held_at.get(&key.pk)
+            {
+                *key = Key::same(held.clone());
+            }
+        }
+    }
+
     /// The plan with the writes on one item folded into one, as one transaction needs them:
     /// checks and version bumps of one node merge (their conditions joined), a check or bump
     /// of a node the plan writes whole is implied by that write when its conditions hold on the

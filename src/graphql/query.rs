@@ -202,7 +202,7 @@ fn by_unique(type_def: &TypeDef, field: &FieldDef) -> Field {
         },
     )
     .description(format!(
-        "The {} whose {} equals this value, ignoring case and surrounding spaces, or null.",
+        "The {} whose {} equals this value as people read it (Unicode NFKC, case folded, trimmed), or null.",
         type_def.name, field.name
     ))
     .argument(InputValue::new(

@@ -50,16 +50,6 @@ pub fn node_key(id: &str) -> String {
     format!("NODE#{id}")
 }
 
-/// A unique value as it is compared: trimmed and lower-cased, so "Old MacDonald's" and
-/// " OLD macdonald's" collide.
-///
-/// ```
-/// assert_eq!(tablegraph::keys::normalize_unique(" Old MacDonald's "), "old macdonald's");
-/// ```
-pub fn normalize_unique(value: &str) -> String {
-    value.trim().to_lowercase()
-}
-
 /// The `PK` and `SK` of the item that reserves a unique value for its owner.
 ///
 /// ```
@@ -69,7 +59,24 @@ pub fn normalize_unique(value: &str) -> String {
 /// );
 /// ```
 pub fn unique_key(type_name: &str, field: &str, value: &str) -> String {
-    format!("{type_name}#{field}#{}", normalize_unique(value))
+    format!(
+        "{type_name}#{field}#{}",
+        super::unique::normalize_unique(value)
+    )
+}
+
+/// The key a unique value had before values were compared by Unicode normalization (see
+/// [`normalize_unique_v1`](super::normalize_unique_v1)): what `migrate` rewrites.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::unique_key_v1("Farm", "name", "Straße"), "Farm#name#straße");
+/// assert_eq!(tablegraph::keys::unique_key("Farm", "name", "Straße"), "Farm#name#strasse");
+/// ```
+pub fn unique_key_v1(type_name: &str, field: &str, value: &str) -> String {
+    format!(
+        "{type_name}#{field}#{}",
+        super::unique::normalize_unique_v1(value)
+    )
 }
 
 /// The `__typename` of a unique-value item.

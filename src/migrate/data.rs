@@ -69,6 +69,16 @@ pub enum DataMigrationError {
     Rejected(String),
     #[error("another migrate is running {name}, or its record changed meanwhile; try again")]
     Contended { name: String },
+    #[error(
+        "migration {name}: {} unique values are now the same value as another node's, and stay \
+         where they were:\n{}\nchange one value of each pair, then run `tablegraph migrate` again",
+        collisions.len(),
+        collisions.join("\n")
+    )]
+    Collisions {
+        name: String,
+        collisions: Vec<String>,
+    },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -107,16 +117,20 @@ pub struct Migration {
     removes: Vec<String>,
     recompute_slots: bool,
     rebuild_edge_sets: bool,
+    /// Moves unique values written before values were compared by Unicode normalization to the
+    /// key they have today (a migration tablegraph ships, not a file's).
+    rekey_unique: bool,
     /// Why the file does not fit today's schema. An applied migration is still skipped (it was
     /// checked against the schema it ran on); a pending one stops `migrate` with this.
     problem: Option<String>,
 }
 
-/// Reads and validates every `*.toml` of `dir` against the model, in name order. A missing
-/// directory has no migrations.
+/// The migrations tablegraph ships ([`builtin_migrations`]), then every `*.toml` of `dir`
+/// read and validated against the model, in name order. A missing directory has no files.
 pub fn load_migrations(dir: &Path, model: &Model) -> Result<Vec<Migration>, DataMigrationError> {
+    let mut migrations = builtin_migrations(model);
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(Vec::new());
+        return Ok(migrations);
     };
     let mut paths: Vec<PathBuf> = entries
         .filter_map(Result::ok)
@@ -124,7 +138,7 @@ pub fn load_migrations(dir: &Path, model: &Model) -> Result<Vec<Migration>, Data
         .filter(|path| path.extension().is_some_and(|e| e == "toml"))
         .collect();
     paths.sort();
-    paths
+    let files = paths
         .iter()
         .map(|path| match load_one(path, model) {
             Err(DataMigrationError::Invalid { file, message }) => {
@@ -143,12 +157,22 @@ pub fn load_migrations(dir: &Path, model: &Model) -> Result<Vec<Migration>, Data
                     removes: Vec::new(),
                     recompute_slots: false,
                     rebuild_edge_sets: false,
+                    rekey_unique: false,
                     problem: Some(format!("{file}: {message}")),
                 })
             }
             other => other,
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    migrations.extend(files);
+    Ok(migrations)
+}
+
+impl Migration {
+    /// Whether tablegraph ships this migration, rather than a file of `migrations/`.
+    pub fn is_builtin(&self) -> bool {
+        self.rekey_unique
+    }
 }
 
 fn stem(path: &Path) -> String {
@@ -273,8 +297,41 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
         removes: spec.remove,
         recompute_slots: spec.recompute_slots,
         rebuild_edge_sets: spec.rebuild_edge_sets,
+        rekey_unique: false,
         problem: None,
     })
+}
+
+/// The migrations tablegraph ships for its own stored formats, one per type with unique
+/// fields: unique values written before values were compared by Unicode normalization
+/// (`keys::normalize_unique`) move to the key they have today. They run before the files of
+/// `migrations/`.
+pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
+    model
+        .types
+        .iter()
+        .filter(|type_def| type_def.unique_fields().next().is_some())
+        .map(|type_def| Migration {
+            name: format!("builtin-unique-values-2-{}", type_def.name),
+            file: PathBuf::new(),
+            description: format!(
+                "Move {}'s unique values to their key under Unicode normalization (NFKC, case \
+                 folding)",
+                type_def.name
+            ),
+            checksum: hex(&sha2::Sha256::digest(
+                b"unique values: NFKC, case folding, v2",
+            )),
+            type_name: type_def.name.clone(),
+            defaults: Vec::new(),
+            renames: Vec::new(),
+            removes: Vec::new(),
+            recompute_slots: false,
+            rebuild_edge_sets: false,
+            rekey_unique: true,
+            problem: None,
+        })
+        .collect()
 }
 
 fn is_managed(attribute: &str) -> bool {
@@ -350,6 +407,9 @@ pub struct MigrationRun {
     pub changed: usize,
     /// Whether this run started from a checkpoint of an earlier one.
     pub resumed: bool,
+    /// Unique values that stay at their earlier key because another node holds them as they
+    /// are compared today, one line each.
+    pub collisions: Vec<String>,
 }
 
 /// Called after each page with the migration's name and the run so far.
@@ -373,6 +433,12 @@ pub async fn apply_migrations(
 
 fn record_key(name: &str) -> Key {
     Key::same(format!("MIGRATION#{name}"))
+}
+
+/// Whether the table records migration `name` as applied.
+pub(super) async fn is_applied(store: &Store, name: &str) -> Result<bool, StoreError> {
+    let record = store.get_item_consistent(&record_key(name)).await?;
+    Ok(record.map(read_record).is_some_and(|record| record.applied))
 }
 
 /// The recorded state of one migration.
@@ -491,6 +557,16 @@ async fn apply(
     });
     futures::future::try_join_all(segments).await?;
     let (mut run, checkpoints, mut record_item) = shared.into_inner();
+    if !dry_run && !run.collisions.is_empty() {
+        // Not applied: the next run scans every segment again.
+        save_record(store, &mut record_item, &HashMap::new())
+            .await
+            .map_err(|e| contended(e, &migration.name))?;
+        return Err(DataMigrationError::Collisions {
+            name: migration.name.clone(),
+            collisions: run.collisions,
+        });
+    }
     if !dry_run {
         record_item.insert("status".to_owned(), AttrValue::S("applied".to_owned()));
         record_item.insert("appliedAt".to_owned(), AttrValue::S(engine::now()));
@@ -573,8 +649,13 @@ async fn migrate_segment(
             )
             .await?;
         let mut changed = 0;
+        let mut collisions = Vec::new();
         for item in items.iter().filter(|item| is_node(item)) {
-            if migrate_node(store, model, type_def, migration, item, dry_run).await? {
+            if migration.rekey_unique {
+                let (moved, collided) = rekey_unique_values(store, type_def, item, dry_run).await?;
+                changed += moved;
+                collisions.extend(collided);
+            } else if migrate_node(store, model, type_def, migration, item, dry_run).await? {
                 changed += 1;
             }
         }
@@ -582,6 +663,7 @@ async fn migrate_segment(
         let (run, checkpoints, record) = &mut *guard;
         run.scanned += items.len();
         run.changed += changed;
+        run.collisions.extend(collisions);
         checkpoints.insert(segment, next.clone());
         // The record counts every run's changes, so one that stops here leaves its share.
         let recorded = record
@@ -668,6 +750,95 @@ async fn migrate_node(
         }
     }
     Err(StoreError::TransactionConflict.into())
+}
+
+/// Moves each unique value `scanned` holds at its key under the earlier comparison (trimmed and
+/// lower-cased) to its key today, in one transaction with a check that the node still has the
+/// value; answers how many moved and, one line each, those another node holds today (they stay).
+/// A value whose key did not change, or that the node does not hold at the earlier key, is left
+/// as it is (`check` reports damage).
+async fn rekey_unique_values(
+    store: &Store,
+    type_def: &TypeDef,
+    scanned: &Item,
+    dry_run: bool,
+) -> Result<(usize, Vec<String>), DataMigrationError> {
+    let text = |item: &Item, name: &str| {
+        item.get(name)
+            .and_then(AttrValue::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let id = text(scanned, "id");
+    let node_key = Key::same(keys::node_key(&id));
+    let (mut moved, mut collisions) = (0, Vec::new());
+    for field in type_def.unique_fields() {
+        let mut node = Some(scanned.clone());
+        let mut attempts = 0;
+        while let Some(value) = node.as_ref().and_then(|node| node.get(&field.name)) {
+            let plain = engine::unique_text(value);
+            let today = keys::unique_key(&type_def.name, &field.name, &plain);
+            let earlier = keys::unique_key_v1(&type_def.name, &field.name, &plain);
+            if today == earlier {
+                break;
+            }
+            let held = store
+                .get_item_consistent(&Key::same(earlier.clone()))
+                .await?;
+            let Some(held) = held.filter(|held| text(held, "id") == id) else {
+                break;
+            };
+            let holder = store
+                .get_item_consistent(&Key::same(today.clone()))
+                .await?
+                .map(|item| text(&item, "id"));
+            if let Some(other) = holder.as_ref().filter(|holder| **holder != id) {
+                collisions.push(format!(
+                    "{}.{} {plain:?} of {id} and the value of {other} are both {:?}",
+                    type_def.name,
+                    field.name,
+                    keys::normalize_unique(&plain)
+                ));
+                break;
+            }
+            if dry_run {
+                moved += 1;
+                break;
+            }
+            let mut writes = vec![
+                Write::Delete {
+                    key: Key::same(earlier),
+                    condition: vec![Clause::Equals("id".to_owned(), AttrValue::S(id.clone()))],
+                },
+                Write::Check {
+                    key: node_key.clone(),
+                    condition: vec![Clause::Equals(field.name.clone(), value.clone())],
+                },
+            ];
+            if holder.is_none() {
+                let mut item = held;
+                item.insert("PK".to_owned(), AttrValue::S(today.clone()));
+                item.insert("SK".to_owned(), AttrValue::S(today));
+                writes.push(Write::Put {
+                    item,
+                    condition: vec![Clause::NotExists],
+                });
+            }
+            match store.transact_write(writes).await {
+                Ok(()) => {
+                    moved += 1;
+                    break;
+                }
+                // The node, or one of the two items, changed meanwhile: look again.
+                Err(StoreError::ConditionFailed { .. }) if attempts < WRITE_ATTEMPTS => {
+                    attempts += 1;
+                    node = store.get_item_consistent(&node_key).await?;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok((moved, collisions))
 }
 
 /// The node as the migration leaves it: renames, defaults, removals, slots, edge set.

@@ -9,7 +9,10 @@ mod data;
 
 use std::time::Duration;
 
-pub use data::{DataMigrationError, Migration, MigrationRun, apply_migrations, load_migrations};
+pub use data::{
+    DataMigrationError, Migration, MigrationRun, apply_migrations, builtin_migrations,
+    load_migrations,
+};
 
 use crate::model::Model;
 use crate::store::{Store, StoreError, TableStatus};
@@ -30,6 +33,8 @@ pub enum MigrationError {
     IndexesMissing { table: String, missing: String },
     #[error("table {table} did not become ACTIVE within {} seconds", WAIT_AT_MOST.as_secs())]
     NotActive { table: String },
+    #[error(transparent)]
+    Data(#[from] DataMigrationError),
 }
 
 /// What `migrate` changed.
@@ -94,6 +99,42 @@ pub async fn ensure_table(store: &Store, model: &Model) -> Result<TableReport, M
         report.created_indexes.push(slot);
     }
     Ok(report)
+}
+
+/// Brings the items of a table `serve` owns (the embedded store's) to today's formats: the
+/// [`builtin_migrations`], applied as `migrate` applies them. Unique values another node now
+/// holds are logged rather than fatal: the engine still lets their nodes change or drop them.
+pub async fn upgrade_formats(store: &Store, model: &Model) -> Result<(), MigrationError> {
+    let builtins = builtin_migrations(model);
+    match apply_migrations(store, model, &builtins, false, &|_, _| {}).await {
+        Ok(runs) => {
+            for run in runs.iter().filter(|run| run.changed > 0) {
+                tracing::info!(migration = %run.name, changed = run.changed, "stored formats upgraded");
+            }
+            Ok(())
+        }
+        Err(DataMigrationError::Collisions { name, collisions }) => {
+            tracing::warn!(
+                migration = %name,
+                collisions = %collisions.join("; "),
+                "unique values that are now the same value as another node's; change one of each pair"
+            );
+            Ok(())
+        }
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// The [`builtin_migrations`] a table has not had: what `serve` warns about on a table it does
+/// not own (`tablegraph migrate` applies them).
+pub async fn pending_builtins(store: &Store, model: &Model) -> Result<Vec<String>, StoreError> {
+    let mut pending = Vec::new();
+    for migration in builtin_migrations(model) {
+        if !data::is_applied(store, &migration.name).await? {
+            pending.push(migration.name);
+        }
+    }
+    Ok(pending)
 }
 
 /// Checks that the table exists with every index the model reads, without changing anything:

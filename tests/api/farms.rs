@@ -556,3 +556,85 @@ async fn of_concurrent_renames_onto_one_name_exactly_one_succeeds() {
     }
     assert_eq!(kept, 7);
 }
+
+#[tokio::test]
+async fn names_people_read_as_one_are_one_name() {
+    let app = spawn_app().await;
+    let pairs = [
+        ("Straße", "STRASSE"),
+        ("İstanbul", "istanbul"),
+        ("ＯＬＤ", "old"),
+        ("ﬁsh", "FISH"),
+        ("Café", "Cafe\u{301}"),
+        ("Zero\u{200B}Width", "zerowidth"),
+    ];
+    for (first, second) in pairs {
+        let id = app.create_farm(first).await;
+        let body = app
+            .graphql(
+                "mutation($name: String!) { createFarm(input: { name: $name }) { id } }",
+                json!({ "name": second }),
+            )
+            .await;
+        assert_eq!(
+            error_type(&body),
+            "UniqueConstraintViolation",
+            "{first:?} then {second:?}: {body}"
+        );
+        assert_eq!(farm_id_by_name(&app, second).await, Some(id), "{second:?}");
+    }
+    // Still different: an accent, and a dotless i.
+    app.create_farm("Cafe").await;
+    app.create_farm("ıstanbul").await;
+}
+
+#[tokio::test]
+async fn invisible_names_and_bidirectional_controls_are_refused_and_nothing_is_written() {
+    let app = spawn_app().await;
+    let id = app.create_farm("Visible").await;
+    let cases = [
+        ("\u{200B}\u{200B}", "must have a visible character"),
+        (" \u{FEFF}\u{2060} ", "must have a visible character"),
+        ("", "must have a visible character"),
+        (
+            "Farm\u{202E}mraF",
+            "must not contain bidirectional control characters",
+        ),
+        (
+            "\u{2067}Farm\u{2069}",
+            "must not contain bidirectional control characters",
+        ),
+    ];
+    for (name, message) in cases {
+        let (body, calls) = app
+            .graphql_counted(
+                "mutation($name: String!) { createFarm(input: { name: $name }) { id } }",
+                json!({ "name": name }),
+            )
+            .await;
+        assert_eq!(error_type(&body), "BadUserInput", "{name:?}: {body}");
+        let text = body["errors"][0]["message"].as_str().unwrap_or_default();
+        assert_eq!(text, format!("Farm.name {message}"), "{name:?}");
+        assert!(
+            calls.is_empty(),
+            "{name:?}: nothing is read or written: {calls:?}"
+        );
+        let body = app
+            .graphql(
+                "mutation($id: ID!, $name: String!) { updateFarm(input: { id: $id, name: $name }) { id } }",
+                json!({ "id": id, "name": name }),
+            )
+            .await;
+        assert_eq!(error_type(&body), "BadUserInput", "{name:?}: {body}");
+    }
+    let body = app
+        .graphql(
+            "query($id: ID!) { farm(id: $id) { name version } }",
+            json!({ "id": id }),
+        )
+        .await;
+    assert_eq!(
+        body["data"]["farm"],
+        json!({ "name": "Visible", "version": 1 })
+    );
+}

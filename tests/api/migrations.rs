@@ -151,7 +151,8 @@ async fn the_shipped_migrations_list_old_animals_in_farm_animals() {
     assert!(stdout.contains("scanned 2 items, changed 2)"), "{stdout}");
     let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
     assert!(ok, "{stdout}");
-    assert!(stdout.contains("2 migration records"), "{stdout}");
+    // The two files, and the format migrations of Farm, Team and User.
+    assert!(stdout.contains("5 migration records"), "{stdout}");
     assert_eq!(
         animal_names(&dir, &farm).await,
         [
@@ -368,4 +369,121 @@ async fn renames_defaults_removals_and_edge_sets_are_migrated() {
     for path in [&dir, &migrations] {
         std::fs::remove_dir_all(path).expect("removable");
     }
+}
+
+const UNIQUE_V1: &str = "tests/fixtures/migrations/unique-values-v1.jsonl";
+const STRASSE_ID: &str = "01a2091a-0000-7000-8000-000000000001";
+
+/// The id of the farm named `name` (as names are compared today), on a server over `dir`.
+async fn farm_named(url: &str, name: &str) -> Value {
+    let body = graphql(
+        url,
+        "query($n: String!) { farmByName(name: $n) { id } }",
+        json!({ "n": name }),
+    )
+    .await;
+    body["data"]["farmByName"]["id"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_moves_unique_values_of_the_earlier_comparison_and_names_the_collisions() {
+    let dir = scratch("migrate-unique");
+    let fixture = repository_file(UNIQUE_V1);
+    let (ok, stdout, stderr) =
+        run_tablegraph(&["import", fixture.to_str().expect("a path")], &dir).await;
+    assert!(ok, "{stdout}\n{stderr}");
+
+    // Farms written by the version before: "Straße", "Café" (decomposed), "ＯＬＤ", "Meadow",
+    // "STRASSE", "Ａｃｍｅ", "ACME". Four unique items sit at keys today's comparison does not
+    // compute.
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
+    assert!(!ok, "{stdout}");
+    assert!(
+        stdout.contains(
+            "4 unique values at the key of an earlier version (run `tablegraph migrate`)"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("without"),
+        "nothing else is reported: {stdout}"
+    );
+
+    let (ok, stdout, _) = run_tablegraph(&["migrate", "--dry-run"], &dir).await;
+    assert!(ok, "{stdout}");
+    assert!(
+        stdout.contains("migration builtin-unique-values-2-Farm: Move Farm's unique values to their key under Unicode normalization (NFKC, case folding) (scanned 7 items, would change 2)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("would stay, now the same value as another: Farm.name \"Straße\" of {STRASSE_ID} and the value of 01a2091a-0000-7000-8000-000000000005 are both \"strasse\"")),
+        "{stdout}"
+    );
+
+    // "Straße" and "STRASSE" are one name now: migrate moves the others and names the pair.
+    let (ok, stdout, stderr) = run_tablegraph(&["migrate"], &dir).await;
+    assert!(!ok, "{stdout}");
+    assert!(
+        stderr.contains("2 unique values are now the same value as another node's"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(STRASSE_ID), "{stderr}");
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
+    assert!(!ok);
+    assert!(
+        stdout.contains("2 unique values at the key of an earlier version"),
+        "{stdout}"
+    );
+
+    // The farms that lost their name can still be renamed or deleted: their earlier key is freed.
+    with_server(&dir, "schema.graphql", |url| async move {
+        assert_eq!(
+            farm_named(&url, "CAFÉ").await,
+            "01a2091a-0000-7000-8000-000000000002"
+        );
+        assert_eq!(
+            farm_named(&url, "old").await,
+            "01a2091a-0000-7000-8000-000000000003"
+        );
+        assert_eq!(
+            farm_named(&url, "strasse").await,
+            "01a2091a-0000-7000-8000-000000000005"
+        );
+        let body = graphql(
+            &url,
+            "mutation($id: ID!) { updateFarm(input: { id: $id, name: \"Straße Nord\" }) { name } }",
+            json!({ "id": STRASSE_ID }),
+        )
+        .await;
+        assert_eq!(body["data"]["updateFarm"]["name"], "Straße Nord", "{body}");
+        assert_eq!(farm_named(&url, "STRASSE NORD").await, STRASSE_ID);
+        let body = graphql(
+            &url,
+            "mutation { deleteFarm(id: \"01a2091a-0000-7000-8000-000000000006\") { name } }",
+            json!({}),
+        )
+        .await;
+        assert_eq!(body["data"]["deleteFarm"]["name"], "Ａｃｍｅ", "{body}");
+        let body = graphql(
+            &url,
+            "mutation { createFarm(input: { name: \"ｃａｆé\" }) { id } }",
+            json!({}),
+        )
+        .await;
+        assert_eq!(
+            body["errors"][0]["extensions"]["errorType"], "UniqueConstraintViolation",
+            "{body}"
+        );
+    })
+    .await;
+
+    let (ok, stdout, stderr) = run_tablegraph(&["migrate"], &dir).await;
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("(NFKC, case folding) (scanned 6 items, changed 0)"),
+        "the rename freed the earlier key, so nothing is left to move: {stdout}"
+    );
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
+    assert!(ok, "{stdout}");
+    std::fs::remove_dir_all(&dir).expect("removable");
 }

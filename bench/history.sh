@@ -4,7 +4,7 @@
 # window, against `tablegraph serve --memory` (release build) with one graphql-ws subscriber
 # (clients/history.mjs says why it waits).
 #
-#   bash bench/history.sh                   # FILL=200000 WINDOW=1000 SETTLE=660 REPS=3 BATCH=1 by default
+#   bash bench/history.sh                   # FILL=200000 WINDOW=1000 SETTLE=0 REPS=3 BATCH=1 by default
 #   BENCH_SKIP_BUILD=1 FILL=20000 BIN=path/to/tablegraph bash bench/history.sh
 #
 # Prints one JSON line per window.
@@ -18,5 +18,5 @@ bin="${BIN:-target/release/tablegraph}"
 
 source scripts/serve.sh
 start_server "$bin"
-node clients/history.mjs "http://$listen/graphql" "${FILL:-200000}" "${WINDOW:-1000}" "${CONCURRENCY:-8}" "${SETTLE:-660}" "${REPS:-3}" "${BATCH:-1}"
+node clients/history.mjs "http://$listen/graphql" "${FILL:-200000}" "${WINDOW:-1000}" "${CONCURRENCY:-8}" "${SETTLE:-0}" "${REPS:-3}" "${BATCH:-1}"
 stop_server

@@ -42,6 +42,9 @@ pub struct Store {
     calls: Option<Arc<CallLog>>,
     /// Totals and latencies of every call, shared by all handles.
     metrics: Arc<StoreMetrics>,
+    /// Whether an answer can be lost on the way back (see [`Store::connect_in_process`]):
+    /// transactions then carry a client request token.
+    lossy: bool,
 }
 
 impl Store {
@@ -53,14 +56,40 @@ impl Store {
         table: &str,
         tuning: &StoreTuning,
     ) -> Store {
+        Store::connect_with(endpoint, credentials, table, tuning, true).await
+    }
+
+    /// Connects to the embedded store of this process at `endpoint` (loopback).
+    ///
+    /// No answer is lost between the two: there is no attempt timeout (the request's own
+    /// timeout bounds a call) and the connection never leaves the process. So transactions
+    /// carry no client request token, which the store would otherwise keep for ten minutes and
+    /// walk on every transaction (W6 in `bench/soak.py`: with tokens, throughput fell from 427 to
+    /// 176 writes per second within two minutes, about 60 % of the CPU in that walk; without,
+    /// it held 962–1,221 for ten minutes). Should an answer still be
+    /// missing, the transaction is not sent again: it may have been applied. Simulated faults
+    /// (`tuning`) model the network between this process and DynamoDB, so with them the store
+    /// is treated as remote.
+    pub async fn connect_in_process(endpoint: &str, table: &str, tuning: &StoreTuning) -> Store {
+        let lossy = tuning.faults.is_some();
+        Store::connect_with(Some(endpoint), Credentials::Local, table, tuning, lossy).await
+    }
+
+    async fn connect_with(
+        endpoint: Option<&str>,
+        credentials: Credentials,
+        table: &str,
+        tuning: &StoreTuning,
+        lossy: bool,
+    ) -> Store {
+        let mut timeouts =
+            aws_config::timeout::TimeoutConfig::builder().connect_timeout(Duration::from_secs(3));
+        if lossy {
+            timeouts = timeouts.operation_attempt_timeout(Duration::from_secs(10));
+        }
         let mut loader = aws_config::defaults(aws_config::BehaviorVersion::latest())
             .retry_config(aws_config::retry::RetryConfig::disabled())
-            .timeout_config(
-                aws_config::timeout::TimeoutConfig::builder()
-                    .connect_timeout(Duration::from_secs(3))
-                    .operation_attempt_timeout(Duration::from_secs(10))
-                    .build(),
-            );
+            .timeout_config(timeouts.build());
         if let Some(url) = endpoint {
             loader = loader.endpoint_url(url);
         }
@@ -104,6 +133,7 @@ impl Store {
             table: Arc::from(table),
             calls: None,
             metrics: Arc::default(),
+            lossy,
         }
     }
 
@@ -469,14 +499,16 @@ impl Store {
         // Once an attempt's answer was lost, that transaction may have been applied: every later
         // attempt keeps its token (pinned), so DynamoDB answers it instead of applying it again.
         // Before that, a definite refusal (conflict, throttling) gives the next attempt a new
-        // token: it is a new transaction.
+        // token: it is a new transaction. A store in this process gets no token, and a lost
+        // answer there is final.
         let writes = &writes;
         let attempt = |(mut token, mut pinned): (String, bool)| async move {
             if let Err(e) = self.begin_call() {
                 return ((token, pinned), Err(e));
             }
             let started = std::time::Instant::now();
-            let result = write::execute(&self.client, &self.table, writes, &token).await;
+            let sent = self.lossy.then_some(token.as_str());
+            let mut result = write::execute(&self.client, &self.table, writes, sent).await;
             self.observe("TransactWriteItems", started, &result);
             self.record(CallRecord {
                 operation: "TransactWriteItems",
@@ -486,7 +518,13 @@ impl Store {
                 consumed_capacity: result.as_ref().ok().copied().flatten(),
             });
             match &result {
-                Err(StoreError::Unavailable(_)) => pinned = true,
+                Err(StoreError::NoAnswer(detail)) if !self.lossy => {
+                    result = Err(StoreError::Other(format!(
+                        "no answer from the embedded store; the transaction may have been \
+                         applied: {detail}"
+                    )));
+                }
+                Err(StoreError::Unavailable(_) | StoreError::NoAnswer(_)) => pinned = true,
                 Err(e) if e.is_transient() && !pinned => token = keys::new_id(),
                 _ => {}
             }
@@ -597,12 +635,7 @@ fn keys_and_attributes(keys: &[String]) -> Result<KeysAndAttributes, StoreError>
 /// A store on dynoxide's HTTP server in this process, with an empty table: for unit tests.
 #[cfg(test)]
 pub(crate) async fn loopback_store(table: &str) -> Store {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a loopback port");
-    let endpoint = format!("http://{}", listener.local_addr().expect("an address"));
-    let database = dynoxide::Database::memory().expect("a database");
-    tokio::spawn(dynoxide::server::serve_on(listener, database));
+    let endpoint = loopback_endpoint().await;
     let store = Store::connect(
         Some(&endpoint),
         Credentials::Local,
@@ -612,4 +645,96 @@ pub(crate) async fn loopback_store(table: &str) -> Store {
     .await;
     store.create_table(&[]).await.expect("a table");
     store
+}
+
+/// The address of a fresh dynoxide HTTP server in this process.
+#[cfg(test)]
+async fn loopback_endpoint() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let endpoint = format!("http://{}", listener.local_addr().expect("an address"));
+    let database = dynoxide::Database::memory().expect("a database");
+    tokio::spawn(dynoxide::server::serve_on(listener, database));
+    endpoint
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use aws_smithy_runtime_api::box_error::BoxError;
+    use aws_smithy_runtime_api::client::interceptors::Intercept;
+    use aws_smithy_runtime_api::client::interceptors::context::BeforeTransmitInterceptorContextRef;
+    use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+    use aws_smithy_types::config_bag::ConfigBag;
+
+    use super::*;
+
+    /// Keeps the body of every request the SDK transmits.
+    #[derive(Debug, Default, Clone)]
+    struct Bodies(Arc<Mutex<Vec<String>>>);
+
+    impl Intercept for Bodies {
+        fn name(&self) -> &'static str {
+            "Bodies"
+        }
+
+        fn read_before_transmit(
+            &self,
+            context: &BeforeTransmitInterceptorContextRef<'_>,
+            _: &RuntimeComponents,
+            _: &mut ConfigBag,
+        ) -> Result<(), BoxError> {
+            let body = context.request().body().bytes().unwrap_or_default();
+            let mut bodies = self.0.lock().map_err(|_| "poisoned")?;
+            bodies.push(String::from_utf8_lossy(body).into_owned());
+            Ok(())
+        }
+    }
+
+    /// The body of the TransactWriteItems that `store` sends for one put.
+    async fn transaction_body(store: Store) -> String {
+        let bodies = Bodies::default();
+        let config = store
+            .client
+            .config()
+            .to_builder()
+            .interceptor(bodies.clone());
+        let store = Store {
+            client: Client::from_conf(config.build()),
+            ..store
+        };
+        let item = Item::from([
+            ("PK".to_owned(), AttrValue::S("NODE#1".to_owned())),
+            ("SK".to_owned(), AttrValue::S("NODE#1".to_owned())),
+        ]);
+        store
+            .transact_write(vec![Write::Put {
+                item,
+                condition: Vec::new(),
+            }])
+            .await
+            .expect("the put commits");
+        let bodies = bodies.0.lock().expect("not poisoned");
+        bodies.last().cloned().expect("a request was sent")
+    }
+
+    #[tokio::test]
+    async fn only_a_store_that_can_lose_answers_gets_client_tokens() {
+        let endpoint = loopback_endpoint().await;
+        let tuning = StoreTuning::default();
+        let remote = Store::connect(Some(&endpoint), Credentials::Local, "tokens", &tuning).await;
+        remote.create_table(&[]).await.expect("a table");
+        assert!(
+            transaction_body(remote)
+                .await
+                .contains("\"ClientRequestToken\""),
+            "a store across a network keeps a token to answer a retry"
+        );
+        let in_process = Store::connect_in_process(&endpoint, "tokens", &tuning).await;
+        let body = transaction_body(in_process).await;
+        assert!(body.contains("\"TransactItems\""), "{body}");
+        assert!(!body.contains("ClientRequestToken"), "{body}");
+    }
 }

@@ -16,6 +16,10 @@ pub enum StoreError {
     Throttled(String),
     #[error("the store could not be reached: {0}")]
     Unavailable(String),
+    /// The request was sent and no answer came (a timeout, a broken connection): it may have
+    /// been applied.
+    #[error("no answer from the store: {0}")]
+    NoAnswer(String),
     #[error("the table does not exist: {0}")]
     TableMissing(String),
     #[error("the store refused the request: {0}")]
@@ -32,7 +36,10 @@ impl StoreError {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            StoreError::TransactionConflict | StoreError::Throttled(_) | StoreError::Unavailable(_)
+            StoreError::TransactionConflict
+                | StoreError::Throttled(_)
+                | StoreError::Unavailable(_)
+                | StoreError::NoAnswer(_)
         )
     }
 }
@@ -45,7 +52,7 @@ where
 {
     let detail = format!("{}", aws_sdk_dynamodb::error::DisplayErrorContext(&error));
     match &error {
-        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => StoreError::Unavailable(detail),
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) => StoreError::NoAnswer(detail),
         _ => match error.code() {
             Some("ConditionalCheckFailedException") => StoreError::ConditionFailed { index: 0 },
             Some("TransactionConflictException") => StoreError::TransactionConflict,

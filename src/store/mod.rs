@@ -16,7 +16,8 @@
 //!
 //! A transaction whose answer was lost (a timeout) is retried with the same client request
 //! token from then on, so DynamoDB applies it at most once; before any answer was lost, a
-//! definite refusal (conflict, throttling) gives the next attempt a new token.
+//! definite refusal (conflict, throttling) gives the next attempt a new token. The embedded
+//! store of this process loses no answers and gets no token ([`Store::connect_in_process`]).
 
 mod calls;
 mod client;

@@ -4,10 +4,17 @@
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::operation::transact_write_items::{
+    TransactWriteItemsError, TransactWriteItemsInput,
+};
 use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, Put, TransactWriteItem, Update,
 };
+use aws_smithy_runtime_api::box_error::BoxError;
+use aws_smithy_runtime_api::client::interceptors::Intercept;
+use aws_smithy_runtime_api::client::interceptors::context::BeforeSerializationInterceptorContextMut;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::ConfigBag;
 
 use super::calls::total_capacity;
 use super::error::{StoreError, classify};
@@ -153,13 +160,13 @@ fn expression(clauses: &[Clause]) -> Option<Expression> {
 }
 
 /// Runs `writes` as one TransactWriteItems. Even a single write goes as a transaction: its
-/// `token` makes the store's retry after a lost answer idempotent, so a write that committed is
-/// never applied twice or answered as a failed condition.
+/// `token`, where answers can be lost, makes the store's retry after a lost answer idempotent,
+/// so a write that committed is never applied twice or answered as a failed condition.
 pub(super) async fn execute(
     client: &Client,
     table: &str,
     writes: &[Write],
-    token: &str,
+    token: Option<&str>,
 ) -> Result<Option<f64>, StoreError> {
     if writes.is_empty() {
         return Ok(None);
@@ -168,14 +175,17 @@ pub(super) async fn execute(
         .iter()
         .map(|write| transact_item(table, write))
         .collect::<Result<Vec<_>, _>>()?;
-    client
+    let request = client
         .transact_write_items()
         .set_transact_items(Some(items))
-        .client_request_token(token)
-        .return_consumed_capacity(aws_sdk_dynamodb::types::ReturnConsumedCapacity::Total)
-        .send()
-        .await
-        .map(|output| total_capacity(output.consumed_capacity.as_deref()))
+        .set_client_request_token(token.map(str::to_owned))
+        .return_consumed_capacity(aws_sdk_dynamodb::types::ReturnConsumedCapacity::Total);
+    let sent = match token {
+        Some(_) => request.send().await,
+        // The SDK fills in a token of its own where none is given; take it out again.
+        None => request.customize().interceptor(NoClientToken).send().await,
+    };
+    sent.map(|output| total_capacity(output.consumed_capacity.as_deref()))
         .map_err(|error| {
             if let Some(TransactWriteItemsError::TransactionCanceledException(cancelled)) =
                 error.as_service_error()
@@ -184,6 +194,33 @@ pub(super) async fn execute(
             }
             classify(error)
         })
+}
+
+/// Takes the client request token out of a TransactWriteItems, after the SDK put one in
+/// (ClientRequestToken is an idempotency token in DynamoDB's model, which the SDK always fills):
+/// for the store in this process, which loses no answers (`Store::connect_in_process`).
+#[derive(Debug)]
+struct NoClientToken;
+
+impl Intercept for NoClientToken {
+    fn name(&self) -> &'static str {
+        "NoClientToken"
+    }
+
+    fn modify_before_serialization(
+        &self,
+        context: &mut BeforeSerializationInterceptorContextMut<'_>,
+        _: &RuntimeComponents,
+        _: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        if let Some(input) = context
+            .input_mut()
+            .downcast_mut::<TransactWriteItemsInput>()
+        {
+            input.client_request_token = None;
+        }
+        Ok(())
+    }
 }
 
 fn transact_item(table: &str, write: &Write) -> Result<TransactWriteItem, StoreError> {

@@ -32,6 +32,11 @@ pub struct EmbeddedStore {
     endpoint: String,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
+    /// `tablegraph.lock` of its directory, locked for as long as the store runs: two processes
+    /// each running dynoxide on one SQLite file would each keep their own view of its stream
+    /// and caches, so a second one is refused. The operating system lets go of the lock when
+    /// the process ends, however it ends.
+    _lock: Option<std::fs::File>,
 }
 
 impl EmbeddedStore {
@@ -40,6 +45,7 @@ impl EmbeddedStore {
             StoreError::Unavailable(format!("embedded store: {what}: {e}"))
         };
         let opening = |e: &dyn std::fmt::Display| unavailable("opening the database", e);
+        let mut lock = None;
         let (database, file) = match location {
             EmbeddedLocation::Memory => {
                 let database = dynoxide::Database::memory().map_err(|e| opening(&e))?;
@@ -50,6 +56,7 @@ impl EmbeddedStore {
             EmbeddedLocation::Directory(dir) => {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| unavailable(&format!("creating {}", dir.display()), &e))?;
+                lock = Some(lock_directory(dir)?);
                 let file = dir.join("tablegraph.db");
                 let database =
                     dynoxide::Database::new(&file.to_string_lossy()).map_err(|e| opening(&e))?;
@@ -104,12 +111,36 @@ impl EmbeddedStore {
             endpoint: format!("http://{address}"),
             stop: Some(stop),
             thread: Some(thread),
+            _lock: lock,
         })
     }
 
     /// The URL the SDK client uses.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
+    }
+}
+
+/// Takes the lock of the data directory `dir`, or says which directory another process holds.
+fn lock_directory(dir: &std::path::Path) -> Result<std::fs::File, StoreError> {
+    let path = dir.join("tablegraph.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| {
+            StoreError::Unavailable(format!("embedded store: opening {}: {e}", path.display()))
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(StoreError::DataDirInUse(dir.display().to_string()))
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(StoreError::Unavailable(format!(
+            "embedded store: locking {}: {e}",
+            path.display()
+        ))),
     }
 }
 

@@ -26,6 +26,12 @@ pub enum StoreError {
     Validation(String),
     #[error("unexpected store error: {0}")]
     Other(String),
+    /// Another process runs the embedded store on this data directory.
+    #[error(
+        "the data directory {0} is in use by another tablegraph process; stop it, or give this \
+         one another --data-dir"
+    )]
+    DataDirInUse(String),
     /// The request has made as many storage calls as it may.
     #[error("the request spent its budget of {budget} storage calls")]
     CallBudgetSpent { budget: usize },

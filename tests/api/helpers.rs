@@ -213,3 +213,37 @@ pub async fn run_tablegraph(args: &[&str], dir: &std::path::Path) -> (bool, Stri
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
 }
+
+/// Reads a Server-Sent Events body until it holds `events` events; answers them as (name,
+/// data) pairs.
+pub async fn sse_events(response: &mut reqwest::Response, events: usize) -> Vec<(String, String)> {
+    let mut text = String::new();
+    loop {
+        let parsed: Vec<(String, String)> = text
+            .split("\n\n")
+            .filter(|block| block.contains("event:"))
+            .map(|block| {
+                let field = |name: &str| {
+                    block
+                        .lines()
+                        .filter_map(|line| line.strip_prefix(name))
+                        .map(str::trim_start)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                };
+                (field("event:"), field("data:"))
+            })
+            .collect();
+        // An event is whole once the blank line after it arrived.
+        let whole = text.matches("\n\n").count();
+        if parsed.len() >= events && whole >= events {
+            return parsed;
+        }
+        let chunk = tokio::time::timeout(std::time::Duration::from_secs(20), response.chunk())
+            .await
+            .expect("the server sends the event in time")
+            .expect("the stream is readable")
+            .expect("the stream is still open");
+        text.push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
+    }
+}

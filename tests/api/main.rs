@@ -22,6 +22,7 @@ mod logs;
 mod migrations;
 mod nested;
 mod network;
+mod readme;
 mod resolvers;
 mod schema;
 mod startup;

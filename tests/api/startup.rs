@@ -41,3 +41,33 @@ async fn a_missing_schema_file_is_reported_once_with_its_cause_once() {
     );
     assert_eq!(occurrences(&stderr, "os error"), 1, "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_process_on_one_data_directory_is_refused_until_the_first_stops() {
+    let dir = scratch("data-dir-in-use");
+    let config = tablegraph::config::StoreConfig {
+        target: tablegraph::config::StoreTarget::Embedded(
+            tablegraph::store::EmbeddedLocation::Directory(dir.clone()),
+        ),
+        table: "tablegraph".to_owned(),
+        tuning: tablegraph::store::StoreTuning::default(),
+    };
+    let first = tablegraph::app::open_store(&config)
+        .await
+        .expect("the first store opens");
+    let data_dir = dir.to_str().expect("a path");
+    let (ok, _, stderr) = run_tablegraph(&["serve", "--listen", "127.0.0.1:0"], &dir).await;
+    assert!(!ok, "a second serve on the directory fails: {stderr}");
+    let message = format!(
+        "the data directory {data_dir} is in use by another tablegraph process; stop it, or give this one another --data-dir"
+    );
+    assert_eq!(occurrences(&stderr, &message), 1, "{stderr}");
+
+    drop(first);
+    let (ok, stdout, stderr) = run_tablegraph(&["check"], &dir).await;
+    assert!(
+        ok,
+        "once the first process let go, the directory opens: {stdout}\n{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).expect("removable");
+}

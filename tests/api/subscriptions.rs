@@ -12,7 +12,7 @@ use tablegraph::config::HttpConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-use crate::helpers::{TestApp, id_at, spawn_app, spawn_app_with};
+use crate::helpers::{TestApp, id_at, spawn_app, spawn_app_with, sse_events};
 use crate::network::{run, serve, serve_with, start_dynoxide};
 
 /// A bound on waiting for the server, so that a missing message fails the test instead of
@@ -817,40 +817,6 @@ async fn migrate_turns_the_change_stream_on_for_a_table_made_without_it() {
     until_subscriptions(&address, 1).await;
     create_farm_at(&address, "Streamed").await;
     assert_eq!(created_farm(&mut client).await, "Streamed");
-}
-
-/// Reads a Server-Sent Events body until it holds `events` events; answers them as (name,
-/// data) pairs.
-async fn sse_events(response: &mut reqwest::Response, events: usize) -> Vec<(String, String)> {
-    let mut text = String::new();
-    loop {
-        let parsed: Vec<(String, String)> = text
-            .split("\n\n")
-            .filter(|block| block.contains("event:"))
-            .map(|block| {
-                let field = |name: &str| {
-                    block
-                        .lines()
-                        .filter_map(|line| line.strip_prefix(name))
-                        .map(str::trim_start)
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                };
-                (field("event:"), field("data:"))
-            })
-            .collect();
-        // An event is whole once the blank line after it arrived.
-        let whole = text.matches("\n\n").count();
-        if parsed.len() >= events && whole >= events {
-            return parsed;
-        }
-        let chunk = tokio::time::timeout(PATIENCE, response.chunk())
-            .await
-            .expect("the server sends the event in time")
-            .expect("the stream is readable")
-            .expect("the stream is still open");
-        text.push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
-    }
 }
 
 #[tokio::test]

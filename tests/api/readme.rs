@@ -1,0 +1,154 @@
+//! The README's walkthrough, run as it is written: every ```graphql block of `README.md`, in
+//! order, against one fresh server holding the demo data (the README's first step), so the
+//! README cannot drift from the API.
+//!
+//! - A query, mutation or subscription must answer without errors. A variable `$<type>Id` takes
+//!   the id of the last `create<Type>` answered before it (what a reader pastes into GraphiQL's
+//!   Variables pane).
+//! - A subscription stays open while the next block runs, and must deliver its event then.
+//! - A block of type definitions shows part of `schema.graphql`: each of its lines is a line of
+//!   that file.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_graphql_parser::types::{DocumentOperations, OperationType};
+use serde_json::{Map, Value, json};
+
+use crate::helpers::{repository_file, spawn_app, sse_events};
+
+/// One ```graphql block: the line it starts on and its text, unindented.
+struct Block {
+    line: usize,
+    text: String,
+}
+
+fn graphql_blocks(readme: &str) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(usize, usize, Vec<&str>)> = None;
+    for (number, line) in readme.lines().enumerate() {
+        match &mut open {
+            None if line.trim_start() == "```graphql" => {
+                let indent = line.len() - line.trim_start().len();
+                open = Some((number + 1, indent, Vec::new()));
+            }
+            None => {}
+            Some((start, _, lines)) if line.trim() == "```" => {
+                blocks.push(Block {
+                    line: *start,
+                    text: lines.join("\n"),
+                });
+                open = None;
+            }
+            Some((_, indent, lines)) => lines.push(line.get(*indent..).unwrap_or("")),
+        }
+    }
+    assert!(open.is_none(), "a ```graphql block is not closed");
+    blocks
+}
+
+/// The operation of an executable block, and the names of its variables.
+fn operation(block: &Block) -> Option<(OperationType, Vec<String>)> {
+    let document = async_graphql_parser::parse_query(&block.text).ok()?;
+    let operation = match &document.operations {
+        DocumentOperations::Single(operation) => operation.node.clone(),
+        DocumentOperations::Multiple(operations) => {
+            assert_eq!(operations.len(), 1, "line {}: one operation", block.line);
+            operations.values().next()?.node.clone()
+        }
+    };
+    let variables = operation
+        .variable_definitions
+        .iter()
+        .map(|definition| definition.node.name.node.to_string())
+        .collect();
+    Some((operation.ty, variables))
+}
+
+/// `ids` gains the id of each `create<Type>` root field `data` answers, by lower-case type.
+fn remember_ids(data: &Value, ids: &mut HashMap<String, String>) {
+    for (field, value) in data.as_object().into_iter().flatten() {
+        if let (Some(kind), Some(id)) = (field.strip_prefix("create"), value["id"].as_str()) {
+            ids.insert(kind.to_lowercase(), id.to_owned());
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_graphql_block_of_the_readme_runs_in_order() {
+    let readme = std::fs::read_to_string(repository_file("README.md")).expect("the README");
+    let schema = std::fs::read_to_string(repository_file("schema.graphql")).expect("the schema");
+    let schema_lines: Vec<&str> = schema.lines().map(str::trim).collect();
+    let blocks = graphql_blocks(&readme);
+    assert!(blocks.len() >= 10, "{} blocks", blocks.len());
+
+    let app = spawn_app().await;
+    tablegraph::demo::load(&app.store, Arc::new(app.model.clone()))
+        .await
+        .expect("the demo data loads");
+    let mut ids: HashMap<String, String> = HashMap::new();
+    let mut subscription: Option<(usize, reqwest::Response)> = None;
+    let mut ran = 0;
+    for block in &blocks {
+        let Some((kind, variable_names)) = operation(block) else {
+            for line in block.text.lines().map(str::trim) {
+                assert!(
+                    schema_lines.contains(&line),
+                    "README line {}: {line:?} is not a line of schema.graphql",
+                    block.line
+                );
+            }
+            continue;
+        };
+        let mut variables = Map::new();
+        for name in variable_names {
+            let kind = name.strip_suffix("Id").unwrap_or(&name).to_lowercase();
+            let id = ids.get(&kind).unwrap_or_else(|| {
+                panic!(
+                    "README line {}: ${name} needs a create{} before it",
+                    block.line, kind
+                )
+            });
+            variables.insert(name, json!(id));
+        }
+        ran += 1;
+        if kind == OperationType::Subscription {
+            let response = app
+                .client
+                .post(app.url("/graphql"))
+                .header("accept", "text/event-stream")
+                .json(&json!({ "query": block.text, "variables": variables }))
+                .send()
+                .await
+                .expect("the server answers");
+            assert_eq!(response.status(), 200, "README line {}", block.line);
+            app.events.until_subscribers(1).await;
+            subscription = Some((block.line, response));
+            continue;
+        }
+        let body = app.graphql(&block.text, Value::Object(variables)).await;
+        assert!(
+            body["errors"].is_null() && body["data"].is_object(),
+            "README line {}: {body}",
+            block.line
+        );
+        remember_ids(&body["data"], &mut ids);
+        if let Some((line, mut response)) = subscription.take() {
+            let events = sse_events(&mut response, 1).await;
+            let (_, data) = events
+                .iter()
+                .find(|(name, _)| name == "next")
+                .unwrap_or_else(|| panic!("README line {line}: no event: {events:?}"));
+            let data: Value = serde_json::from_str(data).expect("JSON");
+            assert!(
+                data["errors"].is_null() && data["data"].is_object(),
+                "README line {line}: {data}"
+            );
+        }
+    }
+    assert!(
+        subscription.is_none(),
+        "the README's last subscription has no block after it to trigger its event"
+    );
+    assert!(ran >= 9, "{ran} blocks ran");
+}

@@ -1,7 +1,8 @@
 # Sourced by conformance/run.sh, clients/run.sh and bench/subscriptions.sh.
 #
 #   start_server BIN [ARGS...]  starts `BIN serve --memory ARGS...` on a free loopback port and
-#                               waits until it answers; sets $listen and $server
+#                               waits until it answers; sets $listen and $server. SERVE_STORE
+#                               replaces `--memory` (e.g. `--data-dir DIR`).
 #   stop_server                 stops it (also done when the script exits)
 
 start_server() {
@@ -11,7 +12,8 @@ start_server() {
   port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
   listen="127.0.0.1:$port"
   server_log="$(mktemp)"
-  "$bin" serve --memory --listen "$listen" "$@" >"$server_log" 2>&1 &
+  # shellcheck disable=SC2086 # SERVE_STORE is a flag and its value
+  "$bin" serve ${SERVE_STORE:---memory} --listen "$listen" "$@" >"$server_log" 2>&1 &
   server=$!
   trap stop_server EXIT
   for _ in $(seq 1 150); do

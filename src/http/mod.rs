@@ -4,8 +4,10 @@
 //! the store answers; `/metrics` reports every storage call the process made. Only `/graphql`
 //! needs credentials, when any are configured. Every request passes the tower-http [`layers`]:
 //! request id, span, CORS, compression, time limit, panic capture, body limit. `/graphql` also
-//! speaks GraphQL over WebSocket (`websocket`) and over Server-Sent Events (`sse`).
+//! speaks GraphQL over WebSocket (`websocket`) and over Server-Sent Events (`sse`), and serves
+//! GraphiQL from the binary (`graphiql`).
 
+mod graphiql;
 mod graphql;
 mod guard;
 mod health;
@@ -28,7 +30,14 @@ pub use state::{AppState, STORAGE_CALLS_HEADER};
 
 /// The application's routes under the [`layers`].
 pub fn router(state: AppState, config: &HttpConfig) -> Router {
-    let [graphql_path, healthz, readyz, metrics] = ROUTES;
+    let [
+        graphql_path,
+        healthz,
+        readyz,
+        metrics,
+        root,
+        graphiql_assets,
+    ] = ROUTES;
     let mut graphql = Router::new().route(
         graphql_path,
         get(graphql::graphql_get).post(graphql::graphql_post),
@@ -45,6 +54,8 @@ pub fn router(state: AppState, config: &HttpConfig) -> Router {
         .route(healthz, get(health::healthz))
         .route(readyz, get(health::readyz))
         .route(metrics, get(health::metrics))
+        .route(root, get(graphiql::root))
+        .route(graphiql_assets, get(graphiql::asset))
         .merge(graphql)
         .with_state(state);
     with_layers(router, config, &http_metrics)

@@ -49,7 +49,7 @@ impl AppState {
     ) -> AppState {
         let graphiql = config
             .graphiql
-            .then(|| graphiql_page(!config.auth.api_keys.is_empty()));
+            .then(|| super::graphiql::page(!config.auth.api_keys.is_empty()));
         AppState {
             inner: Arc::new(StateInner {
                 api: Arc::new(api),
@@ -91,25 +91,12 @@ impl AppState {
     }
 }
 
-/// GraphiQL, with the headers editor open and an empty `x-api-key` to fill in when the API
-/// needs one (kept in the browser's storage between visits).
-fn graphiql_page(needs_api_key: bool) -> String {
-    let page = async_graphql::http::GraphiQLSource::build()
-        .endpoint("/graphql")
-        .subscription_endpoint("/graphql")
-        .title("tablegraph")
-        .finish();
-    if !needs_api_key {
-        return page;
-    }
-    page.replacen(
-        "defaultEditorToolsVisibility: true,",
-        r#"defaultEditorToolsVisibility: "headers",
-          defaultHeaders: '{ "x-api-key": "" }',
-          shouldPersistHeaders: true,"#,
-        1,
-    )
-}
-
 /// The paths the router serves.
-pub(super) const ROUTES: [&str; 4] = ["/graphql", "/healthz", "/readyz", "/metrics"];
+pub(super) const ROUTES: [&str; 6] = [
+    "/graphql",
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/",
+    super::graphiql::ASSETS_ROUTE,
+];

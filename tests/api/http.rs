@@ -36,13 +36,49 @@ async fn a_browser_gets_graphiql() {
         .await
         .expect("the server answers");
     assert_eq!(response.status(), 200);
+    let page = response.text().await.unwrap_or_default();
+    assert!(page.contains("/graphiql/graphiql-4.0.3.min.js"), "{page}");
     assert!(
-        response
-            .text()
-            .await
-            .unwrap_or_default()
-            .contains("graphiql")
+        !page.contains("https://"),
+        "the page needs no internet: {page}"
     );
+
+    // Its assets come from the binary, cacheable for good (their names carry their versions).
+    let script = app
+        .client
+        .get(app.url("/graphiql/graphiql-4.0.3.min.js"))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(script.status(), 200);
+    assert_eq!(
+        script.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
+    assert_eq!(
+        script.headers()["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    assert!(script.bytes().await.expect("a body").len() > 1_000_000);
+    let missing = app
+        .client
+        .get(app.url("/graphiql/graphiql-9.min.js"))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(missing.status(), 404);
+
+    // `/` leads to the page.
+    let root = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client")
+        .get(app.url("/"))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(root.status(), 307);
+    assert_eq!(root.headers()["location"], "/graphql");
 }
 
 #[tokio::test]

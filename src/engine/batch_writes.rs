@@ -19,12 +19,15 @@ use futures::future::try_join_all;
 
 use super::edge_writes::edges_touching;
 use super::error::EngineError;
-use super::node_writes::{FieldValues, Guard, Planned, plan_delete, plan_update, read_to_change};
+use super::node_writes::{
+    FieldValues, Guard, Planned, held_in_earlier_form, plan_delete, plan_update, read_to_change,
+};
 use super::nodes::Node;
 use super::plan::{Plan, Purpose, commit_at, join, refused, remember};
 use super::scope::RequestScope;
 use crate::keys;
 use crate::model::{Model, TypeDef};
+use crate::store::Item;
 
 /// How often a batch of updates or deletes reads again after losing a race to another writer.
 const WRITE_ATTEMPTS: usize = 5;
@@ -50,6 +53,7 @@ pub async fn update_nodes(
             .map_err(|e| EngineError::bad_input(format!("id: {e}")).in_batch(index))?;
     }
     refuse_repeated_ids(members.iter().map(|member| member.id.as_str()))?;
+    let mut held_at = HashMap::new();
     for _ in 0..WRITE_ATTEMPTS {
         let reads = members
             .iter()
@@ -60,6 +64,7 @@ pub async fn update_nodes(
                     .map_err(|error| error.in_batch(index))
             });
         let current = try_join_all(reads).await?;
+        let before = current.clone();
         let mut planned = members
             .iter()
             .zip(current)
@@ -69,16 +74,37 @@ pub async fn update_nodes(
                     .map_err(|error| error.in_batch(index))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let plan = join(take_plans(&mut planned), true)?;
+        let mut plan = join(take_plans(&mut planned), true)?;
+        plan.free_at(&held_at);
         match commit_at(scope, plan).await? {
             Ok(()) => return Ok(committed(scope, type_def, planned)),
             // Another writer changed a node since it was read: read them all again.
             Err((_, Purpose::Node)) => continue,
+            Err((member, Purpose::FreeUnique)) => {
+                if !hold_earlier_form(scope, type_def, &before[member], &mut held_at).await? {
+                    return Err(refused(Purpose::FreeUnique).in_batch(member));
+                }
+            }
             Err((member, purpose)) => return Err(refused(purpose).in_batch(member)),
         }
     }
     tracing::warn!("a batch update gave up after losing every race to other writers");
     Err(EngineError::ConflictUnhandled)
+}
+
+/// Adds to `held_at` the unique values `current` holds at their key of before Unicode
+/// normalization while another node holds them today (see `held_in_earlier_form`); answers
+/// whether that found any not known before, so that the batch is worth trying again.
+async fn hold_earlier_form(
+    scope: &RequestScope,
+    type_def: &TypeDef,
+    current: &Item,
+    held_at: &mut HashMap<String, String>,
+) -> Result<bool, EngineError> {
+    let held = held_in_earlier_form(scope, type_def, current).await?;
+    let before = held_at.len();
+    held_at.extend(held);
+    Ok(held_at.len() > before)
 }
 
 /// Deletes each node of `ids`, frees its unique values and removes every edge that touches it,
@@ -95,6 +121,7 @@ pub async fn delete_nodes(
             .map_err(|e| EngineError::bad_input(format!("id: {e}")).in_batch(index))?;
     }
     refuse_repeated_ids(ids.iter().map(String::as_str))?;
+    let mut held_at = HashMap::new();
     for _ in 0..WRITE_ATTEMPTS {
         let reads = ids.iter().enumerate().map(|(index, id)| async move {
             let current = read_to_change(scope, type_def, id)
@@ -119,7 +146,8 @@ pub async fn delete_nodes(
                 plan,
             });
         }
-        let plan = join(take_plans(&mut planned), true)?;
+        let mut plan = join(take_plans(&mut planned), true)?;
+        plan.free_at(&held_at);
         match commit_at(scope, plan).await? {
             Ok(()) => {
                 for member in &planned {
@@ -135,6 +163,11 @@ pub async fn delete_nodes(
             }
             // A node or an edge changed since it was read: read them all again.
             Err((_, Purpose::Node | Purpose::Edge)) => continue,
+            Err((member, Purpose::FreeUnique)) => {
+                if !hold_earlier_form(scope, type_def, &planned[member].item, &mut held_at).await? {
+                    return Err(EngineError::Internal);
+                }
+            }
             Err(_) => return Err(EngineError::Internal),
         }
     }

@@ -395,7 +395,7 @@ fn check_required(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> {
 /// then distinct, such as "Straße" and "STRASSE", that `migrate` found colliding): today's key →
 /// the key `current` holds. Freeing such a value frees the earlier key, so the node can still
 /// change or drop the value.
-async fn held_in_earlier_form(
+pub(super) async fn held_in_earlier_form(
     scope: &RequestScope,
     type_def: &TypeDef,
     current: &Item,

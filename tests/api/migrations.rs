@@ -394,13 +394,13 @@ async fn migrate_moves_unique_values_of_the_earlier_comparison_and_names_the_col
     assert!(ok, "{stdout}\n{stderr}");
 
     // Farms written by the version before: "Straße", "Café" (decomposed), "ＯＬＤ", "Meadow",
-    // "STRASSE", "Ａｃｍｅ", "ACME". Four unique items sit at keys today's comparison does not
-    // compute.
+    // "STRASSE", and three fullwidth names with their ASCII twins ("Ａｃｍｅ" and "ACME"…). Six
+    // unique items sit at keys today's comparison does not compute.
     let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
     assert!(!ok, "{stdout}");
     assert!(
         stdout.contains(
-            "4 unique values at the key of an earlier version (run `tablegraph migrate`)"
+            "6 unique values at the key of an earlier version (run `tablegraph migrate`)"
         ),
         "{stdout}"
     );
@@ -412,7 +412,7 @@ async fn migrate_moves_unique_values_of_the_earlier_comparison_and_names_the_col
     let (ok, stdout, _) = run_tablegraph(&["migrate", "--dry-run"], &dir).await;
     assert!(ok, "{stdout}");
     assert!(
-        stdout.contains("migration builtin-unique-values-2-Farm: Move Farm's unique values to their key under Unicode normalization (NFKC, case folding) (scanned 7 items, would change 2)"),
+        stdout.contains("migration builtin-unique-values-2-Farm: Move Farm's unique values to their key under Unicode normalization (NFKC, case folding) (scanned 11 items, would change 2)"),
         "{stdout}"
     );
     assert!(
@@ -424,14 +424,14 @@ async fn migrate_moves_unique_values_of_the_earlier_comparison_and_names_the_col
     let (ok, stdout, stderr) = run_tablegraph(&["migrate"], &dir).await;
     assert!(!ok, "{stdout}");
     assert!(
-        stderr.contains("2 unique values are now the same value as another node's"),
+        stderr.contains("4 unique values are now the same value as another node's"),
         "{stderr}"
     );
     assert!(stderr.contains(STRASSE_ID), "{stderr}");
     let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
     assert!(!ok);
     assert!(
-        stdout.contains("2 unique values at the key of an earlier version"),
+        stdout.contains("4 unique values at the key of an earlier version"),
         "{stdout}"
     );
 
@@ -464,6 +464,21 @@ async fn migrate_moves_unique_values_of_the_earlier_comparison_and_names_the_col
         )
         .await;
         assert_eq!(body["data"]["deleteFarm"]["name"], "Ａｃｍｅ", "{body}");
+        // In batches too.
+        let body = graphql(
+            &url,
+            "mutation { updateFarms(input: [{ id: \"01a2091a-0000-7000-8000-000000000008\", name: \"Beta Two\" }]) { name } }",
+            json!({}),
+        )
+        .await;
+        assert_eq!(body["data"]["updateFarms"][0]["name"], "Beta Two", "{body}");
+        let body = graphql(
+            &url,
+            "mutation { deleteFarms(ids: [\"01a2091a-0000-7000-8000-00000000000a\"]) { name } }",
+            json!({}),
+        )
+        .await;
+        assert_eq!(body["data"]["deleteFarms"][0]["name"], "Ｇａｍｍａ", "{body}");
         let body = graphql(
             &url,
             "mutation { createFarm(input: { name: \"ｃａｆé\" }) { id } }",
@@ -480,7 +495,7 @@ async fn migrate_moves_unique_values_of_the_earlier_comparison_and_names_the_col
     let (ok, stdout, stderr) = run_tablegraph(&["migrate"], &dir).await;
     assert!(ok, "{stdout}\n{stderr}");
     assert!(
-        stdout.contains("(NFKC, case folding) (scanned 6 items, changed 0)"),
+        stdout.contains("(NFKC, case folding) (scanned 9 items, changed 0)"),
         "the rename freed the earlier key, so nothing is left to move: {stdout}"
     );
     let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;

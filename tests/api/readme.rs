@@ -5,7 +5,8 @@
 //! - A query, mutation or subscription must answer without errors. A variable `$<type>Id` takes
 //!   the id of the last `create<Type>` answered before it (what a reader pastes into GraphiQL's
 //!   Variables pane).
-//! - A subscription stays open while the next block runs, and must deliver its event then.
+//! - A subscription stays open while the next block runs, and must deliver that block's
+//!   event (one carrying a value of its answer).
 //! - A block of type definitions shows part of `schema.graphql`: each of its lines is a line of
 //!   that file.
 
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use async_graphql_parser::types::{DocumentOperations, OperationType};
 use serde_json::{Map, Value, json};
 
-use crate::helpers::{repository_file, spawn_app, sse_events};
+use crate::helpers::{repository_file, spawn_app};
 
 /// One ```graphql block: the line it starts on and its text, unindented.
 struct Block {
@@ -63,6 +64,16 @@ fn operation(block: &Block) -> Option<(OperationType, Vec<String>)> {
         .map(|definition| definition.node.name.node.to_string())
         .collect();
     Some((operation.ty, variables))
+}
+
+/// The strings in `value`, at any depth.
+fn texts(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(text) => vec![text.clone()],
+        Value::Array(values) => values.iter().flat_map(texts).collect(),
+        Value::Object(fields) => fields.values().flat_map(texts).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// `ids` gains the id of each `create<Type>` root field `data` answers, by lower-case type.
@@ -134,16 +145,37 @@ async fn every_graphql_block_of_the_readme_runs_in_order() {
         );
         remember_ids(&body["data"], &mut ids);
         if let Some((line, mut response)) = subscription.take() {
-            let events = sse_events(&mut response, 1).await;
-            let (_, data) = events
-                .iter()
-                .find(|(name, _)| name == "next")
-                .unwrap_or_else(|| panic!("README line {line}: no event: {events:?}"));
-            let data: Value = serde_json::from_str(data).expect("JSON");
-            assert!(
-                data["errors"].is_null() && data["data"].is_object(),
-                "README line {line}: {data}"
-            );
+            // Events of earlier writes may still arrive first: the one this block caused
+            // carries a value its answer carries.
+            let caused = texts(&body["data"]);
+            let mut stream = String::new();
+            // Keep-alive comments arrive meanwhile: the wait has one deadline, not one per chunk.
+            let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+            loop {
+                let chunk = tokio::time::timeout_at(deadline, response.chunk())
+                    .await
+                    .unwrap_or_else(|_| {
+                        panic!("README line {line}: no event of line {}", block.line)
+                    })
+                    .expect("the stream is readable")
+                    .expect("the stream is still open");
+                stream.push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
+                let found = stream
+                    .split("\n\n")
+                    .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data:")))
+                    .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+                    .inspect(|data| {
+                        assert!(data["errors"].is_null(), "README line {line}: {data}");
+                    })
+                    .any(|data| {
+                        texts(&data["data"])
+                            .iter()
+                            .any(|text| caused.contains(text))
+                    });
+                if found {
+                    break;
+                }
+            }
         }
     }
     assert!(

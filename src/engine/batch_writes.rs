@@ -20,14 +20,13 @@ use futures::future::try_join_all;
 use super::edge_writes::edges_touching;
 use super::error::EngineError;
 use super::node_writes::{
-    FieldValues, Guard, Planned, held_in_earlier_form, plan_delete, plan_update, read_to_change,
+    FieldValues, Guard, Planned, hold_earlier_form, plan_delete, plan_update, read_to_change,
 };
 use super::nodes::Node;
 use super::plan::{Plan, Purpose, commit_at, join, refused, remember};
 use super::scope::RequestScope;
 use crate::keys;
 use crate::model::{Model, TypeDef};
-use crate::store::Item;
 
 /// How often a batch of updates or deletes reads again after losing a race to another writer.
 const WRITE_ATTEMPTS: usize = 5;
@@ -64,7 +63,6 @@ pub async fn update_nodes(
                     .map_err(|error| error.in_batch(index))
             });
         let current = try_join_all(reads).await?;
-        let before = current.clone();
         let mut planned = members
             .iter()
             .zip(current)
@@ -81,7 +79,7 @@ pub async fn update_nodes(
             // Another writer changed a node since it was read: read them all again.
             Err((_, Purpose::Node)) => continue,
             Err((member, Purpose::FreeUnique)) => {
-                if !hold_earlier_form(scope, type_def, &before[member], &mut held_at).await? {
+                if !hold_earlier_form(scope, type_def, &members[member].id, &mut held_at).await? {
                     return Err(refused(Purpose::FreeUnique).in_batch(member));
                 }
             }
@@ -90,21 +88,6 @@ pub async fn update_nodes(
     }
     tracing::warn!("a batch update gave up after losing every race to other writers");
     Err(EngineError::ConflictUnhandled)
-}
-
-/// Adds to `held_at` the unique values `current` holds at their key of before Unicode
-/// normalization while another node holds them today (see `held_in_earlier_form`); answers
-/// whether that found any not known before, so that the batch is worth trying again.
-async fn hold_earlier_form(
-    scope: &RequestScope,
-    type_def: &TypeDef,
-    current: &Item,
-    held_at: &mut HashMap<String, String>,
-) -> Result<bool, EngineError> {
-    let held = held_in_earlier_form(scope, type_def, current).await?;
-    let before = held_at.len();
-    held_at.extend(held);
-    Ok(held_at.len() > before)
 }
 
 /// Deletes each node of `ids`, frees its unique values and removes every edge that touches it,
@@ -164,7 +147,7 @@ pub async fn delete_nodes(
             // A node or an edge changed since it was read: read them all again.
             Err((_, Purpose::Node | Purpose::Edge)) => continue,
             Err((member, Purpose::FreeUnique)) => {
-                if !hold_earlier_form(scope, type_def, &planned[member].item, &mut held_at).await? {
+                if !hold_earlier_form(scope, type_def, &ids[member], &mut held_at).await? {
                     return Err(EngineError::Internal);
                 }
             }

@@ -147,7 +147,7 @@ pub async fn update_node(
             item: next,
             mut plan,
             ..
-        } = plan_update(model, type_def, current.clone(), fields, guard)?;
+        } = plan_update(model, type_def, current, fields, guard)?;
         plan.free_at(&held_at);
         match commit(scope, plan).await? {
             Ok(()) => {
@@ -160,11 +160,9 @@ pub async fn update_node(
             // Another writer changed the node since it was read: read again.
             Err(Purpose::Node) => continue,
             Err(Purpose::FreeUnique) => {
-                let held = held_in_earlier_form(scope, type_def, &current).await?;
-                if held.is_empty() || held == held_at {
+                if !hold_earlier_form(scope, type_def, id, &mut held_at).await? {
                     return Err(unique_item_owned_elsewhere(type_def, id));
                 }
-                held_at = held;
             }
             Err(purpose) => return Err(refused(purpose)),
         }
@@ -279,11 +277,9 @@ pub async fn delete_node(
             }
             Err(Purpose::Node | Purpose::Edge) => lost_races += 1,
             Err(Purpose::FreeUnique) => {
-                let held = held_in_earlier_form(scope, type_def, &current).await?;
-                if held.is_empty() || held == held_at {
+                if !hold_earlier_form(scope, type_def, id, &mut held_at).await? {
                     return Err(unique_item_owned_elsewhere(type_def, id));
                 }
-                held_at = held;
             }
             Err(purpose) => return Err(refused(purpose)),
         }
@@ -390,17 +386,21 @@ fn check_required(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> {
     Ok(())
 }
 
-/// The unique values of `current` it holds in the form written before values were compared by
-/// Unicode normalization, while another node holds them as values are compared today (two values
-/// then distinct, such as "Straße" and "STRASSE", that `migrate` found colliding): today's key →
-/// the key `current` holds. Freeing such a value frees the earlier key, so the node can still
-/// change or drop the value.
-pub(super) async fn held_in_earlier_form(
+/// Adds to `held_at` (today's key → the key the node holds) the unique values the node `id`
+/// holds in the form written before values were compared by Unicode normalization, while
+/// another node holds them as values are compared today (two values then distinct, such as
+/// "Straße" and "STRASSE", that `migrate` found colliding). Freeing such a value frees the
+/// earlier key, so the node can still change or drop it. Answers whether any was new, that is,
+/// whether the write is worth trying again. Only called when a free was refused.
+pub(super) async fn hold_earlier_form(
     scope: &RequestScope,
     type_def: &TypeDef,
-    current: &Item,
-) -> Result<HashMap<String, String>, EngineError> {
-    let id = super::derive::text(current, "id");
+    id: &str,
+    held_at: &mut HashMap<String, String>,
+) -> Result<bool, EngineError> {
+    let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
+        return Ok(false);
+    };
     let owner = |item: Option<Item>| {
         item.and_then(|item| {
             item.get("id")
@@ -408,7 +408,11 @@ pub(super) async fn held_in_earlier_form(
                 .map(str::to_owned)
         })
     };
-    let mut held_at = HashMap::new();
+    let holder = |key: String| async move {
+        let item = scope.store.get_item_consistent(&Key::same(key)).await;
+        item.map(owner).map_err(|e| EngineError::from_store(&e))
+    };
+    let mut found = false;
     for field in type_def.unique_fields() {
         let Some(value) = current.get(&field.name) else {
             continue;
@@ -416,22 +420,19 @@ pub(super) async fn held_in_earlier_form(
         let value = super::derive::unique_text(value);
         let today = keys::unique_key(&type_def.name, &field.name, &value);
         let earlier = keys::unique_key_v1(&type_def.name, &field.name, &value);
-        if today == earlier {
+        if today == earlier || held_at.contains_key(&today) {
             continue;
         }
-        let holder = |key: String| async move {
-            let item = scope.store.get_item_consistent(&Key::same(key)).await;
-            item.map(owner).map_err(|e| EngineError::from_store(&e))
-        };
         if holder(today.clone())
             .await?
             .is_some_and(|holder| holder != id)
             && holder(earlier.clone()).await?.as_deref() == Some(id)
         {
             held_at.insert(today, earlier);
+            found = true;
         }
     }
-    Ok(held_at)
+    Ok(found)
 }
 
 /// A unique value the node holds is reserved for another node: the table broke an invariant.

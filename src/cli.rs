@@ -233,6 +233,11 @@ pub struct ServeArgs {
     /// reports in responses.
     #[arg(long, env = "TABLEGRAPH_PRODUCTION")]
     pub production: bool,
+    /// Export traces over OTLP/HTTP to this collector (`http://localhost:4318`; spans go to its
+    /// `/v1/traces`): a span per request and one per storage call. The standard `OTEL_*`
+    /// variables also turn them on and tune them.
+    #[arg(long, env = "TABLEGRAPH_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
 }
 
 const fn default_lease_secs() -> u64 {
@@ -313,6 +318,18 @@ impl ServeArgs {
             store: self.store.config(),
             stream_lease: Duration::from_secs(self.stream_lease_secs),
             http,
+        }
+    }
+}
+
+impl Cli {
+    /// Where spans go: only `serve` exports them (see [`crate::telemetry::TraceExport`]).
+    pub fn traces(&self) -> Option<crate::telemetry::TraceExport> {
+        match &self.command {
+            Command::Serve(args) => {
+                crate::telemetry::TraceExport::from_flag_and_env(args.otlp_endpoint.clone())
+            }
+            _ => None,
         }
     }
 }

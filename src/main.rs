@@ -9,17 +9,29 @@ use clap::Parser as _;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
     let cli = tablegraph::cli::Cli::parse();
-    tablegraph::telemetry::init();
-    match tablegraph::cli::run(cli).await {
+    // Before the runtime: the trace exporter's blocking HTTP client must not be made, or
+    // dropped, inside it.
+    let telemetry = match tablegraph::telemetry::init(cli.traces()) {
+        Ok(telemetry) => telemetry,
+        Err(error) => return fail(&error),
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(&error.into()),
+    };
+    let result = runtime.block_on(tablegraph::cli::run(cli));
+    drop(runtime);
+    telemetry.shutdown();
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error) => {
-            // Once, with its chain of causes, and whatever RUST_LOG says: it is why the
-            // process stops.
-            eprintln!("tablegraph: {error:#}");
-            std::process::ExitCode::FAILURE
-        }
+        Err(error) => fail(&error),
     }
+}
+
+/// Says why the process stops: once, with its chain of causes, whatever RUST_LOG says.
+fn fail(error: &anyhow::Error) -> std::process::ExitCode {
+    eprintln!("tablegraph: {error:#}");
+    std::process::ExitCode::FAILURE
 }

@@ -1,7 +1,19 @@
-//! Logging and metrics. Logs: structured `tracing` events to stderr, filtered by `RUST_LOG`
-//! (default `info`); panics are logged as events too, inside the span that panicked, so a
-//! request's panic is logged once and carries its request id. Metrics: [`Metrics`], a registry
-//! rendered in Prometheus' text format for `/metrics`.
+//! Logging, traces and metrics. Logs: structured `tracing` events to stderr, filtered by
+//! `RUST_LOG` (default `info`); panics are logged as events too, inside the span that panicked,
+//! so a request's panic is logged once and carries its request id. Traces: when `serve` is given
+//! an OTLP endpoint ([`TraceExport`]), the request spans and the storage-call spans below them
+//! go to it over OTLP/HTTP. Metrics: [`Metrics`], a registry rendered in Prometheus' text format
+//! for `/metrics`.
+//!
+//! # Traces cost nothing when off
+//!
+//! A storage call's span is a `DEBUG` span: with no exporter, the stderr layer's filter
+//! (`info`) disables its call site, and creating it is one cached check. The request span's
+//! trace fields (`otel.name`, the operation, the status) are declared empty and recorded only
+//! while [`traces_on`], so the stderr layer formats nothing more. With an exporter, its own
+//! filter takes the spans of `tablegraph` at every level and its warnings as span events; the
+//! SDK batches spans on its own thread (`OTEL_BSP_*` tune it) and sends them with a blocking
+//! HTTP client there, never on the request path.
 //!
 //! Invariant: a warning is something for an operator to look at. DynamoDB's refusals that the
 //! store expects and handles (a table not created yet, a failed condition on a unique value)
@@ -27,12 +39,16 @@
 
 use std::fmt;
 use std::io::IsTerminal as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use metrics::{Counter, Gauge, Histogram, Key, Label, Recorder as _};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusRecorder};
 
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Metadata};
 use tracing_subscriber::EnvFilter;
@@ -42,7 +58,75 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 /// The target of the embedded store's HTTP server's events.
 const EMBEDDED_STORE_SERVER: &str = "dynoxide::server";
 
-pub fn init() {
+/// Where `serve` sends traces: the OTLP/HTTP endpoint of `--otlp-endpoint`, or the one the
+/// standard `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` / `OTEL_EXPORTER_OTLP_ENDPOINT` variables name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceExport {
+    /// The collector's base URL (`http://collector:4318`); spans go to its `/v1/traces`. `None`
+    /// leaves the endpoint to the `OTEL_*` variables.
+    pub base_url: Option<String>,
+}
+
+impl TraceExport {
+    /// Traces are exported when `--otlp-endpoint` is given or an `OTEL_EXPORTER_OTLP_*`
+    /// endpoint variable is set, unless `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`.
+    pub fn from_flag_and_env(flag: Option<String>) -> Option<TraceExport> {
+        Self::decide(flag, |name| std::env::var(name).ok())
+    }
+
+    fn decide(flag: Option<String>, var: impl Fn(&str) -> Option<String>) -> Option<TraceExport> {
+        let set = |name: &str| var(name).is_some_and(|value| !value.trim().is_empty());
+        let is = |name: &str, value: &str| {
+            var(name).is_some_and(|v| v.trim().eq_ignore_ascii_case(value))
+        };
+        if is("OTEL_SDK_DISABLED", "true") || is("OTEL_TRACES_EXPORTER", "none") {
+            return None;
+        }
+        let flag = flag.filter(|url| !url.trim().is_empty());
+        if flag.is_none()
+            && !set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+            && !set("OTEL_EXPORTER_OTLP_ENDPOINT")
+        {
+            return None;
+        }
+        Some(TraceExport { base_url: flag })
+    }
+
+    /// The URL spans are posted to, when the flag gave one.
+    fn traces_url(&self) -> Option<String> {
+        let base = self.base_url.as_deref()?.trim().trim_end_matches('/');
+        Some(format!("{base}/v1/traces"))
+    }
+}
+
+/// Whether spans are exported: the request span records its trace fields only then.
+static TRACES_ON: AtomicBool = AtomicBool::new(false);
+
+pub fn traces_on() -> bool {
+    TRACES_ON.load(Ordering::Relaxed)
+}
+
+/// What [`init`] started that must be finished before the process ends.
+#[must_use = "call shutdown() before the process ends, or the last spans are lost"]
+pub struct Telemetry {
+    traces: Option<SdkTracerProvider>,
+}
+
+impl Telemetry {
+    /// Sends the spans not sent yet and stops the exporter. Blocks: call it outside the async
+    /// runtime, once the work is done.
+    pub fn shutdown(self) {
+        if let Some(provider) = self.traces
+            && let Err(error) = provider.shutdown()
+        {
+            eprintln!("tablegraph: the last traces were not sent: {error}");
+        }
+    }
+}
+
+/// Starts logging to stderr and, when `traces` says so, exporting spans. Call it outside an
+/// async runtime: the trace exporter's HTTP client is a blocking one, made here.
+pub fn init(traces: Option<TraceExport>) -> anyhow::Result<Telemetry> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
@@ -51,8 +135,26 @@ pub fn init() {
             filter,
             ExpectedStoreRefusals,
         ));
+    let provider = traces.map(|export| tracer_provider(&export)).transpose()?;
+    let spans = provider.as_ref().map(|provider| {
+        let ours = |metadata: &Metadata<'_>| {
+            metadata.target().starts_with("tablegraph")
+                && (metadata.is_span() || *metadata.level() <= Level::WARN)
+        };
+        tracing_opentelemetry::layer()
+            .with_tracer(provider.tracer("tablegraph"))
+            .with_filter(tracing_subscriber::filter::filter_fn(ours))
+    });
     // A second init (tests start many apps in one process) keeps the first subscriber.
-    let _ = tracing_subscriber::registry().with(stderr).try_init();
+    let installed = tracing_subscriber::registry()
+        .with(stderr)
+        .with(spans)
+        .try_init()
+        .is_ok();
+    if installed && provider.is_some() {
+        opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
+        TRACES_ON.store(true, Ordering::Relaxed);
+    }
     std::panic::set_hook(Box::new(|info| {
         let message = info
             .payload()
@@ -66,6 +168,67 @@ pub fn init() {
             .unwrap_or_default();
         tracing::error!(panic = %message, %location, "panicked");
     }));
+    Ok(Telemetry { traces: provider })
+}
+
+/// The SDK's tracer provider for `export`: OTLP over HTTP with protobuf, spans batched on the
+/// SDK's thread. The `OTEL_*` variables the SDK reads (headers, timeout, sampler, batch sizes,
+/// `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`) apply; the service is `tablegraph` unless
+/// they name one.
+fn tracer_provider(export: &TraceExport) -> anyhow::Result<SdkTracerProvider> {
+    use opentelemetry_otlp::{Protocol, WithExportConfig as _};
+    let mut exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_protocol(Protocol::HttpBinary);
+    if let Some(url) = export.traces_url() {
+        exporter = exporter.with_endpoint(url);
+    }
+    let exporter = exporter
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot export traces: {e}"))?;
+    let named = std::env::var_os("OTEL_SERVICE_NAME").is_some()
+        || std::env::var("OTEL_RESOURCE_ATTRIBUTES").is_ok_and(|a| a.contains("service.name="));
+    let mut resource = opentelemetry_sdk::Resource::builder().with_attribute(
+        opentelemetry::KeyValue::new("service.version", env!("CARGO_PKG_VERSION")),
+    );
+    if !named {
+        resource = resource.with_service_name("tablegraph");
+    }
+    Ok(SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(resource.build())
+        .build())
+}
+
+/// Renames `span` in exported traces. Its `otel.name` field cannot: a span's name is fixed in
+/// the SDK once the span has been entered.
+pub fn rename_span(span: &tracing::Span, name: String) {
+    use opentelemetry::trace::TraceContextExt as _;
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+    if traces_on() {
+        span.context().span().update_name(name);
+    }
+}
+
+/// Makes `span` (a request's) a child of the trace its client's W3C `traceparent` (and
+/// `tracestate`) headers name, when spans are exported.
+pub fn follow_remote_parent(
+    span: &tracing::Span,
+    traceparent: Option<&str>,
+    tracestate: Option<&str>,
+) {
+    use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+    let Some(traceparent) = traceparent.filter(|_| traces_on()) else {
+        return;
+    };
+    let mut carrier =
+        std::collections::HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
+    if let Some(state) = tracestate {
+        carrier.insert("tracestate".to_owned(), state.to_owned());
+    }
+    let parent =
+        opentelemetry::global::get_text_map_propagator(|propagator| propagator.extract(&carrier));
+    let _ = span.set_parent(parent);
 }
 
 /// Lets every event through but the embedded store's warnings about the 4xx answers it gives
@@ -201,6 +364,8 @@ async fn upkeep(recorder: Weak<PrometheusRecorder>) {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     #[test]
@@ -226,6 +391,58 @@ mod tests {
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }
+    }
+
+    #[test]
+    fn traces_are_exported_when_an_endpoint_is_named_and_not_turned_off() {
+        let decide = |flag: Option<&str>, vars: &[(&str, &str)]| {
+            let vars: HashMap<String, String> = vars
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            TraceExport::decide(flag.map(str::to_owned), |name| vars.get(name).cloned())
+        };
+        let flagged = Some(TraceExport {
+            base_url: Some("http://c:4318".to_owned()),
+        });
+        let from_env = Some(TraceExport { base_url: None });
+        assert_eq!(decide(None, &[]), None);
+        assert_eq!(decide(Some(" "), &[]), None);
+        assert_eq!(decide(Some("http://c:4318"), &[]), flagged);
+        assert_eq!(
+            decide(None, &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318")]),
+            from_env
+        );
+        assert_eq!(
+            decide(
+                None,
+                &[(
+                    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                    "http://c:4318/v1/traces"
+                )]
+            ),
+            from_env
+        );
+        assert_eq!(decide(None, &[("OTEL_EXPORTER_OTLP_ENDPOINT", "")]), None);
+        assert_eq!(
+            decide(Some("http://c:4318"), &[("OTEL_SDK_DISABLED", "TRUE")]),
+            None
+        );
+        assert_eq!(
+            decide(Some("http://c:4318"), &[("OTEL_TRACES_EXPORTER", "none")]),
+            None
+        );
+        assert_eq!(
+            flagged.and_then(|export| export.traces_url()).as_deref(),
+            Some("http://c:4318/v1/traces")
+        );
+        let slash = TraceExport {
+            base_url: Some("http://c:4318/".to_owned()),
+        };
+        assert_eq!(
+            slash.traces_url().as_deref(),
+            Some("http://c:4318/v1/traces")
+        );
     }
 
     #[test]

@@ -11,7 +11,9 @@ use async_graphql::parser::types::{ExecutableDocument, OperationType, Selection,
 use async_graphql::futures_util::stream::{self, BoxStream, StreamExt};
 
 use super::limits::{self, QueryLimits};
-use super::{field_errors, mutation, null_items, query, schema, shape, subscription};
+use super::{
+    field_errors, mutation, null_items, operation_span, query, schema, shape, subscription,
+};
 use crate::auth::Caller;
 use crate::engine::{EventHub, ScopeSource};
 use crate::model::Model;
@@ -271,6 +273,9 @@ fn build_schema(
     builder = builder.extension(field_errors::FieldErrors);
     if flavor == Flavor::NullItems {
         builder = builder.extension(null_items::NullItems);
+    }
+    if flavor != Flavor::Streaming && crate::telemetry::traces_on() {
+        builder = builder.extension(operation_span::OperationSpan);
     }
     if !options.introspection {
         builder = builder.disable_introspection().disable_suggestions();

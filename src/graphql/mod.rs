@@ -20,6 +20,7 @@ mod limits;
 mod mutation;
 mod null_items;
 mod objects;
+mod operation_span;
 mod prefetch;
 mod query;
 mod scalars;

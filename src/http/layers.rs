@@ -142,18 +142,47 @@ fn request_id(headers: &axum::http::HeaderMap) -> &str {
         .unwrap_or_default()
 }
 
-/// The span every event of a request is logged in.
+/// The span every event of a request is logged in, and the request's span in exported traces.
+/// Its trace fields are recorded only while traces are exported (see `telemetry`); the
+/// GraphQL layer names the operation.
 fn request_span(request: &Request) -> Span {
-    tracing::info_span!(
+    let span = tracing::info_span!(
         "request",
         method = %request.method(),
         uri = %request.uri(),
         request_id = %request_id(request.headers()),
-    )
+        otel.name = tracing::field::Empty,
+        otel.kind = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        http.request.method = tracing::field::Empty,
+        url.path = tracing::field::Empty,
+        http.response.status_code = tracing::field::Empty,
+        graphql.operation.type = tracing::field::Empty,
+        graphql.operation.name = tracing::field::Empty,
+    );
+    if crate::telemetry::traces_on() && !span.is_disabled() {
+        let method = request.method().as_str();
+        let path = request.uri().path();
+        span.record("otel.name", format!("{method} {path}"));
+        span.record("otel.kind", "server");
+        span.record("http.request.method", method);
+        span.record("url.path", path);
+        let header = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok());
+        crate::telemetry::follow_remote_parent(&span, header("traceparent"), header("tracestate"));
+    }
+    span
 }
 
-/// The access log, at debug level (`RUST_LOG=tablegraph=debug`).
+/// The access log, at debug level (`RUST_LOG=tablegraph=debug`); the status goes into the
+/// request's span when traces are exported.
 fn log_answer<B>(response: &axum::http::Response<B>, took: Duration, span: &Span) {
+    if crate::telemetry::traces_on() {
+        let status = response.status();
+        span.record("http.response.status_code", status.as_u16());
+        if status.is_server_error() {
+            span.record("otel.status_code", "error");
+        }
+    }
     tracing::debug!(
         parent: span,
         status = response.status().as_u16(),

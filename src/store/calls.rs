@@ -1,10 +1,17 @@
 //! Storage-call accounting: every call a request makes, in order, so tests and clients can see
-//! that a query costs what its shape says.
+//! that a query costs what its shape says; and each call's span in exported traces.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemOutput;
+use aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput;
+use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
+use aws_sdk_dynamodb::operation::query::QueryOutput;
+use aws_sdk_dynamodb::operation::scan::ScanOutput;
 use aws_sdk_dynamodb::types::ConsumedCapacity;
+use tracing::Span;
+use tracing::field::Empty;
 
 use super::error::StoreError;
 
@@ -85,4 +92,121 @@ pub(super) fn total_capacity(consumed: Option<&[ConsumedCapacity]>) -> Option<f6
         .filter_map(ConsumedCapacity::capacity_units)
         .collect();
     (!units.is_empty()).then(|| units.iter().sum())
+}
+
+/// The span of one storage call (one attempt), a child of the request's span, named after the
+/// operation with OpenTelemetry's attributes for DynamoDB. A `DEBUG` span: disabled, so free,
+/// unless traces are exported (see `telemetry`); and left out for calls no span encloses
+/// (leases and other background upkeep), which would each start a trace of their own.
+pub(super) fn call_span(
+    operation: &'static str,
+    table: &str,
+    index: Option<&str>,
+    keys: Option<usize>,
+) -> Span {
+    if Span::current().is_none() {
+        return Span::none();
+    }
+    tracing::debug_span!(
+        target: "tablegraph::store",
+        "storage call",
+        otel.name = operation,
+        otel.kind = "client",
+        otel.status_code = Empty,
+        otel.status_message = Empty,
+        rpc.system = "aws-api",
+        rpc.service = "DynamoDB",
+        rpc.method = operation,
+        db.system.name = "aws.dynamodb",
+        aws.dynamodb.table_names = table,
+        aws.dynamodb.index_name = index,
+        tablegraph.keys = keys,
+        tablegraph.items = Empty,
+        tablegraph.consumed_capacity = Empty,
+    )
+}
+
+/// Writes into a call's span what its answer says: items read and capacity consumed, or the
+/// failure.
+pub(super) fn close_call_span<T: CallAnswer>(span: &Span, result: &Result<T, StoreError>) {
+    if span.is_none() {
+        return;
+    }
+    match result {
+        Ok(answer) => {
+            if let Some(items) = answer.items() {
+                span.record("tablegraph.items", items);
+            }
+            if let Some(units) = answer.consumed_capacity() {
+                span.record("tablegraph.consumed_capacity", units);
+            }
+        }
+        Err(error) => {
+            span.record("otel.status_code", "error");
+            span.record("otel.status_message", error.to_string());
+        }
+    }
+}
+
+/// What an answer says about the call, for its span.
+pub(super) trait CallAnswer {
+    /// Items the call returned, for reads.
+    fn items(&self) -> Option<usize> {
+        None
+    }
+    /// Capacity units the store reported.
+    fn consumed_capacity(&self) -> Option<f64> {
+        None
+    }
+}
+
+impl CallAnswer for GetItemOutput {
+    fn items(&self) -> Option<usize> {
+        Some(usize::from(self.item.is_some()))
+    }
+    fn consumed_capacity(&self) -> Option<f64> {
+        capacity(self.consumed_capacity.as_ref())
+    }
+}
+
+impl CallAnswer for BatchGetItemOutput {
+    fn items(&self) -> Option<usize> {
+        Some(
+            self.responses
+                .iter()
+                .flat_map(|r| r.values())
+                .map(Vec::len)
+                .sum(),
+        )
+    }
+    fn consumed_capacity(&self) -> Option<f64> {
+        total_capacity(self.consumed_capacity.as_deref())
+    }
+}
+
+impl CallAnswer for QueryOutput {
+    fn items(&self) -> Option<usize> {
+        Some(self.items.as_ref().map_or(0, Vec::len))
+    }
+    fn consumed_capacity(&self) -> Option<f64> {
+        capacity(self.consumed_capacity.as_ref())
+    }
+}
+
+impl CallAnswer for ScanOutput {
+    fn items(&self) -> Option<usize> {
+        Some(self.items.as_ref().map_or(0, Vec::len))
+    }
+    fn consumed_capacity(&self) -> Option<f64> {
+        capacity(self.consumed_capacity.as_ref())
+    }
+}
+
+impl CallAnswer for DescribeTableOutput {}
+
+/// A transaction's answer: the capacity it consumed.
+impl CallAnswer for Option<f64> {
+    fn consumed_capacity(&self) -> Option<f64> {
+        *self
+    }
 }

@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnConsumedCapacity};
+use tracing::Instrument as _;
 
-use super::calls::{CallLog, CallRecord, capacity, total_capacity};
+use super::calls::{
+    CallAnswer, CallLog, CallRecord, call_span, capacity, close_call_span, total_capacity,
+};
 use super::error::{self, StoreError};
 use super::item::{self, AttrValue, Item};
 use super::key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS, RangeQuery, key_map};
@@ -153,15 +156,25 @@ impl Store {
         &self.metrics
     }
 
-    /// Counts a finished call in the metrics; `started` is when it was sent.
-    pub(super) fn observe<T>(
+    /// Sends one storage call (`send` makes it; the future is made here, so it is held once): counts it in the metrics and gives it a span when
+    /// traces are exported (see `calls::call_span`). `index` and `keys` are what it asks for.
+    pub(super) async fn observed<T: CallAnswer, F>(
         &self,
         operation: &'static str,
-        started: std::time::Instant,
-        result: &Result<T, StoreError>,
-    ) {
+        index: Option<&str>,
+        keys: Option<usize>,
+        send: impl FnOnce() -> F,
+    ) -> Result<T, StoreError>
+    where
+        F: Future<Output = Result<T, StoreError>>,
+    {
+        let span = call_span(operation, &self.table, index, keys);
+        let started = std::time::Instant::now();
+        let result = send().instrument(span.clone()).await;
         self.metrics
             .observe(operation, started.elapsed(), result.is_ok());
+        close_call_span(&span, &result);
+        result
     }
 
     pub(super) fn record(&self, call: CallRecord) {
@@ -226,17 +239,17 @@ impl Store {
     ) -> Result<(HashMap<String, Item>, Option<KeysAndAttributes>), StoreError> {
         self.begin_call()?;
         let asked = request.keys().len();
-        let started = std::time::Instant::now();
         let output = self
-            .client
-            .batch_get_item()
-            .request_items(self.table.to_string(), request.clone())
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .map_err(error::classify);
-        self.observe("BatchGetItem", started, &output);
-        let output = output?;
+            .observed("BatchGetItem", None, Some(asked), || async {
+                self.client
+                    .batch_get_item()
+                    .request_items(self.table.to_string(), request.clone())
+                    .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                    .send()
+                    .await
+                    .map_err(error::classify)
+            })
+            .await?;
         let items: Vec<Item> = output
             .responses
             .unwrap_or_default()
@@ -271,19 +284,18 @@ impl Store {
     pub async fn get_item_consistent(&self, key: &Key) -> Result<Option<Item>, StoreError> {
         let output = retry::call(|| async {
             self.begin_call()?;
-            let started = std::time::Instant::now();
-            let output = self
-                .client
-                .get_item()
-                .table_name(self.table.as_ref())
-                .set_key(Some(key_map(key)))
-                .consistent_read(true)
-                .return_consumed_capacity(ReturnConsumedCapacity::Total)
-                .send()
-                .await
-                .map_err(error::classify);
-            self.observe("GetItem", started, &output);
-            output
+            self.observed("GetItem", None, Some(1), || async {
+                self.client
+                    .get_item()
+                    .table_name(self.table.as_ref())
+                    .set_key(Some(key_map(key)))
+                    .consistent_read(true)
+                    .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                    .send()
+                    .await
+                    .map_err(error::classify)
+            })
+            .await
         })
         .await?;
         let consumed_capacity = capacity(output.consumed_capacity.as_ref());
@@ -342,26 +354,25 @@ impl Store {
             let page_start = start.take();
             let output = retry::call(|| async {
                 self.begin_call()?;
-                let started = std::time::Instant::now();
-                let output = self
-                    .client
-                    .query()
-                    .table_name(self.table.as_ref())
-                    .set_index_name(index.clone())
-                    .key_condition_expression(&condition)
-                    .set_filter_expression(filter.clone())
-                    .set_expression_attribute_names(Some(expression.names.clone()))
-                    .set_expression_attribute_values(Some(expression.values.clone()))
-                    .scan_index_forward(query.forward)
-                    .set_consistent_read(query.consistent.then_some(true))
-                    .limit(i32::try_from(want).unwrap_or(i32::MAX))
-                    .set_exclusive_start_key(page_start.clone())
-                    .return_consumed_capacity(ReturnConsumedCapacity::Total)
-                    .send()
-                    .await
-                    .map_err(error::classify);
-                self.observe("Query", started, &output);
-                output
+                self.observed("Query", index.as_deref(), None, || async {
+                    self.client
+                        .query()
+                        .table_name(self.table.as_ref())
+                        .set_index_name(index.clone())
+                        .key_condition_expression(&condition)
+                        .set_filter_expression(filter.clone())
+                        .set_expression_attribute_names(Some(expression.names.clone()))
+                        .set_expression_attribute_values(Some(expression.values.clone()))
+                        .scan_index_forward(query.forward)
+                        .set_consistent_read(query.consistent.then_some(true))
+                        .limit(i32::try_from(want).unwrap_or(i32::MAX))
+                        .set_exclusive_start_key(page_start.clone())
+                        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                        .send()
+                        .await
+                        .map_err(error::classify)
+                })
+                .await
             })
             .await?;
             let page = output.items.unwrap_or_default();
@@ -439,7 +450,6 @@ impl Store {
         let start = start.map(key_map);
         let output = retry::call(|| async {
             self.begin_call()?;
-            let started = std::time::Instant::now();
             let mut scan = self
                 .client
                 .scan()
@@ -456,9 +466,10 @@ impl Store {
                     .expression_attribute_names("#t", "__typename")
                     .expression_attribute_values(":t", AttributeValue::S(typename.to_owned()));
             }
-            let output = scan.send().await.map_err(error::classify);
-            self.observe("Scan", started, &output);
-            output
+            self.observed("Scan", None, None, || async {
+                scan.send().await.map_err(error::classify)
+            })
+            .await
         })
         .await?;
         let items: Vec<Item> = output
@@ -506,10 +517,12 @@ impl Store {
             if let Err(e) = self.begin_call() {
                 return ((token, pinned), Err(e));
             }
-            let started = std::time::Instant::now();
             let sent = self.lossy.then_some(token.as_str());
-            let mut result = write::execute(&self.client, &self.table, writes, sent).await;
-            self.observe("TransactWriteItems", started, &result);
+            let mut result = self
+                .observed("TransactWriteItems", None, Some(writes.len()), || {
+                    write::execute(&self.client, &self.table, writes, sent)
+                })
+                .await;
             self.record(CallRecord {
                 operation: "TransactWriteItems",
                 index: None,

@@ -63,15 +63,16 @@ fn slot_of(index_name: &str) -> Option<u8> {
 impl Store {
     /// The table's status, or `None` when it does not exist.
     pub async fn describe_table(&self) -> Result<Option<TableStatus>, StoreError> {
-        let started = std::time::Instant::now();
         let output = self
-            .client
-            .describe_table()
-            .table_name(self.table.as_ref())
-            .send()
-            .await
-            .map_err(classify);
-        self.observe("DescribeTable", started, &output);
+            .observed("DescribeTable", None, None, || async {
+                self.client
+                    .describe_table()
+                    .table_name(self.table.as_ref())
+                    .send()
+                    .await
+                    .map_err(classify)
+            })
+            .await;
         self.record(CallRecord {
             operation: "DescribeTable",
             index: None,

@@ -29,3 +29,4 @@ mod startup;
 mod storm;
 mod subscriptions;
 mod tools;
+mod traces;

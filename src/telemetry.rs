@@ -8,7 +8,7 @@
 //! # Traces cost nothing when off
 //!
 //! A storage call's span is a `DEBUG` span: with no exporter, the stderr layer's filter
-//! (`info`) disables its call site, and creating it is one cached check. The request span's
+//! (`info`) disables its call site, and a call pays one cached check of that. The request span's
 //! trace fields (`otel.name`, the operation, the status) are declared empty and recorded only
 //! while [`traces_on`], so the stderr layer formats nothing more. With an exporter, its own
 //! filter takes the spans of `tablegraph` at every level and its warnings as span events; the
@@ -106,6 +106,9 @@ pub fn traces_on() -> bool {
     TRACES_ON.load(Ordering::Relaxed)
 }
 
+/// How long the spans not yet sent may take to leave when the process ends.
+const LAST_SPANS_WAIT: Duration = Duration::from_secs(2);
+
 /// What [`init`] started that must be finished before the process ends.
 #[must_use = "call shutdown() before the process ends, or the last spans are lost"]
 pub struct Telemetry {
@@ -113,11 +116,12 @@ pub struct Telemetry {
 }
 
 impl Telemetry {
-    /// Sends the spans not sent yet and stops the exporter. Blocks: call it outside the async
-    /// runtime, once the work is done.
+    /// Sends the spans not sent yet and stops the exporter, giving them at most
+    /// [`LAST_SPANS_WAIT`] (a container has 10 s between SIGTERM and SIGKILL, and requests may
+    /// have used some). Blocks: call it outside the async runtime, once the work is done.
     pub fn shutdown(self) {
         if let Some(provider) = self.traces
-            && let Err(error) = provider.shutdown()
+            && let Err(error) = provider.shutdown_with_timeout(LAST_SPANS_WAIT)
         {
             eprintln!("tablegraph: the last traces were not sent: {error}");
         }
@@ -177,6 +181,20 @@ pub fn init(traces: Option<TraceExport>) -> anyhow::Result<Telemetry> {
 /// they name one.
 fn tracer_provider(export: &TraceExport) -> anyhow::Result<SdkTracerProvider> {
     use opentelemetry_otlp::{Protocol, WithExportConfig as _};
+    for variable in [
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+    ] {
+        if let Ok(protocol) = std::env::var(variable)
+            && !protocol.trim().is_empty()
+            && protocol.trim() != "http/protobuf"
+        {
+            anyhow::bail!(
+                "{variable}={protocol}: tablegraph exports traces over OTLP/HTTP with protobuf \
+                 (http/protobuf), to the collector's HTTP port (usually 4318)"
+            );
+        }
+    }
     let mut exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary);

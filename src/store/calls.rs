@@ -95,8 +95,9 @@ pub(super) fn total_capacity(consumed: Option<&[ConsumedCapacity]>) -> Option<f6
 }
 
 /// The span of one storage call (one attempt), a child of the request's span, named after the
-/// operation with OpenTelemetry's attributes for DynamoDB. A `DEBUG` span: disabled, so free,
-/// unless traces are exported (see `telemetry`); and left out for calls no span encloses
+/// operation with OpenTelemetry's attributes for DynamoDB. A `DEBUG` span: unless traces are
+/// exported (see `telemetry`) its call site is disabled, and the cached check of that is all
+/// a call pays; and left out for calls no span encloses
 /// (leases and other background upkeep), which would each start a trace of their own.
 pub(super) fn call_span(
     operation: &'static str,
@@ -104,7 +105,12 @@ pub(super) fn call_span(
     index: Option<&str>,
     keys: Option<usize>,
 ) -> Span {
-    if Span::current().is_none() {
+    let enabled = tracing::enabled!(
+        kind: tracing::metadata::Kind::SPAN,
+        target: "tablegraph::store",
+        tracing::Level::DEBUG
+    );
+    if !enabled || Span::current().is_none() {
         return Span::none();
     }
     tracing::debug_span!(
@@ -129,7 +135,7 @@ pub(super) fn call_span(
 /// Writes into a call's span what its answer says: items read and capacity consumed, or the
 /// failure.
 pub(super) fn close_call_span<T: CallAnswer>(span: &Span, result: &Result<T, StoreError>) {
-    if span.is_none() {
+    if span.is_disabled() {
         return;
     }
     match result {

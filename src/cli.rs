@@ -98,6 +98,23 @@ pub enum Command {
         /// The address the server listens on.
         #[arg(long, env = "TABLEGRAPH_LISTEN", default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
+        /// Check a `tablegraph store` at that address instead (it answers `GET /`).
+        #[arg(long)]
+        store: bool,
+    },
+    /// Serve the embedded store alone, as a DynamoDB-compatible endpoint for several `serve
+    /// --dynamodb-endpoint` replicas (see compose.yaml). It checks no credentials: keep it on a
+    /// private network.
+    Store {
+        /// The address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8000")]
+        listen: SocketAddr,
+        /// The directory of its SQLite file; one process at a time.
+        #[arg(long, env = "TABLEGRAPH_DATA_DIR", default_value = "./data")]
+        data_dir: PathBuf,
+        /// Keep everything in memory (for tests and demos).
+        #[arg(long, env = "TABLEGRAPH_MEMORY")]
+        memory: bool,
     },
 }
 
@@ -409,7 +426,23 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .lock()
                 .write_all(crate::plan::render(&plans).as_bytes())?;
         }
-        Command::Healthcheck { listen } => healthcheck(listen).await?,
+        Command::Healthcheck { listen, store } => healthcheck(listen, store).await?,
+        Command::Store {
+            listen,
+            data_dir,
+            memory,
+        } => {
+            let location = if memory {
+                EmbeddedLocation::Memory
+            } else {
+                EmbeddedLocation::Directory(data_dir)
+            };
+            let store = crate::store::EmbeddedStore::start_on(&location, listen)?;
+            tracing::info!("store listening on {}", store.endpoint());
+            app::shutdown_signal().await;
+            drop(store);
+            tracing::info!("stopped");
+        }
     }
     Ok(())
 }
@@ -598,12 +631,13 @@ fn print_report(
     Ok(())
 }
 
-async fn healthcheck(listen: SocketAddr) -> anyhow::Result<()> {
+async fn healthcheck(listen: SocketAddr, store: bool) -> anyhow::Result<()> {
     let mut address = listen;
     if address.ip().is_unspecified() {
         address.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
     }
-    let url = format!("http://{address}/healthz");
+    let path = if store { "" } else { "healthz" };
+    let url = format!("http://{address}/{path}");
     let response = reqwest::Client::builder()
         .timeout(Duration::from_secs(3))
         .build()?

@@ -1,11 +1,12 @@
 //! The embedded store: dynoxide's DynamoDB-compatible HTTP server, started in-process on
-//! 127.0.0.1 and reached through the same SDK client as Amazon DynamoDB.
+//! 127.0.0.1 and reached through the same SDK client as Amazon DynamoDB. `tablegraph store`
+//! starts it alone on the address it is given, as the endpoint of several `serve` replicas.
 //!
 //! # Why its own thread and runtime
 //!
 //! dynoxide's storage calls are synchronous SQLite work. On the server's runtime they would
-//! block request workers; on a thread of their own they only ever wait on each other. The store
-//! binds loopback only, so it is never reachable from outside the machine.
+//! block request workers; on a thread of their own they only ever wait on each other. Inside
+//! `serve` the store binds loopback only, so it is never reachable from outside the machine.
 //!
 //! Its change stream is indexed and trimmed by us (`stream_upkeep.rs`), so a write costs the
 //! same after a million as after the first.
@@ -40,7 +41,16 @@ pub struct EmbeddedStore {
 }
 
 impl EmbeddedStore {
+    /// Starts the store on a free port of 127.0.0.1, for this process's own client.
     pub fn start(location: &EmbeddedLocation) -> Result<EmbeddedStore, StoreError> {
+        EmbeddedStore::start_on(location, (std::net::Ipv4Addr::LOCALHOST, 0).into())
+    }
+
+    /// Starts the store listening on `address`, for other processes (`tablegraph store`).
+    pub fn start_on(
+        location: &EmbeddedLocation,
+        address: std::net::SocketAddr,
+    ) -> Result<EmbeddedStore, StoreError> {
         let unavailable = |what: &str, e: &dyn std::fmt::Display| {
             StoreError::Unavailable(format!("embedded store: {what}: {e}"))
         };
@@ -65,8 +75,8 @@ impl EmbeddedStore {
             }
         };
 
-        let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
-            .map_err(|e| unavailable("binding 127.0.0.1", &e))?;
+        let listener = std::net::TcpListener::bind(address)
+            .map_err(|e| unavailable(&format!("binding {address}"), &e))?;
         listener
             .set_nonblocking(true)
             .map_err(|e| unavailable("configuring the listener", &e))?;

@@ -235,3 +235,89 @@ async fn the_farm_walkthrough_runs_over_the_network_path() {
     let (ok, _, _) = run(&["healthcheck", "--listen", &address]).await;
     assert!(!ok, "healthcheck fails when nothing answers");
 }
+
+/// `tablegraph store` on a free loopback port with `data_dir`: the process and its endpoint.
+async fn store(data_dir: &std::path::Path) -> (tokio::process::Child, String) {
+    let mut store = tablegraph(&["store", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data_dir)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("store starts");
+    let mut lines = BufReader::new(store.stderr.take().expect("piped stderr")).lines();
+    let endpoint = loop {
+        let line = lines
+            .next_line()
+            .await
+            .expect("the store's log is readable")
+            .expect("the store logs where it listens before it exits");
+        if let Some(rest) = line.split("store listening on ").nth(1) {
+            break rest.trim().to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (store, endpoint)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_share_the_table_of_one_tablegraph_store() {
+    let dir = std::env::temp_dir().join(format!("tablegraph-store-{}", uuid::Uuid::now_v7()));
+    let (_store, endpoint) = store(&dir).await;
+    let address = endpoint.trim_start_matches("http://");
+
+    let (healthy, _, stderr) = run(&["healthcheck", "--store", "--listen", address]).await;
+    assert!(healthy, "the store answers its health check: {stderr}");
+    let (healthy, _, _) = run(&["healthcheck", "--listen", address]).await;
+    assert!(!healthy, "a store is no GraphQL server: it has no /healthz");
+
+    let second = tablegraph(&["store", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&dir)
+        .output()
+        .await
+        .expect("the binary runs");
+    assert!(
+        !second.status.success(),
+        "a second store on one directory is refused"
+    );
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(said.contains("in use"), "{said}");
+
+    let (ok, _, stderr) = run(&["migrate", "--dynamodb-endpoint", &endpoint]).await;
+    assert!(ok, "migrate succeeds: {stderr}");
+    let (_one, first) = serve(&endpoint).await;
+    let (_two, second) = serve(&endpoint).await;
+    let client = reqwest::Client::new();
+    let created = post(
+        &client,
+        &format!("http://{first}/graphql"),
+        "mutation { createFarm(input: { name: \"Shared\" }) { id } }",
+        json!({}),
+    )
+    .await;
+    let id = created["data"]["createFarm"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"));
+    let read = post(
+        &client,
+        &format!("http://{second}/graphql"),
+        "{ farmByName(name: \"shared\") { id name } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        read["data"]["farmByName"],
+        json!({ "id": id, "name": "Shared" }),
+        "the other replica reads what the first wrote: {read}"
+    );
+    let duplicate = post(
+        &client,
+        &format!("http://{second}/graphql"),
+        "mutation { createFarm(input: { name: \"SHARED\" }) { id } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        duplicate["errors"][0]["extensions"]["errorType"], "UniqueConstraintViolation",
+        "one table, one set of unique values: {duplicate}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

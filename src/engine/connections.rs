@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::error::EngineError;
 use super::nodes::{Node, load_nodes};
-use super::page_request::PageRequest;
+use super::page_request::{KeyCondition, PageRequest, SortOperand};
 use super::scope::RequestScope;
 use crate::keys::{self, Cursor, CursorKeys};
 use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
@@ -39,6 +39,41 @@ pub struct Connection {
     allowed: Vec<String>,
     /// The enum an edge connection sorts by, when it offers `role`/`minRole`.
     pub role_enum: Option<String>,
+    /// The field a key condition tests, when the connection is sorted by one that takes it.
+    pub key_field: Option<KeyField>,
+}
+
+/// The field a sorted connection orders by, as a key condition names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyField {
+    pub name: String,
+    pub kind: KeyKind,
+}
+
+/// How a key condition's values compare: like text (with `beginsWith`), or like numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    Text,
+    Id,
+    Int,
+    Float,
+}
+
+impl KeyKind {
+    /// The kind of key condition a sort field of `scalar` takes; none for booleans and enums
+    /// (an edge sorted by an enum has `role` and `minRole`).
+    fn of(scalar: &ScalarType) -> Option<KeyKind> {
+        match scalar {
+            ScalarType::Id => Some(KeyKind::Id),
+            ScalarType::String
+            | ScalarType::AwsDate
+            | ScalarType::AwsDateTime
+            | ScalarType::AwsEmail => Some(KeyKind::Text),
+            ScalarType::Int => Some(KeyKind::Int),
+            ScalarType::Float => Some(KeyKind::Float),
+            ScalarType::Boolean | ScalarType::Enum(_) => None,
+        }
+    }
 }
 
 /// One page of a connection, in the order the client reads it.
@@ -75,15 +110,27 @@ impl Connection {
     /// The connection of a `@hasMany`, `@outgoing` or `@incoming` field of `owner`; `None` for
     /// any other field.
     pub fn of(owner: &TypeDef, field: &FieldDef, model: &Model) -> Option<Connection> {
-        let (source, element, role_enum) = match &field.kind {
-            FieldKind::HasMany(has_many) => (
-                Source::Slot {
-                    slot: has_many.slot,
-                    element: has_many.element.clone(),
-                },
-                &has_many.element,
-                None,
-            ),
+        let (source, element, role_enum, sort_field) = match &field.kind {
+            FieldKind::HasMany(has_many) => {
+                // Each member of an element union holds the sort field; the model checked
+                // that they agree on its type.
+                let sort_field = has_many.sort_by.as_deref().and_then(|name| {
+                    let scalar = model
+                        .possible_types(&has_many.element)
+                        .into_iter()
+                        .find_map(|member| model.type_def(member)?.field(name)?.scalar())?;
+                    Some((name.to_owned(), scalar.clone()))
+                });
+                (
+                    Source::Slot {
+                        slot: has_many.slot,
+                        element: has_many.element.clone(),
+                    },
+                    &has_many.element,
+                    None,
+                    sort_field,
+                )
+            }
             FieldKind::Outgoing { edge, element } | FieldKind::Incoming { edge, element } => {
                 let edge_def = model
                     .edge_def(edge)
@@ -92,15 +139,25 @@ impl Connection {
                     Some(ScalarType::Enum(name)) => Some(name.clone()),
                     _ => None,
                 };
+                let sort_field = edge_def
+                    .sort_by
+                    .clone()
+                    .zip(edge_def.sort_scalar().cloned());
                 let (edge, slot) = (edge.clone(), edge_def.slot);
                 let source = match field.kind {
                     FieldKind::Outgoing { .. } => Source::Outgoing { edge, slot },
                     _ => Source::Incoming { edge, slot },
                 };
-                (source, element, role_enum)
+                (source, element, role_enum, sort_field)
             }
             _ => return None,
         };
+        let key_field = sort_field.and_then(|(name, scalar)| {
+            Some(KeyField {
+                kind: KeyKind::of(&scalar)?,
+                name,
+            })
+        });
         Some(Connection {
             name: format!("{}.{}", owner.name, field.name),
             field: field.name.clone(),
@@ -111,6 +168,7 @@ impl Connection {
                 .map(str::to_owned)
                 .collect(),
             role_enum,
+            key_field,
         })
     }
 
@@ -143,17 +201,25 @@ impl Connection {
                 })
                 .transpose()
         };
-        let mut lower = decode("after", &page.after)?.map(Bound::exclusive);
-        let mut upper = decode("before", &page.before)?.map(Bound::exclusive);
+        // In descending order, `after` a cursor means below it.
+        let after = decode("after", &page.after)?.map(Bound::exclusive);
+        let before = decode("before", &page.before)?.map(Bound::exclusive);
+        let (mut lower, mut upper) = if page.descending {
+            (before, after)
+        } else {
+            (after, before)
+        };
+        let (key_lower, key_upper) = self.key_condition_bounds(page)?;
 
         // Role filters: a range of the edge's sort value, `<sort value>#<id>`.
         let mut role_lower = None;
         let mut role_upper = None;
         if let Some(role_enum) = &self.role_enum {
             if let Some(role) = &page.role {
-                let sort = keys::enum_sort_value(model, role_enum, role);
-                role_lower = Some(Bound::inclusive(format!("{sort}#")));
-                role_upper = Some(Bound::exclusive(format!("{sort}$")));
+                let (first, past) =
+                    keys::slot_sort_key_range(&keys::enum_sort_value(model, role_enum, role));
+                role_lower = Some(Bound::inclusive(first));
+                role_upper = Some(Bound::exclusive(past));
             }
             if let Some(min_role) = &page.min_role {
                 let sort = keys::enum_sort_value(model, role_enum, min_role);
@@ -163,29 +229,34 @@ impl Connection {
                     tighter_upper(role_upper, Some(Bound::exclusive(keys::NULL_SORT_VALUE)));
             }
         }
+        // Role filters and the key condition both bound the sort value.
+        let sort_lower = tighter_lower(role_lower, key_lower);
+        let sort_upper = tighter_upper(role_upper, key_upper);
         Ok(match &self.source {
             Source::Slot { slot, element } => PagePlan {
                 index: Some(*slot),
                 partition: keys::slot_partition(element, parent_id),
-                lower,
-                upper,
+                lower: tighter_lower(lower, sort_lower),
+                upper: tighter_upper(upper, sort_upper),
                 filter: None,
                 sort_attribute: keys::slot_sort_attribute(*slot),
             },
             Source::Incoming { edge, slot } => PagePlan {
                 index: Some(*slot),
                 partition: keys::slot_partition(edge, parent_id),
-                lower: tighter_lower(lower, role_lower),
-                upper: tighter_upper(upper, role_upper),
+                lower: tighter_lower(lower, sort_lower),
+                upper: tighter_upper(upper, sort_upper),
                 filter: None,
                 sort_attribute: keys::slot_sort_attribute(*slot),
             },
+            // A node's own partition orders its edges by target id: the sort value is tested
+            // by a filter on the inverse slot's sort key, which each edge item holds too.
             Source::Outgoing { edge, slot } => {
                 let (first, past) = keys::edge_sort_key_range(edge);
                 lower = tighter_lower(lower, Some(Bound::inclusive(first)));
                 upper = tighter_upper(upper, Some(Bound::exclusive(past)));
-                let filter = (role_lower.is_some() || role_upper.is_some())
-                    .then(|| (keys::slot_sort_attribute(*slot), role_lower, role_upper));
+                let filter = (sort_lower.is_some() || sort_upper.is_some())
+                    .then(|| (keys::slot_sort_attribute(*slot), sort_lower, sort_upper));
                 PagePlan {
                     index: None,
                     partition: keys::node_key(parent_id),
@@ -194,6 +265,84 @@ impl Connection {
                     filter,
                     sort_attribute: "SK".to_owned(),
                 }
+            }
+        })
+    }
+
+    /// The bounds of the sort keys a page's key condition admits (lower, upper), as the slot
+    /// sort keys `<sort value>#<id>` order: a value's keys lie in [`v#`, `v$`), and a null
+    /// sort value, which sorts last, meets no condition.
+    fn key_condition_bounds(
+        &self,
+        page: &PageRequest,
+    ) -> Result<(Option<Bound>, Option<Bound>), EngineError> {
+        let Some(condition) = &page.key_condition else {
+            return Ok((None, None));
+        };
+        let Some(field) = &self.key_field else {
+            return Err(EngineError::bad_input(format!(
+                "{} is not sorted by a field a key condition can test",
+                self.name
+            )));
+        };
+        let encode = |operand: &SortOperand| -> Result<String, EngineError> {
+            let input = match (field.kind, operand) {
+                (KeyKind::Text | KeyKind::Id, SortOperand::Text(text)) => {
+                    keys::SortInput::Text(text)
+                }
+                (KeyKind::Int, SortOperand::Int(n)) => keys::SortInput::Int(*n),
+                (KeyKind::Float, SortOperand::Float(bits)) => {
+                    keys::SortInput::Float(f64::from_bits(*bits))
+                }
+                (KeyKind::Float, SortOperand::Int(n)) => keys::SortInput::Float(*n as f64),
+                _ => {
+                    return Err(EngineError::bad_input(format!(
+                        "{}: the key condition's value does not fit the type of {}",
+                        self.name, field.name
+                    )));
+                }
+            };
+            Ok(keys::encode_sort_value(input))
+        };
+        let null = || Some(Bound::exclusive(keys::NULL_SORT_VALUE));
+        Ok(match condition {
+            KeyCondition::Eq(value) => {
+                let (first, past) = keys::slot_sort_key_range(&encode(value)?);
+                (Some(Bound::inclusive(first)), Some(Bound::exclusive(past)))
+            }
+            KeyCondition::Lt(value) => {
+                let (first, _) = keys::slot_sort_key_range(&encode(value)?);
+                (None, Some(Bound::exclusive(first)))
+            }
+            KeyCondition::Le(value) => {
+                let (_, past) = keys::slot_sort_key_range(&encode(value)?);
+                (None, Some(Bound::exclusive(past)))
+            }
+            KeyCondition::Gt(value) => {
+                let (_, past) = keys::slot_sort_key_range(&encode(value)?);
+                (Some(Bound::inclusive(past)), null())
+            }
+            KeyCondition::Ge(value) => {
+                let (first, _) = keys::slot_sort_key_range(&encode(value)?);
+                (Some(Bound::inclusive(first)), null())
+            }
+            KeyCondition::Between(low, high) => {
+                let (first, _) = keys::slot_sort_key_range(&encode(low)?);
+                let (_, past) = keys::slot_sort_key_range(&encode(high)?);
+                (Some(Bound::inclusive(first)), Some(Bound::exclusive(past)))
+            }
+            KeyCondition::BeginsWith(prefix) => {
+                if field.kind != KeyKind::Text && field.kind != KeyKind::Id {
+                    return Err(EngineError::bad_input(format!(
+                        "{}: beginsWith tests text, and {} is a number",
+                        self.name, field.name
+                    )));
+                }
+                // Every encoded text that starts with the prefix's encoding, up to the null
+                // sort value (exclusive), which no text reaches.
+                let start = keys::encode_sort_value(keys::SortInput::Text(prefix));
+                let past = format!("{start}{}", keys::NULL_SORT_VALUE);
+                (Some(Bound::inclusive(start)), Some(Bound::exclusive(past)))
             }
         })
     }
@@ -226,7 +375,8 @@ async fn read_items(
             lower: plan.lower.clone(),
             upper: plan.upper.clone(),
             filter: plan.filter.clone(),
-            forward: page.forward,
+            // `first` reads up the connection's order, `last` down it.
+            forward: page.forward != page.descending,
             limit: page.size + 1,
             consistent: false,
         })

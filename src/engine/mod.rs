@@ -27,7 +27,7 @@ mod scope;
 pub use crate::store::{Filter, Test};
 pub use batch_writes::{UpdateMember, delete_nodes, update_nodes};
 pub use change::{Change, ChangeKind};
-pub use connections::{Connection, Page, PageEdge, read_ahead, read_page};
+pub use connections::{Connection, KeyField, KeyKind, Page, PageEdge, read_ahead, read_page};
 pub use creates::{NewEdge, NewNode, create_node, create_nodes, create_tree};
 pub use derive::{
     MAX_SORT_VALUE_BYTES, edge_set_entry, edge_sort_value, role_sort_value,
@@ -41,7 +41,9 @@ pub use events::{
 };
 pub use node_writes::{FieldValues, Guard, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, prefetch};
-pub use page_request::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageArguments, PageRequest};
+pub use page_request::{
+    DEFAULT_PAGE_SIZE, KeyCondition, MAX_PAGE_SIZE, PageArguments, PageRequest, SortOperand,
+};
 pub use pipelines::{Found, PipelineInput, run_pipeline};
 pub use relay::LEASE_DURATION;
 pub use scalars::{is_aws_date, is_aws_date_time, is_aws_email, now};

@@ -1,5 +1,6 @@
 //! What page of a connection a client asked for: a direction, a size, the cursors it starts or
-//! ends at, and the role filters of edge connections. Validated once, here.
+//! ends at, the sort direction, a key condition on the sort field, and the role filters of edge
+//! connections. Validated once, here.
 
 use super::error::EngineError;
 
@@ -11,10 +12,15 @@ pub const MAX_PAGE_SIZE: usize = 100;
 /// A page request, validated: sizes within 0 to [`MAX_PAGE_SIZE`], one direction.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PageRequest {
+    /// `first` (true) or `last`: the direction of paging, in the connection's order.
     pub forward: bool,
     pub size: usize,
     pub after: Option<String>,
     pub before: Option<String>,
+    /// `sortDirection: DESC`: the connection's order is from the highest sort key down.
+    pub descending: bool,
+    /// Only the items whose sort value meets this.
+    pub key_condition: Option<KeyCondition>,
     pub role: Option<String>,
     pub min_role: Option<String>,
 }
@@ -26,8 +32,34 @@ pub struct PageArguments {
     pub last: Option<i64>,
     pub after: Option<String>,
     pub before: Option<String>,
+    pub descending: bool,
+    pub key_condition: Option<KeyCondition>,
     pub role: Option<String>,
     pub min_role: Option<String>,
+}
+
+/// A condition on the sort value of a sorted connection, with Amplify's key-condition
+/// operators; it becomes bounds of the page's Query (see `connections`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum KeyCondition {
+    Eq(SortOperand),
+    Lt(SortOperand),
+    Le(SortOperand),
+    Gt(SortOperand),
+    Ge(SortOperand),
+    /// Both ends included.
+    Between(SortOperand, SortOperand),
+    /// Text only: values that start with this, compared as the sort compares (case-insensitively).
+    BeginsWith(String),
+}
+
+/// A value a key condition compares the sort value with.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SortOperand {
+    Text(String),
+    Int(i64),
+    /// The bits of an `f64` (so the request can be a map key).
+    Float(u64),
 }
 
 impl PageRequest {
@@ -60,6 +92,8 @@ impl PageRequest {
             size,
             after: arguments.after,
             before: arguments.before,
+            descending: arguments.descending,
+            key_condition: arguments.key_condition,
             role: arguments.role,
             min_role: arguments.min_role,
         })

@@ -14,7 +14,7 @@ use async_graphql::dynamic::{
 use super::context::{model, scope};
 use super::errors::graphql_error;
 use super::fields::attribute_field;
-use super::prefetch;
+use super::{key_conditions, prefetch};
 use crate::engine::{
     self, Connection, DEFAULT_PAGE_SIZE, EngineError, MAX_PAGE_SIZE, Node, Page, PageArguments,
     PageEdge, PageRequest,
@@ -158,6 +158,7 @@ pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
     );
     let (connection_type, _) = type_names(field).expect("a connection field has a connection type");
     let role_enum = connection.role_enum.clone();
+    let key_field = connection.key_field.clone();
     let mut generated = Field::new(&field.name, TypeRef::named_nn(connection_type), move |ctx| {
         let connection = connection.clone();
         FieldFuture::new(async move {
@@ -171,6 +172,9 @@ pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
     .argument(InputValue::new("after", TypeRef::named(TypeRef::STRING)).description("Start after this cursor."))
     .argument(InputValue::new("last", TypeRef::named(TypeRef::INT)).description(format!("Page backward: at most this many (0 to {MAX_PAGE_SIZE}).")))
     .argument(InputValue::new("before", TypeRef::named(TypeRef::STRING)).description("End before this cursor."));
+    for argument in key_conditions::arguments(key_field.as_ref()) {
+        generated = generated.argument(argument);
+    }
     if let Some(role_enum) = &role_enum {
         generated = generated.argument(
             InputValue::new("role", TypeRef::named(role_enum))
@@ -193,7 +197,9 @@ async fn resolve(ctx: &ResolverContext<'_>, connection: &Connection) -> Result<P
         .ok_or(EngineError::Internal)?;
     let model = model(ctx)?;
     let scope = scope(ctx)?;
-    let request = page_request(|name| ctx.args.get(name).map(|v| v.as_value().clone()))?;
+    let request = page_request(connection, |name| {
+        ctx.args.get(name).map(|v| v.as_value().clone())
+    })?;
     let node_selection = ctx.look_ahead().field("edges").field("node");
     let page = engine::read_page(
         scope,
@@ -209,9 +215,10 @@ async fn resolve(ctx: &ResolverContext<'_>, connection: &Connection) -> Result<P
     Ok(page)
 }
 
-/// The page a connection field's arguments ask for, from a resolver's arguments or from a
-/// look-ahead of them.
+/// The page a field of `connection` asks for, from a resolver's arguments or from a look-ahead
+/// of them.
 pub(super) fn page_request(
+    connection: &Connection,
     get: impl Fn(&str) -> Option<Value>,
 ) -> Result<PageRequest, EngineError> {
     let present = |name: &str| get(name).filter(|v| *v != Value::Null);
@@ -240,6 +247,8 @@ pub(super) fn page_request(
         last: size("last")?,
         after: text("after")?,
         before: text("before")?,
+        descending: key_conditions::descending(get("sortDirection"))?,
+        key_condition: key_conditions::key_condition(connection.key_field.as_ref(), &get)?,
         role: text("role")?,
         min_role: text("minRole")?,
     })

@@ -16,6 +16,7 @@ mod field_errors;
 mod fields;
 mod filters;
 mod inputs;
+mod key_conditions;
 mod limits;
 mod mutation;
 mod null_items;

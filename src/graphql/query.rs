@@ -136,7 +136,7 @@ async fn read_ahead_root(
     let arguments = child
         .arguments()
         .map_err(|e| EngineError::bad_input(e.message))?;
-    let request = page_request(|name| {
+    let request = page_request(connection, |name| {
         arguments
             .iter()
             .find(|(argument, _)| argument.as_str() == name)

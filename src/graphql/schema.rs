@@ -7,7 +7,8 @@ use std::sync::Arc;
 use async_graphql::dynamic::{Enum, Interface, InterfaceField, SchemaBuilder, TypeRef, Union};
 
 use super::filters::{self, FilterKind};
-use super::{connection, edge_types, inputs, objects, scalars};
+use super::{connection, edge_types, inputs, key_conditions, objects, scalars};
+use crate::engine::Connection;
 use crate::model::{FieldKind, Model};
 use crate::resolvers::Resolvers;
 
@@ -43,6 +44,7 @@ pub(super) fn register(
     }
     let mut connected: Vec<String> = Vec::new();
     builder = filters::register_field_inputs(builder, FilterKind::Condition);
+    builder = register_sorting(builder, model);
     for type_def in &model.types {
         builder = builder
             .register(objects::object(type_def, model, resolvers))
@@ -87,6 +89,34 @@ pub(super) fn register(
         builder = builder
             .register(edge_types::edge_object(edge_def, model))
             .register(inputs::add_input(edge_def));
+    }
+    builder
+}
+
+/// `ModelSortDirection`, and the key-condition inputs the model's connections take (only those,
+/// so the schema holds no type nothing uses).
+fn register_sorting(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
+    let connections: Vec<Connection> = model
+        .types
+        .iter()
+        .flat_map(|owner| {
+            owner
+                .fields
+                .iter()
+                .filter_map(move |field| Connection::of(owner, field, model))
+        })
+        .collect();
+    if connections.is_empty() {
+        return builder;
+    }
+    builder = builder.register(key_conditions::sort_direction());
+    for kind in key_conditions::KINDS {
+        let used = connections
+            .iter()
+            .any(|c| c.key_field.as_ref().is_some_and(|f| f.kind == kind));
+        if used {
+            builder = builder.register(key_conditions::input(kind));
+        }
     }
     builder
 }

@@ -156,6 +156,21 @@ pub fn slot_sort_key(sort_value: Option<&str>, id: &str) -> String {
     }
 }
 
+/// The slot sort keys whose sort value is `sort_value`: from the first (inclusive) to the first
+/// key past them (exclusive; `$` follows `#`, and an encoded sort value never holds either
+/// unescaped, so a longer value sorts past them too).
+///
+/// ```
+/// use tablegraph::keys::slot_sort_key_range;
+/// assert_eq!(
+///     slot_sort_key_range("bessie"),
+///     ("bessie#".to_owned(), "bessie$".to_owned())
+/// );
+/// ```
+pub fn slot_sort_key_range(sort_value: &str) -> (String, String) {
+    (format!("{sort_value}#"), format!("{sort_value}$"))
+}
+
 /// The id at the end of a slot sort key.
 ///
 /// ```

@@ -25,6 +25,7 @@ mod network;
 mod readme;
 mod resolvers;
 mod schema;
+mod sorting;
 mod startup;
 mod storm;
 mod subscriptions;

@@ -31,6 +31,7 @@ pub struct FieldPlan {
 
 const PER_LEVEL: &str = "batched with its query level, ≤100 keys a call";
 const PER_PARENT: &str = "one per parent per page";
+const LIST_PAGE: &str = "one per shard per page, sent together";
 const NONE: &str = "no storage call";
 
 fn access(
@@ -99,6 +100,23 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
                     ),
                     node_read("its id"),
                 ],
+            });
+        }
+        if let Some(list) = type_def.list {
+            plans.push(FieldPlan {
+                field: format!("Query.list{}", crate::model::plural(name)),
+                accesses: vec![access(
+                    "Query",
+                    keys::gsi_name(list.slot),
+                    format!(
+                        "{} = {} … {}, {} by id",
+                        keys::slot_partition_attribute(list.slot),
+                        keys::list_partition(name, 0),
+                        keys::list_partition(name, list.shards - 1),
+                        keys::slot_sort_attribute(list.slot)
+                    ),
+                    LIST_PAGE,
+                )],
             });
         }
     }

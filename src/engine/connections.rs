@@ -473,24 +473,7 @@ async fn edges_of(
     };
     let other_end = match &connection.source {
         Source::Slot { .. } => {
-            let mut edges = Vec::with_capacity(items.len());
-            for item in items {
-                let Some(cursor) = cursor_of(&item) else {
-                    continue;
-                };
-                let item = Arc::new(item);
-                // The index projects whole items: later reads of these nodes are free.
-                let key = keys::node_key(super::derive::text(&item, "id"));
-                scope.loader.offer(&key, item.clone());
-                if let Some(node) = Node::of(item, &allowed) {
-                    edges.push(PageEdge {
-                        cursor,
-                        node: Some(node),
-                        edge: None,
-                    });
-                }
-            }
-            return Ok(edges);
+            return Ok(node_edges(scope, &allowed, binding, sort_attribute, items));
         }
         Source::Outgoing { .. } => "to",
         Source::Incoming { .. } => "from",
@@ -524,6 +507,40 @@ async fn edges_of(
             })
         })
         .collect())
+}
+
+/// The edges of a page whose items are the nodes themselves (a slot, a type index): each with
+/// its cursor under `binding`, offered to the request's loader (the index projects whole items,
+/// so later reads of these nodes are free), and left out unless of an `allowed` type.
+pub(super) fn node_edges(
+    scope: &RequestScope,
+    allowed: &[&str],
+    binding: &str,
+    sort_attribute: &str,
+    items: Vec<Item>,
+) -> Vec<PageEdge> {
+    let mut edges = Vec::with_capacity(items.len());
+    for item in items {
+        let Some(sort_key) = item.get(sort_attribute).and_then(AttrValue::as_str) else {
+            continue;
+        };
+        let cursor = Cursor {
+            connection: binding.to_owned(),
+            sort_key: sort_key.to_owned(),
+        }
+        .encode(&scope.cursors);
+        let item = Arc::new(item);
+        let key = keys::node_key(super::derive::text(&item, "id"));
+        scope.loader.offer(&key, item.clone());
+        if let Some(node) = Node::of(item, allowed) {
+            edges.push(PageEdge {
+                cursor,
+                node: Some(node),
+                edge: None,
+            });
+        }
+    }
+    edges
 }
 
 /// The higher of two lower bounds (exclusive wins a tie).

@@ -54,9 +54,11 @@ pub fn sort_value(model: &Model, item: &Item, field: &str, scalar: &ScalarType) 
 }
 
 /// Sets the relation slot attributes `PKnn`/`SKnn` of a node item from its fields, removing
-/// those of slots whose foreign key is now null (the indexes are sparse).
+/// those of slots whose foreign key is now null (the indexes are sparse), and the attributes
+/// of its type index shard.
 pub fn set_slot_attributes(model: &Model, type_def: &TypeDef, item: &mut Item) {
     let id = text(item, "id").to_owned();
+    set_list_attributes(type_def, item);
     for slot in &type_def.slots {
         let pk = keys::slot_partition_attribute(slot.slot);
         let sk = keys::slot_sort_attribute(slot.slot);
@@ -85,6 +87,24 @@ pub fn set_slot_attributes(model: &Model, type_def: &TypeDef, item: &mut Item) {
             }
         }
     }
+}
+
+/// Sets the attributes of a node item's type index shard (see `model::ListDef`), if its type
+/// has a list.
+pub fn set_list_attributes(type_def: &TypeDef, item: &mut Item) {
+    let Some(list) = type_def.list else {
+        return;
+    };
+    let id = text(item, "id").to_owned();
+    let shard = keys::list_shard(&id, list.shards);
+    item.insert(
+        keys::slot_partition_attribute(list.slot),
+        AttrValue::S(keys::list_partition(&type_def.name, shard)),
+    );
+    item.insert(
+        keys::slot_sort_attribute(list.slot),
+        AttrValue::S(keys::slot_sort_key(None, &id)),
+    );
 }
 
 /// Checks what DynamoDB would refuse, before anything is written: unique values with nothing

@@ -15,6 +15,7 @@ mod derive;
 mod edge_writes;
 mod error;
 mod events;
+mod lists;
 mod node_writes;
 mod nodes;
 mod page_request;
@@ -31,14 +32,15 @@ pub use connections::{Connection, KeyField, KeyKind, Page, PageEdge, read_ahead,
 pub use creates::{NewEdge, NewNode, create_node, create_nodes, create_tree};
 pub use derive::{
     MAX_SORT_VALUE_BYTES, edge_set_entry, edge_sort_value, role_sort_value,
-    set_edge_slot_attributes, set_slot_attributes, sort_value, target_ids, unique_item_key,
-    unique_text,
+    set_edge_slot_attributes, set_list_attributes, set_slot_attributes, sort_value, target_ids,
+    unique_item_key, unique_text,
 };
 pub use edge_writes::{add_edge, remove_edge};
 pub use error::EngineError;
 pub use events::{
     DYNAMODB_POLL, EMBEDDED_POLL, EVENT_BUFFER, Event, EventHub, EventReceiver, Watch,
 };
+pub use lists::read_list_page;
 pub use node_writes::{FieldValues, Guard, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, prefetch};
 pub use page_request::{

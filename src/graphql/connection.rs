@@ -16,8 +16,8 @@ use super::errors::graphql_error;
 use super::fields::attribute_field;
 use super::{key_conditions, prefetch};
 use crate::engine::{
-    self, Connection, DEFAULT_PAGE_SIZE, EngineError, MAX_PAGE_SIZE, Node, Page, PageArguments,
-    PageEdge, PageRequest,
+    self, Connection, DEFAULT_PAGE_SIZE, EngineError, KeyField, MAX_PAGE_SIZE, Node, Page,
+    PageArguments, PageEdge, PageRequest,
 };
 use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
 
@@ -159,22 +159,18 @@ pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
     let (connection_type, _) = type_names(field).expect("a connection field has a connection type");
     let role_enum = connection.role_enum.clone();
     let key_field = connection.key_field.clone();
-    let mut generated = Field::new(&field.name, TypeRef::named_nn(connection_type), move |ctx| {
-        let connection = connection.clone();
-        FieldFuture::new(async move {
-            let page = resolve(&ctx, &connection).await.map_err(graphql_error)?;
-            Ok(Some(FieldValue::owned_any(page)))
-        })
-    })
-    .argument(InputValue::new("first", TypeRef::named(TypeRef::INT)).description(
-        format!("Page forward: at most this many (0 to {MAX_PAGE_SIZE}; {DEFAULT_PAGE_SIZE} when neither first nor last is given)."),
-    ))
-    .argument(InputValue::new("after", TypeRef::named(TypeRef::STRING)).description("Start after this cursor."))
-    .argument(InputValue::new("last", TypeRef::named(TypeRef::INT)).description(format!("Page backward: at most this many (0 to {MAX_PAGE_SIZE}).")))
-    .argument(InputValue::new("before", TypeRef::named(TypeRef::STRING)).description("End before this cursor."));
-    for argument in key_conditions::arguments(key_field.as_ref()) {
-        generated = generated.argument(argument);
-    }
+    let mut generated = Field::new(
+        &field.name,
+        TypeRef::named_nn(connection_type),
+        move |ctx| {
+            let connection = connection.clone();
+            FieldFuture::new(async move {
+                let page = resolve(&ctx, &connection).await.map_err(graphql_error)?;
+                Ok(Some(FieldValue::owned_any(page)))
+            })
+        },
+    );
+    generated = with_page_arguments(generated, key_field.as_ref());
     if let Some(role_enum) = &role_enum {
         generated = generated.argument(
             InputValue::new("role", TypeRef::named(role_enum))
@@ -190,6 +186,58 @@ pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
     generated
 }
 
+/// `field` with the arguments of a page: `first`/`after`, `last`/`before`, `sortDirection`, and
+/// the key condition of `key_field`.
+fn with_page_arguments(mut field: Field, key_field: Option<&KeyField>) -> Field {
+    field = field
+        .argument(InputValue::new("first", TypeRef::named(TypeRef::INT)).description(
+            format!("Page forward: at most this many (0 to {MAX_PAGE_SIZE}; {DEFAULT_PAGE_SIZE} when neither first nor last is given)."),
+        ))
+        .argument(InputValue::new("after", TypeRef::named(TypeRef::STRING)).description("Start after this cursor."))
+        .argument(InputValue::new("last", TypeRef::named(TypeRef::INT)).description(format!("Page backward: at most this many (0 to {MAX_PAGE_SIZE}).")))
+        .argument(InputValue::new("before", TypeRef::named(TypeRef::STRING)).description("End before this cursor."));
+    for argument in key_conditions::arguments(key_field) {
+        field = field.argument(argument);
+    }
+    field
+}
+
+/// `list<Types>`: every node of `type_def`, from its type index, newest last (`DESC` for newest
+/// first).
+pub(super) fn list_field(type_def: &TypeDef) -> Field {
+    let type_def = Arc::new(type_def.clone());
+    let name = format!("list{}", crate::model::plural(&type_def.name));
+    let connection_type = format!("{}Connection", type_def.name);
+    let shards = type_def.list.map_or(0, |l| l.shards);
+    let description = format!(
+        "Every {}, oldest first (sortDirection: DESC for newest first): one Query per shard of \
+         its type index ({shards}), merged.",
+        type_def.name
+    );
+    let field = Field::new(name, TypeRef::named_nn(connection_type), move |ctx| {
+        let type_def = type_def.clone();
+        FieldFuture::new(async move {
+            let page = resolve_list(&ctx, &type_def).await.map_err(graphql_error)?;
+            Ok(Some(FieldValue::owned_any(page)))
+        })
+    })
+    .description(description);
+    with_page_arguments(field, None)
+}
+
+async fn resolve_list(ctx: &ResolverContext<'_>, type_def: &TypeDef) -> Result<Page, EngineError> {
+    let model = model(ctx)?;
+    let scope = scope(ctx)?;
+    let request = page_request(None, |name| {
+        ctx.args.get(name).map(|v| v.as_value().clone())
+    })?;
+    let page = engine::read_list_page(scope, type_def, &request).await?;
+    let node_selection = ctx.look_ahead().field("edges").field("node");
+    let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
+    prefetch::relations(scope, model, &nodes, &node_selection).await?;
+    Ok(page)
+}
+
 async fn resolve(ctx: &ResolverContext<'_>, connection: &Connection) -> Result<Page, EngineError> {
     let parent = ctx
         .parent_value
@@ -197,7 +245,7 @@ async fn resolve(ctx: &ResolverContext<'_>, connection: &Connection) -> Result<P
         .ok_or(EngineError::Internal)?;
     let model = model(ctx)?;
     let scope = scope(ctx)?;
-    let request = page_request(connection, |name| {
+    let request = page_request(connection.key_field.as_ref(), |name| {
         ctx.args.get(name).map(|v| v.as_value().clone())
     })?;
     let node_selection = ctx.look_ahead().field("edges").field("node");
@@ -215,10 +263,10 @@ async fn resolve(ctx: &ResolverContext<'_>, connection: &Connection) -> Result<P
     Ok(page)
 }
 
-/// The page a field of `connection` asks for, from a resolver's arguments or from a look-ahead
-/// of them.
+/// The page a connection field asks for, from a resolver's arguments or from a look-ahead of
+/// them; `key_field` is the field its key condition tests, if it takes one.
 pub(super) fn page_request(
-    connection: &Connection,
+    key_field: Option<&KeyField>,
     get: impl Fn(&str) -> Option<Value>,
 ) -> Result<PageRequest, EngineError> {
     let present = |name: &str| get(name).filter(|v| *v != Value::Null);
@@ -248,7 +296,7 @@ pub(super) fn page_request(
         after: text("after")?,
         before: text("before")?,
         descending: key_conditions::descending(get("sortDirection"))?,
-        key_condition: key_conditions::key_condition(connection.key_field.as_ref(), &get)?,
+        key_condition: key_conditions::key_condition(key_field, &get)?,
         role: text("role")?,
         min_role: text("minRole")?,
     })

@@ -23,6 +23,9 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
         for field in type_def.unique_fields() {
             root = root.field(by_unique(type_def, field));
         }
+        if type_def.list.is_some() {
+            root = root.field(super::connection::list_field(type_def));
+        }
     }
     let all_types: Arc<Vec<String>> =
         Arc::new(model.types.iter().map(|t| t.name.clone()).collect());
@@ -136,7 +139,7 @@ async fn read_ahead_root(
     let arguments = child
         .arguments()
         .map_err(|e| EngineError::bad_input(e.message))?;
-    let request = page_request(connection, |name| {
+    let request = page_request(connection.key_field.as_ref(), |name| {
         arguments
             .iter()
             .find(|(argument, _)| argument.as_str() == name)

@@ -82,6 +82,18 @@ pub(super) fn register(
             connected.push(name);
         }
     }
+    // The connection types of `list<Types>`, where no relation made them already.
+    for type_def in model.types.iter().filter(|t| t.list.is_some()) {
+        let name = format!("{}Connection", type_def.name);
+        if connected.contains(&name) {
+            continue;
+        }
+        let edge_name = format!("{}Edge", type_def.name);
+        let [connection, edge] =
+            connection::objects(&name, &edge_name, &type_def.name, false, None);
+        builder = builder.register(connection).register(edge);
+        connected.push(name);
+    }
     for input in inputs::create_inputs(model) {
         builder = builder.register(input);
     }
@@ -106,7 +118,7 @@ fn register_sorting(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder 
                 .filter_map(move |field| Connection::of(owner, field, model))
         })
         .collect();
-    if connections.is_empty() {
+    if connections.is_empty() && model.types.iter().all(|t| t.list.is_none()) {
         return builder;
     }
     builder = builder.register(key_conditions::sort_direction());

@@ -171,6 +171,33 @@ pub fn slot_sort_key_range(sort_value: &str) -> (String, String) {
     (format!("{sort_value}#"), format!("{sort_value}$"))
 }
 
+/// The partition of a type index shard: `<Type>#LIST#<shard, two digits>`. An id never holds
+/// `#`, so it is never the partition of a relation (`<Type>#<parent id>`).
+///
+/// ```
+/// assert_eq!(tablegraph::keys::list_partition("Farm", 3), "Farm#LIST#03");
+/// ```
+pub fn list_partition(type_name: &str, shard: u8) -> String {
+    format!("{type_name}#LIST#{shard:02}")
+}
+
+/// The type index shard of the node `id` among `shards`: 32-bit FNV-1a of the id's bytes,
+/// modulo the shards. Part of the key format: a node stays in its shard for as long as the
+/// type's shard count does.
+///
+/// ```
+/// use tablegraph::keys::list_shard;
+/// assert_eq!(list_shard("0190d1a6-7b2c-7cc1-9a43-5c1d2e3f4a5b", 4), 3);
+/// assert_eq!(list_shard("0190d1a6-7b2c-7cc1-9a43-5c1d2e3f4a5c", 4), 0);
+/// assert_eq!(list_shard("anything", 1), 0);
+/// ```
+pub fn list_shard(id: &str, shards: u8) -> u8 {
+    let hash = id.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    });
+    u8::try_from(hash % u32::from(shards.max(1))).expect("a remainder below a u8 fits a u8")
+}
+
 /// The id at the end of a slot sort key.
 ///
 /// ```

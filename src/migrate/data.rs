@@ -120,6 +120,9 @@ pub struct Migration {
     /// Moves unique values written before values were compared by Unicode normalization to the
     /// key they have today (a migration tablegraph ships, not a file's).
     rekey_unique: bool,
+    /// Gives each node the attributes of its type index shard, and nothing else (a migration
+    /// tablegraph ships).
+    fill_type_index: bool,
     /// Why the file does not fit today's schema. An applied migration is still skipped (it was
     /// checked against the schema it ran on); a pending one stops `migrate` with this.
     problem: Option<String>,
@@ -158,6 +161,7 @@ pub fn load_migrations(dir: &Path, model: &Model) -> Result<Vec<Migration>, Data
                     recompute_slots: false,
                     rebuild_edge_sets: false,
                     rekey_unique: false,
+                    fill_type_index: false,
                     problem: Some(format!("{file}: {message}")),
                 })
             }
@@ -298,6 +302,7 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
         recompute_slots: spec.recompute_slots,
         rebuild_edge_sets: spec.rebuild_edge_sets,
         rekey_unique: false,
+        fill_type_index: false,
         problem: None,
     })
 }
@@ -307,7 +312,7 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
 /// (`keys::normalize_unique`) move to the key they have today. They run before the files of
 /// `migrations/`.
 pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
-    model
+    let unique_values = model
         .types
         .iter()
         .filter(|type_def| type_def.unique_fields().next().is_some())
@@ -329,9 +334,37 @@ pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
             recompute_slots: false,
             rebuild_edge_sets: false,
             rekey_unique: true,
+            fill_type_index: false,
+            problem: None,
+        });
+    // The type index `list<Types>` reads: every node gets its shard's attributes. Named after
+    // the slot and the shard count, so a schema that moves either fills the index again.
+    let type_indexes = model.types.iter().filter_map(|type_def| {
+        let list = type_def.list?;
+        let layout = format!("{}-{}", crate::keys::gsi_name(list.slot), list.shards);
+        Some(Migration {
+            name: format!("builtin-type-index-{}-{layout}", type_def.name),
+            file: PathBuf::new(),
+            description: format!(
+                "Put every {} node in the type index of list{} ({layout})",
+                type_def.name,
+                crate::model::plural(&type_def.name)
+            ),
+            checksum: hex(&sha2::Sha256::digest(
+                format!("type index {layout}, v1").as_bytes(),
+            )),
+            type_name: type_def.name.clone(),
+            defaults: Vec::new(),
+            renames: Vec::new(),
+            removes: Vec::new(),
+            recompute_slots: false,
+            rebuild_edge_sets: false,
+            rekey_unique: false,
+            fill_type_index: true,
             problem: None,
         })
-        .collect()
+    });
+    unique_values.chain(type_indexes).collect()
 }
 
 fn is_managed(attribute: &str) -> bool {
@@ -868,6 +901,9 @@ async fn transform(
     if migration.recompute_slots {
         next.retain(|name, _| !keys::is_slot_attribute(name));
         engine::set_slot_attributes(model, type_def, &mut next);
+    }
+    if migration.fill_type_index {
+        engine::set_list_attributes(type_def, &mut next);
     }
     if migration.rebuild_edge_sets {
         let partition = next

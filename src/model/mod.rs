@@ -35,7 +35,24 @@ pub struct TypeDef {
     /// The relation slots nodes of this type write, derived from every `@hasMany` whose element
     /// is this type or a union containing it.
     pub slots: Vec<SlotDef>,
+    /// The type index `list<Types>` reads; `None` with `@model(list: false)`.
+    pub list: Option<ListDef>,
 }
+
+/// A type's index of all its nodes: each node stores `PKnn = <Type>#LIST#<shard>` (its shard
+/// from its id) and `SKnn = <id>` in slot `slot`, the lowest slot its nodes use for nothing
+/// else, so that creating a type's nodes is spread over `shards` partitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListDef {
+    pub slot: u8,
+    pub shards: u8,
+}
+
+/// Type-index partitions per type unless `@model(listShards:)` says otherwise: a page of a list
+/// costs one Query per shard, and each shard takes DynamoDB's writes per partition.
+pub const DEFAULT_LIST_SHARDS: u8 = 4;
+/// The most shards `@model(listShards:)` may ask for.
+pub const MAX_LIST_SHARDS: u8 = 32;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldDef {
@@ -371,7 +388,19 @@ mod tests {
     #[test]
     fn default_schema_derives_the_seed_layout() {
         let model = farms();
-        assert_eq!(model.indexes, vec![1, 2]);
+        // Slots 1 and 2 for relations; a cow uses both, so its type index takes slot 3.
+        assert_eq!(model.indexes, vec![1, 2, 3]);
+        let list_slot = |name: &str| model.type_def(name).and_then(|t| t.list).map(|l| l.slot);
+        assert_eq!(list_slot("Farm"), Some(1));
+        assert_eq!(list_slot("Cow"), Some(3));
+        assert_eq!(list_slot("Goal"), Some(2));
+        assert_eq!(
+            model
+                .type_def("Farm")
+                .and_then(|t| t.list)
+                .map(|l| l.shards),
+            Some(DEFAULT_LIST_SHARDS)
+        );
         let cow = model.type_def("Cow").expect("Cow is a model");
         let slots: Vec<(u8, &str)> = cow
             .slots

@@ -11,8 +11,9 @@ use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
 
 use super::{
-    CustomArgument, CustomField, EdgeTypeDef, EnumDef, EnumValueDef, FieldDef, FieldKind, HasMany,
-    MANAGED_FIELDS, Model, ModelError, ScalarType, SlotDef, TypeDef, UnionDef,
+    CustomArgument, CustomField, DEFAULT_LIST_SHARDS, EdgeTypeDef, EnumDef, EnumValueDef, FieldDef,
+    FieldKind, HasMany, ListDef, MANAGED_FIELDS, MAX_LIST_SHARDS, Model, ModelError, ScalarType,
+    SlotDef, TypeDef, UnionDef,
 };
 
 /// DynamoDB allows 20 global secondary indexes per table.
@@ -354,11 +355,13 @@ impl Reader<'_> {
             unreachable!("read_object is only called for object types");
         };
         let mut is_model = false;
+        let mut list = Some(DEFAULT_LIST_SHARDS);
         for directive in &definition.node.directives {
             match directive.node.name.node.as_str() {
                 "model" => {
-                    self.expect_arguments(directive, &[])?;
+                    self.expect_arguments(directive, &["list", "listShards"])?;
                     is_model = true;
+                    list = self.list_argument(directive, &name)?;
                 }
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }
@@ -392,7 +395,52 @@ impl Reader<'_> {
             description: description(definition.node.description.as_ref()),
             fields,
             slots: Vec::new(),
+            // The slot is chosen once every relation's slots are known.
+            list: list.map(|shards| ListDef { slot: 0, shards }),
         })
+    }
+
+    /// `@model(list: false)` (no type index), or the shards of `@model(listShards: N)`.
+    fn list_argument(
+        &self,
+        directive: &Positioned<ConstDirective>,
+        name: &str,
+    ) -> Result<Option<u8>, ModelError> {
+        match directive.node.get_argument("list").map(|v| &v.node) {
+            None | Some(ConstValue::Boolean(true)) => {}
+            Some(ConstValue::Boolean(false)) => {
+                if directive.node.get_argument("listShards").is_some() {
+                    return Err(self.error(
+                        directive.pos,
+                        format!("type {name}: @model(listShards:) needs a list"),
+                    ));
+                }
+                return Ok(None);
+            }
+            Some(_) => {
+                return Err(self.error(directive.pos, "@model(list:) takes true or false"));
+            }
+        }
+        match directive.node.get_argument("listShards").map(|v| &v.node) {
+            None => Ok(Some(DEFAULT_LIST_SHARDS)),
+            Some(ConstValue::Number(n)) => n
+                .as_u64()
+                .and_then(|n| u8::try_from(n).ok())
+                .filter(|n| (1..=MAX_LIST_SHARDS).contains(n))
+                .map(Some)
+                .ok_or_else(|| {
+                    self.error(
+                        directive.pos,
+                        format!(
+                            "type {name}: @model(listShards:) takes 1 to {MAX_LIST_SHARDS}, not {n}"
+                        ),
+                    )
+                }),
+            Some(_) => Err(self.error(
+                directive.pos,
+                format!("type {name}: @model(listShards:) takes a number"),
+            )),
+        }
     }
 
     /// Reads one field; `None` for a redundant declaration of a managed field.
@@ -941,11 +989,30 @@ impl Reader<'_> {
         }
         for type_def in &mut model.types {
             type_def.slots.sort_by_key(|s| s.slot);
+            // The lowest slot the type's nodes use for no relation: an index that exists
+            // already whenever one is free.
+            if let Some(list) = &mut type_def.list {
+                list.slot = (1..=u8::MAX)
+                    .find(|n| type_def.slots.iter().all(|s| s.slot != *n))
+                    .expect("a type uses fewer than 255 slots");
+                if list.slot > MAX_SLOT {
+                    return Err(self.error(
+                        Pos::default(),
+                        format!(
+                            "type {}: its relations use every index slot, none is left for \
+                             list{}; give it @model(list: false)",
+                            type_def.name,
+                            super::plural(&type_def.name)
+                        ),
+                    ));
+                }
+            }
         }
         let indexes: BTreeSet<u8> = slot_users
             .keys()
             .map(|(_, slot)| *slot)
             .chain(model.edges.iter().map(|e| e.slot))
+            .chain(model.types.iter().filter_map(|t| t.list.map(|l| l.slot)))
             .collect();
         model.indexes = indexes.into_iter().collect();
         Ok(())

@@ -442,10 +442,10 @@ async fn a_node_with_more_edges_than_one_transaction_holds_is_deleted_in_steps()
 #[tokio::test]
 async fn an_edge_that_would_overflow_its_node_is_refused_before_anything_is_written() {
     let app = spawn_app().await;
-    // A goal just under DynamoDB's 400 KB item limit: 182 bytes of keys, names and fixed
-    // values, two timestamps of 20 to 30 characters, and this title fit; one more edge-set entry
-    // (65 bytes) does not, whatever the timestamps' lengths.
-    let title = "t".repeat(409_328);
+    // A goal just under DynamoDB's 400 KB item limit: 238 bytes of keys (its type index shard
+    // among them), names and fixed values, two timestamps of 20 to 30 characters, and this
+    // title fit; one more edge-set entry (65 bytes) does not, whatever the timestamps' lengths.
+    let title = "t".repeat(409_272);
     let goal = app
         .create("Goal", json!({ "title": title, "kind": "OBJECTIVE" }))
         .await;

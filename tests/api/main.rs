@@ -18,6 +18,7 @@ mod http;
 mod layers;
 mod lifecycle;
 mod limits;
+mod lists;
 mod logs;
 mod migrations;
 mod nested;

@@ -1,0 +1,111 @@
+//! `list<Types>`: pages of every node of a type, read from its type index (see
+//! `model::ListDef`). A page is one Query per shard, all sent together, merged by sort key. The
+//! index's sort key is the node's id, one order across every shard, so a cursor is one position
+//! that holds in each shard: after it, each shard reads on from there.
+//!
+//! Invariant: the shards a page reads are all the type's shards; a page never Scans.
+
+use super::connections::{Page, node_edges};
+use super::error::EngineError;
+use super::page_request::PageRequest;
+use super::scope::RequestScope;
+use crate::keys::{self, Cursor};
+use crate::model::TypeDef;
+use crate::store::{AttrValue, Bound, Item, RangeQuery};
+
+/// The page `page` of the list of `type_def`'s nodes.
+pub async fn read_list_page(
+    scope: &RequestScope,
+    type_def: &TypeDef,
+    page: &PageRequest,
+) -> Result<Page, EngineError> {
+    let list = type_def.list.ok_or_else(|| {
+        EngineError::bad_input(format!(
+            "{} has no list (@model(list: false))",
+            type_def.name
+        ))
+    })?;
+    if page.key_condition.is_some() || page.role.is_some() || page.min_role.is_some() {
+        return Err(EngineError::bad_input(format!(
+            "list{} takes no key condition or role",
+            crate::model::plural(&type_def.name)
+        )));
+    }
+    let binding = format!("list:{}", type_def.name);
+    let decode = |argument: &str, cursor: &Option<String>| {
+        cursor
+            .as_deref()
+            .map(|encoded| {
+                Cursor::decode_for(encoded, &binding, &scope.cursors)
+                    .map(|c| Bound::exclusive(c.sort_key))
+                    .map_err(|e| EngineError::bad_input(format!("{argument}: {e}")))
+            })
+            .transpose()
+    };
+    let after = decode("after", &page.after)?;
+    let before = decode("before", &page.before)?;
+    let (lower, upper) = if page.descending {
+        (before, after)
+    } else {
+        (after, before)
+    };
+    // `first` reads up the list's order, `last` down it.
+    let ascending = page.forward != page.descending;
+    let partitions: Vec<String> = (0..list.shards)
+        .map(|shard| keys::list_partition(&type_def.name, shard))
+        .collect();
+    let queries: Vec<RangeQuery<'_>> = partitions
+        .iter()
+        .map(|partition| RangeQuery {
+            index: Some(list.slot),
+            partition,
+            lower: lower.clone(),
+            upper: upper.clone(),
+            filter: None,
+            forward: ascending,
+            limit: page.size + 1,
+            consistent: false,
+        })
+        .collect();
+    let reads = queries.iter().map(|query| scope.store.query_range(query));
+    let shards = futures::future::try_join_all(reads)
+        .await
+        .map_err(|e| EngineError::from_store(&e))?;
+    let sort_attribute = keys::slot_sort_attribute(list.slot);
+    let mut items: Vec<Item> = shards.into_iter().flatten().collect();
+    let sort_key = |item: &Item| {
+        item.get(&sort_attribute)
+            .and_then(AttrValue::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    items.sort_by_cached_key(sort_key);
+    if !ascending {
+        items.reverse();
+    }
+    let has_more = items.len() > page.size;
+    items.truncate(page.size);
+    if !page.forward {
+        items.reverse();
+    }
+    let edges = node_edges(
+        scope,
+        &[type_def.name.as_str()],
+        &binding,
+        &sort_attribute,
+        items,
+    );
+    Ok(Page {
+        edges,
+        has_next_page: if page.forward {
+            has_more
+        } else {
+            page.before.is_some()
+        },
+        has_previous_page: if page.forward {
+            page.after.is_some()
+        } else {
+            has_more
+        },
+    })
+}

@@ -1,0 +1,248 @@
+//! `list<Types>`: every node of a type from its sharded type index, a page being one Query per
+//! shard (one level), merged, every node exactly once across pages in both directions and both
+//! orders; and `migrate` filling the index for nodes written before it existed.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, repository_file, run_tablegraph, scratch, spawn_app};
+
+/// Farm's type index: slot 1 (farms belong to no relation), 4 shards by default.
+const FARM_SHARDS: usize = 4;
+
+/// Creates `count` farms in batches; answers their ids.
+async fn farms(app: &TestApp, from: usize, count: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    let numbers: Vec<usize> = (from..from + count).collect();
+    for batch in numbers.chunks(40) {
+        let input: Vec<Value> = batch
+            .iter()
+            .map(|n| json!({ "name": format!("Listed {n:05}") }))
+            .collect();
+        let body = app
+            .graphql(
+                "mutation($input: [CreateFarmInput!]!) { createFarms(input: $input) { id } }",
+                json!({ "input": input }),
+            )
+            .await;
+        let created = body["data"]["createFarms"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{body}"));
+        ids.extend(
+            created
+                .iter()
+                .map(|farm| farm["id"].as_str().expect("an id").to_owned()),
+        );
+    }
+    ids
+}
+
+/// Every farm id, read in pages of `size` with `arguments` (`sortDirection`), going forward
+/// (`first`/`after`) or backward (`last`/`before`); each page must cost one Query per shard.
+async fn read_all(app: &TestApp, size: usize, forward: bool, arguments: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let (count, position) = if forward {
+            ("first", "after")
+        } else {
+            ("last", "before")
+        };
+        let at = cursor
+            .as_ref()
+            .map(|c| format!(", {position}: \"{c}\""))
+            .unwrap_or_default();
+        let query = format!(
+            "{{ listFarms({count}: {size}{at}{arguments}) {{
+                edges {{ node {{ id }} }}
+                pageInfo {{ hasNextPage hasPreviousPage startCursor endCursor }}
+            }} }}"
+        );
+        let (body, calls) = app.graphql_counted(&query, json!({})).await;
+        assert_eq!(
+            calls,
+            vec!["Query:GSI01".to_owned(); FARM_SHARDS],
+            "one Query per shard: {body}"
+        );
+        let list = &body["data"]["listFarms"];
+        let mut page: Vec<String> = list["edges"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{body}"))
+            .iter()
+            .map(|e| e["node"]["id"].as_str().expect("an id").to_owned())
+            .collect();
+        assert!(page.len() <= size);
+        let info = &list["pageInfo"];
+        let more = if forward {
+            info["hasNextPage"] == true
+        } else {
+            info["hasPreviousPage"] == true
+        };
+        if more {
+            assert_eq!(page.len(), size, "a page that says more follows is full");
+        }
+        if forward {
+            ids.append(&mut page);
+        } else {
+            page.append(&mut ids);
+            ids = page;
+        }
+        if !more {
+            return ids;
+        }
+        let next = if forward {
+            &info["endCursor"]
+        } else {
+            &info["startCursor"]
+        };
+        cursor = Some(next.as_str().expect("a cursor").to_owned());
+    }
+}
+
+async fn assert_listed(app: &TestApp, ids: &[String]) {
+    let ascending: Vec<String> = ids
+        .iter()
+        .cloned()
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(ascending.len(), ids.len(), "ids are unique");
+    let descending: Vec<String> = ascending.iter().rev().cloned().collect();
+    for size in [1, 50, 100] {
+        if size == 1 && ids.len() > 5 {
+            continue;
+        }
+        assert_eq!(
+            read_all(app, size, true, "").await,
+            ascending,
+            "forward, {size}"
+        );
+        assert_eq!(
+            read_all(app, size, false, "").await,
+            ascending,
+            "backward, {size}"
+        );
+        assert_eq!(
+            read_all(app, size, true, ", sortDirection: DESC").await,
+            descending,
+            "forward down, {size}"
+        );
+        assert_eq!(
+            read_all(app, size, false, ", sortDirection: DESC").await,
+            descending,
+            "backward down, {size}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_holds_every_node_once_in_both_directions_and_orders() {
+    let app = spawn_app().await;
+    let mut ids = Vec::new();
+    assert_listed(&app, &ids).await;
+    for count in [1, 99, 100, 101] {
+        let more = farms(&app, ids.len(), count - ids.len()).await;
+        ids.extend(more);
+        assert_listed(&app, &ids).await;
+    }
+    // The nodes are offered to the request's loader: their relations cost one level more.
+    let (body, calls) = app
+        .graphql_counted(
+            "{ listFarms(first: 3) { edges { node { name cows(first: 2) { edges { node { name } } } } } } }",
+            json!({}),
+        )
+        .await;
+    assert!(body["errors"].is_null(), "{body}");
+    assert_eq!(
+        calls.len(),
+        FARM_SHARDS + 3,
+        "then one Query per farm's cows: {calls:?}"
+    );
+    app.assert_table_consistent().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_nodes_page_through_while_others_are_created() {
+    let app = spawn_app().await;
+    let ids = farms(&app, 0, 1000).await;
+    let before: BTreeSet<String> = ids.into_iter().collect();
+    // Page forward while a writer adds farms: every farm that existed before is read once,
+    // and nothing twice.
+    let (seen, added) = tokio::join!(read_all(&app, 100, true, ""), farms(&app, 1000, 200));
+    let unique: BTreeSet<&String> = seen.iter().collect();
+    assert_eq!(unique.len(), seen.len(), "no farm twice");
+    assert!(
+        before.iter().all(|id| unique.contains(id)),
+        "every farm created before paging began"
+    );
+    assert!(
+        seen.iter()
+            .all(|id| before.contains(id) || added.contains(id)),
+        "only farms"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_or_foreign_cursor_is_refused() {
+    let app = spawn_app().await;
+    let farm = app.create_farm("Cursor Farm").await;
+    app.create_animal("Cow", "Daisy", &farm).await;
+    let body = app
+        .graphql(
+            "query($f: ID!) { farm(id: $f) { cows(first: 1) { edges { cursor } } } }",
+            json!({ "f": farm }),
+        )
+        .await;
+    let foreign = body["data"]["farm"]["cows"]["edges"][0]["cursor"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{body}"))
+        .to_owned();
+    for cursor in [foreign.as_str(), "bm90IGEgY3Vyc29y"] {
+        let body = app
+            .graphql(
+                "query($c: String!) { listFarms(after: $c) { edges { cursor } } }",
+                json!({ "c": cursor }),
+            )
+            .await;
+        assert_eq!(
+            crate::helpers::error_type(&body),
+            "BadUserInput",
+            "{cursor}: {body}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_puts_nodes_written_before_the_type_index_in_it() {
+    let dir = scratch("type-index");
+    let fixture = repository_file("tests/fixtures/migrations/before-type-index.jsonl");
+    let (ok, stdout, stderr) =
+        run_tablegraph(&["import", fixture.to_str().expect("a path")], &dir).await;
+    assert!(ok, "{stdout}\n{stderr}");
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
+    assert!(!ok, "three farms lack their type index: {stdout}");
+    let (ok, stdout, stderr) = run_tablegraph(&["migrate"], &dir).await;
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("builtin-type-index-Farm-GSI01-4"),
+        "{stdout}"
+    );
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
+    assert!(ok, "{stdout}");
+
+    let body = crate::migrations::with_server(&dir, "schema.graphql", |url| async move {
+        crate::migrations::graphql(&url, "{ listFarms { edges { node { name } } } }", json!({}))
+            .await
+    })
+    .await;
+    let mut names: Vec<&str> = body["data"]["listFarms"]["edges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{body}"))
+        .iter()
+        .filter_map(|e| e["node"]["name"].as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["Alder", "Birch", "Cedar"]);
+    std::fs::remove_dir_all(&dir).expect("removable");
+}

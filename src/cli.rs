@@ -412,12 +412,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             store,
             file,
         } => {
-            let (_model, open) = open_existing(&schema, &store).await?;
+            let (model, open) = open_existing(&schema, &store).await?;
             let input = std::fs::File::open(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
             let count =
                 crate::transfer::import(&open.store, std::io::BufReader::new(input)).await?;
-            writeln!(std::io::stdout().lock(), "imported {count} items")?;
+            // The items may be in earlier formats: the next `migrate` looks at every node again.
+            crate::migrate::forget_builtins(&open.store, &model).await?;
+            writeln!(
+                std::io::stdout().lock(),
+                "imported {count} items; run `tablegraph migrate` to bring them to today's \
+                 formats (their type index, unique values)"
+            )?;
         }
         Command::Plan { schema } => {
             let (model, resolvers) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;

@@ -175,7 +175,7 @@ pub fn load_migrations(dir: &Path, model: &Model) -> Result<Vec<Migration>, Data
 impl Migration {
     /// Whether tablegraph ships this migration, rather than a file of `migrations/`.
     pub fn is_builtin(&self) -> bool {
-        self.rekey_unique
+        self.rekey_unique || self.fill_type_index
     }
 }
 
@@ -337,13 +337,18 @@ pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
             fill_type_index: false,
             problem: None,
         });
-    // The type index `list<Types>` reads: every node gets its shard's attributes. Named after
-    // the slot and the shard count, so a schema that moves either fills the index again.
+    // The type index `list<Types>` reads: every node gets its shard's attributes. One record
+    // per type whose checksum is the index's layout (slot, shards): a schema that changes the
+    // layout, or changes it back, fills the index again.
     let type_indexes = model.types.iter().filter_map(|type_def| {
         let list = type_def.list?;
-        let layout = format!("{}-{}", crate::keys::gsi_name(list.slot), list.shards);
+        let layout = format!(
+            "{} in {} shards",
+            crate::keys::gsi_name(list.slot),
+            list.shards
+        );
         Some(Migration {
-            name: format!("builtin-type-index-{}-{layout}", type_def.name),
+            name: format!("builtin-type-index-{}", type_def.name),
             file: PathBuf::new(),
             description: format!(
                 "Put every {} node in the type index of list{} ({layout})",
@@ -351,7 +356,7 @@ pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
                 crate::model::plural(&type_def.name)
             ),
             checksum: hex(&sha2::Sha256::digest(
-                format!("type index {layout}, v1").as_bytes(),
+                format!("type index on {layout}, v1").as_bytes(),
             )),
             type_name: type_def.name.clone(),
             defaults: Vec::new(),
@@ -364,7 +369,8 @@ pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
             problem: None,
         })
     });
-    unique_values.chain(type_indexes).collect()
+    // The type index first: a unique-value collision stops the migrations after it.
+    type_indexes.chain(unique_values).collect()
 }
 
 fn is_managed(attribute: &str) -> bool {
@@ -469,9 +475,29 @@ fn record_key(name: &str) -> Key {
 }
 
 /// Whether the table records migration `name` as applied.
-pub(super) async fn is_applied(store: &Store, name: &str) -> Result<bool, StoreError> {
-    let record = store.get_item_consistent(&record_key(name)).await?;
-    Ok(record.map(read_record).is_some_and(|record| record.applied))
+/// Whether `migration` is recorded as applied, as it is today (its checksum).
+pub(super) async fn is_applied(store: &Store, migration: &Migration) -> Result<bool, StoreError> {
+    let record = store
+        .get_item_consistent(&record_key(&migration.name))
+        .await?;
+    Ok(record
+        .map(read_record)
+        .is_some_and(|record| record.applied && record.checksum == migration.checksum))
+}
+
+/// Forgets that the migrations tablegraph ships were applied, so that the next `migrate` (or
+/// `serve` on the embedded store) applies them again: after an import, which may bring items
+/// in earlier formats into a table that had them all.
+pub async fn forget_builtins(store: &Store, model: &Model) -> Result<(), StoreError> {
+    for migration in builtin_migrations(model) {
+        store
+            .transact_write(vec![Write::Delete {
+                key: record_key(&migration.name),
+                condition: Vec::new(),
+            }])
+            .await?;
+    }
+    Ok(())
 }
 
 /// The recorded state of one migration.
@@ -532,6 +558,21 @@ async fn apply(
     let mut run = MigrationRun {
         name: migration.name.clone(),
         ..MigrationRun::default()
+    };
+    // A type index recorded under another layout is filled again, from the start.
+    let record = match record {
+        Some(recorded) if migration.fill_type_index && recorded.checksum != migration.checksum => {
+            if !dry_run {
+                store
+                    .transact_write(vec![Write::Delete {
+                        key: key.clone(),
+                        condition: Vec::new(),
+                    }])
+                    .await?;
+            }
+            None
+        }
+        other => other,
     };
     if let Some(record) = &record
         && record.checksum != migration.checksum
@@ -751,12 +792,16 @@ async fn migrate_node(
             None => Clause::Exists,
         };
         let mut next = next;
-        let bumped = current
-            .get("version")
-            .and_then(AttrValue::as_i64)
-            .unwrap_or(0)
-            + 1;
-        next.insert("version".to_owned(), AttrValue::N(bumped.to_string()));
+        // A node's place in its type index is no change of the node: its version stays, so a
+        // client's `expectedVersion` still holds. The condition still guards the write.
+        if !migration.fill_type_index {
+            let bumped = current
+                .get("version")
+                .and_then(AttrValue::as_i64)
+                .unwrap_or(0)
+                + 1;
+            next.insert("version".to_owned(), AttrValue::N(bumped.to_string()));
+        }
         match store
             .transact_write(vec![Write::Put {
                 item: next,

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 pub use data::{
     DataMigrationError, Migration, MigrationRun, apply_migrations, builtin_migrations,
-    load_migrations,
+    forget_builtins, load_migrations,
 };
 
 use crate::model::Model;
@@ -130,7 +130,7 @@ pub async fn upgrade_formats(store: &Store, model: &Model) -> Result<(), Migrati
 pub async fn pending_builtins(store: &Store, model: &Model) -> Result<Vec<String>, StoreError> {
     let mut pending = Vec::new();
     for migration in builtin_migrations(model) {
-        if !data::is_applied(store, &migration.name).await? {
+        if !data::is_applied(store, &migration).await? {
             pending.push(migration.name);
         }
     }

@@ -386,6 +386,37 @@ mod tests {
     }
 
     #[test]
+    fn a_type_index_can_be_sharded_or_left_out() {
+        let model = Model::parse(
+            "schema.graphql",
+            "type A @model(listShards: 8) { name: String }
+             type B @model(list: false) { name: String }
+             type C @model { name: String }",
+        )
+        .expect("the schema loads");
+        let list = |name: &str| model.type_def(name).and_then(|t| t.list);
+        assert_eq!(list("A"), Some(ListDef { slot: 1, shards: 8 }));
+        assert_eq!(list("B"), None);
+        assert_eq!(
+            list("C"),
+            Some(ListDef {
+                slot: 1,
+                shards: DEFAULT_LIST_SHARDS
+            })
+        );
+        assert_eq!(model.indexes, vec![1]);
+        for (directive, said) in [
+            ("@model(listShards: 0)", "takes 1 to 32, not 0"),
+            ("@model(listShards: 33)", "takes 1 to 32, not 33"),
+            ("@model(list: false, listShards: 2)", "needs a list"),
+            ("@model(list: 1)", "takes true or false"),
+        ] {
+            let error = error_of(&format!("type A {directive} {{ name: String }}"));
+            assert!(error.contains(said), "{directive}: {error}");
+        }
+    }
+
+    #[test]
     fn default_schema_derives_the_seed_layout() {
         let model = farms();
         // Slots 1 and 2 for relations; a cow uses both, so its type index takes slot 3.

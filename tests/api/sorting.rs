@@ -231,3 +231,95 @@ async fn edge_connections_take_sort_direction_too() {
     assert_eq!(roles(&down), ["LEAD", "CONTRIBUTOR"], "highest rank first");
     assert_eq!(calls, ["Query:GSI01"]);
 }
+
+/// Books of one shelf as `(title, pages, weight)`: negative, zero and large numbers, and titles
+/// with a space, `#` and `$`, which the sort encoding escapes.
+const BOOKS: [(&str, i64, f64); 6] = [
+    ("a b", -5, -1.5),
+    ("a", 0, 0.0),
+    ("a#", 7, 0.25),
+    ("a$", 42, 2.5),
+    ("ab", 1000, 10.0),
+    ("b", 65_536, 1e6),
+];
+
+#[tokio::test]
+async fn key_conditions_on_numbers_and_escaped_text() {
+    let app = crate::helpers::spawn_app_with_schema("tests/fixtures/key-conditions.graphql").await;
+    let shelf = app.create("Shelf", json!({ "name": "Mixed" })).await;
+    for (title, pages, weight) in BOOKS {
+        app.create(
+            "Book",
+            json!({ "shelfId": shelf, "title": title, "pages": pages, "weight": weight }),
+        )
+        .await;
+    }
+    let titles = |field: &'static str, arguments: &'static str| {
+        let app = &app;
+        let shelf = shelf.clone();
+        async move {
+            let (body, calls) = app
+                .graphql_counted(
+                    &format!(
+                        "query($s: ID!) {{ shelf(id: $s) {{ {field}({arguments}) {{ edges {{ node {{ title }} }} }} }} }}"
+                    ),
+                    json!({ "s": shelf }),
+                )
+                .await;
+            assert_eq!(queries(&calls), 1, "{field}({arguments}): {calls:?}");
+            body["data"]["shelf"][field]["edges"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{field}({arguments}): {body}"))
+                .iter()
+                .map(|e| e["node"]["title"].as_str().unwrap_or_default().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    for (field, arguments, expected) in [
+        ("byPages", "pages: { lt: 0 }", &["a b"][..]),
+        ("byPages", "pages: { ge: 0 }", &["a", "a#", "a$", "ab", "b"]),
+        (
+            "byPages",
+            "pages: { between: [-5, 42] }",
+            &["a b", "a", "a#", "a$"],
+        ),
+        ("byPages", "pages: { gt: 1000 }", &["b"]),
+        ("byPages", "pages: { eq: 7 }", &["a#"]),
+        (
+            "byPages",
+            "pages: { le: 42 }, sortDirection: DESC",
+            &["a$", "a#", "a", "a b"],
+        ),
+        ("byWeight", "weight: { lt: 0.25 }", &["a b", "a"]),
+        (
+            "byWeight",
+            "weight: { between: [0.25, 10] }",
+            &["a#", "a$", "ab"],
+        ),
+        ("byWeight", "weight: { gt: 10 }", &["b"]),
+        ("byTitle", "title: { eq: \"a\" }", &["a"]),
+        (
+            "byTitle",
+            "title: { gt: \"a\" }",
+            &["a b", "a#", "a$", "ab", "b"],
+        ),
+        ("byTitle", "title: { lt: \"a#\" }", &["a", "a b"]),
+        (
+            "byTitle",
+            "title: { beginsWith: \"a\" }",
+            &["a", "a b", "a#", "a$", "ab"],
+        ),
+        ("byTitle", "title: { beginsWith: \"a \" }", &["a b"]),
+        (
+            "byTitle",
+            "title: { between: [\"a#\", \"ab\"] }",
+            &["a#", "a$", "ab"],
+        ),
+    ] {
+        assert_eq!(
+            titles(field, arguments).await,
+            expected,
+            "{field}({arguments})"
+        );
+    }
+}

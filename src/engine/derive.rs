@@ -55,9 +55,23 @@ pub fn sort_value(model: &Model, item: &Item, field: &str, scalar: &ScalarType) 
 
 /// Sets the relation slot attributes `PKnn`/`SKnn` of a node item from its fields, removing
 /// those of slots whose foreign key is now null (the indexes are sparse), and the attributes
-/// of its type index shard.
+/// of its type index shard. Slot attributes the schema no longer derives for the type (a list
+/// turned off or moved, a relation removed) are removed, so every write leaves them as `check`
+/// expects.
 pub fn set_slot_attributes(model: &Model, type_def: &TypeDef, item: &mut Item) {
     let id = text(item, "id").to_owned();
+    let derived = |name: &str| {
+        type_def
+            .slots
+            .iter()
+            .map(|s| s.slot)
+            .chain(type_def.list.map(|l| l.slot))
+            .any(|slot| {
+                name == keys::slot_partition_attribute(slot)
+                    || name == keys::slot_sort_attribute(slot)
+            })
+    };
+    item.retain(|name, _| !keys::is_slot_attribute(name) || derived(name));
     set_list_attributes(type_def, item);
     for slot in &type_def.slots {
         let pk = keys::slot_partition_attribute(slot.slot);

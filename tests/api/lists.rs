@@ -280,3 +280,40 @@ async fn migrate_puts_nodes_written_before_the_type_index_in_it() {
     );
     std::fs::remove_dir_all(&dir).expect("removable");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_under_a_schema_without_the_list_takes_the_node_out_of_the_index() {
+    let dir = scratch("no-list");
+    let id = crate::migrations::with_server(&dir, "schema.graphql", |url| async move {
+        let body = crate::migrations::graphql(
+            &url,
+            "mutation { createFarm(input: { name: \"Listed Once\" }) { id } }",
+            json!({}),
+        )
+        .await;
+        body["data"]["createFarm"]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{body}"))
+            .to_owned()
+    })
+    .await;
+    let unlisted = "tests/fixtures/no-list/schema.graphql";
+    let (ok, stdout, _) = run_tablegraph(&["check", "--schema", unlisted], &dir).await;
+    assert!(
+        !ok,
+        "the farm still holds its shard of an index the schema dropped: {stdout}"
+    );
+    let body = crate::migrations::with_server(&dir, unlisted, |url| async move {
+        crate::migrations::graphql(
+            &url,
+            "mutation($id: ID!) { updateFarm(input: { id: $id, name: \"Unlisted\" }) { name } }",
+            json!({ "id": id }),
+        )
+        .await
+    })
+    .await;
+    assert_eq!(body["data"]["updateFarm"]["name"], "Unlisted", "{body}");
+    let (ok, stdout, _) = run_tablegraph(&["check", "--schema", unlisted], &dir).await;
+    assert!(ok, "the update took the farm out of the index: {stdout}");
+    std::fs::remove_dir_all(&dir).expect("removable");
+}

@@ -84,6 +84,25 @@ pub struct Page {
     pub has_previous_page: bool,
 }
 
+impl Page {
+    /// A page of `edges` read for `page`; `has_more` when the store held more past its end.
+    pub(super) fn of(edges: Vec<PageEdge>, page: &PageRequest, has_more: bool) -> Page {
+        Page {
+            edges,
+            has_next_page: if page.forward {
+                has_more
+            } else {
+                page.before.is_some()
+            },
+            has_previous_page: if page.forward {
+                page.after.is_some()
+            } else {
+                has_more
+            },
+        }
+    }
+}
+
 /// One item of a page.
 #[derive(Debug)]
 pub struct PageEdge {
@@ -190,25 +209,7 @@ impl Connection {
         parent_id: &str,
         keys: &CursorKeys,
     ) -> Result<PagePlan, EngineError> {
-        let binding = self.binding(parent_id);
-        let decode = |argument: &str, cursor: &Option<String>| {
-            cursor
-                .as_deref()
-                .map(|encoded| {
-                    Cursor::decode_for(encoded, &binding, keys)
-                        .map(|c| c.sort_key)
-                        .map_err(|e| EngineError::bad_input(format!("{argument}: {e}")))
-                })
-                .transpose()
-        };
-        // In descending order, `after` a cursor means below it.
-        let after = decode("after", &page.after)?.map(Bound::exclusive);
-        let before = decode("before", &page.before)?.map(Bound::exclusive);
-        let (mut lower, mut upper) = if page.descending {
-            (before, after)
-        } else {
-            (after, before)
-        };
+        let (mut lower, mut upper) = page.cursor_bounds(&self.binding(parent_id), keys)?;
         let (key_lower, key_upper) = self.key_condition_bounds(page)?;
 
         // Role filters: a range of the edge's sort value, `<sort value>#<id>`.
@@ -375,8 +376,7 @@ async fn read_items(
             lower: plan.lower.clone(),
             upper: plan.upper.clone(),
             filter: plan.filter.clone(),
-            // `first` reads up the connection's order, `last` down it.
-            forward: page.forward != page.descending,
+            forward: page.reads_ascending(),
             limit: page.size + 1,
             consistent: false,
         })
@@ -434,19 +434,7 @@ pub async fn read_page(
         with_nodes,
     )
     .await?;
-    Ok(Page {
-        edges,
-        has_next_page: if page.forward {
-            has_more
-        } else {
-            page.before.is_some()
-        },
-        has_previous_page: if page.forward {
-            page.after.is_some()
-        } else {
-            has_more
-        },
-    })
+    Ok(Page::of(edges, page, has_more))
 }
 
 /// Pairs each item read with its node: the item itself for a slot, else the edge's other end,

@@ -9,9 +9,9 @@ use super::connections::{Page, node_edges};
 use super::error::EngineError;
 use super::page_request::PageRequest;
 use super::scope::RequestScope;
-use crate::keys::{self, Cursor};
+use crate::keys;
 use crate::model::TypeDef;
-use crate::store::{AttrValue, Bound, Item, RangeQuery};
+use crate::store::{AttrValue, Item, RangeQuery};
 
 /// The page `page` of the list of `type_def`'s nodes.
 pub async fn read_list_page(
@@ -32,25 +32,8 @@ pub async fn read_list_page(
         )));
     }
     let binding = format!("list:{}", type_def.name);
-    let decode = |argument: &str, cursor: &Option<String>| {
-        cursor
-            .as_deref()
-            .map(|encoded| {
-                Cursor::decode_for(encoded, &binding, &scope.cursors)
-                    .map(|c| Bound::exclusive(c.sort_key))
-                    .map_err(|e| EngineError::bad_input(format!("{argument}: {e}")))
-            })
-            .transpose()
-    };
-    let after = decode("after", &page.after)?;
-    let before = decode("before", &page.before)?;
-    let (lower, upper) = if page.descending {
-        (before, after)
-    } else {
-        (after, before)
-    };
-    // `first` reads up the list's order, `last` down it.
-    let ascending = page.forward != page.descending;
+    let (lower, upper) = page.cursor_bounds(&binding, &scope.cursors)?;
+    let ascending = page.reads_ascending();
     let partitions: Vec<String> = (0..list.shards)
         .map(|shard| keys::list_partition(&type_def.name, shard))
         .collect();
@@ -95,17 +78,5 @@ pub async fn read_list_page(
         &sort_attribute,
         items,
     );
-    Ok(Page {
-        edges,
-        has_next_page: if page.forward {
-            has_more
-        } else {
-            page.before.is_some()
-        },
-        has_previous_page: if page.forward {
-            page.after.is_some()
-        } else {
-            has_more
-        },
-    })
+    Ok(Page::of(edges, page, has_more))
 }

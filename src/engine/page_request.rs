@@ -3,6 +3,8 @@
 //! connections. Validated once, here.
 
 use super::error::EngineError;
+use crate::keys::{Cursor, CursorKeys};
+use crate::store::Bound;
 
 /// Page size when the client gives neither `first` nor `last`.
 pub const DEFAULT_PAGE_SIZE: usize = 20;
@@ -97,6 +99,40 @@ impl PageRequest {
             role: arguments.role,
             min_role: arguments.min_role,
         })
+    }
+}
+
+impl PageRequest {
+    /// The sort-key bounds (lower, upper) its cursors set, for cursors bound to `binding`: in
+    /// descending order, `after` a cursor means below it.
+    pub(super) fn cursor_bounds(
+        &self,
+        binding: &str,
+        keys: &CursorKeys,
+    ) -> Result<(Option<Bound>, Option<Bound>), EngineError> {
+        let decode = |argument: &str, cursor: &Option<String>| {
+            cursor
+                .as_deref()
+                .map(|encoded| {
+                    Cursor::decode_for(encoded, binding, keys)
+                        .map(|c| Bound::exclusive(c.sort_key))
+                        .map_err(|e| EngineError::bad_input(format!("{argument}: {e}")))
+                })
+                .transpose()
+        };
+        let after = decode("after", &self.after)?;
+        let before = decode("before", &self.before)?;
+        Ok(if self.descending {
+            (before, after)
+        } else {
+            (after, before)
+        })
+    }
+
+    /// Whether the store reads up the sort key: `first` goes along the connection's order,
+    /// `last` against it.
+    pub(super) fn reads_ascending(&self) -> bool {
+        self.forward != self.descending
     }
 }
 

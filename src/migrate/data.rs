@@ -559,9 +559,10 @@ async fn apply(
         name: migration.name.clone(),
         ..MigrationRun::default()
     };
-    // A type index recorded under another layout is filled again, from the start.
+    // A shipped migration recorded under another checksum describes another format (a type
+    // index of another layout, say): it is applied again, from the start. A file's is refused.
     let record = match record {
-        Some(recorded) if migration.fill_type_index && recorded.checksum != migration.checksum => {
+        Some(recorded) if migration.is_builtin() && recorded.checksum != migration.checksum => {
             if !dry_run {
                 store
                     .transact_write(vec![Write::Delete {

@@ -44,7 +44,7 @@ async fn serve(rust_log: Option<&str>) -> (Child, Vec<String>, String, ChildStde
 }
 
 /// Stops the server with SIGTERM and answers the rest of its log.
-async fn stop(child: Child, stderr: ChildStderr) -> Vec<String> {
+pub(crate) async fn stop(child: Child, stderr: ChildStderr) -> Vec<String> {
     let pid = child.id().expect("the server is running").to_string();
     let status = Command::new("kill")
         .args(["-TERM", &pid])

@@ -130,24 +130,6 @@ async fn serve(args: &[&str], env: &[(&str, &str)]) -> (Child, String, ChildStde
     (child, url, stderr.into_inner())
 }
 
-/// Stops the server with SIGTERM: it sends its last spans before it exits.
-async fn stop(child: Child, stderr: ChildStderr) {
-    let pid = child.id().expect("the server is running").to_string();
-    let status = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .await
-        .expect("kill runs");
-    assert!(status.success());
-    let mut lines = BufReader::new(stderr).lines();
-    let mut log = Vec::new();
-    while let Some(line) = lines.next_line().await.expect("readable log") {
-        log.push(line);
-    }
-    let output = child.wait_with_output().await.expect("the server exits");
-    assert!(output.status.success(), "a graceful stop exits 0: {log:#?}");
-}
-
 async fn graphql(url: &str, body: Value, traceparent: Option<&str>) -> Value {
     let mut request = reqwest::Client::new().post(url).json(&body);
     if let Some(parent) = traceparent {
@@ -203,7 +185,8 @@ async fn a_request_span_per_operation_with_a_child_span_per_storage_call() {
     )
     .await;
     assert_eq!(read["data"]["farm"]["name"], "Traced", "{read}");
-    stop(child, stderr).await;
+    // SIGTERM: the server sends its last spans before it exits.
+    crate::logs::stop(child, stderr).await;
 
     let spans = inbox.lock().expect("inbox").clone();
     assert!(
@@ -280,7 +263,8 @@ async fn the_standard_variables_turn_traces_on_and_name_the_service() {
     )
     .await;
     assert!(answer["errors"].is_null(), "{answer}");
-    stop(child, stderr).await;
+    // SIGTERM: the server sends its last spans before it exits.
+    crate::logs::stop(child, stderr).await;
 
     let spans = inbox.lock().expect("inbox").clone();
     let [query] = spans_named(&spans, "query")[..] else {
@@ -315,7 +299,8 @@ async fn traces_stay_off_when_the_sdk_is_disabled() {
     )
     .await;
     assert!(answer["errors"].is_null(), "{answer}");
-    stop(child, stderr).await;
+    // SIGTERM: the server sends its last spans before it exits.
+    crate::logs::stop(child, stderr).await;
     assert!(inbox.lock().expect("inbox").is_empty(), "nothing was sent");
 }
 

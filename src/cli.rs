@@ -183,6 +183,10 @@ pub struct ServeArgs {
     /// Storage calls one request may make; fields past it answer an error.
     #[arg(long, env = "TABLEGRAPH_MAX_STORAGE_CALLS", default_value_t = SchemaOptions::default().max_storage_calls)]
     pub max_storage_calls: usize,
+    /// Items a filtered page (`filter:` on a list, index query or connection) may evaluate; a
+    /// page that reaches it before it is full ends there, and says so in `extensions.filters`.
+    #[arg(long, env = "TABLEGRAPH_MAX_FILTER_READ_ITEMS", default_value_t = SchemaOptions::default().max_filter_read_items, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_filter_read_items: usize,
     /// A subscription event whose answer is larger than this many bytes reaches its subscriber
     /// as an `EventTooLarge` error instead.
     #[arg(long, env = "TABLEGRAPH_MAX_EVENT_BYTES", default_value_t = SchemaOptions::default().max_event_bytes)]
@@ -294,6 +298,7 @@ impl ServeArgs {
                     max_root_fields: self.max_root_fields,
                 },
                 max_storage_calls: self.max_storage_calls,
+                max_filter_read_items: self.max_filter_read_items,
                 max_event_bytes: self.max_event_bytes,
                 max_subscriptions: self.max_subscriptions,
                 max_pending_events: self.max_pending_events,

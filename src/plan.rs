@@ -31,7 +31,10 @@ pub struct FieldPlan {
 
 const PER_LEVEL: &str = "batched with its query level, ≤100 keys a call";
 const PER_PARENT: &str = "one per parent per page";
-const LIST_PAGE: &str = "one per shard per page, sent together";
+const CONNECTION_PAGE: &str =
+    "one per parent per page; with filter: a FilterExpression, read on until full or budget";
+const LIST_PAGE: &str = "one per shard per page, sent together; with filter: a FilterExpression, \
+     read on until full or budget";
 const NONE: &str = "no storage call";
 
 fn access(
@@ -210,20 +213,22 @@ fn field_accesses(model: &Model, kind: &FieldKind) -> Vec<Access> {
                 keys::slot_sort_attribute(has_many.slot),
                 has_many.sort_by.as_deref().unwrap_or("id")
             ),
-            PER_PARENT,
+            CONNECTION_PAGE,
         )],
         FieldKind::Outgoing { edge, .. } => vec![
             access(
                 "Query",
                 "table",
                 format!("PK = NODE#<parent.id>, SK begins with {edge}#"),
-                PER_PARENT,
+                CONNECTION_PAGE,
             ),
             node_read("edge.to"),
         ],
         FieldKind::Incoming { edge, .. } => {
             let slot = model.edge_def(edge).map_or(0, |e| e.slot);
-            vec![slot_query(slot, edge), node_read("edge.from")]
+            let mut query = slot_query(slot, edge);
+            query.batching = CONNECTION_PAGE;
+            vec![query, node_read("edge.from")]
         }
         FieldKind::Targets { edge, .. } => vec![
             access(

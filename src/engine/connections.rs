@@ -10,11 +10,14 @@ use std::sync::Arc;
 
 use super::error::EngineError;
 use super::nodes::{Node, load_nodes};
-use super::page_request::{KeyCondition, PageRequest, SortOperand};
+use super::page_reads::{self, Range, Reading};
+use super::page_request::{
+    FilterRead, KeyCondition, PageRead, PageRequest, SortOperand, tighter_lower, tighter_upper,
+};
 use super::scope::RequestScope;
 use crate::keys::{self, Cursor, CursorKeys};
 use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
-use crate::store::{AttrValue, Bound, Item, RangeQuery};
+use crate::store::{AttrValue, Bound, Item};
 
 /// Where a connection's items come from.
 #[derive(Debug, Clone)]
@@ -82,12 +85,58 @@ pub struct Page {
     pub edges: Vec<PageEdge>,
     pub has_next_page: bool,
     pub has_previous_page: bool,
+    /// Paged with `first` (true) or `last`.
+    pub forward: bool,
+    /// What the page's filter read, when it had one.
+    pub filtered: Option<FilterRead>,
+    /// When the read budget stopped a filtered page: the cursor of where it stopped, which
+    /// ends the page (its `endCursor` paging forward, its `startCursor` paging backward).
+    pub budget_cursor: Option<String>,
 }
 
 impl Page {
+    /// The page's `startCursor` and `endCursor`.
+    pub fn cursors(&self) -> (Option<&str>, Option<&str>) {
+        let first = self.edges.first().map(|e| e.cursor.as_str());
+        let last = self.edges.last().map(|e| e.cursor.as_str());
+        let stop = self.budget_cursor.as_deref();
+        if self.forward {
+            (first.or(stop), stop.or(last))
+        } else {
+            (stop.or(first), last.or(stop))
+        }
+    }
+
+    /// The page of `edges` that `read` found for `page`, whose cursors are bound to `binding`.
+    pub(super) fn read(
+        scope: &RequestScope,
+        edges: Vec<PageEdge>,
+        page: &PageRequest,
+        binding: &str,
+        read: &PageRead,
+    ) -> Page {
+        let mut result = Page::of(edges, page, read.has_more);
+        result.budget_cursor = read
+            .filtered
+            .as_ref()
+            .and_then(|f| f.budget_stop.clone())
+            .map(|sort_key| {
+                Cursor {
+                    connection: binding.to_owned(),
+                    sort_key,
+                }
+                .encode(&scope.cursors)
+            });
+        result.filtered = read.filtered.clone();
+        result
+    }
+
     /// A page of `edges` read for `page`; `has_more` when the store held more past its end.
     pub(super) fn of(edges: Vec<PageEdge>, page: &PageRequest, has_more: bool) -> Page {
         Page {
+            forward: page.forward,
+            filtered: None,
+            budget_cursor: None,
             edges,
             has_next_page: if page.forward {
                 has_more
@@ -113,14 +162,10 @@ pub struct PageEdge {
     pub edge: Option<Arc<Item>>,
 }
 
-/// One page to read: the partition, the bounds and the filter that the page request and the
-/// connection's source give.
+/// One page to read: the range of sort keys that the page request and the connection's source
+/// give.
 struct PagePlan {
-    index: Option<u8>,
-    partition: String,
-    lower: Option<Bound>,
-    upper: Option<Bound>,
-    filter: Option<(String, Option<Bound>, Option<Bound>)>,
+    range: Range,
     /// The attribute a cursor holds: the item's sort key in what was queried.
     sort_attribute: String,
 }
@@ -235,19 +280,23 @@ impl Connection {
         let sort_upper = tighter_upper(role_upper, key_upper);
         Ok(match &self.source {
             Source::Slot { slot, element } => PagePlan {
-                index: Some(*slot),
-                partition: keys::slot_partition(element, parent_id),
-                lower: tighter_lower(lower, sort_lower),
-                upper: tighter_upper(upper, sort_upper),
-                filter: None,
+                range: Range {
+                    index: Some(*slot),
+                    partition: keys::slot_partition(element, parent_id),
+                    lower: tighter_lower(lower, sort_lower),
+                    upper: tighter_upper(upper, sort_upper),
+                    filter: None,
+                },
                 sort_attribute: keys::slot_sort_attribute(*slot),
             },
             Source::Incoming { edge, slot } => PagePlan {
-                index: Some(*slot),
-                partition: keys::slot_partition(edge, parent_id),
-                lower: tighter_lower(lower, sort_lower),
-                upper: tighter_upper(upper, sort_upper),
-                filter: None,
+                range: Range {
+                    index: Some(*slot),
+                    partition: keys::slot_partition(edge, parent_id),
+                    lower: tighter_lower(lower, sort_lower),
+                    upper: tighter_upper(upper, sort_upper),
+                    filter: None,
+                },
                 sort_attribute: keys::slot_sort_attribute(*slot),
             },
             // A node's own partition orders its edges by target id: the sort value is tested
@@ -259,11 +308,13 @@ impl Connection {
                 let filter = (sort_lower.is_some() || sort_upper.is_some())
                     .then(|| (keys::slot_sort_attribute(*slot), sort_lower, sort_upper));
                 PagePlan {
-                    index: None,
-                    partition: keys::node_key(parent_id),
-                    lower,
-                    upper,
-                    filter,
+                    range: Range {
+                        index: None,
+                        partition: keys::node_key(parent_id),
+                        lower,
+                        upper,
+                        filter,
+                    },
                     sort_attribute: "SK".to_owned(),
                 }
             }
@@ -367,21 +418,19 @@ async fn read_items(
     scope: &RequestScope,
     plan: &PagePlan,
     page: &PageRequest,
-) -> Result<Vec<Item>, EngineError> {
-    scope
-        .store
-        .query_range(&RangeQuery {
-            index: plan.index,
-            partition: &plan.partition,
-            lower: plan.lower.clone(),
-            upper: plan.upper.clone(),
-            filter: plan.filter.clone(),
-            forward: page.reads_ascending(),
-            limit: page.size + 1,
-            consistent: false,
-        })
-        .await
-        .map_err(|e| EngineError::from_store(&e))
+) -> Result<PageRead, EngineError> {
+    page_reads::read(
+        scope,
+        &Reading {
+            ranges: std::slice::from_ref(&plan.range),
+            sort_attribute: &plan.sort_attribute,
+            ascending: page.reads_ascending(),
+            size: page.size,
+            matching: page.filter.as_ref().map(|f| &f.filter),
+            budget: scope.filter_budget,
+        },
+    )
+    .await
 }
 
 /// Reads the page `page` of `connection` under `parent_id` before the parent node is read, and
@@ -396,11 +445,12 @@ pub async fn read_ahead(
     page: &PageRequest,
 ) -> Result<bool, EngineError> {
     let plan = connection.plan(model, page, parent_id, &scope.cursors)?;
-    let items = read_items(scope, &plan, page).await?;
-    let proven = items
+    let read = read_items(scope, &plan, page).await?;
+    let proven = read
+        .items
         .iter()
         .any(|item| connection.proves_parent_type(item, parent_type));
-    scope.stash_page((connection.binding(parent_id), page.clone()), items);
+    scope.stash_page((connection.binding(parent_id), page.clone()), read);
     Ok(proven)
 }
 
@@ -416,11 +466,11 @@ pub async fn read_page(
 ) -> Result<Page, EngineError> {
     let plan = connection.plan(model, page, parent_id, &scope.cursors)?;
     let binding = connection.binding(parent_id);
-    let mut items = match scope.take_page(&(binding.clone(), page.clone())) {
-        Some(items) => items,
+    let mut read = match scope.take_page(&(binding.clone(), page.clone())) {
+        Some(read) => read,
         None => read_items(scope, &plan, page).await?,
     };
-    let has_more = items.len() > page.size;
+    let mut items = std::mem::take(&mut read.items);
     items.truncate(page.size);
     if !page.forward {
         items.reverse();
@@ -434,7 +484,7 @@ pub async fn read_page(
         with_nodes,
     )
     .await?;
-    Ok(Page::of(edges, page, has_more))
+    Ok(Page::read(scope, edges, page, &binding, &read))
 }
 
 /// Pairs each item read with its node: the item itself for a slot, else the edge's other end,
@@ -529,52 +579,4 @@ pub(super) fn node_edges(
         }
     }
     edges
-}
-
-/// The higher of two lower bounds (exclusive wins a tie).
-fn tighter_lower(a: Option<Bound>, b: Option<Bound>) -> Option<Bound> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(
-            if a.value > b.value || (a.value == b.value && !a.inclusive) {
-                a
-            } else {
-                b
-            },
-        ),
-        (a, b) => a.or(b),
-    }
-}
-
-/// The lower of two upper bounds (exclusive wins a tie).
-fn tighter_upper(a: Option<Bound>, b: Option<Bound>) -> Option<Bound> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(
-            if a.value < b.value || (a.value == b.value && !a.inclusive) {
-                a
-            } else {
-                b
-            },
-        ),
-        (a, b) => a.or(b),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_tighter_bound_wins() {
-        let lower = tighter_lower(
-            Some(Bound::inclusive("400")),
-            Some(Bound::exclusive("500#x")),
-        );
-        assert_eq!(lower, Some(Bound::exclusive("500#x")));
-        let tie = tighter_lower(Some(Bound::inclusive("4")), Some(Bound::exclusive("4")));
-        assert_eq!(tie, Some(Bound::exclusive("4")));
-        let upper = tighter_upper(Some(Bound::exclusive("500$")), None);
-        assert_eq!(upper, Some(Bound::exclusive("500$")));
-        let upper = tighter_upper(Some(Bound::exclusive("b")), Some(Bound::exclusive("a")));
-        assert_eq!(upper, Some(Bound::exclusive("a")));
-    }
 }

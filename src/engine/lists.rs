@@ -1,17 +1,18 @@
 //! `list<Types>`: pages of every node of a type, read from its type index (see
 //! `model::ListDef`). A page is one Query per shard, all sent together, merged by sort key. The
 //! index's sort key is the node's id, one order across every shard, so a cursor is one position
-//! that holds in each shard: after it, each shard reads on from there.
+//! that holds in each shard: after it, each shard reads on from there. The shards are read and
+//! merged by `page_reads`, filters and all.
 //!
 //! Invariant: the shards a page reads are all the type's shards; a page never Scans.
 
 use super::connections::{Page, node_edges};
 use super::error::EngineError;
+use super::page_reads::{self, Range, Reading};
 use super::page_request::PageRequest;
 use super::scope::RequestScope;
 use crate::keys;
 use crate::model::TypeDef;
-use crate::store::{AttrValue, Item, RangeQuery};
 
 /// The page `page` of the list of `type_def`'s nodes.
 pub async fn read_list_page(
@@ -33,40 +34,29 @@ pub async fn read_list_page(
     }
     let binding = format!("list:{}", type_def.name);
     let (lower, upper) = page.cursor_bounds(&binding, &scope.cursors)?;
-    let ascending = page.reads_ascending();
-    let partitions: Vec<String> = (0..list.shards)
-        .map(|shard| keys::list_partition(&type_def.name, shard))
-        .collect();
-    let queries: Vec<RangeQuery<'_>> = partitions
-        .iter()
-        .map(|partition| RangeQuery {
+    let ranges: Vec<Range> = (0..list.shards)
+        .map(|shard| Range {
             index: Some(list.slot),
-            partition,
+            partition: keys::list_partition(&type_def.name, shard),
             lower: lower.clone(),
             upper: upper.clone(),
             filter: None,
-            forward: ascending,
-            limit: page.size + 1,
-            consistent: false,
         })
         .collect();
-    let reads = queries.iter().map(|query| scope.store.query_range(query));
-    let shards = futures::future::try_join_all(reads)
-        .await
-        .map_err(|e| EngineError::from_store(&e))?;
     let sort_attribute = keys::slot_sort_attribute(list.slot);
-    let mut items: Vec<Item> = shards.into_iter().flatten().collect();
-    let sort_key = |item: &Item| {
-        item.get(&sort_attribute)
-            .and_then(AttrValue::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    items.sort_by_cached_key(sort_key);
-    if !ascending {
-        items.reverse();
-    }
-    let has_more = items.len() > page.size;
+    let mut read = page_reads::read(
+        scope,
+        &Reading {
+            ranges: &ranges,
+            sort_attribute: &sort_attribute,
+            ascending: page.reads_ascending(),
+            size: page.size,
+            matching: page.filter.as_ref().map(|f| &f.filter),
+            budget: scope.filter_budget,
+        },
+    )
+    .await?;
+    let mut items = std::mem::take(&mut read.items);
     items.truncate(page.size);
     if !page.forward {
         items.reverse();
@@ -78,5 +68,5 @@ pub async fn read_list_page(
         &sort_attribute,
         items,
     );
-    Ok(Page::of(edges, page, has_more))
+    Ok(Page::read(scope, edges, page, &binding, &read))
 }

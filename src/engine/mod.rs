@@ -18,6 +18,7 @@ mod events;
 mod lists;
 mod node_writes;
 mod nodes;
+mod page_reads;
 mod page_request;
 mod pipelines;
 mod plan;
@@ -43,10 +44,12 @@ pub use events::{
 pub use lists::read_list_page;
 pub use node_writes::{FieldValues, Guard, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, prefetch};
+
 pub use page_request::{
-    DEFAULT_PAGE_SIZE, KeyCondition, MAX_PAGE_SIZE, PageArguments, PageRequest, SortOperand,
+    DEFAULT_PAGE_SIZE, FilterRead, KeyCondition, MAX_PAGE_SIZE, PageArguments, PageFilter,
+    PageRequest, SortOperand,
 };
 pub use pipelines::{Found, PipelineInput, run_pipeline};
 pub use relay::LEASE_DURATION;
 pub use scalars::{is_aws_date, is_aws_date_time, is_aws_email, now};
-pub use scope::{RequestScope, ScopeSource};
+pub use scope::{DEFAULT_FILTER_BUDGET, RequestScope, ScopeSource};

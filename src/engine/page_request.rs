@@ -1,10 +1,13 @@
 //! What page of a connection a client asked for: a direction, a size, the cursors it starts or
-//! ends at, the sort direction, a key condition on the sort field, and the role filters of edge
-//! connections. Validated once, here.
+//! ends at, the sort direction, a key condition on the sort field, the role filters of edge
+//! connections and a filter on the items' fields. Validated once, here. Also what a page read
+//! found (`PageRead`), and the bounds both share.
+
+use std::hash::{Hash, Hasher};
 
 use super::error::EngineError;
 use crate::keys::{Cursor, CursorKeys};
-use crate::store::Bound;
+use crate::store::{Bound, Filter, Item};
 
 /// Page size when the client gives neither `first` nor `last`.
 pub const DEFAULT_PAGE_SIZE: usize = 20;
@@ -25,6 +28,8 @@ pub struct PageRequest {
     pub key_condition: Option<KeyCondition>,
     pub role: Option<String>,
     pub min_role: Option<String>,
+    /// Only the items that meet this (see `page_reads`).
+    pub filter: Option<PageFilter>,
 }
 
 /// The arguments of a connection field as the client sent them.
@@ -38,6 +43,39 @@ pub struct PageArguments {
     pub key_condition: Option<KeyCondition>,
     pub role: Option<String>,
     pub min_role: Option<String>,
+    pub filter: Option<Filter>,
+}
+
+/// A page's filter on its items' fields. Two are the same request when they test the same
+/// (a page read ahead is found again by its request).
+#[derive(Debug, Clone)]
+pub struct PageFilter {
+    pub filter: Filter,
+    /// What it tests, written out: what it is compared and hashed by.
+    written: String,
+}
+
+impl PageFilter {
+    fn new(filter: Filter) -> PageFilter {
+        PageFilter {
+            written: format!("{filter:?}"),
+            filter,
+        }
+    }
+}
+
+impl PartialEq for PageFilter {
+    fn eq(&self, other: &Self) -> bool {
+        self.written == other.written
+    }
+}
+
+impl Eq for PageFilter {}
+
+impl Hash for PageFilter {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.written.hash(state);
+    }
 }
 
 /// A condition on the sort value of a sorted connection, with Amplify's key-condition
@@ -98,6 +136,13 @@ impl PageRequest {
             key_condition: arguments.key_condition,
             role: arguments.role,
             min_role: arguments.min_role,
+            filter: match arguments.filter {
+                Some(filter) => match filter.beyond_limits() {
+                    Some(why) => return Err(EngineError::bad_input(format!("filter: {why}"))),
+                    None => Some(PageFilter::new(filter)),
+                },
+                None => None,
+            },
         })
     }
 }
@@ -136,6 +181,54 @@ impl PageRequest {
     }
 }
 
+/// A page read: its items in the order read, at most `size + 1`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PageRead {
+    pub items: Vec<Item>,
+    /// The store held more past the page's `size` items, or may (a budget stop).
+    pub has_more: bool,
+    /// What a filter cost, when the page had one.
+    pub filtered: Option<FilterRead>,
+}
+
+/// What a filtered page read: items evaluated, items that met the filter, and where it stopped
+/// when the budget ran out before the page was settled.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FilterRead {
+    pub evaluated: usize,
+    pub matched: usize,
+    /// The sort key the page ends at: the next page starts past it.
+    pub budget_stop: Option<String>,
+}
+
+/// The higher of two lower bounds (exclusive wins a tie).
+pub(super) fn tighter_lower(a: Option<Bound>, b: Option<Bound>) -> Option<Bound> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(
+            if a.value > b.value || (a.value == b.value && !a.inclusive) {
+                a
+            } else {
+                b
+            },
+        ),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The lower of two upper bounds (exclusive wins a tie).
+pub(super) fn tighter_upper(a: Option<Bound>, b: Option<Bound>) -> Option<Bound> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(
+            if a.value < b.value || (a.value == b.value && !a.inclusive) {
+                a
+            } else {
+                b
+            },
+        ),
+        (a, b) => a.or(b),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,5 +262,20 @@ mod tests {
         ] {
             assert!(PageRequest::new(arguments).is_err());
         }
+    }
+
+    #[test]
+    fn the_tighter_bound_wins() {
+        let lower = tighter_lower(
+            Some(Bound::inclusive("400")),
+            Some(Bound::exclusive("500#x")),
+        );
+        assert_eq!(lower, Some(Bound::exclusive("500#x")));
+        let tie = tighter_lower(Some(Bound::inclusive("4")), Some(Bound::exclusive("4")));
+        assert_eq!(tie, Some(Bound::exclusive("4")));
+        let upper = tighter_upper(Some(Bound::exclusive("500$")), None);
+        assert_eq!(upper, Some(Bound::exclusive("500$")));
+        let upper = tighter_upper(Some(Bound::exclusive("b")), Some(Bound::exclusive("a")));
+        assert_eq!(upper, Some(Bound::exclusive("a")));
     }
 }

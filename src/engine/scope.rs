@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::change::Change;
-use super::page_request::PageRequest;
+use super::page_request::{FilterRead, PageRead, PageRequest};
 use crate::keys::CursorKeys;
 use crate::loaders::ItemLoader;
-use crate::store::{CallLog, Item, Store};
+use crate::store::{CallLog, Store};
 
 /// A page read ahead: the connection binding (`Team.goals:<id>`) and the request for it.
 type PageKey = (String, PageRequest);
@@ -22,8 +22,13 @@ pub struct RequestScope {
     pub calls: Arc<CallLog>,
     /// The keys the request's cursors are signed and checked with.
     pub cursors: Arc<CursorKeys>,
+    /// Items a filtered page may evaluate (`--max-filter-read-items`).
+    pub filter_budget: usize,
     /// Connection pages read ahead of their fields (see `engine::connections::read_ahead`).
-    pages: Mutex<HashMap<PageKey, Vec<Item>>>,
+    pages: Mutex<HashMap<PageKey, PageRead>>,
+    /// What each filtered page of the request read, named by where the front end asked for
+    /// it.
+    filter_reads: Mutex<Vec<(String, FilterRead)>>,
     /// What the request's committed writes changed, in commit order.
     changes: Mutex<Vec<Change>>,
 }
@@ -35,7 +40,11 @@ pub struct ScopeSource {
     store: Store,
     max_storage_calls: usize,
     cursors: Arc<CursorKeys>,
+    filter_budget: usize,
 }
+
+/// Items a filtered page evaluates at most, unless configured otherwise.
+pub const DEFAULT_FILTER_BUDGET: usize = 1000;
 
 impl ScopeSource {
     /// Scopes whose cursors are signed with this process's own keys.
@@ -44,7 +53,14 @@ impl ScopeSource {
             store,
             max_storage_calls,
             cursors: CursorKeys::of_this_process(),
+            filter_budget: DEFAULT_FILTER_BUDGET,
         }
+    }
+
+    /// The same, with filtered pages evaluating at most `items` items each.
+    pub fn with_filter_budget(mut self, items: usize) -> ScopeSource {
+        self.filter_budget = items.max(1);
+        self
     }
 
     /// The same, with cursors signed with `keys` (shared by replicas).
@@ -55,7 +71,10 @@ impl ScopeSource {
 
     /// A fresh scope: its own loader, its own budget.
     pub fn scope(&self) -> RequestScope {
-        RequestScope::signing(&self.store, self.max_storage_calls, self.cursors.clone())
+        let mut scope =
+            RequestScope::signing(&self.store, self.max_storage_calls, self.cursors.clone());
+        scope.filter_budget = self.filter_budget;
+        scope
     }
 }
 
@@ -73,17 +92,29 @@ impl RequestScope {
             store,
             calls,
             cursors,
+            filter_budget: DEFAULT_FILTER_BUDGET,
             pages: Mutex::default(),
+            filter_reads: Mutex::default(),
             changes: Mutex::default(),
         }
     }
 
-    pub(super) fn stash_page(&self, key: PageKey, items: Vec<Item>) {
-        lock(&self.pages).insert(key, items);
+    pub(super) fn stash_page(&self, key: PageKey, read: PageRead) {
+        lock(&self.pages).insert(key, read);
     }
 
-    pub(super) fn take_page(&self, key: &PageKey) -> Option<Vec<Item>> {
+    pub(super) fn take_page(&self, key: &PageKey) -> Option<PageRead> {
         lock(&self.pages).remove(key)
+    }
+
+    /// Notes what a filtered page read, under `at` (where the request asked for it).
+    pub fn note_filter_read(&self, at: String, read: FilterRead) {
+        lock(&self.filter_reads).push((at, read));
+    }
+
+    /// What the request's filtered pages read, in the order they were noted.
+    pub fn filter_reads(&self) -> Vec<(String, FilterRead)> {
+        lock(&self.filter_reads).clone()
     }
 
     pub(super) fn record_changes(&self, changes: impl IntoIterator<Item = Change>) {

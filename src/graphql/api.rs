@@ -25,6 +25,8 @@ pub struct SchemaOptions {
     pub limits: QueryLimits,
     /// Storage calls one request may make; past it, fields answer `BadUserInput`.
     pub max_storage_calls: usize,
+    /// Items a filtered page may evaluate before it stops short (`--max-filter-read-items`).
+    pub max_filter_read_items: usize,
     /// The declarative resolvers of `resolvers/`.
     pub resolvers: Arc<crate::resolvers::Resolvers>,
     /// A subscription event whose answer is larger than this reaches its subscriber as an
@@ -43,6 +45,7 @@ impl Default for SchemaOptions {
             introspection: true,
             limits: QueryLimits::default(),
             max_storage_calls: 500,
+            max_filter_read_items: crate::engine::DEFAULT_FILTER_BUDGET,
             resolvers: Arc::default(),
             // AppSync's limit on a subscription payload.
             max_event_bytes: 240 * 1024,

@@ -14,7 +14,7 @@ use async_graphql::dynamic::{
 use super::context::{model, scope};
 use super::errors::graphql_error;
 use super::fields::attribute_field;
-use super::{key_conditions, prefetch};
+use super::{filters, key_conditions, prefetch};
 use crate::engine::{
     self, Connection, DEFAULT_PAGE_SIZE, EngineError, KeyField, MAX_PAGE_SIZE, Node, Page,
     PageArguments, PageEdge, PageRequest,
@@ -29,13 +29,13 @@ pub(super) fn page_info() -> Object {
             FieldFuture::from_value(value.map(Into::into))
         })
     };
-    let cursor = |name: &str, read: fn(&Page) -> Option<&PageEdge>| {
+    let cursor = |name: &str, read: fn(&Page) -> Option<&str>| {
         Field::new(name, TypeRef::named(TypeRef::STRING), move |ctx| {
             let value = ctx
                 .parent_value
                 .downcast_ref::<Page>()
                 .and_then(read)
-                .map(|edge| edge.cursor.as_str().into());
+                .map(Value::from);
             FieldFuture::from_value(value)
         })
     };
@@ -43,8 +43,8 @@ pub(super) fn page_info() -> Object {
         .description("Where a page sits in its connection (Relay cursor connections).")
         .field(flag("hasNextPage", |p| p.has_next_page))
         .field(flag("hasPreviousPage", |p| p.has_previous_page))
-        .field(cursor("startCursor", |p| p.edges.first()))
-        .field(cursor("endCursor", |p| p.edges.last()))
+        .field(cursor("startCursor", |p| p.cursors().0))
+        .field(cursor("endCursor", |p| p.cursors().1))
 }
 
 /// The names of the connection type and of its Relay edge type that `field` returns.
@@ -159,18 +159,27 @@ pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
     let (connection_type, _) = type_names(field).expect("a connection field has a connection type");
     let role_enum = connection.role_enum.clone();
     let key_field = connection.key_field.clone();
+    let filter = filters::connection_filter(field, model);
+    let filter_fields = Arc::new(filter.as_ref().map(|(_, fields)| fields.clone()));
     let mut generated = Field::new(
         &field.name,
         TypeRef::named_nn(connection_type),
         move |ctx| {
             let connection = connection.clone();
+            let filter_fields = filter_fields.clone();
             FieldFuture::new(async move {
-                let page = resolve(&ctx, &connection).await.map_err(graphql_error)?;
+                let page = resolve(&ctx, &connection, filter_fields.as_deref())
+                    .await
+                    .map_err(graphql_error)?;
                 Ok(Some(FieldValue::owned_any(page)))
             })
         },
     );
-    generated = with_page_arguments(generated, key_field.as_ref());
+    generated = with_page_arguments(
+        generated,
+        key_field.as_ref(),
+        filter.as_ref().map(|(name, _)| name.as_str()),
+    );
     if let Some(role_enum) = &role_enum {
         generated = generated.argument(
             InputValue::new("role", TypeRef::named(role_enum))
@@ -186,9 +195,13 @@ pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
     generated
 }
 
-/// `field` with the arguments of a page: `first`/`after`, `last`/`before`, `sortDirection`, and
-/// the key condition of `key_field`.
-fn with_page_arguments(mut field: Field, key_field: Option<&KeyField>) -> Field {
+/// `field` with the arguments of a page: `first`/`after`, `last`/`before`, `sortDirection`, the
+/// key condition of `key_field`, and `filter` of the input `filter` names.
+fn with_page_arguments(
+    mut field: Field,
+    key_field: Option<&KeyField>,
+    filter: Option<&str>,
+) -> Field {
     field = field
         .argument(InputValue::new("first", TypeRef::named(TypeRef::INT)).description(
             format!("Page forward: at most this many (0 to {MAX_PAGE_SIZE}; {DEFAULT_PAGE_SIZE} when neither first nor last is given)."),
@@ -198,6 +211,16 @@ fn with_page_arguments(mut field: Field, key_field: Option<&KeyField>) -> Field 
         .argument(InputValue::new("before", TypeRef::named(TypeRef::STRING)).description("End before this cursor."));
     for argument in key_conditions::arguments(key_field) {
         field = field.argument(argument);
+    }
+    if let Some(filter) = filter {
+        field = field.argument(
+            InputValue::new("filter", TypeRef::named(filter)).description(
+                "Only the items that meet this, tested by the store as it reads. A page reads on \
+             until it is full or it has evaluated the server's read budget of items \
+             (--max-filter-read-items); a page the budget stopped ends at the cursor where it \
+             stopped, and the response's `extensions.filters` says so.",
+            ),
+        );
     }
     field
 }
@@ -214,38 +237,64 @@ pub(super) fn list_field(type_def: &TypeDef) -> Field {
          its type index ({shards}), merged.",
         type_def.name
     );
+    let filter_name = filters::page_filter_name(&type_def.name);
+    let filter_fields = Arc::new(filters::node_filter_fields(&type_def));
     let field = Field::new(name, TypeRef::named_nn(connection_type), move |ctx| {
         let type_def = type_def.clone();
+        let filter_fields = filter_fields.clone();
         FieldFuture::new(async move {
-            let page = resolve_list(&ctx, &type_def).await.map_err(graphql_error)?;
+            let page = resolve_list(&ctx, &type_def, &filter_fields)
+                .await
+                .map_err(graphql_error)?;
             Ok(Some(FieldValue::owned_any(page)))
         })
     })
     .description(description);
-    with_page_arguments(field, None)
+    with_page_arguments(field, None, Some(&filter_name))
 }
 
-async fn resolve_list(ctx: &ResolverContext<'_>, type_def: &TypeDef) -> Result<Page, EngineError> {
+async fn resolve_list(
+    ctx: &ResolverContext<'_>,
+    type_def: &TypeDef,
+    filter_fields: &[(String, ScalarType)],
+) -> Result<Page, EngineError> {
     let model = model(ctx)?;
     let scope = scope(ctx)?;
-    let request = page_request(None, |name| {
+    let request = page_request(None, Some(filter_fields), |name| {
         ctx.args.get(name).map(|v| v.as_value().clone())
     })?;
     let page = engine::read_list_page(scope, type_def, &request).await?;
+    note_filter_read(ctx, scope, &page);
     let node_selection = ctx.look_ahead().field("edges").field("node");
     let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
     prefetch::relations(scope, model, &nodes, &node_selection).await?;
     Ok(page)
 }
 
-async fn resolve(ctx: &ResolverContext<'_>, connection: &Connection) -> Result<Page, EngineError> {
+/// Notes what a filtered page read, under the path of its field, for the response's
+/// `extensions.filters`.
+fn note_filter_read(ctx: &ResolverContext<'_>, scope: &engine::RequestScope, page: &Page) {
+    if let Some(read) = &page.filtered {
+        let at = ctx
+            .path_node
+            .map(|path| path.to_string())
+            .unwrap_or_default();
+        scope.note_filter_read(at, read.clone());
+    }
+}
+
+async fn resolve(
+    ctx: &ResolverContext<'_>,
+    connection: &Connection,
+    filter_fields: Option<&[(String, ScalarType)]>,
+) -> Result<Page, EngineError> {
     let parent = ctx
         .parent_value
         .downcast_ref::<Node>()
         .ok_or(EngineError::Internal)?;
     let model = model(ctx)?;
     let scope = scope(ctx)?;
-    let request = page_request(connection.key_field.as_ref(), |name| {
+    let request = page_request(connection.key_field.as_ref(), filter_fields, |name| {
         ctx.args.get(name).map(|v| v.as_value().clone())
     })?;
     let node_selection = ctx.look_ahead().field("edges").field("node");
@@ -258,15 +307,18 @@ async fn resolve(ctx: &ResolverContext<'_>, connection: &Connection) -> Result<P
         node_selection.exists(),
     )
     .await?;
+    note_filter_read(ctx, scope, &page);
     let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
     prefetch::relations(scope, model, &nodes, &node_selection).await?;
     Ok(page)
 }
 
 /// The page a connection field asks for, from a resolver's arguments or from a look-ahead of
-/// them; `key_field` is the field its key condition tests, if it takes one.
+/// them; `key_field` is the field its key condition tests, if it takes one, and
+/// `filter_fields` the fields its filter may test, if it takes one.
 pub(super) fn page_request(
     key_field: Option<&KeyField>,
+    filter_fields: Option<&[(String, ScalarType)]>,
     get: impl Fn(&str) -> Option<Value>,
 ) -> Result<PageRequest, EngineError> {
     let present = |name: &str| get(name).filter(|v| *v != Value::Null);
@@ -299,5 +351,9 @@ pub(super) fn page_request(
         key_condition: key_conditions::key_condition(key_field, &get)?,
         role: text("role")?,
         min_role: text("minRole")?,
+        filter: match (filter_fields, present("filter")) {
+            (Some(fields), Some(filter)) => Some(filters::filter_of(&filter, fields, "filter")?),
+            _ => None,
+        },
     })
 }

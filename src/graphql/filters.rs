@@ -8,7 +8,7 @@ use async_graphql::dynamic::{InputObject, InputValue, SchemaBuilder, TypeRef};
 
 use super::values::from_input;
 use crate::engine::{EngineError, Filter, Test};
-use crate::model::{FieldKind, ScalarType, TypeDef};
+use crate::model::{EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef};
 use crate::store::AttrValue;
 
 /// Which family of inputs.
@@ -80,6 +80,53 @@ pub(super) fn condition_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> 
     fields.push(("createdAt".to_owned(), ScalarType::AwsDateTime));
     fields.push(("updatedAt".to_owned(), ScalarType::AwsDateTime));
     fields
+}
+
+/// The fields a page's filter on nodes of `type_def` tests: its id, its scalar fields and the
+/// times.
+pub(super) fn node_filter_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
+    let mut fields = vec![("id".to_owned(), ScalarType::Id)];
+    fields.extend(condition_fields(type_def));
+    fields
+}
+
+/// The fields a page's filter on edges of `edge_def` tests: its own fields and `createdAt`.
+pub(super) fn edge_filter_fields(edge_def: &EdgeTypeDef) -> Vec<(String, ScalarType)> {
+    let mut fields = Vec::new();
+    for field in &edge_def.fields {
+        if let FieldKind::Scalar { scalar, .. } = &field.kind {
+            fields.push((field.name.clone(), scalar.clone()));
+        }
+    }
+    fields.push(("createdAt".to_owned(), ScalarType::AwsDateTime));
+    fields
+}
+
+/// The name of the filter input of pages of `name`'s nodes or edges (`ModelFarmFilterInput`).
+pub(super) fn page_filter_name(name: &str) -> String {
+    format!("Model{name}FilterInput")
+}
+
+/// The filter a page of `field` (a connection of `model`) takes: its input's name and the
+/// fields it tests. A `@hasMany` of a union takes none.
+pub(super) fn connection_filter(
+    field: &FieldDef,
+    model: &Model,
+) -> Option<(String, Vec<(String, ScalarType)>)> {
+    match &field.kind {
+        FieldKind::HasMany(has_many) => {
+            let element = model.type_def(&has_many.element)?;
+            Some((page_filter_name(&element.name), node_filter_fields(element)))
+        }
+        FieldKind::Outgoing { edge, .. } | FieldKind::Incoming { edge, .. } => {
+            let edge_def = model.edge_def(edge)?;
+            Some((
+                page_filter_name(&edge_def.name),
+                edge_filter_fields(edge_def),
+            ))
+        }
+        _ => None,
+    }
 }
 
 /// The name of the input that filters a field holding `scalar`.

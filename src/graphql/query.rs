@@ -139,7 +139,14 @@ async fn read_ahead_root(
     let arguments = child
         .arguments()
         .map_err(|e| EngineError::bad_input(e.message))?;
-    let request = page_request(connection.key_field.as_ref(), |name| {
+    // A filtered page reads in rounds that the field itself runs; it is not read ahead.
+    if arguments
+        .iter()
+        .any(|(name, value)| name.as_str() == "filter" && *value != async_graphql::Value::Null)
+    {
+        return Ok(false);
+    }
+    let request = page_request(connection.key_field.as_ref(), None, |name| {
         arguments
             .iter()
             .find(|(argument, _)| argument.as_str() == name)

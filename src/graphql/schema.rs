@@ -53,6 +53,11 @@ pub(super) fn register(
                 &format!("Model{}ConditionInput", type_def.name),
                 &filters::condition_fields(type_def),
                 FilterKind::Condition,
+            ))
+            .register(filters::filter_input(
+                &filters::page_filter_name(&type_def.name),
+                &filters::node_filter_fields(type_def),
+                FilterKind::Condition,
             ));
         for field in &type_def.fields {
             let Some((name, edge_name)) = connection::type_names(field) else {
@@ -100,7 +105,12 @@ pub(super) fn register(
     for edge_def in &model.edges {
         builder = builder
             .register(edge_types::edge_object(edge_def, model))
-            .register(inputs::add_input(edge_def));
+            .register(inputs::add_input(edge_def))
+            .register(filters::filter_input(
+                &filters::page_filter_name(&edge_def.name),
+                &filters::edge_filter_fields(edge_def),
+                FilterKind::Condition,
+            ));
     }
     builder
 }

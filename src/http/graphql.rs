@@ -238,6 +238,24 @@ async fn execute(
             async_graphql::Value::from_json(calls).unwrap_or_default(),
         );
     }
+    let filter_reads = scope.filter_reads();
+    if !filter_reads.is_empty() {
+        let reads: Vec<serde_json::Value> = filter_reads
+            .into_iter()
+            .map(|(path, read)| {
+                serde_json::json!({
+                    "path": path,
+                    "itemsRead": read.evaluated,
+                    "itemsMatched": read.matched,
+                    "budgetExhausted": read.budget_stop.is_some(),
+                })
+            })
+            .collect();
+        response.extensions.insert(
+            "filters".to_owned(),
+            async_graphql::Value::from_json(serde_json::Value::Array(reads)).unwrap_or_default(),
+        );
+    }
     // A request error (the document did not parse, validate or pass the limits) has no data
     // and no paths; an error raised while the request ran always has a path (see
     // `graphql::field_errors`) and comes with `data`, even `"data": null`.

@@ -58,10 +58,13 @@ impl AppState {
                 metrics: HttpMetrics::new(&ROUTES),
                 graphiql,
                 expose_storage_calls: config.expose_storage_calls,
-                scopes: match &config.cursor_keys {
-                    Some(keys) => ScopeSource::new(store.clone(), config.graphql.max_storage_calls)
-                        .with_cursor_keys(keys.clone()),
-                    None => ScopeSource::new(store.clone(), config.graphql.max_storage_calls),
+                scopes: {
+                    let scopes = ScopeSource::new(store.clone(), config.graphql.max_storage_calls)
+                        .with_filter_budget(config.graphql.max_filter_read_items);
+                    match &config.cursor_keys {
+                        Some(keys) => scopes.with_cursor_keys(keys.clone()),
+                        None => scopes,
+                    }
                 },
                 store,
                 max_subscriptions_per_connection: config.max_subscriptions_per_connection,

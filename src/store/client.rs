@@ -13,6 +13,7 @@ use super::calls::{
     CallAnswer, CallLog, CallRecord, call_span, capacity, close_call_span, total_capacity,
 };
 use super::error::{self, StoreError};
+use super::filter::Filter;
 use super::item::{self, AttrValue, Item};
 use super::key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS, RangeQuery, key_map};
 use super::metrics::StoreMetrics;
@@ -397,6 +398,93 @@ impl Store {
         Ok(items)
     }
 
+    /// One Query call of one partition between the query's bounds, evaluating at most
+    /// `query.limit` items and keeping those that meet `matching` too (a FilterExpression, which
+    /// DynamoDB applies after its Limit). Answers what it kept, how many items it evaluated,
+    /// and the sort key it stopped at when the range may go on (DynamoDB's
+    /// `LastEvaluatedKey`): a caller reads on with a bound past it.
+    pub async fn query_page(
+        &self,
+        query: &RangeQuery<'_>,
+        matching: Option<&Filter>,
+    ) -> Result<RangePage, StoreError> {
+        let (pk, sk) = match query.index {
+            Some(slot) => (
+                keys::slot_partition_attribute(slot),
+                keys::slot_sort_attribute(slot),
+            ),
+            None => ("PK".to_owned(), "SK".to_owned()),
+        };
+        let mut expression = Expression::default();
+        let pk_name = expression.name(&pk);
+        let pk_value = expression.value(query.partition);
+        let mut condition = format!("{pk_name} = {pk_value}");
+        let Some(range) = range_condition(&mut expression, &sk, &query.lower, &query.upper) else {
+            return Ok(RangePage::default());
+        };
+        if !range.is_empty() {
+            condition = format!("{condition} AND {range}");
+        }
+        let mut filters = Vec::new();
+        if let Some((attribute, lower, upper)) = &query.filter {
+            match range_condition(&mut expression, attribute, lower, upper) {
+                Some(filter) if !filter.is_empty() => filters.push(filter),
+                Some(_) => {}
+                None => return Ok(RangePage::default()),
+            }
+        }
+        if let Some(matching) = matching {
+            filters.push(matching.expression("f", &mut expression.names, &mut expression.values));
+        }
+        let filter = (!filters.is_empty()).then(|| filters.join(" AND "));
+        let index = query.index.map(keys::gsi_name);
+        let output = retry::call(|| async {
+            self.begin_call()?;
+            self.observed("Query", index.as_deref(), None, || async {
+                self.client
+                    .query()
+                    .table_name(self.table.as_ref())
+                    .set_index_name(index.clone())
+                    .key_condition_expression(&condition)
+                    .set_filter_expression(filter.clone())
+                    .set_expression_attribute_names(Some(expression.names.clone()))
+                    .set_expression_attribute_values(Some(expression.values.clone()))
+                    .scan_index_forward(query.forward)
+                    .set_consistent_read(query.consistent.then_some(true))
+                    .limit(i32::try_from(query.limit.max(1)).unwrap_or(i32::MAX))
+                    .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                    .send()
+                    .await
+                    .map_err(error::classify)
+            })
+            .await
+        })
+        .await?;
+        let page = output.items.unwrap_or_default();
+        self.record(CallRecord {
+            operation: "Query",
+            index: index.clone(),
+            keys: None,
+            items: Some(page.len()),
+            consumed_capacity: capacity(output.consumed_capacity.as_ref()),
+        });
+        let stopped_at = output
+            .last_evaluated_key
+            .as_ref()
+            .and_then(|key| key.get(&sk))
+            .and_then(|value| value.as_s().ok())
+            .cloned();
+        Ok(RangePage {
+            items: page
+                .into_iter()
+                .map(item::item_from_sdk)
+                .filter(|item| within(item.get(&sk), &query.lower, &query.upper))
+                .collect(),
+            evaluated: usize::try_from(output.scanned_count).unwrap_or(0),
+            stopped_at,
+        })
+    }
+
     /// Reads every item of the table with `segments` parallel Scan segments, each followed page
     /// by page. For tools that walk the whole table (`check`), never for requests.
     pub async fn scan_all(&self, segments: u16) -> Result<Vec<Item>, StoreError> {
@@ -547,6 +635,17 @@ impl Store {
             .await
             .1
     }
+}
+
+/// What one Query call of [`Store::query_page`] read.
+#[derive(Debug, Default)]
+pub struct RangePage {
+    /// The items within the bounds that met the filter, in the order read.
+    pub items: Vec<Item>,
+    /// Items DynamoDB evaluated (`ScannedCount`), the filter's rejects included.
+    pub evaluated: usize,
+    /// The sort key of the last item evaluated, when the range may hold more past it.
+    pub stopped_at: Option<String>,
 }
 
 /// Placeholders of one expression.

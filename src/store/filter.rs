@@ -151,10 +151,10 @@ struct Expression<'a> {
 
 impl Expression<'_> {
     fn of(&mut self, filter: &Filter) -> String {
-        // An empty `and` always holds and an empty `or` never does; `PK` is the only attribute
-        // every item has or lacks alike.
+        // An empty `and` always holds and an empty `or` never does, said of `__typename`,
+        // which every item has (a Query's filter may not name the key it reads by).
         let always = |this: &mut Self, holds: bool| {
-            let pk = this.name("PK");
+            let pk = this.name("__typename");
             if holds {
                 format!("(attribute_exists({pk}) OR attribute_not_exists({pk}))")
             } else {

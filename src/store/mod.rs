@@ -37,7 +37,7 @@ mod write;
 pub use calls::{CallLog, CallRecord};
 #[cfg(test)]
 pub(crate) use client::loopback_store;
-pub use client::{Credentials, Store};
+pub use client::{Credentials, RangePage, Store};
 pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
 pub use filter::{Filter, Test};

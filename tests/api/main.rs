@@ -11,6 +11,7 @@ mod examples;
 mod farms;
 mod faults;
 mod field_errors;
+mod filters;
 mod fuzz;
 mod goals;
 mod helpers;

@@ -126,7 +126,7 @@ fn the_plan_names_every_fields_storage_access() {
                 ["Query", "BatchGetItem", "none", "BatchGetItem"]
             );
             assert!(plan.contains("Farm.cows\n  Query               GSI01                    PK01 = Cow#<parent.id>, SK01 by name"), "{plan}");
-            assert!(plan.contains("Query.listCows\n  Query               GSI03                    PK03 = Cow#LIST#00 … Cow#LIST#03, SK03 by id  [one per shard per page, sent together]"), "{plan}");
+            assert!(plan.contains("Query.listCows\n  Query               GSI03                    PK03 = Cow#LIST#00 … Cow#LIST#03, SK03 by id  [one per shard per page, sent together; with filter: a FilterExpression, read on until full or budget]"), "{plan}");
         } else {
             assert!(plan.contains("User.canAccess\n"), "{plan}");
         }

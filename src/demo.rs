@@ -152,17 +152,17 @@ pub async fn load(store: &Store, model: Arc<Model>) -> Result<DemoOutcome, DemoE
         .create("Farm", &[("name", "Old MacDonald's"), ("logoId", &logo)])
         .await?;
     let acres = loader.create("Farm", &[("name", "Green Acres")]).await?;
-    for (kind, name, farm_id) in [
-        ("Cow", "Bessie", &farm),
-        ("Cow", "daisy", &farm),
-        ("Cow", "Clara", &farm),
-        ("Chicken", "Chuck", &farm),
-        ("Chicken", "Henrietta", &farm),
-        ("Cow", "Ermintrude", &acres),
+    for (kind, name, farm_id, breed) in [
+        ("Cow", "Bessie", &farm, Some("Jersey")),
+        ("Cow", "daisy", &farm, Some("Holstein")),
+        ("Cow", "Clara", &farm, Some("Jersey")),
+        ("Chicken", "Chuck", &farm, None),
+        ("Chicken", "Henrietta", &farm, None),
+        ("Cow", "Ermintrude", &acres, Some("Highland")),
     ] {
-        loader
-            .create(kind, &[("name", name), ("farmId", farm_id)])
-            .await?;
+        let mut fields = vec![("name", name), ("farmId", farm_id.as_str())];
+        fields.extend(breed.map(|breed| ("breed", breed)));
+        loader.create(kind, &fields).await?;
     }
 
     let mut people = HashMap::new();

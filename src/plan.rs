@@ -33,6 +33,8 @@ const PER_LEVEL: &str = "batched with its query level, ≤100 keys a call";
 const PER_PARENT: &str = "one per parent per page";
 const CONNECTION_PAGE: &str =
     "one per parent per page; with filter: a FilterExpression, read on until full or budget";
+const INDEX_PAGE: &str =
+    "one per page; with filter: a FilterExpression, read on until full or budget";
 const LIST_PAGE: &str = "one per shard per page, sent together; with filter: a FilterExpression, \
      read on until full or budget";
 const NONE: &str = "no storage call";
@@ -103,6 +105,23 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
                     ),
                     node_read("its id"),
                 ],
+            });
+        }
+        for index in &type_def.indexes {
+            plans.push(FieldPlan {
+                field: format!("Query.{}({})", index.query_field, index.field),
+                accesses: vec![access(
+                    "Query",
+                    keys::gsi_name(index.slot),
+                    format!(
+                        "{} = {}, {} by {}",
+                        keys::slot_partition_attribute(index.slot),
+                        keys::index_partition(name, &index.name, &format!("<{}>", index.field)),
+                        keys::slot_sort_attribute(index.slot),
+                        index.sort_field.as_ref().map_or("id", |(f, _)| f.as_str())
+                    ),
+                    INDEX_PAGE,
+                )],
             });
         }
         if let Some(list) = type_def.list {

@@ -1,6 +1,7 @@
 //! Pages of a node's related nodes, in the three places they live: a `@hasMany` slot (the
 //! element nodes themselves), the node's own partition (`@outgoing` edges) and an edge type's
-//! inverse slot (`@incoming`). A page is one Query between key bounds; its cursors are bound to
+//! inverse slot (`@incoming`); and pages of a secondary index (`@index`), under a value where
+//! the others are under a parent. A page is one Query between key bounds; its cursors are bound to
 //! the connection and the parent.
 //!
 //! Invariant: the partition a page reads is computed from its parent node; a cursor only moves
@@ -16,7 +17,7 @@ use super::page_request::{
 };
 use super::scope::RequestScope;
 use crate::keys::{self, Cursor, CursorKeys};
-use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
+use crate::model::{FieldDef, FieldKind, IndexDef, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, Bound, Item};
 
 /// Where a connection's items come from.
@@ -28,6 +29,12 @@ enum Source {
     Outgoing { edge: String, slot: u8 },
     /// `@incoming`: the edge type's inverse slot; the items are edges, the nodes their sources.
     Incoming { edge: String, slot: u8 },
+    /// `@index`: one value's partition of a secondary index; the items are the nodes.
+    Index {
+        slot: u8,
+        type_name: String,
+        index: String,
+    },
 }
 
 /// One connection field of the model: `Farm.cows`, `Goal.members`, `User.goals`.
@@ -236,9 +243,34 @@ impl Connection {
         })
     }
 
+    /// The root query of `index` of `type_def`: its pages are read under an indexed value
+    /// where other connections' are under a parent id.
+    pub fn of_index(type_def: &TypeDef, index: &IndexDef) -> Connection {
+        Connection {
+            name: format!("Query.{}", index.query_field),
+            field: index.query_field.clone(),
+            source: Source::Index {
+                slot: index.slot,
+                type_name: type_def.name.clone(),
+                index: index.name.clone(),
+            },
+            allowed: vec![type_def.name.clone()],
+            role_enum: None,
+            key_field: index.sort_field.as_ref().and_then(|(name, scalar)| {
+                Some(KeyField {
+                    kind: KeyKind::of(scalar)?,
+                    name: name.clone(),
+                })
+            }),
+        }
+    }
+
     /// Whether the connection's items are edges (`@outgoing`, `@incoming`).
     pub fn is_edge(&self) -> bool {
-        !matches!(self.source, Source::Slot { .. })
+        matches!(
+            self.source,
+            Source::Outgoing { .. } | Source::Incoming { .. }
+        )
     }
 
     /// The cursor binding of this connection under `parent_id`.
@@ -283,6 +315,20 @@ impl Connection {
                 range: Range {
                     index: Some(*slot),
                     partition: keys::slot_partition(element, parent_id),
+                    lower: tighter_lower(lower, sort_lower),
+                    upper: tighter_upper(upper, sort_upper),
+                    filter: None,
+                },
+                sort_attribute: keys::slot_sort_attribute(*slot),
+            },
+            Source::Index {
+                slot,
+                type_name,
+                index,
+            } => PagePlan {
+                range: Range {
+                    index: Some(*slot),
+                    partition: keys::index_partition(type_name, index, parent_id),
                     lower: tighter_lower(lower, sort_lower),
                     upper: tighter_upper(upper, sort_upper),
                     filter: None,
@@ -404,7 +450,7 @@ impl Connection {
     /// slot records its target's type.
     fn proves_parent_type(&self, item: &Item, type_name: &str) -> bool {
         match &self.source {
-            Source::Slot { .. } => false,
+            Source::Slot { .. } | Source::Index { .. } => false,
             Source::Outgoing { .. } => true,
             Source::Incoming { .. } => {
                 item.get("toType").and_then(AttrValue::as_str) == Some(type_name)
@@ -510,7 +556,7 @@ async fn edges_of(
             })
     };
     let other_end = match &connection.source {
-        Source::Slot { .. } => {
+        Source::Slot { .. } | Source::Index { .. } => {
             return Ok(node_edges(scope, &allowed, binding, sort_attribute, items));
         }
         Source::Outgoing { .. } => "to",

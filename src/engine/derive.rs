@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 
 use super::error::EngineError;
-use crate::keys::{self, MAX_SORT_KEY_BYTES, SortInput};
-use crate::model::{EdgeTypeDef, Model, ScalarType, TypeDef};
+use crate::keys::{self, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, SortInput};
+use crate::model::{EdgeTypeDef, IndexDef, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, Item, MAX_ITEM_BYTES, item_size};
 
 /// The longest sort value that still leaves room for `#<id>` in a slot sort key.
@@ -66,6 +66,7 @@ pub fn set_slot_attributes(model: &Model, type_def: &TypeDef, item: &mut Item) {
             .iter()
             .map(|s| s.slot)
             .chain(type_def.list.map(|l| l.slot))
+            .chain(type_def.indexes.iter().map(|i| i.slot))
             .any(|slot| {
                 name == keys::slot_partition_attribute(slot)
                     || name == keys::slot_sort_attribute(slot)
@@ -73,6 +74,9 @@ pub fn set_slot_attributes(model: &Model, type_def: &TypeDef, item: &mut Item) {
     };
     item.retain(|name, _| !keys::is_slot_attribute(name) || derived(name));
     set_list_attributes(type_def, item);
+    for index in &type_def.indexes {
+        set_index_attributes(model, type_def, index, item);
+    }
     for slot in &type_def.slots {
         let pk = keys::slot_partition_attribute(slot.slot);
         let sk = keys::slot_sort_attribute(slot.slot);
@@ -121,6 +125,42 @@ pub fn set_list_attributes(type_def: &TypeDef, item: &mut Item) {
     );
 }
 
+/// The text an indexed value is stored under in its index's partition: text as it is, a
+/// number in its decimal form, a boolean as `true`/`false`; `None` for null (the index is
+/// sparse).
+pub fn index_value(value: &AttrValue) -> Option<String> {
+    match value {
+        AttrValue::S(s) | AttrValue::N(s) => Some(s.clone()),
+        AttrValue::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Sets the attributes of a node item's entry in the secondary index `index` of its type
+/// (see `model::IndexDef`), or removes them when its field is null.
+pub fn set_index_attributes(model: &Model, type_def: &TypeDef, index: &IndexDef, item: &mut Item) {
+    let pk = keys::slot_partition_attribute(index.slot);
+    let sk = keys::slot_sort_attribute(index.slot);
+    match item.get(&index.field).and_then(index_value) {
+        Some(value) => {
+            let id = text(item, "id").to_owned();
+            let sort = index
+                .sort_field
+                .as_ref()
+                .map(|(field, scalar)| sort_value(model, item, field, scalar));
+            item.insert(
+                pk,
+                AttrValue::S(keys::index_partition(&type_def.name, &index.name, &value)),
+            );
+            item.insert(sk, AttrValue::S(keys::slot_sort_key(sort.as_deref(), &id)));
+        }
+        None => {
+            item.remove(&pk);
+            item.remove(&sk);
+        }
+    }
+}
+
 /// Checks what DynamoDB would refuse, before anything is written: unique values with nothing
 /// visible to compare, with bidirectional controls, or too long for a key, sort values too long for a sort key, and items over 400 KB.
 pub fn check_limits(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> {
@@ -140,6 +180,31 @@ pub fn check_limits(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> 
                     MAX_SORT_KEY_BYTES - type_def.name.len() - field.name.len() - 2
                 )));
             }
+        }
+    }
+    for index in &type_def.indexes {
+        let length = |attribute: String| {
+            item.get(&attribute)
+                .and_then(AttrValue::as_str)
+                .map_or(0, str::len)
+        };
+        if length(keys::slot_partition_attribute(index.slot)) > MAX_PARTITION_KEY_BYTES {
+            return Err(EngineError::bad_input(format!(
+                "{}.{} is too long for its index {}: an indexed value may have at most {} bytes",
+                type_def.name,
+                index.field,
+                index.name,
+                MAX_PARTITION_KEY_BYTES - type_def.name.len() - index.name.len() - 2
+            )));
+        }
+        if length(keys::slot_sort_attribute(index.slot)) > MAX_SORT_KEY_BYTES {
+            return Err(EngineError::bad_input(format!(
+                "{}.{} is too long to sort index {}: a sort value may have at most \
+                 {MAX_SORT_VALUE_BYTES} bytes",
+                type_def.name,
+                index.sort_field.as_ref().map_or("", |(f, _)| f.as_str()),
+                index.name
+            )));
         }
     }
     for slot in &type_def.slots {

@@ -14,12 +14,13 @@ use async_graphql::dynamic::{
 use super::context::{model, scope};
 use super::errors::graphql_error;
 use super::fields::attribute_field;
+use super::values::from_input;
 use super::{filters, key_conditions, prefetch};
 use crate::engine::{
     self, Connection, DEFAULT_PAGE_SIZE, EngineError, KeyField, MAX_PAGE_SIZE, Node, Page,
     PageArguments, PageEdge, PageRequest,
 };
-use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
+use crate::model::{FieldDef, FieldKind, IndexDef, Model, ScalarType, TypeDef};
 
 /// `PageInfo`, read from the [`Page`] its connection holds.
 pub(super) fn page_info() -> Object {
@@ -266,6 +267,90 @@ async fn resolve_list(
     let page = engine::read_list_page(scope, type_def, &request).await?;
     note_filter_read(ctx, scope, &page);
     let node_selection = ctx.look_ahead().field("edges").field("node");
+    let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
+    prefetch::relations(scope, model, &nodes, &node_selection).await?;
+    Ok(page)
+}
+
+/// The root query of the secondary index `index` of `type_def` (`@index(queryField:)`): the
+/// nodes whose indexed field holds the value given, sorted by the index's sort key field (or
+/// by id), with its key condition, `sortDirection`, `filter` and paging.
+pub(super) fn index_field(type_def: &TypeDef, index: &IndexDef) -> Field {
+    let connection = Arc::new(Connection::of_index(type_def, index));
+    let key_field = connection.key_field.clone();
+    let filter_fields = Arc::new(filters::node_filter_fields(type_def));
+    let argument = Arc::new((index.field.clone(), index.scalar.clone()));
+    let limit = Arc::new((type_def.name.clone(), index.name.clone()));
+    let description = format!(
+        "The {} whose {} is the value given, by {}: one Query of index {} ({}).",
+        crate::model::plural(&type_def.name),
+        index.field,
+        index
+            .sort_field
+            .as_ref()
+            .map_or("id", |(name, _)| name.as_str()),
+        index.name,
+        crate::keys::gsi_name(index.slot)
+    );
+    let field = Field::new(
+        &index.query_field,
+        TypeRef::named_nn(format!("{}Connection", type_def.name)),
+        move |ctx| {
+            let connection = connection.clone();
+            let filter_fields = filter_fields.clone();
+            let argument = argument.clone();
+            let limit = limit.clone();
+            FieldFuture::new(async move {
+                let page = resolve_index(&ctx, &connection, &argument, &limit, &filter_fields)
+                    .await
+                    .map_err(graphql_error)?;
+                Ok(Some(FieldValue::owned_any(page)))
+            })
+        },
+    )
+    .description(description)
+    .argument(InputValue::new(
+        &index.field,
+        TypeRef::named_nn(super::scalars::scalar_type_name(&index.scalar)),
+    ));
+    with_page_arguments(
+        field,
+        key_field.as_ref(),
+        Some(&filters::page_filter_name(&type_def.name)),
+    )
+}
+
+async fn resolve_index(
+    ctx: &ResolverContext<'_>,
+    connection: &Connection,
+    (field, scalar): &(String, ScalarType),
+    (type_name, index): &(String, String),
+    filter_fields: &[(String, ScalarType)],
+) -> Result<Page, EngineError> {
+    let model = model(ctx)?;
+    let scope = scope(ctx)?;
+    let given = ctx
+        .args
+        .get(field)
+        .map(|v| v.as_value().clone())
+        .unwrap_or_default();
+    let value = from_input(&given, scalar, field)?
+        .as_ref()
+        .and_then(engine::index_value)
+        .ok_or_else(|| EngineError::bad_input(format!("{field}: a value is needed")))?;
+    if crate::keys::index_partition(type_name, index, &value).len()
+        > crate::keys::MAX_PARTITION_KEY_BYTES
+    {
+        return Err(EngineError::bad_input(format!(
+            "{field} is longer than any value index {index} holds"
+        )));
+    }
+    let request = page_request(connection.key_field.as_ref(), Some(filter_fields), |name| {
+        ctx.args.get(name).map(|v| v.as_value().clone())
+    })?;
+    let node_selection = ctx.look_ahead().field("edges").field("node");
+    let page = engine::read_page(scope, model, connection, &value, &request, true).await?;
+    note_filter_read(ctx, scope, &page);
     let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
     prefetch::relations(scope, model, &nodes, &node_selection).await?;
     Ok(page)

@@ -26,6 +26,9 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
         if type_def.list.is_some() {
             root = root.field(super::connection::list_field(type_def));
         }
+        for index in &type_def.indexes {
+            root = root.field(super::connection::index_field(type_def, index));
+        }
     }
     let all_types: Arc<Vec<String>> =
         Arc::new(model.types.iter().map(|t| t.name.clone()).collect());

@@ -87,8 +87,13 @@ pub(super) fn register(
             connected.push(name);
         }
     }
-    // The connection types of `list<Types>`, where no relation made them already.
-    for type_def in model.types.iter().filter(|t| t.list.is_some()) {
+    // The connection types of `list<Types>` and of index queries, where no relation made them
+    // already.
+    for type_def in model
+        .types
+        .iter()
+        .filter(|t| t.list.is_some() || !t.indexes.is_empty())
+    {
         let name = format!("{}Connection", type_def.name);
         if connected.contains(&name) {
             continue;
@@ -126,6 +131,12 @@ fn register_sorting(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder 
                 .fields
                 .iter()
                 .filter_map(move |field| Connection::of(owner, field, model))
+                .chain(
+                    owner
+                        .indexes
+                        .iter()
+                        .map(move |index| Connection::of_index(owner, index)),
+                )
         })
         .collect();
     if connections.is_empty() && model.types.iter().all(|t| t.list.is_none()) {

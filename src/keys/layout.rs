@@ -8,6 +8,8 @@ pub const MAX_ID_LEN: usize = 128;
 /// DynamoDB's limit on a sort key value. Unique-value items repeat their key in `SK`, so it
 /// bounds them as well as relation sort keys and the positions cursors carry.
 pub const MAX_SORT_KEY_BYTES: usize = 1024;
+/// DynamoDB's limit on a partition key value, in bytes.
+pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
 
 /// What is wrong with a client-supplied id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -179,6 +181,21 @@ pub fn slot_sort_key_range(sort_value: &str) -> (String, String) {
 /// ```
 pub fn list_partition(type_name: &str, shard: u8) -> String {
     format!("{type_name}#LIST#{shard:02}")
+}
+
+/// The partition of one value of a secondary index (`@index`): `<Type>#<index name>#<value>`,
+/// the value as stored (text as it is; numbers in their decimal form). An id holds no `#`, so
+/// this is never a relation's partition, and a type's list and each of its indexes have a slot
+/// of their own.
+///
+/// ```
+/// assert_eq!(
+///     tablegraph::keys::index_partition("Cow", "byColor", "Brown"),
+///     "Cow#byColor#Brown"
+/// );
+/// ```
+pub fn index_partition(type_name: &str, index_name: &str, value: &str) -> String {
+    format!("{type_name}#{index_name}#{value}")
 }
 
 /// The type index shard of the node `id` among `shards`: 32-bit FNV-1a of the id's bytes,

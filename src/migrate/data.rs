@@ -103,7 +103,7 @@ struct Spec {
 }
 
 /// One validated migration file.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Migration {
     /// The file name without `.toml`; migrations run in this order.
     pub name: String,
@@ -123,6 +123,9 @@ pub struct Migration {
     /// Gives each node the attributes of its type index shard, and nothing else (a migration
     /// tablegraph ships).
     fill_type_index: bool,
+    /// Gives each node the attributes of its entry in the `@index` of this name, and nothing
+    /// else (a migration tablegraph ships).
+    fill_index: Option<String>,
     /// Why the file does not fit today's schema. An applied migration is still skipped (it was
     /// checked against the schema it ran on); a pending one stops `migrate` with this.
     problem: Option<String>,
@@ -152,17 +155,9 @@ pub fn load_migrations(dir: &Path, model: &Model) -> Result<Vec<Migration>, Data
                 Ok(Migration {
                     name: stem(path),
                     file: path.to_owned(),
-                    description: String::new(),
                     checksum: hex(&sha2::Sha256::digest(&bytes)),
-                    type_name: String::new(),
-                    defaults: Vec::new(),
-                    renames: Vec::new(),
-                    removes: Vec::new(),
-                    recompute_slots: false,
-                    rebuild_edge_sets: false,
-                    rekey_unique: false,
-                    fill_type_index: false,
                     problem: Some(format!("{file}: {message}")),
+                    ..Migration::default()
                 })
             }
             other => other,
@@ -175,7 +170,12 @@ pub fn load_migrations(dir: &Path, model: &Model) -> Result<Vec<Migration>, Data
 impl Migration {
     /// Whether tablegraph ships this migration, rather than a file of `migrations/`.
     pub fn is_builtin(&self) -> bool {
-        self.rekey_unique || self.fill_type_index
+        self.rekey_unique || self.fill_type_index || self.fill_index.is_some()
+    }
+
+    /// Whether it only puts nodes in an index: no change of the node, so no new version.
+    fn fills_an_index(&self) -> bool {
+        self.fill_type_index || self.fill_index.is_some()
     }
 }
 
@@ -301,9 +301,7 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
         removes: spec.remove,
         recompute_slots: spec.recompute_slots,
         rebuild_edge_sets: spec.rebuild_edge_sets,
-        rekey_unique: false,
-        fill_type_index: false,
-        problem: None,
+        ..Migration::default()
     })
 }
 
@@ -328,14 +326,8 @@ pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
                 b"unique values: NFKC, case folding, v2",
             )),
             type_name: type_def.name.clone(),
-            defaults: Vec::new(),
-            renames: Vec::new(),
-            removes: Vec::new(),
-            recompute_slots: false,
-            rebuild_edge_sets: false,
             rekey_unique: true,
-            fill_type_index: false,
-            problem: None,
+            ..Migration::default()
         });
     // The type index `list<Types>` reads: every node gets its shard's attributes. One record
     // per type whose checksum is the index's layout (slot, shards): a schema that changes the
@@ -359,18 +351,37 @@ pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
                 format!("type index on {layout}, v1").as_bytes(),
             )),
             type_name: type_def.name.clone(),
-            defaults: Vec::new(),
-            renames: Vec::new(),
-            removes: Vec::new(),
-            recompute_slots: false,
-            rebuild_edge_sets: false,
-            rekey_unique: false,
             fill_type_index: true,
-            problem: None,
+            ..Migration::default()
         })
     });
-    // The type index first: a unique-value collision stops the migrations after it.
-    type_indexes.chain(unique_values).collect()
+    // Each `@index` likewise, its checksum the index's layout (slot, field, sort key field).
+    let indexes = model.types.iter().flat_map(|type_def| {
+        type_def.indexes.iter().map(move |index| {
+            let layout = format!(
+                "{} on {} by {}",
+                crate::keys::gsi_name(index.slot),
+                index.field,
+                index.sort_field.as_ref().map_or("id", |(f, _)| f.as_str())
+            );
+            Migration {
+                name: format!("builtin-index-{}-{}", type_def.name, index.name),
+                file: PathBuf::new(),
+                description: format!(
+                    "Put every {} node in index {} of {} ({layout})",
+                    type_def.name, index.name, index.query_field
+                ),
+                checksum: hex(&sha2::Sha256::digest(
+                    format!("index {} on {layout}, v1", index.name).as_bytes(),
+                )),
+                type_name: type_def.name.clone(),
+                fill_index: Some(index.name.clone()),
+                ..Migration::default()
+            }
+        })
+    });
+    // The indexes first: a unique-value collision stops the migrations after it.
+    type_indexes.chain(indexes).chain(unique_values).collect()
 }
 
 fn is_managed(attribute: &str) -> bool {
@@ -793,9 +804,9 @@ async fn migrate_node(
             None => Clause::Exists,
         };
         let mut next = next;
-        // A node's place in its type index is no change of the node: its version stays, so a
+        // A node's place in an index is no change of the node: its version stays, so a
         // client's `expectedVersion` still holds. The condition still guards the write.
-        if !migration.fill_type_index {
+        if !migration.fills_an_index() {
             let bumped = current
                 .get("version")
                 .and_then(AttrValue::as_i64)
@@ -950,6 +961,11 @@ async fn transform(
     }
     if migration.fill_type_index {
         engine::set_list_attributes(type_def, &mut next);
+    }
+    if let Some(name) = &migration.fill_index
+        && let Some(index) = type_def.indexes.iter().find(|i| i.name == *name)
+    {
+        engine::set_index_attributes(model, type_def, index, &mut next);
     }
     if migration.rebuild_edge_sets {
         let partition = next

@@ -37,6 +37,23 @@ pub struct TypeDef {
     pub slots: Vec<SlotDef>,
     /// The type index `list<Types>` reads; `None` with `@model(list: false)`.
     pub list: Option<ListDef>,
+    /// The secondary indexes of its fields (`@index`), in the order the fields declare them.
+    pub indexes: Vec<IndexDef>,
+}
+
+/// A secondary index of a non-unique field, Amplify's `@index(name:, sortKeyFields:,
+/// queryField:)`: each node whose `field` is not null stores `PKnn = <Type>#<name>#<value>` and
+/// `SKnn = <sort value of sort_field>#<id>` in slot `slot`, a slot its nodes use for nothing
+/// else; the root query `query_field` reads one value's partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexDef {
+    pub name: String,
+    pub field: String,
+    pub scalar: ScalarType,
+    /// The field its entries sort by (its one sort key field), with its type; by id without.
+    pub sort_field: Option<(String, ScalarType)>,
+    pub query_field: String,
+    pub slot: u8,
 }
 
 /// A type's index of all its nodes: each node stores `PKnn = <Type>#LIST#<shard>` (its shard
@@ -417,10 +434,84 @@ mod tests {
     }
 
     #[test]
+    fn an_index_takes_the_lowest_slot_its_type_leaves_free() {
+        let model = Model::parse(
+            "schema.graphql",
+            "type A @model {
+               color: String @index(name: \"byColor\", sortKeyFields: [\"name\"], queryField: \"asByColor\")
+               name: String
+               size: Int @index
+               day: AWSDate @index(sortKeyFields: [\"createdAt\"])
+             }",
+        )
+        .expect("the schema loads");
+        let a = model.type_def("A").expect("a model");
+        let indexes: Vec<(&str, &str, u8, Option<&str>, &str)> = a
+            .indexes
+            .iter()
+            .map(|i| {
+                (
+                    i.name.as_str(),
+                    i.field.as_str(),
+                    i.slot,
+                    i.sort_field.as_ref().map(|(f, _)| f.as_str()),
+                    i.query_field.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            indexes,
+            [
+                ("byColor", "color", 2, Some("name"), "asByColor"),
+                ("bySize", "size", 3, None, "listABySize"),
+                (
+                    "byDayAndCreatedAt",
+                    "day",
+                    4,
+                    Some("createdAt"),
+                    "listAByDayAndCreatedAt"
+                ),
+            ]
+        );
+        assert_eq!(model.indexes, vec![1, 2, 3, 4]);
+        for (fields, said) in [
+            (
+                "a: String @index(sortKeyFields: [\"b\", \"c\"]) b: String c: String",
+                "takes one sort key field, not 2",
+            ),
+            (
+                "a: String @index(sortKeyFields: [\"zz\"])",
+                "no other scalar field",
+            ),
+            (
+                "a: String @index(sortKeyFields: [\"a\"])",
+                "no other scalar field",
+            ),
+            (
+                "a: String @index(queryField: \"listAs\")",
+                "already a field of Query",
+            ),
+            (
+                "a: String @index(name: \"x\") b: String @index(name: \"x\")",
+                "two indexes are named x",
+            ),
+            (
+                "a: String @index(queryField: \"not a name\")",
+                "is not a GraphQL name",
+            ),
+            ("a: String @index(unknown: 1)", "unknown"),
+        ] {
+            let error = error_of(&format!("type A @model {{ {fields} }}"));
+            assert!(error.contains(said), "{fields}: {error}");
+        }
+    }
+
+    #[test]
     fn default_schema_derives_the_seed_layout() {
         let model = farms();
-        // Slots 1 and 2 for relations; a cow uses both, so its type index takes slot 3.
-        assert_eq!(model.indexes, vec![1, 2, 3]);
+        // Slots 1 and 2 for relations; a cow uses both, so its type index takes slot 3, and
+        // its index of breeds slot 4.
+        assert_eq!(model.indexes, vec![1, 2, 3, 4]);
         let list_slot = |name: &str| model.type_def(name).and_then(|t| t.list).map(|l| l.slot);
         assert_eq!(list_slot("Farm"), Some(1));
         assert_eq!(list_slot("Cow"), Some(3));

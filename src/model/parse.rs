@@ -12,8 +12,8 @@ use async_graphql_value::ConstValue;
 
 use super::{
     CustomArgument, CustomField, DEFAULT_LIST_SHARDS, EdgeTypeDef, EnumDef, EnumValueDef, FieldDef,
-    FieldKind, HasMany, ListDef, MANAGED_FIELDS, MAX_LIST_SHARDS, Model, ModelError, ScalarType,
-    SlotDef, TypeDef, UnionDef,
+    FieldKind, HasMany, IndexDef, ListDef, MANAGED_FIELDS, MAX_LIST_SHARDS, Model, ModelError,
+    ScalarType, SlotDef, TypeDef, UnionDef,
 };
 
 /// DynamoDB allows 20 global secondary indexes per table.
@@ -390,13 +390,151 @@ impl Reader<'_> {
                 fields.push(field);
             }
         }
+        let mut indexes: Vec<IndexDef> = Vec::new();
+        for field in &kind.fields {
+            for directive in &field.node.directives {
+                if directive.node.name.node == "index" {
+                    let index = self.read_index(&name, &fields, field, directive)?;
+                    if indexes.iter().any(|i| i.name == index.name) {
+                        return Err(self.error(
+                            directive.pos,
+                            format!("type {name}: two indexes are named {}", index.name),
+                        ));
+                    }
+                    indexes.push(index);
+                }
+            }
+        }
         Ok(TypeDef {
             name,
             description: description(definition.node.description.as_ref()),
             fields,
             slots: Vec::new(),
-            // The slot is chosen once every relation's slots are known.
+            // The slots are chosen once every relation's slots are known.
             list: list.map(|shards| ListDef { slot: 0, shards }),
+            indexes,
+        })
+    }
+
+    /// Amplify's `@index(name:, sortKeyFields:, queryField:)` on the scalar field `field` of
+    /// `owner`, whose fields are `fields`. The name defaults to `by<Field>[And<SortField>]`, the
+    /// query field to `list<Type>By<Field>[And<SortField>]`.
+    fn read_index(
+        &self,
+        owner: &str,
+        fields: &[FieldDef],
+        field: &Positioned<FieldDefinition>,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<IndexDef, ModelError> {
+        self.expect_arguments(directive, &["name", "sortKeyFields", "queryField"])?;
+        let field_name = field.node.name.node.to_string();
+        let here = format!("{owner}.{field_name}");
+        let Some(scalar) = fields
+            .iter()
+            .find(|f| f.name == field_name)
+            .and_then(|f| f.scalar())
+            .cloned()
+        else {
+            return Err(self.error(
+                directive.pos,
+                format!("{here}: @index works on scalar fields only"),
+            ));
+        };
+        let sort_fields: Vec<String> = match directive.node.get_argument("sortKeyFields") {
+            None => Vec::new(),
+            Some(Positioned {
+                node: ConstValue::List(values),
+                pos,
+            }) => values
+                .iter()
+                .map(|value| match value {
+                    ConstValue::String(name) => Ok(name.clone()),
+                    _ => Err(self.error(*pos, format!("{here}: sortKeyFields takes field names"))),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(Positioned {
+                node: ConstValue::String(name),
+                ..
+            }) => vec![name.clone()],
+            Some(other) => {
+                return Err(self.error(
+                    other.pos,
+                    format!("{here}: sortKeyFields takes a list of field names"),
+                ));
+            }
+        };
+        if sort_fields.len() > 1 {
+            return Err(self.error(
+                directive.pos,
+                format!(
+                    "{here}: @index takes one sort key field, not {} (composite sort keys are \
+                     not supported)",
+                    sort_fields.len()
+                ),
+            ));
+        }
+        let sort_field = match sort_fields.first() {
+            None => None,
+            Some(sort) if sort == "createdAt" || sort == "updatedAt" => {
+                Some((sort.clone(), ScalarType::AwsDateTime))
+            }
+            Some(sort) => match fields
+                .iter()
+                .find(|f| f.name == *sort)
+                .and_then(|f| f.scalar())
+            {
+                Some(scalar) if *sort != field_name => Some((sort.clone(), scalar.clone())),
+                _ => {
+                    return Err(self.error(
+                        directive.pos,
+                        format!(
+                            "{here}: sortKeyFields names {sort:?}, which is no other scalar \
+                             field of {owner}"
+                        ),
+                    ));
+                }
+            },
+        };
+        let suffix = format!(
+            "{}{}",
+            super::upper_first(&field_name),
+            sort_field
+                .as_ref()
+                .map(|(sort, _)| format!("And{}", super::upper_first(sort)))
+                .unwrap_or_default()
+        );
+        let name = self
+            .optional_string_argument(directive, "name")?
+            .unwrap_or_else(|| format!("by{suffix}"));
+        if name.is_empty() || name.contains('#') {
+            return Err(self.error(
+                directive.pos,
+                format!("{here}: an index name is not empty and holds no '#', not {name:?}"),
+            ));
+        }
+        let query_field = self
+            .optional_string_argument(directive, "queryField")?
+            .unwrap_or_else(|| format!("list{owner}By{suffix}"));
+        let valid_name = query_field
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && query_field
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid_name {
+            return Err(self.error(
+                directive.pos,
+                format!("{here}: queryField {query_field:?} is not a GraphQL name"),
+            ));
+        }
+        Ok(IndexDef {
+            name,
+            field: field_name,
+            scalar,
+            sort_field,
+            query_field,
+            slot: 0,
         })
     }
 
@@ -507,6 +645,8 @@ impl Reader<'_> {
                     self.expect_arguments(directive, &["edge", "role"])?;
                     edge_field = Some(directive);
                 }
+                // Read by `read_index` once the type's fields are known.
+                "index" => {}
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }
         }
@@ -707,8 +847,9 @@ impl Reader<'_> {
         field: &Positioned<FieldDefinition>,
         names: &Names<'_>,
     ) -> Result<Option<CustomField>, ModelError> {
-        const RELATIONS: [&str; 7] = [
+        const RELATIONS: [&str; 8] = [
             "unique",
+            "index",
             "default",
             "belongsTo",
             "hasMany",
@@ -1007,12 +1148,68 @@ impl Reader<'_> {
                     ));
                 }
             }
+            // Then each `@index`, in turn, the lowest slot still free.
+            let mut taken: Vec<u8> = type_def
+                .slots
+                .iter()
+                .map(|s| s.slot)
+                .chain(type_def.list.map(|l| l.slot))
+                .collect();
+            for index in &mut type_def.indexes {
+                index.slot = (1..=u8::MAX)
+                    .find(|n| !taken.contains(n))
+                    .expect("a type uses fewer than 255 slots");
+                if index.slot > MAX_SLOT {
+                    return Err(self.error(
+                        Pos::default(),
+                        format!(
+                            "type {}: its relations and indexes use every index slot, none is \
+                             left for @index {}",
+                            type_def.name, index.name
+                        ),
+                    ));
+                }
+                taken.push(index.slot);
+            }
+        }
+        // A query field is one name among the root's.
+        let mut roots: Vec<String> = vec!["node".to_owned(), "nodes".to_owned()];
+        for type_def in &model.types {
+            roots.push(super::lower_first(&type_def.name));
+            roots.push(format!("list{}", super::plural(&type_def.name)));
+            for field in type_def.unique_fields() {
+                roots.push(format!(
+                    "{}By{}",
+                    super::lower_first(&type_def.name),
+                    super::upper_first(&field.name)
+                ));
+            }
+        }
+        for type_def in &model.types {
+            for index in &type_def.indexes {
+                if roots.contains(&index.query_field) {
+                    return Err(self.error(
+                        Pos::default(),
+                        format!(
+                            "{}.{}: @index queryField {} is already a field of Query",
+                            type_def.name, index.field, index.query_field
+                        ),
+                    ));
+                }
+                roots.push(index.query_field.clone());
+            }
         }
         let indexes: BTreeSet<u8> = slot_users
             .keys()
             .map(|(_, slot)| *slot)
             .chain(model.edges.iter().map(|e| e.slot))
             .chain(model.types.iter().filter_map(|t| t.list.map(|l| l.slot)))
+            .chain(
+                model
+                    .types
+                    .iter()
+                    .flat_map(|t| t.indexes.iter().map(|i| i.slot)),
+            )
             .collect();
         model.indexes = indexes.into_iter().collect();
         Ok(())

@@ -646,7 +646,7 @@ mod tests {
             .expect_err("Team.goalLeads has no resolver")
             .to_string();
         assert!(
-            error.starts_with("schema.graphql:89:3: Team.goalLeads: a list of User needs @hasMany")
+            error.starts_with("schema.graphql:91:3: Team.goalLeads: a list of User needs @hasMany")
                 && error.ends_with("or a resolver file resolvers/Team.goalLeads.toml"),
             "{error}"
         );

@@ -16,6 +16,7 @@ mod fuzz;
 mod goals;
 mod helpers;
 mod http;
+mod indexes;
 mod layers;
 mod lifecycle;
 mod limits;

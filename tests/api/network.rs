@@ -132,7 +132,7 @@ async fn migrate_creates_the_table_and_exactly_the_schema_s_indexes_once() {
     assert!(status.active);
     assert_eq!(
         status.indexes.into_iter().collect::<Vec<_>>(),
-        [(1, true), (2, true), (3, true)]
+        [(1, true), (2, true), (3, true), (4, true)]
     );
 }
 

@@ -228,7 +228,19 @@ def read_bodies(ids):
     }
     for n in W3_SIZES:
         bodies[f"W3@{n}"] = (koan(ids, n), koan_validator(n))
+    bodies["W5"] = (W5, w5_valid)
     return bodies
+
+
+# A list page of 50 with a filter that matches half of the goals (seed.py alternates kinds).
+W5 = body('{ listGoals(first: 50, filter: { kind: { eq: "KEY_RESULT" } }) '
+          '{ edges { node { id title kind } } pageInfo { hasNextPage } } }')
+
+
+def w5_valid(data):
+    edges = (data.get("listGoals") or {}).get("edges") or []
+    return (len(edges) == 50 and all(e["node"]["kind"] == "KEY_RESULT" for e in edges)
+            and data["listGoals"]["pageInfo"]["hasNextPage"])
 
 
 def koan_validator(n):
@@ -477,7 +489,7 @@ def phase_throughput(results):
                            (tg, scripts[("W0", "tablegraph")]), (tg, scripts[("W2", "tablegraph")])):
         run_wrk(server, script, top, WARMUP, f"warmup-{server.name}", measure=False)
 
-    order = ["W0", "W1", "W2"] + [f"W3@{n}" for n in W3_SIZES] + ["W4"]
+    order = ["W0", "W1", "W2"] + [f"W3@{n}" for n in W3_SIZES] + ["W4", "W5"]
     cells = []
     for rep in range(1, REPS + 1):
         for conns in CONNECTIONS:
@@ -735,7 +747,7 @@ def report(results, started, finished):
         w("")
         w("| workload | server | conn. | req/s | p50 ms | p99 ms | CPU µs/req | peak RSS MB | storage calls |")
         w("|---|---|---|---|---|---|---|---|---|")
-        order = ["W0", "W1", "W2"] + [f"W3@{n}" for n in W3_SIZES] + ["W4"]
+        order = ["W0", "W1", "W2"] + [f"W3@{n}" for n in W3_SIZES] + ["W4", "W5"]
         for name in order:
             for server in (["b0", "b1", "tablegraph"] if name == "W0" else ["tablegraph"]):
                 for conns in CONNECTIONS:

@@ -6,7 +6,8 @@ GraphQL, with concurrent requests. Standard library only.
 
 The data set:
 
-- team "Bench" with 200 goals ("Goal 000" ... "Goal 199", kind OBJECTIVE); every goal has three
+- team "Bench" with 200 goals ("Goal 000" ... "Goal 199", kind OBJECTIVE for the even numbers
+  and KEY_RESULT for the odd ones: W5's filter matches half); every goal has three
   GoalMembership edges: to "Bench" (TEAM), to a second team "Bench Partner" (TEAM) and to one of
   20 users (LEAD, round robin), all with `since: 2024-05-01`;
 - one farm "Bench Farm" (the target of W1, `node(id:)`).
@@ -112,7 +113,8 @@ def seed(url, goals=GOALS, users=USERS, concurrency=CONCURRENCY):
         )
         # Created one after the other so that the team's goals (sorted by goal id, a UUIDv7,
         # within one role) come in title order.
-        goal_ids = [create(client, "Goal", {"title": f"Goal {n:03}", "kind": "OBJECTIVE"})
+        goal_ids = [create(client, "Goal", {"title": f"Goal {n:03}",
+                                            "kind": ["OBJECTIVE", "KEY_RESULT"][n % 2]})
                     for n in range(goals)]
         bench, partner, farm = bench.result(), partner.result(), farm.result()
         edges = []

@@ -615,12 +615,16 @@ fn print_report(
 ) -> std::io::Result<()> {
     writeln!(
         out,
-        "{title}: {} items: {} nodes, {} unique values, {} edges, {} migration records{}",
+        "{title}: {} items: {} nodes, {} unique values, {} edges, {} migration records{}{}",
         report.items,
         report.nodes,
         report.unique_values,
         report.edges,
         report.migrations,
+        match report.counters {
+            0 => String::new(),
+            n => format!(", {n} list counters"),
+        },
         match report.stream_items {
             0 => String::new(),
             n => format!(", {n} stream leases and relay items"),

@@ -16,6 +16,10 @@
 //! - [`demo`]: the demo data set, written through the API;
 //! - [`config`], [`telemetry`], [`app`], [`cli`]: wiring.
 
+// The futures of batch writes nest deeply enough (resolver → engine → SDK) that proving them
+// `Send` passes the compiler's default depth of 128.
+#![recursion_limit = "256"]
+
 pub mod app;
 pub mod auth;
 pub mod check;

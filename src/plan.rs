@@ -127,18 +127,30 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
         if let Some(list) = type_def.list {
             plans.push(FieldPlan {
                 field: format!("Query.list{}", crate::model::plural(name)),
-                accesses: vec![access(
-                    "Query",
-                    keys::gsi_name(list.slot),
-                    format!(
-                        "{} = {} … {}, {} by id",
-                        keys::slot_partition_attribute(list.slot),
-                        keys::list_partition(name, 0),
-                        keys::list_partition(name, list.shards - 1),
-                        keys::slot_sort_attribute(list.slot)
+                accesses: vec![
+                    access(
+                        "Query",
+                        keys::gsi_name(list.slot),
+                        format!(
+                            "{} = {} … {}, {} by id",
+                            keys::slot_partition_attribute(list.slot),
+                            keys::list_partition(name, 0),
+                            keys::list_partition(name, list.shards - 1),
+                            keys::slot_sort_attribute(list.slot)
+                        ),
+                        LIST_PAGE,
                     ),
-                    LIST_PAGE,
-                )],
+                    access(
+                        "BatchGetItem",
+                        "table",
+                        format!(
+                            "PK = SK = {} … {} (totalCount only)",
+                            keys::list_count_key(name, 0),
+                            keys::list_count_key(name, list.shards - 1)
+                        ),
+                        "with the page's Queries, in the same level",
+                    ),
+                ],
             });
         }
     }

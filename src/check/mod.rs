@@ -7,7 +7,9 @@
 //! - each node's relation slots (`PKnn`/`SKnn`) equal what the model derives from its fields;
 //! - each edge starts at a live node of its `from` type and ends at one of its `to` types, and
 //!   its inverse slot equals what the model derives;
-//! - each node's edge set equals its edge items (for edge types kept in the set).
+//! - each node's edge set equals its edge items (for edge types kept in the set);
+//! - each node's counts (`totalCount`) equal its live members and edges, and each type index
+//!   shard's counter item equals the nodes in that shard.
 //!
 //! The derivations are the ones the resolvers write with, so a node the API wrote is valid by
 //! construction and any difference is damage (a crash between steps, a manual edit). The scan
@@ -23,9 +25,9 @@
 //! a fresh scan. Items the schema does not know, and a unique value two nodes both hold, are
 //! left for a human.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::engine;
+use crate::engine::{self, LIST_COUNT};
 use crate::keys;
 use crate::model::Model;
 use crate::store::{AttrValue, Clause, Item, Key, RangeQuery, Store, StoreError, Write};
@@ -52,6 +54,7 @@ pub enum ViolationKind {
     WrongSlot,
     DanglingEdge,
     WrongEdgeSet,
+    WrongCount,
 }
 
 impl ViolationKind {
@@ -66,6 +69,9 @@ impl ViolationKind {
             ViolationKind::WrongSlot => "relation slots that differ from the schema's",
             ViolationKind::DanglingEdge => "edges whose source or target is missing",
             ViolationKind::WrongEdgeSet => "edge sets that differ from the edge items",
+            ViolationKind::WrongCount => {
+                "counts (totalCount) that differ from the members and edges"
+            }
         }
     }
 }
@@ -80,6 +86,8 @@ pub struct Report {
     pub migrations: usize,
     /// The replicas' leases and relay items of the change stream (`engine::relay`).
     pub stream_items: usize,
+    /// Type index shard counters.
+    pub counters: usize,
     pub violations: Vec<Violation>,
 }
 
@@ -127,11 +135,42 @@ pub struct Repair {
 /// Checks, fixes what can be fixed, and checks again until the table is clean or nothing more
 /// can be done.
 pub async fn repair(store: &Store, model: &Model) -> Result<Repair, StoreError> {
+    repair_where(store, model, |_| true).await
+}
+
+/// Sets every count (`totalCount`) to what the table holds, as [`repair`] does, and fixes
+/// nothing else: what `migrate` runs for counts that data written before them lacks. With
+/// `dry_run`, answers the check without writing.
+pub async fn repair_counts(
+    store: &Store,
+    model: &Model,
+    dry_run: bool,
+) -> Result<Repair, StoreError> {
+    let counts = |kind: ViolationKind| kind == ViolationKind::WrongCount;
+    if dry_run {
+        let items = store.scan_all(SCAN_SEGMENTS).await?;
+        let mut report = check_items(model, &items);
+        report.violations.retain(|v| counts(v.kind));
+        return Ok(Repair {
+            before: report.clone(),
+            fixed: 0,
+            after: report,
+        });
+    }
+    repair_where(store, model, counts).await
+}
+
+async fn repair_where(
+    store: &Store,
+    model: &Model,
+    fixing: impl Fn(ViolationKind) -> bool,
+) -> Result<Repair, StoreError> {
     let mut items = store.scan_all(SCAN_SEGMENTS).await?;
     let before = check_items(model, &items);
     let mut report = before.clone();
     let mut fixed = 0;
     for _ in 0..REPAIR_ROUNDS {
+        report.violations.retain(|v| fixing(v.kind));
         let planned = fixes(model, &items, &report);
         if planned.is_empty() {
             break;
@@ -153,7 +192,7 @@ pub async fn repair(store: &Store, model: &Model) -> Result<Repair, StoreError> 
         }
         items = store.scan_all(SCAN_SEGMENTS).await?;
         report = check_items(model, &items);
-        if report.is_clean() {
+        if report.violations.iter().all(|v| !fixing(v.kind)) {
             break;
         }
     }
@@ -225,6 +264,18 @@ fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Fix> {
             *holders.entry(violation.pk.as_str()).or_default() += 1;
         }
     }
+    let node_items: HashMap<&str, &Item> = by_key
+        .iter()
+        .filter(|((pk, sk), _)| pk.starts_with("NODE#") && pk == sk)
+        .map(|((pk, _), item)| (*pk, *item))
+        .collect();
+    let edge_items: Vec<&Item> = by_key
+        .iter()
+        .filter(|((pk, sk), _)| pk.starts_with("NODE#") && pk != sk)
+        .map(|(_, item)| *item)
+        .collect();
+    let wanted_nodes = wanted_node_counts(model, &node_items, &edge_items);
+    let wanted_lists = wanted_list_counts(model, &node_items);
     let mut deletes = Vec::new();
     let mut puts = Vec::new();
     let mut nodes = std::collections::BTreeSet::new();
@@ -292,6 +343,55 @@ fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Fix> {
                 if violation.pk == violation.sk =>
             {
                 nodes.insert(violation.pk.clone());
+            }
+            (ViolationKind::WrongCount, Some(node)) if violation.pk.starts_with("NODE#") => {
+                let mut fixed = (*node).clone();
+                fixed.retain(|name, _| !keys::is_count_attribute(name));
+                for (attribute, count) in wanted_nodes.get(&violation.pk).into_iter().flatten() {
+                    fixed.insert(attribute.clone(), AttrValue::N(count.to_string()));
+                }
+                let version = node.get("version").and_then(AttrValue::as_i64).unwrap_or(0);
+                fixed.insert(
+                    "version".to_owned(),
+                    AttrValue::N((version + 1).to_string()),
+                );
+                let condition = match node.get("version") {
+                    Some(version) => Clause::Equals("version".to_owned(), version.clone()),
+                    None => Clause::Exists,
+                };
+                puts.push(Fix::Write(vec![Write::Put {
+                    item: fixed,
+                    condition: vec![condition],
+                }]));
+            }
+            (ViolationKind::WrongCount, counter) => {
+                // A shard counter, as the scan saw it (or missing): set to the nodes counted.
+                let condition = match counter.and_then(|c| c.get(LIST_COUNT)) {
+                    Some(count) => Clause::Equals(LIST_COUNT.to_owned(), count.clone()),
+                    None if counter.is_some() => Clause::Exists,
+                    None => Clause::NotExists,
+                };
+                let want = wanted_lists.get(&violation.pk).copied().unwrap_or(0);
+                let typename = violation
+                    .pk
+                    .rsplit_once('#')
+                    .map_or(violation.pk.as_str(), |(typename, _)| typename);
+                puts.push(Fix::Write(vec![if want == 0 {
+                    Write::Delete {
+                        key,
+                        condition: vec![condition],
+                    }
+                } else {
+                    Write::Put {
+                        item: Item::from([
+                            ("PK".to_owned(), AttrValue::S(violation.pk.clone())),
+                            ("SK".to_owned(), AttrValue::S(violation.pk.clone())),
+                            ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
+                            (LIST_COUNT.to_owned(), AttrValue::N(want.to_string())),
+                        ]),
+                        condition: vec![condition],
+                    }
+                }]));
             }
             (ViolationKind::WrongSlot, Some(edge)) => {
                 if let Some(derived) = derived_edge(model, edge, &by_key) {
@@ -457,6 +557,7 @@ pub fn check_items(model: &Model, items: &[Item]) -> Report {
     let mut nodes: HashMap<&str, &Item> = HashMap::new();
     let mut uniques: HashMap<&str, &Item> = HashMap::new();
     let mut edges: Vec<&Item> = Vec::new();
+    let mut counters: HashMap<&str, &Item> = HashMap::new();
     for item in items {
         let (pk, sk) = (text(item, "PK"), text(item, "SK"));
         let typename = text(item, "__typename");
@@ -487,6 +588,8 @@ pub fn check_items(model: &Model, items: &[Item]) -> Report {
             report.migrations += 1;
         } else if keys::is_stream_partition(pk) {
             report.stream_items += 1;
+        } else if pk == sk && pk.starts_with("COUNT$") {
+            counters.insert(pk, item);
         } else if pk == sk && is_unique_typename(model, typename) {
             uniques.insert(pk, item);
         } else {
@@ -498,8 +601,10 @@ pub fn check_items(model: &Model, items: &[Item]) -> Report {
     report.nodes = nodes.len();
     report.unique_values = uniques.len();
     report.edges = edges.len();
+    report.counters = counters.len();
     check_uniques(model, &nodes, &uniques, &mut report.violations);
     check_slots(model, &nodes, &mut report.violations);
+    check_counts(model, &nodes, &edges, &counters, &mut report.violations);
     let edge_sets = derived_edge_sets(model, items);
     check_edges(model, &nodes, &edges, edge_sets, &mut report.violations);
     report
@@ -623,6 +728,142 @@ fn check_slots(model: &Model, nodes: &HashMap<&str, &Item>, violations: &mut Vec
                 sk: (*key).to_owned(),
                 kind: ViolationKind::WrongSlot,
                 detail: format!("stored {stored:?}, derived {wanted:?}"),
+                owner: None,
+            });
+        }
+    }
+}
+
+/// The counts each node should hold (node key → attribute → count): one per live member of each
+/// of its `@hasMany` connections, one per live edge out of it and into it.
+fn wanted_node_counts<'a>(
+    model: &Model,
+    nodes: &HashMap<&'a str, &'a Item>,
+    edges: &[&Item],
+) -> HashMap<String, BTreeMap<String, i64>> {
+    let mut wanted: HashMap<String, BTreeMap<String, i64>> = HashMap::new();
+    let mut count = |node: String, attribute: String| {
+        if nodes.contains_key(node.as_str()) {
+            *wanted
+                .entry(node)
+                .or_default()
+                .entry(attribute)
+                .or_default() += 1;
+        }
+    };
+    for node in nodes.values() {
+        let Some(type_def) = model.type_def(text(node, "__typename")) else {
+            continue;
+        };
+        for slot in &type_def.slots {
+            if let Some(parent) = node.get(&slot.foreign_key).and_then(AttrValue::as_str) {
+                count(
+                    keys::node_key(parent),
+                    keys::members_count_attribute(slot.slot, &slot.element),
+                );
+            }
+        }
+    }
+    for edge in edges {
+        let edge_type = text(edge, "__typename");
+        let Some(edge_def) = model.edge_def(edge_type) else {
+            continue;
+        };
+        let (from, to) = (text(edge, "from"), text(edge, "to"));
+        let alive = |id: &str, allowed: &[&str]| {
+            nodes
+                .get(keys::node_key(id).as_str())
+                .is_some_and(|node| allowed.contains(&text(node, "__typename")))
+        };
+        let live = text(edge, "PK") == keys::node_key(from)
+            && text(edge, "SK") == keys::edge_sort_key(edge_type, to)
+            && alive(from, &[edge_def.from.as_str()])
+            && alive(to, &model.possible_types(&edge_def.to));
+        if live {
+            count(
+                keys::node_key(from),
+                keys::edges_count_attribute(edge_type, true),
+            );
+            count(
+                keys::node_key(to),
+                keys::edges_count_attribute(edge_type, false),
+            );
+        }
+    }
+    wanted
+}
+
+/// The counts a node holds: its count attributes, those of zero left out.
+fn stored_counts(node: &Item) -> BTreeMap<String, i64> {
+    node.iter()
+        .filter(|(name, _)| keys::is_count_attribute(name))
+        .map(|(name, value)| (name.clone(), value.as_i64().unwrap_or(i64::MIN)))
+        .filter(|(_, count)| *count != 0)
+        .collect()
+}
+
+/// The count each type index shard's counter item should hold (counter key → count), every
+/// shard of every list included.
+fn wanted_list_counts(model: &Model, nodes: &HashMap<&str, &Item>) -> BTreeMap<String, i64> {
+    let mut wanted = BTreeMap::new();
+    for type_def in &model.types {
+        if let Some(list) = type_def.list {
+            for shard in 0..list.shards {
+                wanted.insert(keys::list_count_key(&type_def.name, shard), 0);
+            }
+        }
+    }
+    for node in nodes.values() {
+        let Some(type_def) = model.type_def(text(node, "__typename")) else {
+            continue;
+        };
+        if let Some(list) = type_def.list {
+            let shard = keys::list_shard(text(node, "id"), list.shards);
+            *wanted
+                .entry(keys::list_count_key(&type_def.name, shard))
+                .or_default() += 1;
+        }
+    }
+    wanted
+}
+
+fn check_counts(
+    model: &Model,
+    nodes: &HashMap<&str, &Item>,
+    edges: &[&Item],
+    counters: &HashMap<&str, &Item>,
+    violations: &mut Vec<Violation>,
+) {
+    let wanted = wanted_node_counts(model, nodes, edges);
+    for (key, node) in nodes {
+        let stored = stored_counts(node);
+        let want = wanted.get(*key).cloned().unwrap_or_default();
+        if stored != want {
+            violations.push(Violation {
+                pk: (*key).to_owned(),
+                sk: (*key).to_owned(),
+                kind: ViolationKind::WrongCount,
+                detail: format!("stored {stored:?}, counted {want:?}"),
+                owner: None,
+            });
+        }
+    }
+    let wanted = wanted_list_counts(model, nodes);
+    let mut keys: BTreeSet<&str> = wanted.keys().map(String::as_str).collect();
+    keys.extend(counters.keys().copied());
+    for key in keys {
+        let stored = counters.get(key).map_or(0, |item| {
+            item.get(LIST_COUNT)
+                .and_then(AttrValue::as_i64)
+                .unwrap_or(i64::MIN)
+        });
+        let want = wanted.get(key).copied().unwrap_or(0);
+        if stored != want {
+            violations.push(Violation {
+                pk: key.to_owned(),
+                sk: key.to_owned(),
+                kind: ViolationKind::WrongCount,
+                detail: format!("stored {stored}, counted {want}"),
                 owner: None,
             });
         }

@@ -12,7 +12,7 @@
 //! unique value, a version or condition that does not hold, a missing node or reference) fails
 //! the batch with its error, carrying the member's position.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use futures::future::try_join_all;
@@ -53,6 +53,7 @@ pub async fn update_nodes(
     }
     refuse_repeated_ids(members.iter().map(|member| member.id.as_str()))?;
     let mut held_at = HashMap::new();
+    let mut absent = BTreeSet::new();
     for _ in 0..WRITE_ATTEMPTS {
         let reads = members
             .iter()
@@ -68,8 +69,15 @@ pub async fn update_nodes(
             .zip(current)
             .enumerate()
             .map(|(index, (member, current))| {
-                plan_update(model, type_def, current, &member.fields, &member.guard)
-                    .map_err(|error| error.in_batch(index))
+                plan_update(
+                    model,
+                    type_def,
+                    current,
+                    &member.fields,
+                    &member.guard,
+                    &absent,
+                )
+                .map_err(|error| error.in_batch(index))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut plan = join(take_plans(&mut planned), true)?;
@@ -78,6 +86,10 @@ pub async fn update_nodes(
             Ok(()) => return Ok(committed(scope, type_def, planned)),
             // Another writer changed a node since it was read: read them all again.
             Err((_, Purpose::Node)) => continue,
+            // A parent a member leaves is gone, and its count with it.
+            Err((_, Purpose::Count { id })) => {
+                absent.insert(id);
+            }
             Err((member, Purpose::FreeUnique)) => {
                 if !hold_earlier_form(scope, type_def, &members[member].id, &mut held_at).await? {
                     return Err(refused(Purpose::FreeUnique).in_batch(member));
@@ -105,6 +117,7 @@ pub async fn delete_nodes(
     }
     refuse_repeated_ids(ids.iter().map(String::as_str))?;
     let mut held_at = HashMap::new();
+    let mut absent = BTreeSet::new();
     for _ in 0..WRITE_ATTEMPTS {
         let reads = ids.iter().enumerate().map(|(index, id)| async move {
             let current = read_to_change(scope, type_def, id)
@@ -122,7 +135,7 @@ pub async fn delete_nodes(
             let version = guard
                 .check(&current)
                 .map_err(|error| error.in_batch(index))?;
-            let plan = plan_delete(model, type_def, &current, &guard, version, &edges);
+            let plan = plan_delete(model, type_def, &current, &guard, version, &edges, &absent);
             planned.push(Planned {
                 id: id.clone(),
                 item: current,
@@ -146,6 +159,9 @@ pub async fn delete_nodes(
             }
             // A node or an edge changed since it was read: read them all again.
             Err((_, Purpose::Node | Purpose::Edge)) => continue,
+            Err((_, Purpose::Count { id })) => {
+                absent.insert(id);
+            }
             Err((member, Purpose::FreeUnique)) => {
                 if !hold_earlier_form(scope, type_def, &ids[member], &mut held_at).await? {
                     return Err(EngineError::Internal);

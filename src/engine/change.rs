@@ -88,11 +88,14 @@ pub(super) fn change_of(record: StreamRecord) -> Option<Change> {
     })
 }
 
-/// Whether two versions of an item differ only in what no client reads: the version, the
-/// update time, the edge set and the relation slots.
+/// Whether two versions of an item differ only in what no client reads of the node itself: the
+/// version, the update time, the edge set, the relation slots and the counts of its
+/// connections (a new member is an event of the member, not of its parent).
 fn same_to_clients(old: &Item, new: &Item) -> bool {
     let read = |name: &str| {
-        !matches!(name, "version" | "updatedAt" | "edges") && !keys::is_slot_attribute(name)
+        !matches!(name, "version" | "updatedAt" | "edges")
+            && !keys::is_slot_attribute(name)
+            && !keys::is_count_attribute(name)
     };
     old.iter()
         .filter(|(name, _)| read(name))

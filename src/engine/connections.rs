@@ -94,6 +94,8 @@ pub struct Page {
     pub has_previous_page: bool,
     /// Paged with `first` (true) or `last`.
     pub forward: bool,
+    /// How many items the whole connection holds, when the reader asked (`totalCount`).
+    pub total_count: Option<i64>,
     /// What the page's filter read, when it had one.
     pub filtered: Option<FilterRead>,
     /// When the read budget stopped a filtered page: the cursor of where it stopped, which
@@ -142,6 +144,7 @@ impl Page {
     pub(super) fn of(edges: Vec<PageEdge>, page: &PageRequest, has_more: bool) -> Page {
         Page {
             forward: page.forward,
+            total_count: None,
             filtered: None,
             budget_cursor: None,
             edges,
@@ -262,6 +265,17 @@ impl Connection {
                     name: name.clone(),
                 })
             }),
+        }
+    }
+
+    /// The attribute of the parent node that counts this connection's items; `None` for an
+    /// index query, which is not counted.
+    pub fn count_attribute(&self) -> Option<String> {
+        match &self.source {
+            Source::Slot { slot, element } => Some(keys::members_count_attribute(*slot, element)),
+            Source::Outgoing { edge, .. } => Some(keys::edges_count_attribute(edge, true)),
+            Source::Incoming { edge, .. } => Some(keys::edges_count_attribute(edge, false)),
+            Source::Index { .. } => None,
         }
     }
 
@@ -531,6 +545,55 @@ pub async fn read_page(
     )
     .await?;
     Ok(Page::read(scope, edges, page, &binding, &read))
+}
+
+/// Refuses a `totalCount` of `page` unless it asks for the whole connection: the counts are
+/// kept for whole connections only, and a count of part of one would take reading it all.
+pub fn whole_connection(page: &PageRequest, connection: &str) -> Result<(), EngineError> {
+    let part = [
+        (page.filter.is_some(), "filter"),
+        (page.key_condition.is_some(), "a key condition"),
+        (
+            page.role.is_some() || page.min_role.is_some(),
+            "role or minRole",
+        ),
+    ];
+    match part.iter().find(|(given, _)| *given) {
+        Some((_, what)) => Err(EngineError::bad_input(format!(
+            "{connection}: totalCount counts the whole connection, and is not kept for a page \
+             with {what}; leave out totalCount or {what}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// How many items `connection` of `parent` holds: the count its parent keeps, read from the
+/// parent as loaded (read now, through the request's loader, when only its id is known).
+pub async fn total_count(
+    scope: &RequestScope,
+    connection: &Connection,
+    parent: &Node,
+) -> Result<i64, EngineError> {
+    let Some(attribute) = connection.count_attribute() else {
+        return Err(EngineError::bad_input(format!(
+            "{}: an index query has no totalCount",
+            connection.name
+        )));
+    };
+    let item = if parent.item.contains_key("PK") {
+        parent.item.clone()
+    } else {
+        scope
+            .loader
+            .load(&keys::node_key(parent.id()))
+            .await
+            .map_err(|e| EngineError::from_store(&e))?
+            .unwrap_or_default()
+    };
+    Ok(item
+        .get(&attribute)
+        .and_then(AttrValue::as_i64)
+        .unwrap_or(0))
 }
 
 /// Pairs each item read with its node: the item itself for a slot, else the edge's other end,

@@ -9,7 +9,7 @@
 //! by its put, and two edges to one target bump it once. Writes that do not fold (a node linked
 //! twice, one value taken twice) refuse the input before anything is sent.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use futures::future::try_join_all;
@@ -134,6 +134,7 @@ async fn create_all(
             if batch { "batch" } else { "change" }
         )));
     }
+    let mut absent = BTreeSet::new();
     for _ in 0..WRITE_ATTEMPTS {
         let reads = members
             .iter()
@@ -151,6 +152,7 @@ async fn create_all(
             let mut tree = Tree {
                 model,
                 found,
+                absent: &absent,
                 plan: Plan::default(),
                 written: &mut written,
             };
@@ -176,6 +178,10 @@ async fn create_all(
             }
             // A linked node changed since it was read: read again.
             Err((_, Purpose::Node | Purpose::Edge)) => continue,
+            // A linked node's former parent is gone, and its count with it.
+            Err((_, Purpose::Count { id })) => {
+                absent.insert(id);
+            }
             Err((part, Purpose::FreeUnique)) => {
                 tracing::error!(part, "a create freed a unique value it did not hold");
                 return Err(EngineError::Internal);
@@ -260,6 +266,8 @@ fn gather(
 struct Tree<'a> {
     model: &'a Model,
     found: &'a Found,
+    /// Former parents of linked nodes known to be gone (see `plan::count_members`).
+    absent: &'a BTreeSet<String>,
     plan: Plan,
     /// Every node the tree writes, to be remembered once it commits.
     written: &'a mut Vec<(String, Arc<Item>)>,
@@ -333,7 +341,14 @@ impl Tree<'_> {
                     .cloned()
                     .ok_or(EngineError::Internal)?;
                 let fields = vec![(relation.foreign_key.clone(), Some(AttrValue::S(id.clone())))];
-                let planned = plan_update(model, element, current, &fields, &Guard::default())?;
+                let planned = plan_update(
+                    model,
+                    element,
+                    current,
+                    &fields,
+                    &Guard::default(),
+                    self.absent,
+                )?;
                 self.plan.append(planned.plan);
                 self.written.push((planned.id, planned.item));
             }

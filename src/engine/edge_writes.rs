@@ -23,6 +23,9 @@ use crate::keys;
 use crate::model::{EdgeTypeDef, Model, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_ITEM_BYTES, RangeQuery, Write, item_size};
 
+/// Numbers to add to a node's count attributes.
+type Counts = Vec<(String, i64)>;
+
 /// How often an edge write re-reads after losing a race to another writer.
 const WRITE_ATTEMPTS: usize = 5;
 /// The most edges one query of a node's edges reads while deleting it.
@@ -211,14 +214,26 @@ fn add_plan(
         },
         Purpose::Edge,
     );
+    // A new edge counts once at each end; a changed one does not.
+    let added = i64::from(ends.existing.is_none());
+    let count = |outgoing: bool| vec![(keys::edges_count_attribute(edge_name, outgoing), added)];
     let source_gets = if edge_def.edge_set {
         let entry = edge_set_entry(model, edge_def, &edge);
-        let (next, version) = next_version(with_edge_set_entry(
+        let (mut next, version) = next_version(with_edge_set_entry(
             &ends.source,
             edge_name,
             to,
             Some(entry.clone()),
         ));
+        if added != 0 {
+            let attribute = keys::edges_count_attribute(edge_name, true);
+            let total = next
+                .get(&attribute)
+                .and_then(AttrValue::as_i64)
+                .unwrap_or(0)
+                + added;
+            next.insert(attribute, AttrValue::N(total.to_string()));
+        }
         let size = item_size(&next);
         if size > MAX_ITEM_BYTES {
             return Err(EngineError::bad_input(format!(
@@ -253,11 +268,25 @@ fn add_plan(
         Some(Vec::new())
     };
     // The source is bumped (and checked), unless it was written whole above.
-    if let Some(added) = source_gets {
-        let (bump, purpose) = bump_end("from", from, &edge_def.from, &edge_def.from, added);
+    if let Some(entries) = source_gets {
+        let (bump, purpose) = bump_end(
+            "from",
+            from,
+            &edge_def.from,
+            &edge_def.from,
+            entries,
+            count(true),
+        );
         plan.push(bump, purpose);
     }
-    let (bump, purpose) = bump_end("to", to, &ends.target_type, &edge_def.to, Vec::new());
+    let (bump, purpose) = bump_end(
+        "to",
+        to,
+        &ends.target_type,
+        &edge_def.to,
+        Vec::new(),
+        count(false),
+    );
     plan.push(bump, purpose);
     plan.changes(Change::edge(
         ends.existing.clone().map(Arc::new),
@@ -271,20 +300,26 @@ fn add_plan(
 /// so well over a hundred adds at once; a source closer to the limit is written whole.
 const COMMUTING_MARGIN_BYTES: usize = 128 * 1024;
 
-/// A bump of one end of an edge (`end`: `from` or `to`) that puts `added` into its edge set, on
-/// condition that it is still a node of `node_type`; a failure names `expected`, the type the
-/// edge wants there.
+/// A bump of one end of an edge (`end`: `from` or `to`) that puts `added` into its edge set and
+/// adds `counts`, on condition that it is still a node of `node_type`; a failure names
+/// `expected`, the type the edge wants there.
 fn bump_end(
     end: &str,
     id: &str,
     node_type: &str,
     expected: &str,
     added: Vec<String>,
+    counts: Vec<(String, i64)>,
 ) -> (Write, Purpose) {
+    let counts = counts
+        .into_iter()
+        .filter(|(_, delta)| *delta != 0)
+        .collect();
     let bump = Write::Bump {
         key: Key::same(keys::node_key(id)),
         add_to_edges: added,
         remove_from_edges: Vec::new(),
+        counts,
         condition: vec![Clause::Equals(
             "__typename".to_owned(),
             AttrValue::S(node_type.to_owned()),
@@ -316,6 +351,13 @@ pub(super) fn plan_edge_from_new(
         let entry = edge_set_entry(model, edge_def, &edge);
         *source = with_edge_set_entry(source, &edge_def.name, to, Some(entry));
     }
+    let attribute = keys::edges_count_attribute(&edge_def.name, true);
+    let total = source
+        .get(&attribute)
+        .and_then(AttrValue::as_i64)
+        .unwrap_or(0)
+        + 1;
+    source.insert(attribute, AttrValue::N(total.to_string()));
     let mut plan = Plan::default();
     plan.push(
         Write::Put {
@@ -324,7 +366,14 @@ pub(super) fn plan_edge_from_new(
         },
         Purpose::Edge,
     );
-    let (bump, purpose) = bump_end("to", to, target_type, &edge_def.to, Vec::new());
+    let (bump, purpose) = bump_end(
+        "to",
+        to,
+        target_type,
+        &edge_def.to,
+        Vec::new(),
+        vec![(keys::edges_count_attribute(&edge_def.name, false), 1)],
+    );
     plan.push(bump, purpose);
     plan.changes(Change::edge(None, Some(edge)));
     Ok(plan)
@@ -374,27 +423,38 @@ pub async fn remove_edge(
 /// set and bumps its version. `deleting` is a node deleted in the same transaction, whose own
 /// edge set needs no change. Each edge is deleted only if it is still as it was read.
 pub fn detach(model: &Model, edges: &[Arc<Item>], deleting: Option<&str>) -> Plan {
-    // Source id → the entries to take out of its edge set, in a stable order.
-    let mut entries: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Node id → the entries to take out of its edge set and the counts to take from it, in a
+    // stable order: each source loses its edge out, each target its edge in.
+    let mut ends: BTreeMap<String, (Vec<String>, Counts)> = BTreeMap::new();
     for edge in edges {
         let edge_type = text(edge, "__typename");
-        let Some(edge_def) = model.edge_def(edge_type).filter(|e| e.edge_set) else {
+        let Some(edge_def) = model.edge_def(edge_type) else {
             continue;
         };
-        let from = text(edge, "from");
-        if Some(from) == deleting {
-            continue;
+        for (end, outgoing) in [("from", true), ("to", false)] {
+            let id = text(edge, end);
+            if Some(id) == deleting {
+                continue;
+            }
+            let (entries, counts) = ends.entry(id.to_owned()).or_default();
+            if outgoing && edge_def.edge_set {
+                entries.push(edge_set_entry(model, edge_def, edge));
+            }
+            let attribute = keys::edges_count_attribute(edge_type, outgoing);
+            match counts.iter_mut().find(|(name, _)| *name == attribute) {
+                Some((_, delta)) => *delta -= 1,
+                None => counts.push((attribute, -1)),
+            }
         }
-        let entry = edge_set_entry(model, edge_def, edge);
-        entries.entry(from.to_owned()).or_default().push(entry);
     }
     let mut plan = Plan::default();
-    for (id, removed) in entries {
+    for (id, (removed, counts)) in ends {
         plan.push(
             Write::Bump {
                 key: Key::same(keys::node_key(&id)),
                 add_to_edges: Vec::new(),
                 remove_from_edges: removed,
+                counts,
                 condition: vec![Clause::Exists],
             },
             Purpose::Node,

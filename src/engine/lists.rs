@@ -13,6 +13,7 @@ use super::page_request::PageRequest;
 use super::scope::RequestScope;
 use crate::keys;
 use crate::model::TypeDef;
+use crate::store::AttrValue;
 
 /// The page `page` of the list of `type_def`'s nodes.
 pub async fn read_list_page(
@@ -69,4 +70,31 @@ pub async fn read_list_page(
         items,
     );
     Ok(Page::read(scope, edges, page, &binding, &read))
+}
+
+/// How many nodes of `type_def` there are: the sum of its type index shards' counters, read
+/// together in one batch of the request's loader.
+pub async fn list_total_count(
+    scope: &RequestScope,
+    type_def: &TypeDef,
+) -> Result<i64, EngineError> {
+    let Some(list) = type_def.list else {
+        return Ok(0);
+    };
+    let counters: Vec<String> = (0..list.shards)
+        .map(|shard| keys::list_count_key(&type_def.name, shard))
+        .collect();
+    let reads = counters.iter().map(|key| scope.loader.load(key));
+    let counters = futures::future::try_join_all(reads)
+        .await
+        .map_err(|e| EngineError::from_store(&e))?;
+    Ok(counters
+        .iter()
+        .flatten()
+        .filter_map(|counter| {
+            counter
+                .get(super::plan::LIST_COUNT)
+                .and_then(AttrValue::as_i64)
+        })
+        .sum())
 }

@@ -29,7 +29,10 @@ mod scope;
 pub use crate::store::{Filter, Test};
 pub use batch_writes::{UpdateMember, delete_nodes, update_nodes};
 pub use change::{Change, ChangeKind};
-pub use connections::{Connection, KeyField, KeyKind, Page, PageEdge, read_ahead, read_page};
+pub use connections::{
+    Connection, KeyField, KeyKind, Page, PageEdge, read_ahead, read_page, total_count,
+    whole_connection,
+};
 pub use creates::{NewEdge, NewNode, create_node, create_nodes, create_tree};
 pub use derive::{
     MAX_SORT_VALUE_BYTES, edge_set_entry, edge_sort_value, index_value, role_sort_value,
@@ -41,7 +44,7 @@ pub use error::EngineError;
 pub use events::{
     DYNAMODB_POLL, EMBEDDED_POLL, EVENT_BUFFER, Event, EventHub, EventReceiver, Watch,
 };
-pub use lists::read_list_page;
+pub use lists::{list_total_count, read_list_page};
 pub use node_writes::{FieldValues, Guard, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, prefetch};
 
@@ -50,6 +53,7 @@ pub use page_request::{
     PageRequest, SortOperand,
 };
 pub use pipelines::{Found, PipelineInput, run_pipeline};
+pub use plan::LIST_COUNT;
 pub use relay::LEASE_DURATION;
 pub use scalars::{is_aws_date, is_aws_date_time, is_aws_email, now};
 pub use scope::{DEFAULT_FILTER_BUDGET, RequestScope, ScopeSource};

@@ -6,7 +6,7 @@
 //! its version has not moved; when another writer got there first they read again, unless the
 //! client pinned an expected version.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::change::Change;
@@ -15,8 +15,8 @@ use super::edge_writes::{detach, edges_touching};
 use super::error::EngineError;
 use super::nodes::{Node, read_node_consistent};
 use super::plan::{
-    Plan, Purpose, check_references, check_version, commit, free_unique_values, refused, remember,
-    take_unique_values, version_is,
+    Plan, Purpose, check_references, check_version, commit, count_members, free_unique_values,
+    refused, remember, take_unique_values, version_is,
 };
 use super::scalars::now;
 use super::scope::RequestScope;
@@ -124,6 +124,14 @@ pub(super) fn plan_new_item(
     );
     take_unique_values(type_def, None, item, &mut plan);
     check_references(model, type_def, None, item, &mut plan)?;
+    count_members(
+        model,
+        type_def,
+        None,
+        Some(item),
+        &BTreeSet::new(),
+        &mut plan,
+    );
     plan.changes(Change::node(None, Some(item.clone())));
     Ok(plan)
 }
@@ -141,13 +149,14 @@ pub async fn update_node(
     keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("id: {e}")))?;
     guard.validate()?;
     let mut held_at = HashMap::new();
+    let mut absent = BTreeSet::new();
     for _ in 0..WRITE_ATTEMPTS {
         let current = read_to_change(scope, type_def, id).await?;
         let Planned {
             item: next,
             mut plan,
             ..
-        } = plan_update(model, type_def, current, fields, guard)?;
+        } = plan_update(model, type_def, current, fields, guard, &absent)?;
         plan.free_at(&held_at);
         match commit(scope, plan).await? {
             Ok(()) => {
@@ -159,6 +168,10 @@ pub async fn update_node(
             }
             // Another writer changed the node since it was read: read again.
             Err(Purpose::Node) => continue,
+            // The parent it leaves is gone, and its count with it.
+            Err(Purpose::Count { id }) => {
+                absent.insert(id);
+            }
             Err(Purpose::FreeUnique) => {
                 if !hold_earlier_form(scope, type_def, id, &mut held_at).await? {
                     return Err(unique_item_owned_elsewhere(type_def, id));
@@ -185,13 +198,14 @@ pub(super) async fn read_to_change(
 }
 
 /// The writes that change `fields` of `current`, a node of `type_def`, if it is as `guard`
-/// expects.
+/// expects; the nodes of `absent` are known to be gone (see `plan::count_members`).
 pub(super) fn plan_update(
     model: &Model,
     type_def: &TypeDef,
     current: Item,
     fields: &FieldValues,
     guard: &Guard,
+    absent: &BTreeSet<String>,
 ) -> Result<Planned, EngineError> {
     let version = guard.check(&current)?;
     let id = super::derive::text(&current, "id").to_owned();
@@ -220,6 +234,14 @@ pub(super) fn plan_update(
     );
     take_unique_values(type_def, Some(&current), &next, &mut plan);
     check_references(model, type_def, Some(&current), &next, &mut plan)?;
+    count_members(
+        model,
+        type_def,
+        Some(&current),
+        Some(&next),
+        absent,
+        &mut plan,
+    );
     plan.changes(Change::node(Some(Arc::new(current)), Some(next.clone())));
     Ok(Planned {
         id,
@@ -245,6 +267,7 @@ pub async fn delete_node(
     let mut guard = guard.clone();
     let mut lost_races = 0;
     let mut held_at = HashMap::new();
+    let mut absent = BTreeSet::new();
     while lost_races < WRITE_ATTEMPTS {
         let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
             return Ok(None);
@@ -252,7 +275,7 @@ pub async fn delete_node(
         let version = guard.check(&current)?;
         let edges = edges_touching(scope, model, type_def, id).await?;
         let current = Arc::new(current);
-        let mut plan = plan_delete(model, type_def, &current, &guard, version, &edges);
+        let mut plan = plan_delete(model, type_def, &current, &guard, version, &edges, &absent);
         plan.free_at(&held_at);
         if plan.len() > MAX_TRANSACTION_ITEMS {
             // Too many edges for one transaction: remove some in a step of their own, which
@@ -276,6 +299,9 @@ pub async fn delete_node(
                 }));
             }
             Err(Purpose::Node | Purpose::Edge) => lost_races += 1,
+            Err(Purpose::Count { id }) => {
+                absent.insert(id);
+            }
             Err(Purpose::FreeUnique) => {
                 if !hold_earlier_form(scope, type_def, id, &mut held_at).await? {
                     return Err(unique_item_owned_elsewhere(type_def, id));
@@ -289,7 +315,8 @@ pub async fn delete_node(
 }
 
 /// The writes that delete `current`, a node of `type_def` at `version` that satisfies the
-/// `guard`'s condition, with `edges`, the edges that touch it.
+/// `guard`'s condition, with `edges`, the edges that touch it; the nodes of `absent` are known
+/// to be gone.
 pub(super) fn plan_delete(
     model: &Model,
     type_def: &TypeDef,
@@ -297,6 +324,7 @@ pub(super) fn plan_delete(
     guard: &Guard,
     version: i64,
     edges: &[Arc<Item>],
+    absent: &BTreeSet<String>,
 ) -> Plan {
     let id = super::derive::text(current, "id");
     let mut condition = vec![version_is(version)];
@@ -310,6 +338,7 @@ pub(super) fn plan_delete(
         Purpose::Node,
     );
     free_unique_values(type_def, current, id, &mut plan);
+    count_members(model, type_def, Some(current), None, absent, &mut plan);
     plan.append(detach(model, edges, Some(id)));
     plan.changes(Change::node(Some(current.clone()), None));
     plan
@@ -482,7 +511,8 @@ mod tests {
             }),
         };
         let change = vec![("name".to_owned(), Some(AttrValue::S("Vale".into())))];
-        let planned = plan_update(&model, farm, read, &change, &guard).expect("holds on the read");
+        let planned = plan_update(&model, farm, read, &change, &guard, &BTreeSet::new())
+            .expect("holds on the read");
         assert!(matches!(
             commit(&scope, planned.plan).await,
             Ok(Err(Purpose::Node))

@@ -5,14 +5,14 @@
 //! Invariant: a plan commits whole or not at all, and its changes are recorded on the request's
 //! scope only once it has committed.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use super::change::Change;
 use super::error::EngineError;
 use super::scope::RequestScope;
 use crate::keys;
-use crate::model::{FieldKind, Model, TypeDef};
+use crate::model::{FieldKind, Model, SlotDef, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, StoreError, Write};
 
 /// Why a write is in a plan: what a failed condition on it means.
@@ -32,6 +32,11 @@ pub enum Purpose {
     },
     /// An edge item, conditioned on what was read of it: another writer got there first.
     Edge,
+    /// A count taken from the node `id` (a former parent), on condition that it exists: it is
+    /// gone, and its counts with it.
+    Count {
+        id: String,
+    },
 }
 
 #[derive(Default)]
@@ -145,7 +150,7 @@ type Planned = (Write, Purpose, usize);
 
 /// Two writes on one item as one write, if they fold (see [`Plan::folded`]).
 fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
-    use Write::{Bump, Check, Delete, Put};
+    use Write::{Bump, Check, Delete, Put, Tally};
     let joined = |a: &[Clause], b: &[Clause]| {
         let mut condition = a.to_vec();
         condition.extend(b.iter().filter(|clause| !a.contains(clause)).cloned());
@@ -165,15 +170,18 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
                 return None;
             }
             let (mut added, mut removed): (Vec<String>, Vec<String>) = Default::default();
+            let mut counts: Vec<(String, i64)> = Vec::new();
             let mut bump = false;
             for write in [&earlier.0, &later.0] {
                 if let Bump {
                     add_to_edges,
                     remove_from_edges,
+                    counts: more,
                     ..
                 } = write
                 {
                     bump = true;
+                    add_counts(&mut counts, more);
                     for (entries, into) in [
                         (add_to_edges, &mut added),
                         (remove_from_edges, &mut removed),
@@ -196,6 +204,7 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
                     key: key.clone(),
                     add_to_edges: added,
                     remove_from_edges: removed,
+                    counts,
                     condition,
                 }
             } else {
@@ -206,18 +215,59 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
             };
             Some((write, earlier.1, earlier.2))
         }
-        (Put { item, .. }, Check { condition, .. } | Bump { condition, .. })
-            if implied(&later.0, item, condition) =>
+        (
+            Put {
+                item,
+                condition: put,
+            },
+            Check { condition, .. } | Bump { condition, .. },
+        ) if implied(&later.0, item, condition) => {
+            let write = Put {
+                item: counted(item, &later.0),
+                condition: put.clone(),
+            };
+            Some((write, earlier.1, earlier.2))
+        }
+        (
+            Check { condition, .. } | Bump { condition, .. },
+            Put {
+                item,
+                condition: put,
+            },
+        ) if implied(&earlier.0, item, condition) => {
+            let write = Put {
+                item: counted(item, &earlier.0),
+                condition: put.clone(),
+            };
+            Some((write, later.1, later.2))
+        }
+        (Delete { .. }, Bump { .. })
+            if matches!(later.1, Purpose::Node | Purpose::Count { .. }) =>
         {
             Some(earlier)
         }
-        (Check { condition, .. } | Bump { condition, .. }, Put { item, .. })
-            if implied(&earlier.0, item, condition) =>
+        (Bump { .. }, Delete { .. })
+            if matches!(earlier.1, Purpose::Node | Purpose::Count { .. }) =>
         {
             Some(later)
         }
-        (Delete { .. }, Bump { .. }) if matches!(later.1, Purpose::Node) => Some(earlier),
-        (Bump { .. }, Delete { .. }) if matches!(earlier.1, Purpose::Node) => Some(later),
+        (
+            Tally {
+                key,
+                typename,
+                counts: a,
+            },
+            Tally { counts: b, .. },
+        ) => {
+            let mut counts = a.clone();
+            add_counts(&mut counts, b);
+            let write = Tally {
+                key: key.clone(),
+                typename: typename.clone(),
+                counts,
+            };
+            Some((write, earlier.1, earlier.2))
+        }
         (Delete { condition: a, .. }, Delete { condition: b, .. }) if a == b => Some(earlier),
         // One edge deleted from both ends, read at different times: both reads must still
         // hold, or the edge changed and the operation reads again.
@@ -252,6 +302,28 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
         }
         _ => None,
     }
+}
+
+/// Adds `more` to `counts`, attribute by attribute.
+fn add_counts(counts: &mut Vec<(String, i64)>, more: &[(String, i64)]) {
+    for (attribute, delta) in more {
+        match counts.iter_mut().find(|(name, _)| name == attribute) {
+            Some((_, total)) => *total += delta,
+            None => counts.push((attribute.clone(), *delta)),
+        }
+    }
+}
+
+/// `item` with the counts of `write` (a bump of that item) added to it.
+fn counted(item: &Item, write: &Write) -> Item {
+    let mut item = item.clone();
+    if let Write::Bump { counts, .. } = write {
+        for (attribute, delta) in counts {
+            let total = item.get(attribute).and_then(AttrValue::as_i64).unwrap_or(0) + delta;
+            item.insert(attribute.clone(), AttrValue::N(total.to_string()));
+        }
+    }
+    item
 }
 
 /// Whether the `__typename` two conditions allow can be one type.
@@ -383,7 +455,9 @@ pub fn refused(purpose: Purpose) -> EngineError {
         Purpose::Reference { field, target, id } => {
             EngineError::bad_input(format!("{field}: there is no {target} with id {id}"))
         }
-        Purpose::Node | Purpose::FreeUnique | Purpose::Edge => EngineError::Internal,
+        Purpose::Node | Purpose::FreeUnique | Purpose::Edge | Purpose::Count { .. } => {
+            EngineError::Internal
+        }
     }
 }
 
@@ -535,6 +609,110 @@ pub fn check_references(
     Ok(())
 }
 
+/// Adds what a node's write changes in counts (`totalCount`), from `current` (none for a
+/// create) to `next` (none for a delete): the counter of its type index shard, once created or
+/// deleted, and the member counts of each `@hasMany` it joins or leaves through its keys. A
+/// parent it joins must exist and have a type that owns the relation; a parent it leaves is
+/// counted down only if it still exists (the operation learns otherwise from a failed
+/// `Purpose::Count` and plans again with it in `absent`).
+pub fn count_members(
+    model: &Model,
+    type_def: &TypeDef,
+    current: Option<&Item>,
+    next: Option<&Item>,
+    absent: &BTreeSet<String>,
+    plan: &mut Plan,
+) {
+    if let Some(list) = type_def.list {
+        let delta = match (current, next) {
+            (None, Some(_)) => 1,
+            (Some(_), None) => -1,
+            _ => 0,
+        };
+        if delta != 0 {
+            let id = current
+                .or(next)
+                .map_or("", |item| super::derive::text(item, "id"));
+            plan.push(
+                Write::Tally {
+                    key: Key::same(keys::list_count_key(
+                        &type_def.name,
+                        keys::list_shard(id, list.shards),
+                    )),
+                    typename: keys::list_count_typename(&type_def.name),
+                    counts: vec![(LIST_COUNT.to_owned(), delta)],
+                },
+                Purpose::Node,
+            );
+        }
+    }
+    for slot in &type_def.slots {
+        let key_of = |item: Option<&Item>| {
+            item.and_then(|item| item.get(&slot.foreign_key))
+                .and_then(AttrValue::as_str)
+                .map(str::to_owned)
+        };
+        let (old, new) = (key_of(current), key_of(next));
+        if old == new {
+            continue;
+        }
+        let attribute = keys::members_count_attribute(slot.slot, &slot.element);
+        if let Some(old) = old.filter(|old| !absent.contains(old)) {
+            plan.push(
+                Write::Bump {
+                    key: Key::same(keys::node_key(&old)),
+                    add_to_edges: Vec::new(),
+                    remove_from_edges: Vec::new(),
+                    counts: vec![(attribute.clone(), -1)],
+                    condition: vec![Clause::Exists],
+                },
+                Purpose::Count { id: old },
+            );
+        }
+        if let Some(new) = new {
+            let owners = relation_owners(model, slot);
+            plan.push(
+                Write::Bump {
+                    key: Key::same(keys::node_key(&new)),
+                    add_to_edges: Vec::new(),
+                    remove_from_edges: Vec::new(),
+                    counts: vec![(attribute, 1)],
+                    condition: vec![Clause::OneOf(
+                        "__typename".to_owned(),
+                        owners
+                            .iter()
+                            .map(|t| AttrValue::S((*t).to_owned()))
+                            .collect(),
+                    )],
+                },
+                Purpose::Reference {
+                    field: slot.foreign_key.clone(),
+                    target: owners.join(" or "),
+                    id: new,
+                },
+            );
+        }
+    }
+}
+
+/// The attribute of a type index shard's counter item that holds its count.
+pub const LIST_COUNT: &str = "count";
+
+/// The types with a `@hasMany` over `slot`: the types a node's key in it may name.
+fn relation_owners<'m>(model: &'m Model, slot: &SlotDef) -> Vec<&'m str> {
+    model
+        .types
+        .iter()
+        .filter(|owner| {
+            owner.fields.iter().any(|field| {
+                matches!(&field.kind, FieldKind::HasMany(has_many)
+                    if has_many.slot == slot.slot && has_many.element == slot.element)
+            })
+        })
+        .map(|owner| owner.name.as_str())
+        .collect()
+}
+
 /// Makes a written node visible to the rest of the request (or its absence, for `None`).
 pub fn remember(scope: &RequestScope, id: &str, item: Option<Arc<Item>>) {
     scope.loader.prime(&keys::node_key(id), item);
@@ -573,8 +751,76 @@ mod tests {
             key: Key::same(keys::node_key(id)),
             add_to_edges: Vec::new(),
             remove_from_edges: removed.iter().map(|entry| (*entry).to_owned()).collect(),
+            counts: Vec::new(),
             condition: vec![Clause::Exists],
         }
+    }
+
+    #[test]
+    fn counts_on_one_item_add_up_and_go_into_a_put_of_it() {
+        let counting = |id: &str, delta: i64| Write::Bump {
+            key: Key::same(keys::node_key(id)),
+            add_to_edges: Vec::new(),
+            remove_from_edges: Vec::new(),
+            counts: vec![("count#GSI01#Cow".to_owned(), delta)],
+            condition: vec![Clause::Exists],
+        };
+        let tally = |delta: i64| Write::Tally {
+            key: Key::same(keys::list_count_key("Cow", 1)),
+            typename: keys::list_count_typename("Cow"),
+            counts: vec![(LIST_COUNT.to_owned(), delta)],
+        };
+        let mut plan = Plan::default();
+        plan.push(counting("a", 1), Purpose::Node);
+        plan.push(counting("a", 1), Purpose::Count { id: "a".to_owned() });
+        plan.push(tally(1), Purpose::Node);
+        plan.push(tally(-1), Purpose::Node);
+        plan.push(tally(1), Purpose::Node);
+        let folded = plan.folded().expect("folds");
+        let [
+            Write::Bump { counts: bumped, .. },
+            Write::Tally {
+                counts: tallied, ..
+            },
+        ] = folded.writes.as_slice()
+        else {
+            panic!("one bump and one tally: {:?}", folded.writes);
+        };
+        assert_eq!(bumped, &[("count#GSI01#Cow".to_owned(), 2)]);
+        assert_eq!(tallied, &[(LIST_COUNT.to_owned(), 1)]);
+
+        // A node that is its own parent: the count goes into the node as put.
+        let mut own = node("f", "Farm");
+        own.insert("count#GSI01#Cow".to_owned(), AttrValue::N("4".to_owned()));
+        let mut plan = Plan::default();
+        plan.push(
+            Write::Put {
+                item: own,
+                condition: vec![version_is(3)],
+            },
+            Purpose::Node,
+        );
+        plan.push(counting("f", -1), Purpose::Count { id: "f".to_owned() });
+        let folded = plan.folded().expect("folds");
+        let [Write::Put { item, .. }] = folded.writes.as_slice() else {
+            panic!("one put: {:?}", folded.writes);
+        };
+        assert_eq!(
+            item.get("count#GSI01#Cow"),
+            Some(&AttrValue::N("3".to_owned()))
+        );
+        // Counted down on a node the plan deletes: the delete is all.
+        let mut plan = Plan::default();
+        plan.push(
+            Write::Delete {
+                key: Key::same(keys::node_key("f")),
+                condition: vec![version_is(3)],
+            },
+            Purpose::Node,
+        );
+        plan.push(counting("f", -1), Purpose::Count { id: "f".to_owned() });
+        let folded = plan.folded().expect("folds");
+        assert!(matches!(folded.writes.as_slice(), [Write::Delete { .. }]));
     }
 
     #[test]
@@ -815,6 +1061,7 @@ mod tests {
             key: Key::same(keys::node_key("g")),
             add_to_edges: vec![entry.to_owned()],
             remove_from_edges: Vec::new(),
+            counts: Vec::new(),
             condition: vec![Clause::Exists],
         };
         let mut plan = Plan::default();

@@ -87,6 +87,25 @@ pub(super) fn objects(
                 FieldFuture::Value(edges)
             },
         ))
+        .field(
+            Field::new("totalCount", TypeRef::named_nn(TypeRef::INT), |ctx| {
+                let count = ctx
+                    .parent_value
+                    .downcast_ref::<Page>()
+                    .and_then(|page| page.total_count);
+                FieldFuture::new(async move {
+                    // The connection's field reads the count whenever its selection asks.
+                    let count = count.ok_or_else(|| graphql_error(EngineError::Internal))?;
+                    Ok(Some(Value::from(count)))
+                })
+            })
+            .description(
+                "How many items the whole connection holds, kept exact by every write: no \
+                 extra read (a list sums its shards' counters in the page's level). Not kept \
+                 for a page with filter, a key condition or role, nor for index queries: those \
+                 refuse it.",
+            ),
+        )
         .field(Field::new(
             "pageInfo",
             TypeRef::named_nn("PageInfo"),
@@ -264,7 +283,21 @@ async fn resolve_list(
     let request = page_request(None, Some(filter_fields), |name| {
         ctx.args.get(name).map(|v| v.as_value().clone())
     })?;
-    let page = engine::read_list_page(scope, type_def, &request).await?;
+    let counted = ctx.look_ahead().field("totalCount").exists();
+    if counted {
+        engine::whole_connection(
+            &request,
+            &format!("list{}", crate::model::plural(&type_def.name)),
+        )?;
+    }
+    let (page, count) = futures::join!(engine::read_list_page(scope, type_def, &request), async {
+        match counted {
+            true => engine::list_total_count(scope, type_def).await.map(Some),
+            false => Ok(None),
+        }
+    });
+    let mut page = page?;
+    page.total_count = count?;
     note_filter_read(ctx, scope, &page);
     let node_selection = ctx.look_ahead().field("edges").field("node");
     let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
@@ -348,6 +381,12 @@ async fn resolve_index(
     let request = page_request(connection.key_field.as_ref(), Some(filter_fields), |name| {
         ctx.args.get(name).map(|v| v.as_value().clone())
     })?;
+    if ctx.look_ahead().field("totalCount").exists() {
+        return Err(EngineError::bad_input(format!(
+            "{}: an index query keeps no totalCount; leave it out",
+            connection.field
+        )));
+    }
     let node_selection = ctx.look_ahead().field("edges").field("node");
     let page = engine::read_page(scope, model, connection, &value, &request, true).await?;
     note_filter_read(ctx, scope, &page);
@@ -383,7 +422,11 @@ async fn resolve(
         ctx.args.get(name).map(|v| v.as_value().clone())
     })?;
     let node_selection = ctx.look_ahead().field("edges").field("node");
-    let page = engine::read_page(
+    let counted = ctx.look_ahead().field("totalCount").exists();
+    if counted {
+        engine::whole_connection(&request, &connection.field)?;
+    }
+    let mut page = engine::read_page(
         scope,
         model,
         connection,
@@ -392,6 +435,9 @@ async fn resolve(
         node_selection.exists(),
     )
     .await?;
+    if counted {
+        page.total_count = Some(engine::total_count(scope, connection, parent).await?);
+    }
     note_filter_read(ctx, scope, &page);
     let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
     prefetch::relations(scope, model, &nodes, &node_selection).await?;

@@ -183,6 +183,55 @@ pub fn list_partition(type_name: &str, shard: u8) -> String {
     format!("{type_name}#LIST#{shard:02}")
 }
 
+/// The attribute of a node that counts the members of one of its `@hasMany` connections: the
+/// nodes of `element` in slot `slot` whose key names the node (`totalCount`). No field is
+/// named with a `#`.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::members_count_attribute(1, "Cow"), "count#GSI01#Cow");
+/// ```
+pub fn members_count_attribute(slot: u8, element: &str) -> String {
+    format!("count#{}#{element}", gsi_name(slot))
+}
+
+/// The attribute of a node that counts its edges of type `edge`: out of it (`@outgoing`), or
+/// into it (`@incoming`).
+///
+/// ```
+/// use tablegraph::keys::edges_count_attribute;
+/// assert_eq!(edges_count_attribute("GoalMembership", true), "count#out#GoalMembership");
+/// assert_eq!(edges_count_attribute("GoalMembership", false), "count#in#GoalMembership");
+/// ```
+pub fn edges_count_attribute(edge: &str, outgoing: bool) -> String {
+    let direction = if outgoing { "out" } else { "in" };
+    format!("count#{direction}#{edge}")
+}
+
+/// Whether a node attribute is one of its counts.
+pub fn is_count_attribute(name: &str) -> bool {
+    name.starts_with("count#")
+}
+
+/// The key (`PK` = `SK`) of the item that counts the nodes of `type_name` in one shard of its
+/// type index, in its attribute `count`. `$` is in no type name, so no unique value, node or
+/// record has this key.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::list_count_key("Farm", 3), "COUNT$Farm#03");
+/// ```
+pub fn list_count_key(type_name: &str, shard: u8) -> String {
+    format!("COUNT${type_name}#{shard:02}")
+}
+
+/// The `__typename` of a type's shard counters.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::list_count_typename("Farm"), "COUNT$Farm");
+/// ```
+pub fn list_count_typename(type_name: &str) -> String {
+    format!("COUNT${type_name}")
+}
+
 /// The partition of one value of a secondary index (`@index`): `<Type>#<index name>#<value>`,
 /// the value as stored (text as it is; numbers in their decimal form). An id holds no `#`, so
 /// this is never a relation's partition, and a type's list and each of its indexes have a slot

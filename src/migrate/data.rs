@@ -126,6 +126,9 @@ pub struct Migration {
     /// Gives each node the attributes of its entry in the `@index` of this name, and nothing
     /// else (a migration tablegraph ships).
     fill_index: Option<String>,
+    /// Sets every count (`totalCount`) to what the table holds (a migration tablegraph ships,
+    /// over the whole table rather than one type).
+    fill_counts: bool,
     /// Why the file does not fit today's schema. An applied migration is still skipped (it was
     /// checked against the schema it ran on); a pending one stops `migrate` with this.
     problem: Option<String>,
@@ -170,7 +173,7 @@ pub fn load_migrations(dir: &Path, model: &Model) -> Result<Vec<Migration>, Data
 impl Migration {
     /// Whether tablegraph ships this migration, rather than a file of `migrations/`.
     pub fn is_builtin(&self) -> bool {
-        self.rekey_unique || self.fill_type_index || self.fill_index.is_some()
+        self.rekey_unique || self.fill_type_index || self.fill_index.is_some() || self.fill_counts
     }
 
     /// Whether it only puts nodes in an index: no change of the node, so no new version.
@@ -380,8 +383,24 @@ pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
             }
         })
     });
-    // The indexes first: a unique-value collision stops the migrations after it.
-    type_indexes.chain(indexes).chain(unique_values).collect()
+    // Counts of connections and lists, kept since counts v1: set once from what the table
+    // holds; every write keeps them after.
+    let counts = Migration {
+        name: "builtin-counts".to_owned(),
+        description: "Set the counts behind totalCount to the members, edges and nodes the \
+                      table holds"
+            .to_owned(),
+        checksum: hex(&sha2::Sha256::digest(b"counts, v1")),
+        fill_counts: true,
+        ..Migration::default()
+    };
+    // The indexes first: a unique-value collision stops the migrations after it. Counts last:
+    // they count what the others leave.
+    type_indexes
+        .chain(indexes)
+        .chain(unique_values)
+        .chain(std::iter::once(counts))
+        .collect()
 }
 
 fn is_managed(attribute: &str) -> bool {
@@ -602,6 +621,9 @@ async fn apply(
     if let Some(problem) = &migration.problem {
         return Err(DataMigrationError::Rejected(problem.clone()));
     }
+    if migration.fill_counts {
+        return fill_counts(store, model, migration, dry_run, progress).await;
+    }
     // A resumed run counts on from what the runs before it changed.
     let changed_before = record.as_ref().map_or(0, |r| r.changed);
     let mut checkpoints = record.map(|r| r.checkpoints).unwrap_or_default();
@@ -661,6 +683,71 @@ async fn apply(
             .map_err(|e| contended(e, &migration.name))?;
     }
     run.name.clone_from(&migration.name);
+    Ok(run)
+}
+
+/// The counts migration: one repair of every count over a full scan (which a stopped run
+/// simply repeats), then its record.
+async fn fill_counts(
+    store: &Store,
+    model: &Model,
+    migration: &Migration,
+    dry_run: bool,
+    progress: Progress<'_>,
+) -> Result<MigrationRun, DataMigrationError> {
+    let repair = check::repair_counts(store, model, dry_run).await?;
+    let mut run = MigrationRun {
+        name: migration.name.clone(),
+        scanned: repair.before.items,
+        changed: if dry_run {
+            repair.before.violations.len()
+        } else {
+            repair.fixed
+        },
+        ..MigrationRun::default()
+    };
+    progress(&migration.name, &run);
+    if dry_run {
+        return Ok(run);
+    }
+    if let Some(left) = repair
+        .after
+        .violations
+        .iter()
+        .find(|v| v.kind == check::ViolationKind::WrongCount)
+    {
+        return Err(DataMigrationError::Rejected(format!(
+            "{}: a count is still wrong after {} fixes ({} {}: {}); stop other writers and \
+             run migrate again",
+            migration.name, repair.fixed, left.pk, left.sk, left.detail
+        )));
+    }
+    {
+        let key = record_key(&migration.name);
+        let mut record = Item::from([
+            ("PK".to_owned(), AttrValue::S(key.pk.clone())),
+            ("SK".to_owned(), AttrValue::S(key.sk)),
+            (
+                "__typename".to_owned(),
+                AttrValue::S("Migration".to_owned()),
+            ),
+            (
+                "checksum".to_owned(),
+                AttrValue::S(migration.checksum.clone()),
+            ),
+            (
+                "description".to_owned(),
+                AttrValue::S(migration.description.clone()),
+            ),
+            ("status".to_owned(), AttrValue::S("applied".to_owned())),
+            ("appliedAt".to_owned(), AttrValue::S(engine::now())),
+            ("changed".to_owned(), AttrValue::N(run.changed.to_string())),
+        ]);
+        save_record(store, &mut record, &HashMap::new())
+            .await
+            .map_err(|e| contended(e, &migration.name))?;
+    }
+    run.scanned = repair.before.items;
     Ok(run)
 }
 

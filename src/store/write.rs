@@ -42,7 +42,16 @@ pub enum Write {
         key: Key,
         add_to_edges: Vec<String>,
         remove_from_edges: Vec<String>,
+        /// Numbers added to the item's count attributes (negative to take away).
+        counts: Vec<(String, i64)>,
         condition: Vec<Clause>,
+    },
+    /// Adds `counts` to the attributes of a counter item (one it makes, with `__typename`, if
+    /// missing), unconditionally: additions commute.
+    Tally {
+        key: Key,
+        typename: String,
+        counts: Vec<(String, i64)>,
     },
     /// Writes nothing; fails the group unless the condition holds.
     Check {
@@ -67,9 +76,10 @@ impl Write {
                     sk: text("SK"),
                 }
             }
-            Write::Delete { key, .. } | Write::Bump { key, .. } | Write::Check { key, .. } => {
-                key.clone()
-            }
+            Write::Delete { key, .. }
+            | Write::Bump { key, .. }
+            | Write::Check { key, .. }
+            | Write::Tally { key, .. } => key.clone(),
         }
     }
 }
@@ -254,6 +264,7 @@ fn transact_item(table: &str, write: &Write) -> Result<TransactWriteItem, StoreE
             key,
             add_to_edges,
             remove_from_edges,
+            counts,
             condition,
         } => {
             let (text, names, values) = condition_parts(condition);
@@ -262,6 +273,11 @@ fn transact_item(table: &str, write: &Write) -> Result<TransactWriteItem, StoreE
             names.insert("#version".to_owned(), "version".to_owned());
             values.insert(":one".to_owned(), AttributeValue::N("1".to_owned()));
             let mut expression = "ADD #version :one".to_owned();
+            for (n, (attribute, delta)) in counts.iter().enumerate() {
+                names.insert(format!("#count{n}"), attribute.clone());
+                values.insert(format!(":count{n}"), AttributeValue::N(delta.to_string()));
+                expression.push_str(&format!(", #count{n} :count{n}"));
+            }
             if !add_to_edges.is_empty() {
                 names.insert("#edges".to_owned(), "edges".to_owned());
                 values.insert(
@@ -283,6 +299,30 @@ fn transact_item(table: &str, write: &Write) -> Result<TransactWriteItem, StoreE
                 .set_key(Some(key_map(key)))
                 .update_expression(expression)
                 .set_condition_expression(text)
+                .set_expression_attribute_names(Some(names))
+                .set_expression_attribute_values(Some(values))
+                .build()
+                .map_err(build_error)?;
+            TransactWriteItem::builder().update(update).build()
+        }
+        Write::Tally {
+            key,
+            typename,
+            counts,
+        } => {
+            let mut names = HashMap::from([("#t".to_owned(), "__typename".to_owned())]);
+            let mut values =
+                HashMap::from([(":t".to_owned(), AttributeValue::S(typename.clone()))]);
+            let mut added = Vec::new();
+            for (n, (attribute, delta)) in counts.iter().enumerate() {
+                names.insert(format!("#count{n}"), attribute.clone());
+                values.insert(format!(":count{n}"), AttributeValue::N(delta.to_string()));
+                added.push(format!("#count{n} :count{n}"));
+            }
+            let update = Update::builder()
+                .table_name(table)
+                .set_key(Some(key_map(key)))
+                .update_expression(format!("SET #t = :t ADD {}", added.join(", ")))
                 .set_expression_attribute_names(Some(names))
                 .set_expression_attribute_values(Some(values))
                 .build()

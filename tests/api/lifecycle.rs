@@ -308,17 +308,42 @@ async fn a_server_killed_mid_write_storm_loses_no_acknowledged_write() {
     }
     for (goal, user, role) in &all.memberships {
         let body = server
-            .graphql(&format!("{{ goal(id: \"{goal}\") {{ members(first: 100) {{ edges {{ role node {{ ... on User {{ id }} }} }} }} }} }}"))
+            .graphql(&format!("{{ goal(id: \"{goal}\") {{ members(first: 100) {{ totalCount edges {{ role node {{ ... on User {{ id }} }} }} }} }} }}"))
             .await;
         let edges = body["data"]["goal"]["members"]["edges"]
             .as_array()
             .cloned()
             .unwrap_or_default();
+        assert_eq!(
+            body["data"]["goal"]["members"]["totalCount"],
+            edges.len(),
+            "the count of {goal}'s members is exact after the kill: {body}"
+        );
         assert!(
             edges.iter().any(|e| e["node"]["id"] == user.as_str()),
             "membership {goal} → {user} ({role}) is missing: {body}"
         );
     }
+    // The farms' count is every farm the list holds.
+    let mut listed = 0;
+    let mut after = Value::Null;
+    let total = loop {
+        let body = server
+            .graphql(&format!(
+                "{{ listFarms(first: 100, after: {after}) {{ totalCount edges {{ cursor }} pageInfo {{ hasNextPage endCursor }} }} }}"
+            ))
+            .await;
+        let list = &body["data"]["listFarms"];
+        listed += list["edges"].as_array().map_or(0, Vec::len);
+        if list["pageInfo"]["hasNextPage"] != true {
+            break list["totalCount"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{body}"));
+        }
+        after = list["pageInfo"]["endCursor"].clone();
+    };
+    assert_eq!(total, listed as u64);
+    assert!(listed >= all.farms.len());
     assert!(server.terminate().await);
     std::fs::remove_dir_all(&dir).expect("removable");
 }

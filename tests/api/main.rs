@@ -6,6 +6,7 @@ mod bad_input;
 mod batches;
 mod batching;
 mod check;
+mod counts;
 mod engine;
 mod examples;
 mod farms;

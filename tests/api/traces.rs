@@ -212,8 +212,8 @@ async fn a_request_span_per_operation_with_a_child_span_per_storage_call() {
     assert_eq!(write.kind, SpanKind::Client as i32);
     assert_eq!(write.attributes["rpc.method"], "TransactWriteItems");
     assert_eq!(write.attributes["db.system.name"], "aws.dynamodb");
-    // The farm and its unique name.
-    assert_eq!(write.attributes["tablegraph.keys"], "2", "{write:#?}");
+    // The farm, its unique name and its type index shard's counter.
+    assert_eq!(write.attributes["tablegraph.keys"], "3", "{write:#?}");
     assert!(
         write
             .attributes

@@ -8,39 +8,74 @@ use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, repository_file, run_tablegraph, scratch, spawn_app};
 
-/// Farm's type index: slot 1 (farms belong to no relation), 4 shards by default.
-const FARM_SHARDS: usize = 4;
+/// A listed type, as the tests create and read it.
+struct Listed {
+    /// `Farm`: `createFarms`, `CreateFarmInput`, `listFarms`.
+    name: &'static str,
+    /// The Query its type index is read with: `Query:GSI01`.
+    query: &'static str,
+    /// The input of its `n`th node.
+    input: fn(usize) -> Value,
+}
 
-/// Creates `count` farms in batches; answers their ids.
-async fn farms(app: &TestApp, from: usize, count: usize) -> Vec<String> {
+/// Farm's type index: slot 1 (farms belong to no relation), 4 shards by default.
+const FARMS: Listed = Listed {
+    name: "Farm",
+    query: "Query:GSI01",
+    input: |n| json!({ "name": format!("Listed {n:05}") }),
+};
+/// Images: slot 1 too, no relation, no unique field.
+const IMAGES: Listed = Listed {
+    name: "Image",
+    query: "Query:GSI01",
+    input: |n| json!({ "url": format!("https://example.com/{n:05}.png") }),
+};
+/// Goals belong to their parent goal's `children` in slot 1: their index is slot 2.
+const GOALS: Listed = Listed {
+    name: "Goal",
+    query: "Query:GSI02",
+    input: |n| json!({ "title": format!("Goal {n:05}"), "kind": "OBJECTIVE" }),
+};
+const SHARDS: usize = 4;
+
+/// Creates `count` nodes of `listed` in batches; answers their ids.
+async fn create(app: &TestApp, listed: &Listed, from: usize, count: usize) -> Vec<String> {
     let mut ids = Vec::new();
     let numbers: Vec<usize> = (from..from + count).collect();
+    let name = listed.name;
     for batch in numbers.chunks(40) {
-        let input: Vec<Value> = batch
-            .iter()
-            .map(|n| json!({ "name": format!("Listed {n:05}") }))
-            .collect();
+        let input: Vec<Value> = batch.iter().map(|n| (listed.input)(*n)).collect();
         let body = app
             .graphql(
-                "mutation($input: [CreateFarmInput!]!) { createFarms(input: $input) { id } }",
+                &format!(
+                    "mutation($input: [Create{name}Input!]!) {{ create{name}s(input: $input) {{ id }} }}"
+                ),
                 json!({ "input": input }),
             )
             .await;
-        let created = body["data"]["createFarms"]
+        let created = body["data"][format!("create{name}s")]
             .as_array()
             .unwrap_or_else(|| panic!("{body}"));
         ids.extend(
             created
                 .iter()
-                .map(|farm| farm["id"].as_str().expect("an id").to_owned()),
+                .map(|node| node["id"].as_str().expect("an id").to_owned()),
         );
     }
     ids
 }
 
-/// Every farm id, read in pages of `size` with `arguments` (`sortDirection`), going forward
-/// (`first`/`after`) or backward (`last`/`before`); each page must cost one Query per shard.
-async fn read_all(app: &TestApp, size: usize, forward: bool, arguments: &str) -> Vec<String> {
+/// Every id of `listed`, read in pages of `size` with `arguments` (`sortDirection`), going
+/// forward (`first`/`after`) or backward (`last`/`before`); each page must cost one Query per
+/// shard.
+async fn read_all(
+    app: &TestApp,
+    listed: &Listed,
+    size: usize,
+    forward: bool,
+    arguments: &str,
+) -> Vec<String> {
+    let list = format!("list{}s", listed.name);
     let mut ids = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -54,7 +89,7 @@ async fn read_all(app: &TestApp, size: usize, forward: bool, arguments: &str) ->
             .map(|c| format!(", {position}: \"{c}\""))
             .unwrap_or_default();
         let query = format!(
-            "{{ listFarms({count}: {size}{at}{arguments}) {{
+            "{{ {list}({count}: {size}{at}{arguments}) {{
                 edges {{ node {{ id }} }}
                 pageInfo {{ hasNextPage hasPreviousPage startCursor endCursor }}
             }} }}"
@@ -62,18 +97,18 @@ async fn read_all(app: &TestApp, size: usize, forward: bool, arguments: &str) ->
         let (body, calls) = app.graphql_counted(&query, json!({})).await;
         assert_eq!(
             calls,
-            vec!["Query:GSI01".to_owned(); FARM_SHARDS],
+            vec![listed.query.to_owned(); SHARDS],
             "one Query per shard: {body}"
         );
-        let list = &body["data"]["listFarms"];
-        let mut page: Vec<String> = list["edges"]
+        let page_of = &body["data"][&list];
+        let mut page: Vec<String> = page_of["edges"]
             .as_array()
             .unwrap_or_else(|| panic!("{body}"))
             .iter()
             .map(|e| e["node"]["id"].as_str().expect("an id").to_owned())
             .collect();
         assert!(page.len() <= size);
-        let info = &list["pageInfo"];
+        let info = &page_of["pageInfo"];
         let more = if forward {
             info["hasNextPage"] == true
         } else {
@@ -100,7 +135,7 @@ async fn read_all(app: &TestApp, size: usize, forward: bool, arguments: &str) ->
     }
 }
 
-async fn assert_listed(app: &TestApp, ids: &[String]) {
+async fn assert_listed(app: &TestApp, listed: &Listed, ids: &[String]) {
     let ascending: Vec<String> = ids
         .iter()
         .cloned()
@@ -114,22 +149,22 @@ async fn assert_listed(app: &TestApp, ids: &[String]) {
             continue;
         }
         assert_eq!(
-            read_all(app, size, true, "").await,
+            read_all(app, listed, size, true, "").await,
             ascending,
             "forward, {size}"
         );
         assert_eq!(
-            read_all(app, size, false, "").await,
+            read_all(app, listed, size, false, "").await,
             ascending,
             "backward, {size}"
         );
         assert_eq!(
-            read_all(app, size, true, ", sortDirection: DESC").await,
+            read_all(app, listed, size, true, ", sortDirection: DESC").await,
             descending,
             "forward down, {size}"
         );
         assert_eq!(
-            read_all(app, size, false, ", sortDirection: DESC").await,
+            read_all(app, listed, size, false, ", sortDirection: DESC").await,
             descending,
             "backward down, {size}"
         );
@@ -139,12 +174,14 @@ async fn assert_listed(app: &TestApp, ids: &[String]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_holds_every_node_once_in_both_directions_and_orders() {
     let app = spawn_app().await;
-    let mut ids = Vec::new();
-    assert_listed(&app, &ids).await;
-    for count in [1, 99, 100, 101] {
-        let more = farms(&app, ids.len(), count - ids.len()).await;
-        ids.extend(more);
-        assert_listed(&app, &ids).await;
+    for listed in [&FARMS, &IMAGES, &GOALS] {
+        let mut ids = Vec::new();
+        assert_listed(&app, listed, &ids).await;
+        for count in [1, 99, 100, 101] {
+            let more = create(&app, listed, ids.len(), count - ids.len()).await;
+            ids.extend(more);
+            assert_listed(&app, listed, &ids).await;
+        }
     }
     // The nodes are offered to the request's loader: their relations cost one level more.
     let (body, calls) = app
@@ -156,7 +193,7 @@ async fn a_list_holds_every_node_once_in_both_directions_and_orders() {
     assert!(body["errors"].is_null(), "{body}");
     assert_eq!(
         calls.len(),
-        FARM_SHARDS + 3,
+        SHARDS + 3,
         "then one Query per farm's cows: {calls:?}"
     );
     app.assert_table_consistent().await;
@@ -165,22 +202,32 @@ async fn a_list_holds_every_node_once_in_both_directions_and_orders() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_nodes_page_through_while_others_are_created() {
     let app = spawn_app().await;
-    let ids = farms(&app, 0, 1000).await;
-    let before: BTreeSet<String> = ids.into_iter().collect();
-    // Page forward while a writer adds farms: every farm that existed before is read once,
-    // and nothing twice.
-    let (seen, added) = tokio::join!(read_all(&app, 100, true, ""), farms(&app, 1000, 200));
-    let unique: BTreeSet<&String> = seen.iter().collect();
-    assert_eq!(unique.len(), seen.len(), "no farm twice");
-    assert!(
-        before.iter().all(|id| unique.contains(id)),
-        "every farm created before paging began"
-    );
-    assert!(
-        seen.iter()
-            .all(|id| before.contains(id) || added.contains(id)),
-        "only farms"
-    );
+    for listed in [&FARMS, &IMAGES, &GOALS] {
+        let ids = create(&app, listed, 0, 1000).await;
+        let before: BTreeSet<String> = ids.into_iter().collect();
+        let mut known = before.clone();
+        // Page forward (or backward, down) while a writer adds nodes: every node that existed
+        // before is read once, and nothing twice.
+        for (forward, arguments) in [(true, ""), (false, ", sortDirection: DESC")] {
+            let (seen, added) = tokio::join!(
+                read_all(&app, listed, 100, forward, arguments),
+                create(&app, listed, known.len(), 100)
+            );
+            let unique: BTreeSet<&String> = seen.iter().collect();
+            assert_eq!(unique.len(), seen.len(), "no {} twice", listed.name);
+            assert!(
+                before.iter().all(|id| unique.contains(id)),
+                "every {} created before paging began",
+                listed.name
+            );
+            known.extend(added);
+            assert!(
+                seen.iter().all(|id| known.contains(id)),
+                "only {}s",
+                listed.name
+            );
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -132,11 +132,15 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
                         "Query",
                         keys::gsi_name(list.slot),
                         format!(
-                            "{} = {} … {}, {} by id",
+                            "{} = {} … {}, {} by {}",
                             keys::slot_partition_attribute(list.slot),
                             keys::list_partition(name, 0),
                             keys::list_partition(name, list.shards - 1),
-                            keys::slot_sort_attribute(list.slot)
+                            keys::slot_sort_attribute(list.slot),
+                            type_def
+                                .list_sort
+                                .as_ref()
+                                .map_or("id", |(f, _)| f.as_str())
                         ),
                         LIST_PAGE,
                     ),

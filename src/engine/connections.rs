@@ -72,7 +72,7 @@ pub enum KeyKind {
 impl KeyKind {
     /// The kind of key condition a sort field of `scalar` takes; none for booleans and enums
     /// (an edge sorted by an enum has `role` and `minRole`).
-    fn of(scalar: &ScalarType) -> Option<KeyKind> {
+    pub fn of(scalar: &ScalarType) -> Option<KeyKind> {
         match scalar {
             ScalarType::Id => Some(KeyKind::Id),
             ScalarType::String
@@ -301,7 +301,8 @@ impl Connection {
         keys: &CursorKeys,
     ) -> Result<PagePlan, EngineError> {
         let (mut lower, mut upper) = page.cursor_bounds(&self.binding(parent_id), keys)?;
-        let (key_lower, key_upper) = self.key_condition_bounds(page)?;
+        let (key_lower, key_upper) =
+            key_condition_bounds(&self.name, self.key_field.as_ref(), page)?;
 
         // Role filters: a range of the edge's sort value, `<sort value>#<id>`.
         let mut role_lower = None;
@@ -381,84 +382,6 @@ impl Connection {
         })
     }
 
-    /// The bounds of the sort keys a page's key condition admits (lower, upper), as the slot
-    /// sort keys `<sort value>#<id>` order: a value's keys lie in [`v#`, `v$`), and a null
-    /// sort value, which sorts last, meets no condition.
-    fn key_condition_bounds(
-        &self,
-        page: &PageRequest,
-    ) -> Result<(Option<Bound>, Option<Bound>), EngineError> {
-        let Some(condition) = &page.key_condition else {
-            return Ok((None, None));
-        };
-        let Some(field) = &self.key_field else {
-            return Err(EngineError::bad_input(format!(
-                "{} is not sorted by a field a key condition can test",
-                self.name
-            )));
-        };
-        let encode = |operand: &SortOperand| -> Result<String, EngineError> {
-            let input = match (field.kind, operand) {
-                (KeyKind::Text | KeyKind::Id, SortOperand::Text(text)) => {
-                    keys::SortInput::Text(text)
-                }
-                (KeyKind::Int, SortOperand::Int(n)) => keys::SortInput::Int(*n),
-                (KeyKind::Float, SortOperand::Float(bits)) => {
-                    keys::SortInput::Float(f64::from_bits(*bits))
-                }
-                (KeyKind::Float, SortOperand::Int(n)) => keys::SortInput::Float(*n as f64),
-                _ => {
-                    return Err(EngineError::bad_input(format!(
-                        "{}: the key condition's value does not fit the type of {}",
-                        self.name, field.name
-                    )));
-                }
-            };
-            Ok(keys::encode_sort_value(input))
-        };
-        let null = || Some(Bound::exclusive(keys::NULL_SORT_VALUE));
-        Ok(match condition {
-            KeyCondition::Eq(value) => {
-                let (first, past) = keys::slot_sort_key_range(&encode(value)?);
-                (Some(Bound::inclusive(first)), Some(Bound::exclusive(past)))
-            }
-            KeyCondition::Lt(value) => {
-                let (first, _) = keys::slot_sort_key_range(&encode(value)?);
-                (None, Some(Bound::exclusive(first)))
-            }
-            KeyCondition::Le(value) => {
-                let (_, past) = keys::slot_sort_key_range(&encode(value)?);
-                (None, Some(Bound::exclusive(past)))
-            }
-            KeyCondition::Gt(value) => {
-                let (_, past) = keys::slot_sort_key_range(&encode(value)?);
-                (Some(Bound::inclusive(past)), null())
-            }
-            KeyCondition::Ge(value) => {
-                let (first, _) = keys::slot_sort_key_range(&encode(value)?);
-                (Some(Bound::inclusive(first)), null())
-            }
-            KeyCondition::Between(low, high) => {
-                let (first, _) = keys::slot_sort_key_range(&encode(low)?);
-                let (_, past) = keys::slot_sort_key_range(&encode(high)?);
-                (Some(Bound::inclusive(first)), Some(Bound::exclusive(past)))
-            }
-            KeyCondition::BeginsWith(prefix) => {
-                if field.kind != KeyKind::Text && field.kind != KeyKind::Id {
-                    return Err(EngineError::bad_input(format!(
-                        "{}: beginsWith tests text, and {} is a number",
-                        self.name, field.name
-                    )));
-                }
-                // Every encoded text that starts with the prefix's encoding, up to the null
-                // sort value (exclusive), which no text reaches.
-                let start = keys::encode_sort_value(keys::SortInput::Text(prefix));
-                let past = format!("{start}{}", keys::NULL_SORT_VALUE);
-                (Some(Bound::inclusive(start)), Some(Bound::exclusive(past)))
-            }
-        })
-    }
-
     /// Whether an item of this connection proves that its parent is a `type_name`: an edge in a
     /// node's own partition proves the node is the edge's source type; an edge in an inverse
     /// slot records its target's type.
@@ -471,6 +394,82 @@ impl Connection {
             }
         }
     }
+}
+
+/// The bounds of the slot sort keys (`<sort value>#<id>`) that `page`'s key condition admits
+/// (lower, upper) on a connection or list named `name`, sorted by `key_field`: a value's keys
+/// lie in [`v#`, `v$`), and a null sort value, which sorts last, meets no condition.
+pub(super) fn key_condition_bounds(
+    name: &str,
+    key_field: Option<&KeyField>,
+    page: &PageRequest,
+) -> Result<(Option<Bound>, Option<Bound>), EngineError> {
+    let Some(condition) = &page.key_condition else {
+        return Ok((None, None));
+    };
+    let Some(field) = key_field else {
+        return Err(EngineError::bad_input(format!(
+            "{name} is not sorted by a field a key condition can test"
+        )));
+    };
+    let encode = |operand: &SortOperand| -> Result<String, EngineError> {
+        let input = match (field.kind, operand) {
+            (KeyKind::Text | KeyKind::Id, SortOperand::Text(text)) => keys::SortInput::Text(text),
+            (KeyKind::Int, SortOperand::Int(n)) => keys::SortInput::Int(*n),
+            (KeyKind::Float, SortOperand::Float(bits)) => {
+                keys::SortInput::Float(f64::from_bits(*bits))
+            }
+            (KeyKind::Float, SortOperand::Int(n)) => keys::SortInput::Float(*n as f64),
+            _ => {
+                return Err(EngineError::bad_input(format!(
+                    "{}: the key condition's value does not fit the type of {}",
+                    name, field.name
+                )));
+            }
+        };
+        Ok(keys::encode_sort_value(input))
+    };
+    let null = || Some(Bound::exclusive(keys::NULL_SORT_VALUE));
+    Ok(match condition {
+        KeyCondition::Eq(value) => {
+            let (first, past) = keys::slot_sort_key_range(&encode(value)?);
+            (Some(Bound::inclusive(first)), Some(Bound::exclusive(past)))
+        }
+        KeyCondition::Lt(value) => {
+            let (first, _) = keys::slot_sort_key_range(&encode(value)?);
+            (None, Some(Bound::exclusive(first)))
+        }
+        KeyCondition::Le(value) => {
+            let (_, past) = keys::slot_sort_key_range(&encode(value)?);
+            (None, Some(Bound::exclusive(past)))
+        }
+        KeyCondition::Gt(value) => {
+            let (_, past) = keys::slot_sort_key_range(&encode(value)?);
+            (Some(Bound::inclusive(past)), null())
+        }
+        KeyCondition::Ge(value) => {
+            let (first, _) = keys::slot_sort_key_range(&encode(value)?);
+            (Some(Bound::inclusive(first)), null())
+        }
+        KeyCondition::Between(low, high) => {
+            let (first, _) = keys::slot_sort_key_range(&encode(low)?);
+            let (_, past) = keys::slot_sort_key_range(&encode(high)?);
+            (Some(Bound::inclusive(first)), Some(Bound::exclusive(past)))
+        }
+        KeyCondition::BeginsWith(prefix) => {
+            if field.kind != KeyKind::Text && field.kind != KeyKind::Id {
+                return Err(EngineError::bad_input(format!(
+                    "{}: beginsWith tests text, and {} is a number",
+                    name, field.name
+                )));
+            }
+            // Every encoded text that starts with the prefix's encoding, up to the null
+            // sort value (exclusive), which no text reaches.
+            let start = keys::encode_sort_value(keys::SortInput::Text(prefix));
+            let past = format!("{start}{}", keys::NULL_SORT_VALUE);
+            (Some(Bound::inclusive(start)), Some(Bound::exclusive(past)))
+        }
+    })
 }
 
 /// Reads the items of a page (one more than asked, to tell whether another page follows).

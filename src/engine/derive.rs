@@ -73,7 +73,7 @@ pub fn set_slot_attributes(model: &Model, type_def: &TypeDef, item: &mut Item) {
             })
     };
     item.retain(|name, _| !keys::is_slot_attribute(name) || derived(name));
-    set_list_attributes(type_def, item);
+    set_list_attributes(model, type_def, item);
     for index in &type_def.indexes {
         set_index_attributes(model, type_def, index, item);
     }
@@ -109,19 +109,23 @@ pub fn set_slot_attributes(model: &Model, type_def: &TypeDef, item: &mut Item) {
 
 /// Sets the attributes of a node item's type index shard (see `model::ListDef`), if its type
 /// has a list.
-pub fn set_list_attributes(type_def: &TypeDef, item: &mut Item) {
+pub fn set_list_attributes(model: &Model, type_def: &TypeDef, item: &mut Item) {
     let Some(list) = type_def.list else {
         return;
     };
     let id = text(item, "id").to_owned();
     let shard = keys::list_shard(&id, list.shards);
+    let sort = type_def
+        .list_sort
+        .as_ref()
+        .map(|(field, scalar)| sort_value(model, item, field, scalar));
     item.insert(
         keys::slot_partition_attribute(list.slot),
         AttrValue::S(keys::list_partition(&type_def.name, shard)),
     );
     item.insert(
         keys::slot_sort_attribute(list.slot),
-        AttrValue::S(keys::slot_sort_key(None, &id)),
+        AttrValue::S(keys::slot_sort_key(sort.as_deref(), &id)),
     );
 }
 
@@ -181,6 +185,18 @@ pub fn check_limits(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> 
                 )));
             }
         }
+    }
+    if let Some((field, _)) = &type_def.list_sort
+        && let Some(list) = type_def.list
+        && let Some(AttrValue::S(sk)) = item.get(&keys::slot_sort_attribute(list.slot))
+        && sk.len() > MAX_SORT_KEY_BYTES
+    {
+        return Err(EngineError::bad_input(format!(
+            "{}.{field} is too long to sort list{} by: a sort value may have at most \
+             {MAX_SORT_VALUE_BYTES} bytes",
+            type_def.name,
+            crate::model::plural(&type_def.name)
+        )));
     }
     for index in &type_def.indexes {
         let length = |attribute: String| {

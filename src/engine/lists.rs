@@ -1,15 +1,16 @@
 //! `list<Types>`: pages of every node of a type, read from its type index (see
 //! `model::ListDef`). A page is one Query per shard, all sent together, merged by sort key. The
-//! index's sort key is the node's id, one order across every shard, so a cursor is one position
-//! that holds in each shard: after it, each shard reads on from there. The shards are read and
+//! index's sort key is the node's id, or `<sort value>#<id>` with `@model(listSortBy:)`: one
+//! order across every shard, so a cursor is one position that holds in each shard, after which
+//! each shard reads on from there; a key condition on the sort field bounds every shard alike. The shards are read and
 //! merged by `page_reads`, filters and all.
 //!
 //! Invariant: the shards a page reads are all the type's shards; a page never Scans.
 
-use super::connections::{Page, node_edges};
+use super::connections::{KeyField, KeyKind, Page, key_condition_bounds, node_edges};
 use super::error::EngineError;
 use super::page_reads::{self, Range, Reading};
-use super::page_request::PageRequest;
+use super::page_request::{PageRequest, tighter_lower, tighter_upper};
 use super::scope::RequestScope;
 use crate::keys;
 use crate::model::TypeDef;
@@ -27,14 +28,18 @@ pub async fn read_list_page(
             type_def.name
         ))
     })?;
-    if page.key_condition.is_some() || page.role.is_some() || page.min_role.is_some() {
-        return Err(EngineError::bad_input(format!(
-            "list{} takes no key condition or role",
-            crate::model::plural(&type_def.name)
-        )));
+    let name = format!("list{}", crate::model::plural(&type_def.name));
+    if page.role.is_some() || page.min_role.is_some() {
+        return Err(EngineError::bad_input(format!("{name} takes no role")));
     }
     let binding = format!("list:{}", type_def.name);
     let (lower, upper) = page.cursor_bounds(&binding, &scope.cursors)?;
+    let (key_lower, key_upper) =
+        key_condition_bounds(&name, list_key_field(type_def).as_ref(), page)?;
+    let (lower, upper) = (
+        tighter_lower(lower, key_lower),
+        tighter_upper(upper, key_upper),
+    );
     let ranges: Vec<Range> = (0..list.shards)
         .map(|shard| Range {
             index: Some(list.slot),
@@ -97,4 +102,14 @@ pub async fn list_total_count(
                 .and_then(AttrValue::as_i64)
         })
         .sum())
+}
+
+/// The field a key condition on `type_def`'s list tests: its sort field (`listSortBy`), if a
+/// key condition can test it.
+pub fn list_key_field(type_def: &TypeDef) -> Option<KeyField> {
+    let (name, scalar) = type_def.list_sort.as_ref()?;
+    Some(KeyField {
+        kind: KeyKind::of(scalar)?,
+        name: name.clone(),
+    })
 }

@@ -44,7 +44,7 @@ pub use error::EngineError;
 pub use events::{
     DYNAMODB_POLL, EMBEDDED_POLL, EVENT_BUFFER, Event, EventHub, EventReceiver, Watch,
 };
-pub use lists::{list_total_count, read_list_page};
+pub use lists::{list_key_field, list_total_count, read_list_page};
 pub use node_writes::{FieldValues, Guard, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, prefetch};
 

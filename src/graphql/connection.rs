@@ -252,11 +252,19 @@ pub(super) fn list_field(type_def: &TypeDef) -> Field {
     let name = format!("list{}", crate::model::plural(&type_def.name));
     let connection_type = format!("{}Connection", type_def.name);
     let shards = type_def.list.map_or(0, |l| l.shards);
-    let description = format!(
-        "Every {}, oldest first (sortDirection: DESC for newest first): one Query per shard of \
-         its type index ({shards}), merged.",
-        type_def.name
-    );
+    let key_field = engine::list_key_field(&type_def);
+    let description = match &type_def.list_sort {
+        None => format!(
+            "Every {}, oldest first (sortDirection: DESC for newest first): one Query per shard \
+             of its type index ({shards}), merged.",
+            type_def.name
+        ),
+        Some((field, _)) => format!(
+            "Every {}, by {field} (sortDirection: DESC for the other way): one Query per shard \
+             of its type index ({shards}), merged.",
+            type_def.name
+        ),
+    };
     let filter_name = filters::page_filter_name(&type_def.name);
     let filter_fields = Arc::new(filters::node_filter_fields(&type_def));
     let field = Field::new(name, TypeRef::named_nn(connection_type), move |ctx| {
@@ -270,7 +278,7 @@ pub(super) fn list_field(type_def: &TypeDef) -> Field {
         })
     })
     .description(description);
-    with_page_arguments(field, None, Some(&filter_name))
+    with_page_arguments(field, key_field.as_ref(), Some(&filter_name))
 }
 
 async fn resolve_list(
@@ -280,7 +288,8 @@ async fn resolve_list(
 ) -> Result<Page, EngineError> {
     let model = model(ctx)?;
     let scope = scope(ctx)?;
-    let request = page_request(None, Some(filter_fields), |name| {
+    let key_field = engine::list_key_field(type_def);
+    let request = page_request(key_field.as_ref(), Some(filter_fields), |name| {
         ctx.args.get(name).map(|v| v.as_value().clone())
     })?;
     let counted = ctx.look_ahead().field("totalCount").exists();

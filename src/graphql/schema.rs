@@ -8,7 +8,7 @@ use async_graphql::dynamic::{Enum, Interface, InterfaceField, SchemaBuilder, Typ
 
 use super::filters::{self, FilterKind};
 use super::{connection, edge_types, inputs, key_conditions, objects, scalars};
-use crate::engine::Connection;
+use crate::engine::{Connection, KeyKind};
 use crate::model::{FieldKind, Model};
 use crate::resolvers::Resolvers;
 
@@ -143,10 +143,16 @@ fn register_sorting(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder 
         return builder;
     }
     builder = builder.register(key_conditions::sort_direction());
+    let list_keys: Vec<KeyKind> = model
+        .types
+        .iter()
+        .filter_map(|t| crate::engine::list_key_field(t).map(|f| f.kind))
+        .collect();
     for kind in key_conditions::KINDS {
         let used = connections
             .iter()
-            .any(|c| c.key_field.as_ref().is_some_and(|f| f.kind == kind));
+            .any(|c| c.key_field.as_ref().is_some_and(|f| f.kind == kind))
+            || list_keys.contains(&kind);
         if used {
             builder = builder.register(key_conditions::input(kind));
         }

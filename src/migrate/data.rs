@@ -337,10 +337,16 @@ pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
     // layout, or changes it back, fills the index again.
     let type_indexes = model.types.iter().filter_map(|type_def| {
         let list = type_def.list?;
+        // Sorted by id, the layout reads as it always has, so its checksum holds.
         let layout = format!(
-            "{} in {} shards",
+            "{} in {} shards{}",
             crate::keys::gsi_name(list.slot),
-            list.shards
+            list.shards,
+            type_def
+                .list_sort
+                .as_ref()
+                .map(|(field, _)| format!(" by {field}"))
+                .unwrap_or_default()
         );
         Some(Migration {
             name: format!("builtin-type-index-{}", type_def.name),
@@ -1047,7 +1053,7 @@ async fn transform(
         engine::set_slot_attributes(model, type_def, &mut next);
     }
     if migration.fill_type_index {
-        engine::set_list_attributes(type_def, &mut next);
+        engine::set_list_attributes(model, type_def, &mut next);
     }
     if let Some(name) = &migration.fill_index
         && let Some(index) = type_def.indexes.iter().find(|i| i.name == *name)

@@ -37,6 +37,9 @@ pub struct TypeDef {
     pub slots: Vec<SlotDef>,
     /// The type index `list<Types>` reads; `None` with `@model(list: false)`.
     pub list: Option<ListDef>,
+    /// The field `list<Types>` sorts by, with its type (`@model(listSortBy:)`); by id, which is
+    /// creation order, without.
+    pub list_sort: Option<(String, ScalarType)>,
     /// The secondary indexes of its fields (`@index`), in the order the fields declare them.
     pub indexes: Vec<IndexDef>,
 }
@@ -427,6 +430,14 @@ mod tests {
             ("@model(listShards: 33)", "takes 1 to 32, not 33"),
             ("@model(list: false, listShards: 2)", "needs a list"),
             ("@model(list: 1)", "takes true or false"),
+            (
+                "@model(list: false, listSortBy: \"name\")",
+                "listSortBy:) needs a list",
+            ),
+            (
+                "@model(listSortBy: \"colour\")",
+                "names no scalar field of A",
+            ),
         ] {
             let error = error_of(&format!("type A {directive} {{ name: String }}"));
             assert!(error.contains(said), "{directive}: {error}");

@@ -356,12 +356,16 @@ impl Reader<'_> {
         };
         let mut is_model = false;
         let mut list = Some(DEFAULT_LIST_SHARDS);
+        let mut list_sort_by = None;
         for directive in &definition.node.directives {
             match directive.node.name.node.as_str() {
                 "model" => {
-                    self.expect_arguments(directive, &["list", "listShards"])?;
+                    self.expect_arguments(directive, &["list", "listShards", "listSortBy"])?;
                     is_model = true;
                     list = self.list_argument(directive, &name)?;
+                    list_sort_by = self
+                        .optional_string_argument(directive, "listSortBy")?
+                        .map(|field| (directive.pos, field));
                 }
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }
@@ -405,10 +409,39 @@ impl Reader<'_> {
                 }
             }
         }
+        let list_sort = match list_sort_by {
+            None => None,
+            Some((pos, _)) if list.is_none() => {
+                return Err(self.error(
+                    pos,
+                    format!("type {name}: @model(listSortBy:) needs a list"),
+                ));
+            }
+            Some((_, field)) if field == "createdAt" || field == "updatedAt" => {
+                Some((field, ScalarType::AwsDateTime))
+            }
+            Some((pos, field)) => match fields
+                .iter()
+                .find(|f| f.name == field)
+                .and_then(|f| f.scalar())
+            {
+                Some(scalar) => Some((field, scalar.clone())),
+                None => {
+                    return Err(self.error(
+                        pos,
+                        format!(
+                            "type {name}: @model(listSortBy: {field:?}) names no scalar field of \
+                             {name}"
+                        ),
+                    ));
+                }
+            },
+        };
         Ok(TypeDef {
             name,
             description: description(definition.node.description.as_ref()),
             fields,
+            list_sort,
             slots: Vec::new(),
             // The slots are chosen once every relation's slots are known.
             list: list.map(|shards| ListDef { slot: 0, shards }),

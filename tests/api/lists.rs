@@ -6,7 +6,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, repository_file, run_tablegraph, scratch, spawn_app};
+use crate::helpers::{
+    TestApp, repository_file, run_tablegraph, scratch, spawn_app, spawn_app_with_schema,
+};
 
 /// A listed type, as the tests create and read it.
 struct Listed {
@@ -35,6 +37,15 @@ const GOALS: Listed = Listed {
     name: "Goal",
     query: "Query:GSI02",
     input: |n| json!({ "title": format!("Goal {n:05}"), "kind": "OBJECTIVE" }),
+};
+/// Notes, whose list is sorted by title (`tests/fixtures/list-sorted`).
+const NOTES: Listed = Listed {
+    name: "Note",
+    query: "Query:GSI01",
+    input: |n| {
+        let fruit = ["apple", "Banana", "cherry", "banana split"][n % 4];
+        json!({ "title": format!("{fruit} {:02}", (n * 7) % 30), "stars": n % 5 })
+    },
 };
 const SHARDS: usize = 4;
 
@@ -196,6 +207,67 @@ async fn a_list_holds_every_node_once_in_both_directions_and_orders() {
         SHARDS + 3,
         "then one Query per farm's cows: {calls:?}"
     );
+    app.assert_table_consistent().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_sorted_by_a_field_pages_in_its_order_and_takes_its_key_condition() {
+    let app = spawn_app_with_schema("tests/fixtures/list-sorted/schema.graphql").await;
+    let ids = create(&app, &NOTES, 0, 60).await;
+    let mut sorted: Vec<(String, String, String)> = Vec::new();
+    for (n, id) in ids.iter().enumerate() {
+        let title = (NOTES.input)(n)["title"]
+            .as_str()
+            .expect("a title")
+            .to_owned();
+        sorted.push((title.to_lowercase(), id.clone(), title));
+    }
+    sorted.sort();
+    let expected: Vec<String> = sorted.iter().map(|(_, id, _)| id.clone()).collect();
+    let descending: Vec<String> = expected.iter().rev().cloned().collect();
+    for size in [7, 100] {
+        assert_eq!(read_all(&app, &NOTES, size, true, "").await, expected);
+        assert_eq!(read_all(&app, &NOTES, size, false, "").await, expected);
+        assert_eq!(
+            read_all(&app, &NOTES, size, true, ", sortDirection: DESC").await,
+            descending
+        );
+    }
+    // A key condition on the sort field bounds every shard; it compares as the list sorts.
+    let bananas: Vec<String> = sorted
+        .iter()
+        .filter(|(title, _, _)| title.starts_with("banana"))
+        .map(|(_, id, _)| id.clone())
+        .collect();
+    assert_eq!(
+        read_all(
+            &app,
+            &NOTES,
+            10,
+            true,
+            ", title: { beginsWith: \"BANANA\" }"
+        )
+        .await,
+        bananas
+    );
+    let body = app
+        .graphql(
+            "{ listNotes(title: { beginsWith: \"b\" }, filter: { stars: { eq: 0 } }, first: 100) {
+                edges { node { title stars } }
+            } }",
+            json!({}),
+        )
+        .await;
+    let edges = body["data"]["listNotes"]["edges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{body}"));
+    assert!(!edges.is_empty());
+    assert!(edges.iter().all(|e| {
+        e["node"]["stars"] == 0
+            && e["node"]["title"]
+                .as_str()
+                .is_some_and(|t| t.to_lowercase().starts_with('b'))
+    }));
     app.assert_table_consistent().await;
 }
 

@@ -126,8 +126,18 @@ impl Application {
         if store.is_embedded() {
             // The embedded store is ours: make its table match the schema.
             let report = migrate::ensure_table(&store.store, &model).await?;
-            // A table made just now holds nothing written in an earlier format.
-            if !report.created_table {
+            // A table made just now holds nothing written in an earlier format: the shipped
+            // migrations are recorded as done, so that the next start does not run them.
+            // (A store in memory starts empty every time: there is no next start to spare.)
+            if report.created_table {
+                let persistent = matches!(
+                    config.store.target,
+                    StoreTarget::Embedded(crate::store::EmbeddedLocation::Directory(_))
+                );
+                if persistent {
+                    migrate::record_builtins_applied(&store.store, &model).await?;
+                }
+            } else {
                 migrate::upgrade_formats(&store.store, &model).await?;
             }
         }

@@ -396,7 +396,7 @@ pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
         description: "Set the counts behind totalCount to the members, edges and nodes the \
                       table holds"
             .to_owned(),
-        checksum: hex(&sha2::Sha256::digest(b"counts, v1")),
+        checksum: hex(&sha2::Sha256::digest(counted_layout(model).as_bytes())),
         fill_counts: true,
         ..Migration::default()
     };
@@ -407,6 +407,28 @@ pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
         .chain(unique_values)
         .chain(std::iter::once(counts))
         .collect()
+}
+
+/// What the counts count, written out: each list's shards, each relation's slot, each edge
+/// type. A schema that changes any of them gets its counts set again by the next `migrate`
+/// (or start on the embedded store).
+fn counted_layout(model: &Model) -> String {
+    let mut layout = String::from("counts, v1");
+    for type_def in &model.types {
+        if let Some(list) = type_def.list {
+            layout.push_str(&format!("; list {} {}", type_def.name, list.shards));
+        }
+        for slot in &type_def.slots {
+            layout.push_str(&format!(
+                "; {} {} {} by {}",
+                type_def.name, slot.slot, slot.element, slot.foreign_key
+            ));
+        }
+    }
+    for edge in &model.edges {
+        layout.push_str(&format!("; edge {}", edge.name));
+    }
+    layout
 }
 
 fn is_managed(attribute: &str) -> bool {
@@ -503,6 +525,21 @@ pub async fn apply_migrations(
     for migration in migrations {
         runs.push(apply(store, model, migration, dry_run, progress).await?);
     }
+    // A migration file writes nodes whole, outside the engine's writes, which keep the counts:
+    // once one has changed anything, the counts are set again from what the table holds.
+    let files_changed = migrations
+        .iter()
+        .zip(&runs)
+        .any(|(migration, run)| !migration.is_builtin() && !run.skipped && run.changed > 0);
+    if files_changed && !dry_run {
+        let repair = check::repair_counts(store, model, false).await?;
+        if repair.fixed > 0 {
+            tracing::info!(
+                fixed = repair.fixed,
+                "counts set again after the migration files"
+            );
+        }
+    }
     Ok(runs)
 }
 
@@ -519,6 +556,46 @@ pub(super) async fn is_applied(store: &Store, migration: &Migration) -> Result<b
     Ok(record
         .map(read_record)
         .is_some_and(|record| record.applied && record.checksum == migration.checksum))
+}
+
+/// Records the migrations tablegraph ships as applied, in one transaction, where no record of
+/// them exists yet: for a table made just now, which holds nothing written in an earlier
+/// format, so that its next start does not scan it once per shipped migration.
+pub async fn record_builtins_applied(store: &Store, model: &Model) -> Result<(), StoreError> {
+    let writes = builtin_migrations(model)
+        .into_iter()
+        .map(|migration| {
+            let key = record_key(&migration.name);
+            Write::Put {
+                item: Item::from([
+                    ("PK".to_owned(), AttrValue::S(key.pk.clone())),
+                    ("SK".to_owned(), AttrValue::S(key.sk)),
+                    (
+                        "__typename".to_owned(),
+                        AttrValue::S("Migration".to_owned()),
+                    ),
+                    ("checksum".to_owned(), AttrValue::S(migration.checksum)),
+                    (
+                        "description".to_owned(),
+                        AttrValue::S(migration.description),
+                    ),
+                    ("status".to_owned(), AttrValue::S("applied".to_owned())),
+                    ("appliedAt".to_owned(), AttrValue::S(engine::now())),
+                    ("changed".to_owned(), AttrValue::N("0".to_owned())),
+                    ("checkpoint".to_owned(), AttrValue::M(Item::new())),
+                ]),
+                condition: vec![Clause::NotExists],
+            }
+        })
+        .collect::<Vec<_>>();
+    for chunk in writes.chunks(crate::store::MAX_TRANSACTION_ITEMS) {
+        match store.transact_write(chunk.to_vec()).await {
+            // Another process recorded them first.
+            Ok(()) | Err(StoreError::ConditionFailed { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Forgets that the migrations tablegraph ships were applied, so that the next `migrate` (or

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 pub use data::{
     DataMigrationError, Migration, MigrationRun, apply_migrations, builtin_migrations,
-    forget_builtins, load_migrations,
+    forget_builtins, load_migrations, record_builtins_applied,
 };
 
 use crate::model::Model;

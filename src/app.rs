@@ -121,7 +121,7 @@ impl Application {
     pub async fn build(config: &ServeConfig) -> Result<Application, StartupError> {
         let (model, resolvers) = load_schema(&config.schema_path, config.resolvers_dir.as_deref())?;
         let model = Arc::new(model);
-        let authenticator = Authenticator::from_config(&config.http.auth)?;
+        let authenticator = Authenticator::from_config(&config.http.auth).await?;
         let store = open_store(&config.store).await?;
         if store.is_embedded() {
             // The embedded store is ours: make its table match the schema.
@@ -188,10 +188,18 @@ impl Application {
             resolvers: Arc::new(resolvers),
             ..config.http.graphql.clone()
         };
+        let auth = &config.http.auth;
+        let claims = engine::ClaimNames {
+            owner: auth.owner_claim.clone(),
+            groups: (auth.groups_claim.clone())
+                .unwrap_or_else(|| engine::DEFAULT_GROUPS_CLAIM.to_owned()),
+        };
+        let rules = Arc::new(engine::Rules::of(&model, claims));
         let api = graphql::Api::build(model, &options, events.clone())
             .map_err(|e| StartupError::Schema(e.to_string()))?;
         let state = AppState::new(
             api,
+            rules,
             store.store.clone(),
             events.clone(),
             authenticator,

@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 
 use crate::app::{self, Application};
-use crate::auth::{AuthConfig, JwtConfig, JwtKeys};
+use crate::auth::{AuthConfig, DEFAULT_REFETCH_INTERVAL, JwtConfig, JwtKeys};
 use crate::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
 use crate::graphql::{QueryLimits, SchemaOptions};
 use crate::store::{EmbeddedLocation, StoreTuning};
@@ -92,6 +92,29 @@ pub enum Command {
     Schema {
         #[command(flatten)]
         schema: SchemaArgs,
+    },
+    /// Print a JWT signed with an HS256 secret, for trying per-user rules locally with a server
+    /// started with the same `--jwt-hs256-secret` and `--jwt-issuer`. Not for production:
+    /// there, tokens come from your identity provider.
+    Token {
+        /// The secret `serve --jwt-hs256-secret` verifies with (at least 32 bytes).
+        #[arg(long, env = "TABLEGRAPH_JWT_HS256_SECRET", hide_env_values = true)]
+        jwt_hs256_secret: String,
+        /// The `iss` claim.
+        #[arg(long, env = "TABLEGRAPH_JWT_ISSUER")]
+        jwt_issuer: String,
+        /// The `aud` claim, when the server wants one.
+        #[arg(long, env = "TABLEGRAPH_JWT_AUDIENCE")]
+        jwt_audience: Option<String>,
+        /// The `sub` claim: who the caller is.
+        #[arg(long)]
+        sub: String,
+        /// A group of the caller, in `cognito:groups` (repeat for several).
+        #[arg(long = "group")]
+        groups: Vec<String>,
+        /// Seconds until the token expires.
+        #[arg(long, default_value_t = 3600)]
+        expires_in: u64,
     },
     /// Exit 0 when a server answers /healthz (for container health checks).
     Healthcheck {
@@ -235,6 +258,15 @@ pub struct ServeArgs {
         requires = "jwt_issuer"
     )]
     pub jwt_jwks_file: Option<PathBuf>,
+    /// Accept JWT bearer tokens signed by a key of the JWKS served at this URL (kept as its
+    /// Cache-Control says, fetched again for an unknown key at most once a minute).
+    #[arg(
+        long,
+        env = "TABLEGRAPH_JWT_JWKS_URL",
+        group = "jwt_keys",
+        requires = "jwt_issuer"
+    )]
+    pub jwt_jwks_url: Option<String>,
     /// Accept JWT bearer tokens signed with this HS256 secret (at least 32 bytes).
     #[arg(
         long,
@@ -244,12 +276,25 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     pub jwt_hs256_secret: Option<String>,
-    /// The `iss` a token must carry.
-    #[arg(long, env = "TABLEGRAPH_JWT_ISSUER", requires = "jwt_keys")]
-    pub jwt_issuer: Option<String>,
+    /// The `iss` a token must carry; repeat for several issuers (the variable takes a
+    /// comma-separated list). Without a JWKS file, URL or secret, each issuer's keys are found
+    /// by OIDC discovery (`<issuer>/.well-known/openid-configuration`).
+    #[arg(long, env = "TABLEGRAPH_JWT_ISSUER", value_delimiter = ',')]
+    pub jwt_issuer: Vec<String>,
     /// The `aud` a token must include, when set.
     #[arg(long, env = "TABLEGRAPH_JWT_AUDIENCE", requires = "jwt_issuer")]
     pub jwt_audience: Option<String>,
+    /// The token claim that names a node's owner for `@auth` owner rules [default: `sub`, or
+    /// `cognito:username` / `username` for a Cognito user pool's tokens].
+    #[arg(long, env = "TABLEGRAPH_OWNER_CLAIM")]
+    pub owner_claim: Option<String>,
+    /// The token claim that lists the caller's groups for `@auth` group rules.
+    #[arg(
+        long,
+        env = "TABLEGRAPH_GROUPS_CLAIM",
+        default_value = "cognito:groups"
+    )]
+    pub groups_claim: String,
     /// Production mode: no introspection, no field suggestions, no GraphiQL, no storage-call
     /// reports in responses.
     #[arg(long, env = "TABLEGRAPH_PRODUCTION")]
@@ -286,6 +331,22 @@ impl StoreArgs {
 }
 
 impl ServeArgs {
+    /// Refuses keys named for several issuers at once: a JWKS file, URL or secret is one
+    /// issuer's.
+    pub fn check_issuers(&self) -> anyhow::Result<()> {
+        let named_keys = self.jwt_jwks_file.is_some()
+            || self.jwt_jwks_url.is_some()
+            || self.jwt_hs256_secret.is_some();
+        if named_keys && self.jwt_issuer.len() > 1 {
+            anyhow::bail!(
+                "--jwt-jwks-file, --jwt-jwks-url and --jwt-hs256-secret are the keys of one \
+                 issuer; with several --jwt-issuer, leave them out and each issuer's keys are \
+                 found by OIDC discovery"
+            );
+        }
+        Ok(())
+    }
+
     pub fn config(&self) -> ServeConfig {
         let mut http = HttpConfig {
             max_body_bytes: self.max_body_bytes,
@@ -307,20 +368,30 @@ impl ServeArgs {
             max_subscriptions_per_connection: self.max_subscriptions_per_connection,
             ..HttpConfig::default()
         };
-        let keys = match (&self.jwt_jwks_file, &self.jwt_hs256_secret) {
-            (Some(path), _) => Some(JwtKeys::JwksFile(path.clone())),
-            (None, Some(secret)) => Some(JwtKeys::Hs256Secret(secret.clone())),
-            (None, None) => None,
+        let keys = match (
+            &self.jwt_jwks_file,
+            &self.jwt_jwks_url,
+            &self.jwt_hs256_secret,
+        ) {
+            (Some(path), _, _) => JwtKeys::JwksFile(path.clone()),
+            (None, Some(url), _) => JwtKeys::JwksUrl(url.clone()),
+            (None, None, Some(secret)) => JwtKeys::Hs256Secret(secret.clone()),
+            (None, None, None) => JwtKeys::Discovered,
         };
         http.auth = AuthConfig {
             api_keys: self.api_keys.clone(),
-            jwt: keys
-                .zip(self.jwt_issuer.clone())
-                .map(|(keys, issuer)| JwtConfig {
-                    keys,
-                    issuer,
+            jwt: self
+                .jwt_issuer
+                .iter()
+                .map(|issuer| JwtConfig {
+                    keys: keys.clone(),
+                    issuer: issuer.clone(),
                     audience: self.jwt_audience.clone(),
-                }),
+                    refetch_interval: DEFAULT_REFETCH_INTERVAL,
+                })
+                .collect(),
+            owner_claim: self.owner_claim.clone(),
+            groups_claim: Some(self.groups_claim.clone()),
         };
         http.cursor_keys = self.cursor_key.as_deref().map(|key| {
             std::sync::Arc::new(crate::keys::CursorKeys::from_secrets(
@@ -360,6 +431,7 @@ impl Cli {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => {
+            args.check_issuers()?;
             let application = Application::build(&args.config()).await?;
             application
                 .run_until_stopped(app::shutdown_signal())
@@ -436,6 +508,26 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             std::io::stdout()
                 .lock()
                 .write_all(crate::plan::render(&plans).as_bytes())?;
+        }
+        Command::Token {
+            jwt_hs256_secret,
+            jwt_issuer,
+            jwt_audience,
+            sub,
+            groups,
+            expires_in,
+        } => {
+            let token = crate::auth::hs256_token(
+                &jwt_hs256_secret,
+                &crate::auth::TokenClaims {
+                    issuer: jwt_issuer,
+                    audience: jwt_audience,
+                    subject: sub,
+                    groups,
+                    expires_in: Duration::from_secs(expires_in),
+                },
+            )?;
+            writeln!(std::io::stdout().lock(), "{token}")?;
         }
         Command::Healthcheck { listen, store } => healthcheck(listen, store).await?,
         Command::Store {
@@ -694,15 +786,72 @@ mod tests {
         ])
         .expect("valid flags");
         assert_eq!(config.http.auth.api_keys, ["one", "two"]);
-        let jwt = config.http.auth.jwt.expect("tokens are on");
+        let jwt = config
+            .http
+            .auth
+            .jwt
+            .first()
+            .cloned()
+            .expect("tokens are on");
         assert_eq!(jwt.issuer, "https://issuer.example");
         assert!(matches!(jwt.keys, JwtKeys::Hs256Secret(ref s) if s == "s3cret"));
     }
 
     #[test]
+    fn issuers_alone_are_discovered_and_named_keys_belong_to_one_issuer() {
+        let config = serve(&[
+            "--jwt-issuer",
+            "https://one.example",
+            "--jwt-issuer",
+            "https://two.example",
+        ])
+        .expect("valid flags");
+        let issuers: Vec<&str> = config
+            .http
+            .auth
+            .jwt
+            .iter()
+            .map(|j| j.issuer.as_str())
+            .collect();
+        assert_eq!(issuers, ["https://one.example", "https://two.example"]);
+        assert!(
+            config
+                .http
+                .auth
+                .jwt
+                .iter()
+                .all(|j| matches!(j.keys, JwtKeys::Discovered))
+        );
+        let url = serve(&[
+            "--jwt-jwks-url",
+            "https://one.example/keys",
+            "--jwt-issuer",
+            "https://one.example",
+        ])
+        .expect("valid flags");
+        assert!(
+            matches!(&url.http.auth.jwt[0].keys, JwtKeys::JwksUrl(u) if u == "https://one.example/keys")
+        );
+        let argv = [
+            "tablegraph",
+            "serve",
+            "--jwt-jwks-url",
+            "https://one.example/keys",
+            "--jwt-issuer",
+            "https://one.example",
+            "--jwt-issuer",
+            "https://two.example",
+        ];
+        let Command::Serve(args) = Cli::try_parse_from(argv).expect("parses").command else {
+            panic!("serve");
+        };
+        assert!(args.check_issuers().is_err());
+    }
+
+    #[test]
     fn a_token_verifier_needs_an_issuer_and_one_kind_of_key() {
         assert!(serve(&["--jwt-hs256-secret", "s3cret"]).is_err());
-        assert!(serve(&["--jwt-issuer", "https://issuer.example"]).is_err());
+        assert!(serve(&["--jwt-jwks-url", "https://one.example/keys"]).is_err());
         assert!(
             serve(&[
                 "--jwt-hs256-secret",

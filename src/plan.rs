@@ -8,7 +8,9 @@
 use std::fmt::Write as _;
 
 use crate::keys;
-use crate::model::{FieldKind, Model, TypeDef, lower_first, upper_first};
+use crate::model::{
+    Allow, AuthRule, FieldKind, Model, Operation, TypeDef, lower_first, upper_first,
+};
 use crate::resolvers::{Pipeline, Resolvers, Step};
 
 /// One storage access of a field.
@@ -229,12 +231,29 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
             ],
         });
     }
+    for type_def in model.types.iter().filter(|t| !t.auth.is_empty()) {
+        plans.push(FieldPlan {
+            field: format!("{} @auth", type_def.name),
+            accesses: rule_accesses(&type_def.auth, false),
+        });
+    }
+    for type_def in &model.types {
+        for field in type_def.fields.iter().filter(|f| !f.auth.is_empty()) {
+            plans.push(FieldPlan {
+                field: format!("{}.{} @auth", type_def.name, field.name),
+                accesses: rule_accesses(&field.auth, true),
+            });
+        }
+    }
     plans
 }
 
 fn field_accesses(model: &Model, kind: &FieldKind) -> Vec<Access> {
     match kind {
-        FieldKind::Scalar { .. } | FieldKind::Custom(_) => Vec::new(),
+        FieldKind::Scalar { .. }
+        | FieldKind::ScalarList { .. }
+        | FieldKind::Embedded { .. }
+        | FieldKind::Custom(_) => Vec::new(),
         FieldKind::BelongsTo { foreign_key, .. } => {
             vec![node_read(&format!("parent.{foreign_key}"))]
         }
@@ -456,6 +475,55 @@ fn mutation_plans(model: &Model, type_def: &TypeDef) -> Vec<FieldPlan> {
 }
 
 /// The plan as `tablegraph plan` prints it.
+/// Who `rules` let do each operation, and where the engine holds them to it: no storage call
+/// of their own, a condition or a filter in the calls above.
+fn rule_accesses(rules: &[AuthRule], of_field: bool) -> Vec<Access> {
+    Operation::ALL
+        .iter()
+        // A field is not deleted on its own.
+        .filter(|operation| !of_field || **operation != Operation::Delete)
+        .map(|&operation| {
+            let who: Vec<String> = rules
+                .iter()
+                .filter(|rule| rule.covers(operation))
+                .map(|rule| match &rule.allow {
+                    Allow::Owner { field, many, .. } if *many => {
+                        format!("{field} contains <caller>")
+                    }
+                    Allow::Owner { field, .. } => format!("{field} = <caller>"),
+                    Allow::Groups { groups, .. } => format!("<caller> in {}", groups.join(" or ")),
+                    Allow::GroupsField { field, many, .. } if *many => {
+                        format!("{field} contains one of <caller's groups>")
+                    }
+                    Allow::GroupsField { field, .. } => {
+                        format!("{field} in <caller's groups>")
+                    }
+                    Allow::Private => "any signed-in caller".to_owned(),
+                    Allow::Public => "any API-key caller".to_owned(),
+                })
+                .collect();
+            let held = match operation {
+                Operation::Create => "checked on the new node before its transaction",
+                Operation::Read if of_field => "checked on its node when the field is read",
+                Operation::Read => {
+                    "checked on each node read by id; in each page's FilterExpression; on each event"
+                }
+                Operation::Update | Operation::Delete => "in the transaction's condition",
+            };
+            access(
+                "@auth",
+                operation.name(),
+                if who.is_empty() {
+                    "nobody".to_owned()
+                } else {
+                    who.join(" OR ")
+                },
+                held,
+            )
+        })
+        .collect()
+}
+
 pub fn render(plans: &[FieldPlan]) -> String {
     let mut out = String::new();
     for plan in plans {

@@ -26,7 +26,7 @@ use super::nodes::Node;
 use super::plan::{Plan, Purpose, commit_at, join, refused, remember};
 use super::scope::RequestScope;
 use crate::keys;
-use crate::model::{Model, TypeDef};
+use crate::model::{Model, Operation, TypeDef};
 
 /// How often a batch of updates or deletes reads again after losing a race to another writer.
 const WRITE_ATTEMPTS: usize = 5;
@@ -52,32 +52,38 @@ pub async fn update_nodes(
             .map_err(|e| EngineError::bad_input(format!("id: {e}")).in_batch(index))?;
     }
     refuse_repeated_ids(members.iter().map(|member| member.id.as_str()))?;
+    let guards = members
+        .iter()
+        .enumerate()
+        .map(|(index, member)| {
+            member
+                .guard
+                .ruled(scope, type_def, Operation::Update, &member.fields)
+                .map_err(|error| error.in_batch(index))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let mut held_at = HashMap::new();
     let mut absent = BTreeSet::new();
     for _ in 0..WRITE_ATTEMPTS {
-        let reads = members
-            .iter()
-            .enumerate()
-            .map(|(index, member)| async move {
-                read_to_change(scope, type_def, &member.id)
-                    .await
-                    .map_err(|error| error.in_batch(index))
-            });
+        let reads =
+            members
+                .iter()
+                .zip(&guards)
+                .enumerate()
+                .map(|(index, (member, guard))| async move {
+                    read_to_change(scope, type_def, &member.id, guard)
+                        .await
+                        .map_err(|error| error.in_batch(index))
+                });
         let current = try_join_all(reads).await?;
         let mut planned = members
             .iter()
             .zip(current)
+            .zip(&guards)
             .enumerate()
-            .map(|(index, (member, current))| {
-                plan_update(
-                    model,
-                    type_def,
-                    current,
-                    &member.fields,
-                    &member.guard,
-                    &absent,
-                )
-                .map_err(|error| error.in_batch(index))
+            .map(|(index, ((member, current), guard))| {
+                plan_update(model, type_def, current, &member.fields, guard, &absent)
+                    .map_err(|error| error.in_batch(index))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let mut plan = join(take_plans(&mut planned), true)?;
@@ -116,11 +122,12 @@ pub async fn delete_nodes(
             .map_err(|e| EngineError::bad_input(format!("id: {e}")).in_batch(index))?;
     }
     refuse_repeated_ids(ids.iter().map(String::as_str))?;
+    let guard = &Guard::default().ruled(scope, type_def, Operation::Delete, &FieldValues::new())?;
     let mut held_at = HashMap::new();
     let mut absent = BTreeSet::new();
     for _ in 0..WRITE_ATTEMPTS {
         let reads = ids.iter().enumerate().map(|(index, id)| async move {
-            let current = read_to_change(scope, type_def, id)
+            let current = read_to_change(scope, type_def, id, guard)
                 .await
                 .map_err(|error| error.in_batch(index))?;
             let edges = edges_touching(scope, model, type_def, id)
@@ -131,11 +138,10 @@ pub async fn delete_nodes(
         let found = try_join_all(reads).await?;
         let mut planned = Vec::new();
         for (index, (id, (current, edges))) in ids.iter().zip(found).enumerate() {
-            let guard = Guard::default();
             let version = guard
                 .check(&current)
                 .map_err(|error| error.in_batch(index))?;
-            let plan = plan_delete(model, type_def, &current, &guard, version, &edges, &absent);
+            let plan = plan_delete(model, type_def, &current, guard, version, &edges, &absent);
             planned.push(Planned {
                 id: id.clone(),
                 item: current,

@@ -15,10 +15,11 @@ use super::page_reads::{self, Range, Reading};
 use super::page_request::{
     FilterRead, KeyCondition, PageRead, PageRequest, SortOperand, tighter_lower, tighter_upper,
 };
+use super::rules::{Access, admits, check_filter_fields};
 use super::scope::RequestScope;
 use crate::keys::{self, Cursor, CursorKeys};
 use crate::model::{FieldDef, FieldKind, IndexDef, Model, ScalarType, TypeDef};
-use crate::store::{AttrValue, Bound, Item};
+use crate::store::{AttrValue, Bound, Filter, Item};
 
 /// Where a connection's items come from.
 #[derive(Debug, Clone)]
@@ -78,10 +79,14 @@ impl KeyKind {
             ScalarType::String
             | ScalarType::AwsDate
             | ScalarType::AwsDateTime
-            | ScalarType::AwsEmail => Some(KeyKind::Text),
-            ScalarType::Int => Some(KeyKind::Int),
+            | ScalarType::AwsTime
+            | ScalarType::AwsEmail
+            | ScalarType::AwsUrl
+            | ScalarType::AwsPhone
+            | ScalarType::AwsIpAddress => Some(KeyKind::Text),
+            ScalarType::Int | ScalarType::AwsTimestamp => Some(KeyKind::Int),
             ScalarType::Float => Some(KeyKind::Float),
-            ScalarType::Boolean | ScalarType::Enum(_) => None,
+            ScalarType::Boolean | ScalarType::Enum(_) | ScalarType::AwsJson => None,
         }
     }
 }
@@ -136,7 +141,9 @@ impl Page {
                 }
                 .encode(&scope.cursors)
             });
-        result.filtered = read.filtered.clone();
+        // What a page read to leave out what the caller may not read is not told, unless
+        // the client filtered it too.
+        result.filtered = read.filtered.clone().filter(|_| page.filter.is_some());
         result
     }
 
@@ -475,9 +482,21 @@ pub(super) fn key_condition_bounds(
 /// Reads the items of a page (one more than asked, to tell whether another page follows).
 async fn read_items(
     scope: &RequestScope,
+    connection: &Connection,
     plan: &PagePlan,
     page: &PageRequest,
 ) -> Result<PageRead, EngineError> {
+    // The items of a slot or an index are the nodes: what the caller may not read of them is
+    // filtered out with the page's own filter. An edge's node is checked once loaded.
+    let allowed: Vec<&str> = connection.allowed.iter().map(String::as_str).collect();
+    let (readable, tested) = match &connection.source {
+        Source::Slot { .. } | Source::Index { .. } => {
+            (Some(scope.read_access(&allowed)), allowed.clone())
+        }
+        // The filter of an edge connection tests the edges, whose fields have no rules.
+        Source::Outgoing { .. } | Source::Incoming { .. } => (None, Vec::new()),
+    };
+    let matching = readable_matching(scope, &connection.name, &tested, page, readable)?;
     page_reads::read(
         scope,
         &Reading {
@@ -485,11 +504,38 @@ async fn read_items(
             sort_attribute: &plan.sort_attribute,
             ascending: page.reads_ascending(),
             size: page.size,
-            matching: page.filter.as_ref().map(|f| &f.filter),
+            matching: matching.as_ref(),
             budget: scope.filter_budget,
         },
     )
     .await
+}
+
+/// The filter a page is read with: the client's, and what the caller may read (`readable`,
+/// for pages whose items are nodes). Reading what the caller may not read at all is refused.
+pub(super) fn readable_matching(
+    scope: &RequestScope,
+    name: &str,
+    types: &[&str],
+    page: &PageRequest,
+    readable: Option<Access>,
+) -> Result<Option<Filter>, EngineError> {
+    let own = page.filter.as_ref().map(|f| f.filter.clone());
+    if let Some(own) = &own {
+        check_filter_fields(&scope.rules, &scope.identity, types, own)?;
+    }
+    Ok(match readable {
+        None | Some(Access::All) => own,
+        Some(Access::Denied) => {
+            return Err(EngineError::Unauthorized(format!(
+                "Not Authorized to read {name}"
+            )));
+        }
+        Some(Access::Where(rule)) => Some(match own {
+            Some(own) => Filter::All(vec![own, rule]),
+            None => rule,
+        }),
+    })
 }
 
 /// Reads the page `page` of `connection` under `parent_id` before the parent node is read, and
@@ -504,7 +550,7 @@ pub async fn read_ahead(
     page: &PageRequest,
 ) -> Result<bool, EngineError> {
     let plan = connection.plan(model, page, parent_id, &scope.cursors)?;
-    let read = read_items(scope, &plan, page).await?;
+    let read = read_items(scope, connection, &plan, page).await?;
     let proven = read
         .items
         .iter()
@@ -527,7 +573,7 @@ pub async fn read_page(
     let binding = connection.binding(parent_id);
     let mut read = match scope.take_page(&(binding.clone(), page.clone())) {
         Some(read) => read,
-        None => read_items(scope, &plan, page).await?,
+        None => read_items(scope, connection, &plan, page).await?,
     };
     let mut items = std::mem::take(&mut read.items);
     items.truncate(page.size);
@@ -566,6 +612,20 @@ pub fn whole_connection(page: &PageRequest, connection: &str) -> Result<(), Engi
     }
 }
 
+/// Refuses a count of nodes the caller may not all read: it would tell of those left out.
+pub(super) fn whole_count_readable(
+    scope: &RequestScope,
+    name: &str,
+    types: &[&str],
+) -> Result<(), EngineError> {
+    match scope.read_access(types) {
+        Access::All => Ok(()),
+        _ => Err(EngineError::Unauthorized(format!(
+            "Not Authorized to count {name}: totalCount counts every node, and the @auth rules              let this caller read only some; leave out totalCount"
+        ))),
+    }
+}
+
 /// How many items `connection` of `parent` holds: the count its parent keeps, read from the
 /// parent as loaded (read now, through the request's loader, when only its id is known).
 pub async fn total_count(
@@ -579,6 +639,8 @@ pub async fn total_count(
             connection.name
         )));
     };
+    let allowed: Vec<&str> = connection.allowed.iter().map(String::as_str).collect();
+    whole_count_readable(scope, &connection.name, &allowed)?;
     let item = if parent.item.contains_key("PK") {
         parent.item.clone()
     } else {
@@ -678,7 +740,10 @@ pub(super) fn node_edges(
         let item = Arc::new(item);
         let key = keys::node_key(super::derive::text(&item, "id"));
         scope.loader.offer(&key, item.clone());
-        if let Some(node) = Node::of(item, allowed) {
+        // The page's filter left out what the caller may not read; this holds it to that.
+        if let Some(node) = Node::of(item, allowed)
+            .filter(|node| admits(&scope.read_access(&[node.typename.as_str()]), &node.item))
+        {
             edges.push(PageEdge {
                 cursor,
                 node: Some(node),

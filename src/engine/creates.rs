@@ -19,9 +19,10 @@ use super::error::EngineError;
 use super::node_writes::{FieldValues, Guard, new_item, plan_new_item, plan_update};
 use super::nodes::{Node, read_node_consistent};
 use super::plan::{Plan, Purpose, commit_at, join, refused, remember};
+use super::rules::{Access, authorize_create, fill_owners, unauthorized};
 use super::scope::RequestScope;
 use crate::keys;
-use crate::model::{FieldKind, HasMany, Model, TypeDef};
+use crate::model::{FieldKind, HasMany, Model, Operation, TypeDef};
 use crate::store::{AttrValue, Item, MAX_TRANSACTION_ITEMS};
 
 /// How often a create that links existing nodes reads them again after losing a race.
@@ -134,6 +135,10 @@ async fn create_all(
             if batch { "batch" } else { "change" }
         )));
     }
+    // A caller who may create no node of the type is refused before anything is read.
+    if scope.access(&type_def.name, Operation::Create) == Access::Denied {
+        return Err(unauthorized(Operation::Create, &type_def.name));
+    }
     let mut absent = BTreeSet::new();
     for _ in 0..WRITE_ATTEMPTS {
         let reads = members
@@ -151,6 +156,7 @@ async fn create_all(
         for (index, (member, found)) in members.iter().zip(&found).enumerate() {
             let mut tree = Tree {
                 model,
+                scope,
                 found,
                 absent: &absent,
                 plan: Plan::default(),
@@ -265,6 +271,8 @@ fn gather(
 /// The planning of one tree.
 struct Tree<'a> {
     model: &'a Model,
+    /// Whose rules the tree's nodes must satisfy.
+    scope: &'a RequestScope,
     found: &'a Found,
     /// Former parents of linked nodes known to be gone (see `plan::count_members`).
     absent: &'a BTreeSet<String>,
@@ -303,8 +311,12 @@ impl Tree<'_> {
             fields.retain(|(name, _)| name != foreign_key);
             fields.push((foreign_key.to_owned(), Some(AttrValue::S(id.to_owned()))));
         }
+        let (rules, identity) = (&self.scope.rules, &self.scope.identity);
+        let given: Vec<String> = node.fields.iter().map(|(name, _)| name.clone()).collect();
+        fill_owners(rules, identity, type_def, &mut fields);
         let id = keys::new_id();
         let mut item = new_item(model, type_def, &id, &fields)?;
+        authorize_create(rules, identity, type_def, &given, &item)?;
         for edge in &node.edges {
             let edge_def = model.edge_def(&edge.edge).ok_or(EngineError::Internal)?;
             let target_type = self
@@ -341,14 +353,10 @@ impl Tree<'_> {
                     .cloned()
                     .ok_or(EngineError::Internal)?;
                 let fields = vec![(relation.foreign_key.clone(), Some(AttrValue::S(id.clone())))];
-                let planned = plan_update(
-                    model,
-                    element,
-                    current,
-                    &fields,
-                    &Guard::default(),
-                    self.absent,
-                )?;
+                // Moving a node under the new one changes it: the caller must be allowed to.
+                let guard =
+                    Guard::default().ruled(self.scope, element, Operation::Update, &fields)?;
+                let planned = plan_update(model, element, current, &fields, &guard, self.absent)?;
                 self.plan.append(planned.plan);
                 self.written.push((planned.id, planned.item));
             }

@@ -15,12 +15,13 @@ use super::derive::{
     with_edge_set_entry,
 };
 use super::error::EngineError;
+use super::guard::Guard;
 use super::nodes::read_node_consistent;
 use super::plan::{Plan, Purpose, commit, next_version, version_is};
 use super::scalars::now;
 use super::scope::RequestScope;
 use crate::keys;
-use crate::model::{EdgeTypeDef, Model, TypeDef};
+use crate::model::{EdgeTypeDef, Model, Operation, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_ITEM_BYTES, RangeQuery, Write, item_size};
 
 /// Numbers to add to a node's count attributes.
@@ -52,8 +53,9 @@ pub async fn add_edge(
             "an edge cannot point at its own source",
         ));
     }
+    let guard = source_guard(scope, model, &edge_def.from)?;
     for _ in 0..WRITE_ATTEMPTS {
-        let ends = read_ends(scope, model, edge_def, from, to).await?;
+        let ends = read_ends(scope, model, edge_def, from, to, &guard).await?;
         let edge = edge_item(
             model,
             edge_def,
@@ -62,7 +64,8 @@ pub async fn add_edge(
             metadata,
         )?;
         let edge = Arc::new(edge);
-        let plan = add_plan(model, edge_def, &ends, edge.clone())?;
+        let mut plan = add_plan(model, edge_def, &ends, edge.clone())?;
+        held_to_rule(&mut plan, &guard, from);
         match commit(scope, plan).await? {
             Ok(()) => {
                 scope.loader.forget(&keys::node_key(from));
@@ -81,6 +84,30 @@ pub async fn add_edge(
     Err(EngineError::ConflictUnhandled)
 }
 
+/// Who may add or remove edges from a node of `source_type`: whoever may update it.
+fn source_guard(
+    scope: &RequestScope,
+    model: &Model,
+    source_type: &str,
+) -> Result<Guard, EngineError> {
+    let type_def = model.type_def(source_type).ok_or(EngineError::Internal)?;
+    Guard::default().ruled(scope, type_def, Operation::Update, &[])
+}
+
+/// Conditions the write on the source `from` on its rule, in the plan's transaction: a change
+/// of owner that commits first makes it fail, and the write reads again.
+fn held_to_rule(plan: &mut Plan, guard: &Guard, from: &str) {
+    if let Some((rule, _)) = &guard.rule {
+        plan.push(
+            Write::Check {
+                key: Key::same(keys::node_key(from)),
+                condition: vec![Clause::Holds(rule.clone())],
+            },
+            Purpose::Node,
+        );
+    }
+}
+
 /// What an edge write reads first: its source (strongly consistent), the edge as it is, and
 /// the type of its target.
 struct EdgeEnds {
@@ -97,13 +124,23 @@ async fn read_ends(
     edge_def: &EdgeTypeDef,
     from: &str,
     to: &str,
+    guard: &Guard,
 ) -> Result<EdgeEnds, EngineError> {
     let Some(source) = read_node_consistent(scope, &edge_def.from, from).await? else {
-        return Err(EngineError::bad_input(format!(
-            "from: there is no {} with id {from}",
-            edge_def.from
-        )));
+        return Err(match guard.rule {
+            Some(_) => guard.missing(
+                model
+                    .type_def(&edge_def.from)
+                    .ok_or(EngineError::Internal)?,
+                from,
+            ),
+            None => EngineError::bad_input(format!(
+                "from: there is no {} with id {from}",
+                edge_def.from
+            )),
+        });
     };
+    guard.check(&source)?;
     let existing = scope
         .store
         .get_item_consistent(&Key {
@@ -393,7 +430,19 @@ pub async fn remove_edge(
         pk: keys::node_key(from),
         sk: keys::edge_sort_key(edge_name, to),
     };
+    let edge_def = model
+        .edge_def(edge_name)
+        .ok_or_else(|| EngineError::bad_input(format!("there is no edge type {edge_name}")))?;
+    let guard = source_guard(scope, model, &edge_def.from)?;
     for _ in 0..WRITE_ATTEMPTS {
+        if guard.rule.is_some() {
+            // The source's rules decide who changes its edges: it is read to check them.
+            let source_type = model
+                .type_def(&edge_def.from)
+                .ok_or(EngineError::Internal)?;
+            let source = read_node_consistent(scope, &edge_def.from, from).await?;
+            guard.check(&source.ok_or_else(|| guard.missing(source_type, from))?)?;
+        }
         let existing = scope
             .store
             .get_item_consistent(&edge_key)
@@ -404,7 +453,8 @@ pub async fn remove_edge(
                 "there is no {edge_name} from {from} to {to}"
             )));
         };
-        let plan = detach(model, &[Arc::new(existing)], None);
+        let mut plan = detach(model, &[Arc::new(existing)], None);
+        held_to_rule(&mut plan, &guard, from);
         match commit(scope, plan).await? {
             Ok(()) => {
                 scope.loader.forget(&keys::node_key(from));

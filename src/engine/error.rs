@@ -23,6 +23,9 @@ pub enum EngineError {
     TransactionTooLarge(String),
     /// A write's `condition` did not hold on the node it would have changed.
     ConditionalCheckFailed,
+    /// The caller's authorization rules (`@auth`) do not allow it. The message names the
+    /// operation and the type, never a node.
+    Unauthorized(String),
     /// A member of a batch failed: `index` is its position in the batch.
     InBatch {
         index: usize,
@@ -89,6 +92,7 @@ impl EngineError {
             EngineError::VersionMismatch { .. } => "VersionMismatch",
             EngineError::TransactionTooLarge(_) => "TransactionTooLarge",
             EngineError::ConditionalCheckFailed => "ConditionalCheckFailed",
+            EngineError::Unauthorized(_) => "Unauthorized",
             EngineError::InBatch { error, .. } => error.error_type(),
             EngineError::StorageUnavailable => "StorageUnavailable",
             EngineError::ConflictUnhandled => "ConflictUnhandled",
@@ -104,7 +108,8 @@ impl EngineError {
         match self {
             EngineError::BadUserInput(message)
             | EngineError::TransactionTooLarge(message)
-            | EngineError::LimitExceeded(message) => message.clone(),
+            | EngineError::LimitExceeded(message)
+            | EngineError::Unauthorized(message) => message.clone(),
             EngineError::UniqueConstraintViolation { type_name, field } => {
                 format!("another {type_name} already has this {field}")
             }

@@ -7,7 +7,10 @@
 //!
 //! Invariant: the shards a page reads are all the type's shards; a page never Scans.
 
-use super::connections::{KeyField, KeyKind, Page, key_condition_bounds, node_edges};
+use super::connections::{
+    KeyField, KeyKind, Page, key_condition_bounds, node_edges, readable_matching,
+    whole_count_readable,
+};
 use super::error::EngineError;
 use super::page_reads::{self, Range, Reading};
 use super::page_request::{PageRequest, tighter_lower, tighter_upper};
@@ -50,6 +53,14 @@ pub async fn read_list_page(
         })
         .collect();
     let sort_attribute = keys::slot_sort_attribute(list.slot);
+    let readable = scope.read_access(&[type_def.name.as_str()]);
+    let matching = readable_matching(
+        scope,
+        &name,
+        &[type_def.name.as_str()],
+        page,
+        Some(readable),
+    )?;
     let mut read = page_reads::read(
         scope,
         &Reading {
@@ -57,7 +68,7 @@ pub async fn read_list_page(
             sort_attribute: &sort_attribute,
             ascending: page.reads_ascending(),
             size: page.size,
-            matching: page.filter.as_ref().map(|f| &f.filter),
+            matching: matching.as_ref(),
             budget: scope.filter_budget,
         },
     )
@@ -86,6 +97,11 @@ pub async fn list_total_count(
     let Some(list) = type_def.list else {
         return Ok(0);
     };
+    whole_count_readable(
+        scope,
+        &format!("list{}", crate::model::plural(&type_def.name)),
+        &[type_def.name.as_str()],
+    )?;
     let counters: Vec<String> = (0..list.shards)
         .map(|shard| keys::list_count_key(&type_def.name, shard))
         .collect();

@@ -15,6 +15,7 @@ mod derive;
 mod edge_writes;
 mod error;
 mod events;
+mod guard;
 mod lists;
 mod node_writes;
 mod nodes;
@@ -23,6 +24,7 @@ mod page_request;
 mod pipelines;
 mod plan;
 mod relay;
+mod rules;
 mod scalars;
 mod scope;
 
@@ -46,7 +48,7 @@ pub use events::{
 };
 pub use lists::{list_key_field, list_total_count, read_list_page};
 pub use node_writes::{FieldValues, Guard, delete_node, update_node};
-pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, prefetch};
+pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, load_nodes_each, prefetch};
 
 pub use page_request::{
     DEFAULT_PAGE_SIZE, FilterRead, KeyCondition, MAX_PAGE_SIZE, PageArguments, PageFilter,
@@ -55,5 +57,6 @@ pub use page_request::{
 pub use pipelines::{Found, PipelineInput, run_pipeline};
 pub use plan::LIST_COUNT;
 pub use relay::LEASE_DURATION;
-pub use scalars::{is_aws_date, is_aws_date_time, is_aws_email, now};
+pub use rules::{Access, ClaimNames, DEFAULT_GROUPS_CLAIM, Identity, Rules};
+pub use scalars::{is_aws_date, is_aws_date_time, is_aws_email, now, valid_text};
 pub use scope::{DEFAULT_FILTER_BUDGET, RequestScope, ScopeSource};

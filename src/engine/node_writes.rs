@@ -13,16 +13,16 @@ use super::change::Change;
 use super::derive::{check_limits, set_slot_attributes};
 use super::edge_writes::{detach, edges_touching};
 use super::error::EngineError;
+pub use super::guard::Guard;
 use super::nodes::{Node, read_node_consistent};
 use super::plan::{
-    Plan, Purpose, check_references, check_version, commit, count_members, free_unique_values,
-    refused, remember, take_unique_values, version_is,
+    Plan, Purpose, check_references, commit, count_members, free_unique_values, refused, remember,
+    take_unique_values, version_is,
 };
 use super::scalars::now;
 use super::scope::RequestScope;
 use crate::keys;
-use crate::model::{FieldKind, Model, ScalarType, TypeDef};
-use crate::store::Filter;
+use crate::model::{FieldKind, Model, Operation, ScalarType, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, Write};
 
 /// How often an update or delete re-reads after losing a race to another writer.
@@ -41,44 +41,6 @@ pub(super) struct Planned {
     pub id: String,
     pub item: Arc<Item>,
     pub plan: Plan,
-}
-
-/// What an update or a delete expects of the node it changes: its version (`expectedVersion`)
-/// and a condition on its stored fields (`condition`). Both are checked on the node as read,
-/// and the write is conditioned on that very version, so no other write slips between.
-#[derive(Debug, Clone, Default)]
-pub struct Guard {
-    pub expected: Option<i64>,
-    pub condition: Option<Filter>,
-}
-
-impl Guard {
-    /// A guard of the version only.
-    pub fn version(expected: Option<i64>) -> Guard {
-        Guard {
-            expected,
-            condition: None,
-        }
-    }
-
-    /// Refuses a condition DynamoDB would not take, before anything is read.
-    pub(super) fn validate(&self) -> Result<(), EngineError> {
-        match self.condition.as_ref().and_then(Filter::beyond_limits) {
-            Some(why) => Err(EngineError::bad_input(format!("condition: {why}"))),
-            None => Ok(()),
-        }
-    }
-
-    /// The node's version, once the node is as expected.
-    pub(super) fn check(&self, current: &Item) -> Result<i64, EngineError> {
-        let version = check_version(current, self.expected)?;
-        match &self.condition {
-            Some(condition) if !condition.matches(current) => {
-                Err(EngineError::ConditionalCheckFailed)
-            }
-            _ => Ok(version),
-        }
-    }
 }
 
 /// A new node's item: its id, times and version, the `@default`s of fields left out, the given
@@ -148,10 +110,11 @@ pub async fn update_node(
 ) -> Result<Node, EngineError> {
     keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("id: {e}")))?;
     guard.validate()?;
+    let guard = &guard.ruled(scope, type_def, Operation::Update, fields)?;
     let mut held_at = HashMap::new();
     let mut absent = BTreeSet::new();
     for _ in 0..WRITE_ATTEMPTS {
-        let current = read_to_change(scope, type_def, id).await?;
+        let current = read_to_change(scope, type_def, id, guard).await?;
         let Planned {
             item: next,
             mut plan,
@@ -184,17 +147,16 @@ pub async fn update_node(
     Err(EngineError::ConflictUnhandled)
 }
 
-/// The node `id` of `type_def`, read to be changed; an error when there is none.
+/// The node `id` of `type_def`, read to be changed under `guard`; an error when there is none.
 pub(super) async fn read_to_change(
     scope: &RequestScope,
     type_def: &TypeDef,
     id: &str,
+    guard: &Guard,
 ) -> Result<Item, EngineError> {
     read_node_consistent(scope, &type_def.name, id)
         .await?
-        .ok_or_else(|| {
-            EngineError::bad_input(format!("there is no {} with id {id}", type_def.name))
-        })
+        .ok_or_else(|| guard.missing(type_def, id))
 }
 
 /// The writes that change `fields` of `current`, a node of `type_def`, if it is as `guard`
@@ -224,7 +186,7 @@ pub(super) fn plan_update(
     // The condition goes into the write too: DynamoDB checks it on the stored item, so a
     // writer outside the API that changed a field but not the version is caught as well.
     let mut condition = vec![version_is(version)];
-    condition.extend(guard.condition.clone().map(Clause::Holds));
+    condition.extend(guard.clauses());
     plan.push(
         Write::Put {
             item: (*next).clone(),
@@ -264,13 +226,16 @@ pub async fn delete_node(
     // The client's expected version is about the node as it is now. Steps that remove edges
     // move the version themselves, so after the first step it no longer applies (the
     // condition on its fields still does: those steps leave them as they were).
-    let mut guard = guard.clone();
+    let mut guard = guard.ruled(scope, type_def, Operation::Delete, &FieldValues::new())?;
     let mut lost_races = 0;
     let mut held_at = HashMap::new();
     let mut absent = BTreeSet::new();
     while lost_races < WRITE_ATTEMPTS {
         let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
-            return Ok(None);
+            return match guard.rule {
+                Some(_) => Err(guard.missing(type_def, id)),
+                None => Ok(None),
+            };
         };
         let version = guard.check(&current)?;
         let edges = edges_touching(scope, model, type_def, id).await?;
@@ -328,7 +293,7 @@ pub(super) fn plan_delete(
 ) -> Plan {
     let id = super::derive::text(current, "id");
     let mut condition = vec![version_is(version)];
-    condition.extend(guard.condition.clone().map(Clause::Holds));
+    condition.extend(guard.clauses());
     let mut plan = Plan::default();
     plan.push(
         Write::Delete {
@@ -351,7 +316,9 @@ fn apply_defaults(type_def: &TypeDef, fields: &FieldValues, item: &mut Item) {
             continue;
         }
         let value = match scalar {
-            ScalarType::Int | ScalarType::Float => AttrValue::N(default.trim().to_owned()),
+            ScalarType::Int | ScalarType::Float | ScalarType::AwsTimestamp => {
+                AttrValue::N(default.trim().to_owned())
+            }
             ScalarType::Boolean => AttrValue::Bool(default == "true"),
             _ => AttrValue::S(default.to_owned()),
         };
@@ -367,7 +334,7 @@ fn apply_fields(
     item: &mut Item,
 ) -> Result<(), EngineError> {
     for field in &type_def.fields {
-        let FieldKind::Scalar { required, .. } = &field.kind else {
+        let Some(required) = field.stored() else {
             continue;
         };
         let Some((_, value)) = fields.iter().find(|(name, _)| *name == field.name) else {
@@ -377,7 +344,7 @@ fn apply_fields(
             Some(value) => {
                 item.insert(field.name.clone(), value.clone());
             }
-            None if *required => {
+            None if required => {
                 return Err(EngineError::bad_input(format!(
                     "{} must not be null",
                     field.name
@@ -395,10 +362,7 @@ fn apply_fields(
 /// give through its `@belongsTo` field (`create` or `link`) is named with it.
 fn check_required(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> {
     for field in &type_def.fields {
-        let FieldKind::Scalar { required: true, .. } = &field.kind else {
-            continue;
-        };
-        if item.contains_key(&field.name) {
+        if field.stored() != Some(true) || item.contains_key(&field.name) {
             continue;
         }
         let relation = type_def.fields.iter().find(|other| {
@@ -481,7 +445,8 @@ mod tests {
 
     /// A writer outside the API changes a field but not the version after the update read the
     /// node: the condition, which held on the read, no longer holds on the stored item, and
-    /// DynamoDB refuses the write.
+    /// DynamoDB refuses the write. The same holds of what the caller's rules need (an owner
+    /// changed outside the API).
     #[tokio::test]
     async fn a_condition_is_checked_by_dynamodb_on_the_stored_item_not_only_on_the_read() {
         let store = crate::store::loopback_store("conditions").await;
@@ -489,39 +454,49 @@ mod tests {
             Model::parse("s.graphql", "type Farm @model { name: String! }").expect("a schema");
         let farm = model.type_def("Farm").expect("Farm");
         let scope = RequestScope::new(&store, 100);
-        let fields = vec![("name".to_owned(), Some(AttrValue::S("Hill".into())))];
-        let item = Arc::new(new_item(&model, farm, "f", &fields).expect("an item"));
-        let plan = plan_new_item(&model, farm, &item).expect("a plan");
-        assert!(matches!(commit(&scope, plan).await, Ok(Ok(()))));
-
-        let read = read_to_change(&scope, farm, "f").await.expect("the farm");
-        let mut outside = read.clone();
-        outside.insert("name".into(), AttrValue::S("Dale".into()));
-        let write = Write::Put {
-            item: outside,
-            condition: Vec::new(),
+        let hill = Filter::Field {
+            field: "name".into(),
+            test: Test::Eq(AttrValue::S("Hill".into())),
         };
-        store.transact_write(vec![write]).await.expect("a write");
-
-        let guard = Guard {
-            expected: None,
-            condition: Some(Filter::Field {
-                field: "name".into(),
-                test: Test::Eq(AttrValue::S("Hill".into())),
-            }),
+        let by_condition = Guard::version(None).with_condition(Some(hill.clone()));
+        let by_rule = Guard {
+            rule: Some((hill, EngineError::Unauthorized("no".into()))),
+            ..Guard::default()
         };
-        let change = vec![("name".to_owned(), Some(AttrValue::S("Vale".into())))];
-        let planned = plan_update(&model, farm, read, &change, &guard, &BTreeSet::new())
-            .expect("holds on the read");
-        assert!(matches!(
-            commit(&scope, planned.plan).await,
-            Ok(Err(Purpose::Node))
-        ));
-        let stored = store
-            .get_item_consistent(&Key::same(keys::node_key("f")))
-            .await
-            .expect("a read")
-            .expect("the farm");
-        assert_eq!(stored.get("name"), Some(&AttrValue::S("Dale".into())));
+        for (id, guard) in [("f", by_condition), ("g", by_rule)] {
+            let fields = vec![("name".to_owned(), Some(AttrValue::S("Hill".into())))];
+            let item = Arc::new(new_item(&model, farm, id, &fields).expect("an item"));
+            let plan = plan_new_item(&model, farm, &item).expect("a plan");
+            assert!(matches!(commit(&scope, plan).await, Ok(Ok(()))));
+
+            let read = read_to_change(&scope, farm, id, &Guard::default())
+                .await
+                .expect("the farm");
+            let mut outside = read.clone();
+            outside.insert("name".into(), AttrValue::S("Dale".into()));
+            let write = Write::Put {
+                item: outside,
+                condition: Vec::new(),
+            };
+            store.transact_write(vec![write]).await.expect("a write");
+
+            let change = vec![("name".to_owned(), Some(AttrValue::S("Vale".into())))];
+            let planned = plan_update(&model, farm, read, &change, &guard, &BTreeSet::new())
+                .expect("holds on the read");
+            assert!(matches!(
+                commit(&scope, planned.plan).await,
+                Ok(Err(Purpose::Node))
+            ));
+            let stored = store
+                .get_item_consistent(&Key::same(keys::node_key(id)))
+                .await
+                .expect("a read")
+                .expect("the farm");
+            assert_eq!(
+                stored.get("name"),
+                Some(&AttrValue::S("Dale".into())),
+                "{id}"
+            );
+        }
     }
 }

@@ -8,8 +8,10 @@
 use std::sync::Arc;
 
 use super::error::EngineError;
+use super::rules::{Access, admits, unauthorized};
 use super::scope::RequestScope;
 use crate::keys;
+use crate::model::Operation;
 use crate::store::{AttrValue, Item, Key};
 
 /// A node: its stored item, known to be of `typename`.
@@ -47,21 +49,53 @@ impl Node {
 }
 
 /// Loads the node `id` if it is one of `allowed` types; `None` for a missing node or a node of
-/// another type.
+/// another type, and `Unauthorized` for one the caller may not read (see
+/// [`load_nodes_each`]).
 pub async fn load_node(
     scope: &RequestScope,
     id: &str,
     allowed: &[&str],
 ) -> Result<Option<Node>, EngineError> {
-    Ok(load_nodes(scope, &[id], allowed).await?.pop().flatten())
+    load_nodes_each(scope, &[id], allowed)
+        .await?
+        .pop()
+        .unwrap_or(Ok(None))
 }
 
-/// [`load_node`] for each of `ids`, in their order, as one load of the request's loader.
+/// [`load_node`] for each of `ids`, in their order, as one load of the request's loader; the
+/// nodes the caller may not read are left out (`None`).
 pub async fn load_nodes<S: AsRef<str>>(
     scope: &RequestScope,
     ids: &[S],
     allowed: &[&str],
 ) -> Result<Vec<Option<Node>>, EngineError> {
+    Ok(load_nodes_each(scope, ids, allowed)
+        .await?
+        .into_iter()
+        .map(|node| node.ok().flatten())
+        .collect())
+}
+
+/// [`load_node`] for each of `ids`, in their order, as one load of the request's loader: each
+/// a node, `None`, or `Unauthorized` when the caller's rules (`@auth`) do not let them read
+/// it. A caller whose reading depends on the node (an owner rule) is answered `Unauthorized`
+/// for a node that is not there too, so that ids cannot be probed; a caller who may read no
+/// node of these types reads nothing.
+pub async fn load_nodes_each<S: AsRef<str>>(
+    scope: &RequestScope,
+    ids: &[S],
+    allowed: &[&str],
+) -> Result<Vec<Result<Option<Node>, EngineError>>, EngineError> {
+    let refused = || {
+        Err(unauthorized(
+            Operation::Read,
+            allowed.first().copied().unwrap_or("node"),
+        ))
+    };
+    let access = scope.read_access(allowed);
+    if access == Access::Denied {
+        return Ok(ids.iter().map(|_| refused()).collect());
+    }
     let keys: Vec<String> = ids.iter().map(|id| keys::node_key(id.as_ref())).collect();
     let items = scope
         .loader
@@ -70,7 +104,11 @@ pub async fn load_nodes<S: AsRef<str>>(
         .map_err(|e| EngineError::from_store(&e))?;
     Ok(items
         .into_iter()
-        .map(|item| item.and_then(|item| Node::of(item, allowed)))
+        .map(|item| match item.and_then(|item| Node::of(item, allowed)) {
+            Some(node) if admits(&access, &node.item) => Ok(Some(node)),
+            None if access == Access::All => Ok(None),
+            _ => refused(),
+        })
         .collect())
 }
 
@@ -100,6 +138,10 @@ pub async fn load_node_by_unique(
     });
     match owner {
         Some(id) => load_node(scope, id, &[type_name]).await,
+        // Under rules that depend on the node, none answers as one the caller may not read.
+        None if scope.read_access(&[type_name]) != Access::All => {
+            Err(unauthorized(Operation::Read, type_name))
+        }
         None => Ok(None),
     }
 }

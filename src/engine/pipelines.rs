@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::derive::{target_ids, text};
 use super::error::EngineError;
 use super::nodes::{Node, load_nodes};
+use super::rules::admits;
 use super::scope::RequestScope;
 use crate::auth::Caller;
 use crate::keys;
@@ -48,7 +49,10 @@ impl Found {
         match self {
             Found::Nodes(nodes) => Ok(nodes
                 .into_iter()
-                .filter(|n| allowed.contains(&n.typename))
+                .filter(|n| {
+                    allowed.contains(&n.typename)
+                        && admits(&scope.read_access(&[n.typename.as_str()]), &n.item)
+                })
                 .collect()),
             Found::Ids(ids) => load(scope, &ids, allowed).await,
         }
@@ -137,7 +141,8 @@ pub async fn run_pipeline(
                         .into_iter()
                         .filter_map(|item| {
                             let typename = item.get("__typename")?.as_str()?.to_owned();
-                            Some(Node {
+                            // What the caller may not read is not read through either.
+                            admits(&scope.read_access(&[typename.as_str()]), &item).then(|| Node {
                                 typename,
                                 item: Arc::new(item),
                             })

@@ -1,6 +1,81 @@
-//! AppSync's scalars as stored text: the formats `AWSDate`, `AWSDateTime` and `AWSEmail` accept,
-//! and the current time as an `AWSDateTime`. Front ends and data migrations check values with
-//! the same functions.
+//! AppSync's scalars as stored text: the formats `AWSDate`, `AWSTime`, `AWSDateTime`,
+//! `AWSEmail`, `AWSJSON`, `AWSURL`, `AWSPhone` and `AWSIPAddress` accept (`AWSTimestamp` is a
+//! number), and the current time as an `AWSDateTime`. Front ends, `@default` and data
+//! migrations check values with the same functions.
+
+use crate::model::ScalarType;
+
+/// Whether `text` is a value of `scalar`; any text is a `String`, an `ID` or an enum's
+/// (those are checked where they are read).
+pub fn valid_text(scalar: &ScalarType, text: &str) -> bool {
+    match scalar {
+        ScalarType::AwsDate => is_aws_date(text),
+        ScalarType::AwsDateTime => is_aws_date_time(text),
+        ScalarType::AwsEmail => is_aws_email(text),
+        ScalarType::AwsTime => is_aws_time(text),
+        ScalarType::AwsJson => serde_json::from_str::<serde_json::Value>(text).is_ok(),
+        ScalarType::AwsUrl => is_aws_url(text),
+        ScalarType::AwsPhone => is_aws_phone(text),
+        ScalarType::AwsIpAddress => is_aws_ip_address(text),
+        ScalarType::Int | ScalarType::AwsTimestamp => text.trim().parse::<i64>().is_ok(),
+        ScalarType::Float => text.trim().parse::<f64>().is_ok_and(f64::is_finite),
+        ScalarType::Boolean => text == "true" || text == "false",
+        ScalarType::Id | ScalarType::String | ScalarType::Enum(_) => true,
+    }
+}
+
+/// `hh:mm`, with optional `:ss` and fraction (1 to 9 digits), and an optional offset (`Z`,
+/// `±hh:mm`), as AppSync's `AWSTime`.
+pub fn is_aws_time(text: &str) -> bool {
+    let (time, offset) = match text.find(['Z', '+', '-']) {
+        Some(at) => text.split_at(at),
+        None => (text, ""),
+    };
+    let offset_ok = match offset.as_bytes().first() {
+        None => true,
+        Some(b'Z') => offset == "Z",
+        Some(_) => time::UtcOffset::parse(
+            offset,
+            &time::macros::format_description!("[offset_hour]:[offset_minute]"),
+        )
+        .is_ok(),
+    };
+    let formats = [
+        time::macros::format_description!("[hour]:[minute]"),
+        time::macros::format_description!("[hour]:[minute]:[second]"),
+        time::macros::format_description!("[hour]:[minute]:[second].[subsecond]"),
+    ];
+    offset_ok && formats.iter().any(|f| time::Time::parse(time, f).is_ok())
+}
+
+/// An absolute URL with a scheme (`https://…`, `mailto:…`), as AppSync's `AWSURL`.
+pub fn is_aws_url(text: &str) -> bool {
+    !text.contains(char::is_whitespace) && url::Url::parse(text).is_ok()
+}
+
+/// 7 to 15 digits, an optional leading `+`, and single spaces or hyphens between digit groups,
+/// as AppSync's `AWSPhone`.
+pub fn is_aws_phone(text: &str) -> bool {
+    let body = text.strip_prefix('+').unwrap_or(text);
+    let digits = body.chars().filter(char::is_ascii_digit).count();
+    let groups_ok = body
+        .split([' ', '-'])
+        .all(|group| !group.is_empty() && group.chars().all(|c| c.is_ascii_digit()));
+    groups_ok && (7..=15).contains(&digits)
+}
+
+/// An IPv4 or IPv6 address, with an optional `/prefix` no longer than the address.
+pub fn is_aws_ip_address(text: &str) -> bool {
+    let (address, prefix) = match text.split_once('/') {
+        Some((address, prefix)) => (address, Some(prefix)),
+        None => (text, None),
+    };
+    let Ok(address) = address.parse::<std::net::IpAddr>() else {
+        return false;
+    };
+    let longest = if address.is_ipv4() { 32 } else { 128 };
+    prefix.is_none_or(|p| p.parse::<u8>().is_ok_and(|p| p <= longest) && !p.starts_with('+'))
+}
 
 /// `YYYY-MM-DD`, a real calendar date.
 pub fn is_aws_date(text: &str) -> bool {
@@ -45,5 +120,40 @@ mod tests {
         assert!(!is_aws_email("ann at example.com"));
         assert!(!is_aws_email("@example.com"));
         assert!(is_aws_date_time(&now()));
+        for time in [
+            "12:30",
+            "12:30:24",
+            "12:30:24.5",
+            "12:30:24.123456789Z",
+            "23:59:59-05:30",
+        ] {
+            assert!(is_aws_time(time), "{time}");
+        }
+        for time in ["24:00", "12", "12:30:24+5", "12:30Zulu", "noon"] {
+            assert!(!is_aws_time(time), "{time}");
+        }
+        for url in [
+            "https://www.amazon.com/dp/B000NZW3KC/",
+            "mailto:ann@example.com",
+        ] {
+            assert!(is_aws_url(url), "{url}");
+        }
+        for url in ["www.amazon.com", "https://exa mple.com", ""] {
+            assert!(!is_aws_url(url), "{url}");
+        }
+        for phone in ["+1 555-0100 123", "555 0100 123", "+441234567890"] {
+            assert!(is_aws_phone(phone), "{phone}");
+        }
+        for phone in ["+1  555", "555-CALL-NOW", "123", "+1234567890123456"] {
+            assert!(!is_aws_phone(phone), "{phone}");
+        }
+        for ip in ["192.0.2.1", "192.0.2.0/24", "2001:db8::1", "2001:db8::/32"] {
+            assert!(is_aws_ip_address(ip), "{ip}");
+        }
+        for ip in ["192.0.2.256", "192.0.2.0/33", "2001:db8::/129", "localhost"] {
+            assert!(!is_aws_ip_address(ip), "{ip}");
+        }
+        assert!(valid_text(&ScalarType::AwsJson, r#"{"a": [1, 2]}"#));
+        assert!(!valid_text(&ScalarType::AwsJson, "{a: 1}"));
     }
 }

@@ -9,8 +9,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::change::Change;
 use super::page_request::{FilterRead, PageRead, PageRequest};
+use super::rules::{Access, Identity, Rules};
+use crate::auth::Caller;
 use crate::keys::CursorKeys;
 use crate::loaders::ItemLoader;
+use crate::model::Operation;
 use crate::store::{CallLog, Store};
 
 /// A page read ahead: the connection binding (`Team.goals:<id>`) and the request for it.
@@ -24,6 +27,10 @@ pub struct RequestScope {
     pub cursors: Arc<CursorKeys>,
     /// Items a filtered page may evaluate (`--max-filter-read-items`).
     pub filter_budget: usize,
+    /// Who the request acts for.
+    pub identity: Identity,
+    /// The model's `@auth` rules.
+    pub rules: Arc<Rules>,
     /// Connection pages read ahead of their fields (see `engine::connections::read_ahead`).
     pages: Mutex<HashMap<PageKey, PageRead>>,
     /// What each filtered page of the request read, named by where the front end asked for
@@ -41,6 +48,7 @@ pub struct ScopeSource {
     max_storage_calls: usize,
     cursors: Arc<CursorKeys>,
     filter_budget: usize,
+    rules: Arc<Rules>,
 }
 
 /// Items a filtered page evaluates at most, unless configured otherwise.
@@ -54,7 +62,14 @@ impl ScopeSource {
             max_storage_calls,
             cursors: CursorKeys::of_this_process(),
             filter_budget: DEFAULT_FILTER_BUDGET,
+            rules: Arc::default(),
         }
+    }
+
+    /// The same, applying `rules` to every caller.
+    pub fn with_rules(mut self, rules: Arc<Rules>) -> ScopeSource {
+        self.rules = rules;
+        self
     }
 
     /// The same, with filtered pages evaluating at most `items` items each.
@@ -69,17 +84,38 @@ impl ScopeSource {
         self
     }
 
-    /// A fresh scope: its own loader, its own budget.
-    pub fn scope(&self) -> RequestScope {
+    /// What `caller` may read of nodes that may be of any of `types`.
+    pub fn read_access(&self, caller: Option<&Caller>, types: &[&str]) -> Access {
+        let identity = caller.map_or(Identity::Anonymous, Identity::of);
+        super::rules::read_access(&self.rules, &identity, types)
+    }
+
+    /// Refuses a filter of `caller`'s on nodes of `types` that tests a field it may not read.
+    pub fn check_filter(
+        &self,
+        caller: Option<&Caller>,
+        types: &[&str],
+        filter: &crate::store::Filter,
+    ) -> Result<(), super::error::EngineError> {
+        let identity = caller.map_or(Identity::Anonymous, Identity::of);
+        super::rules::check_filter_fields(&self.rules, &identity, types, filter)
+    }
+
+    /// A fresh scope for `caller` (an anonymous one when `None`): its own loader, its own
+    /// budget.
+    pub fn scope(&self, caller: Option<&Caller>) -> RequestScope {
         let mut scope =
             RequestScope::signing(&self.store, self.max_storage_calls, self.cursors.clone());
         scope.filter_budget = self.filter_budget;
+        scope.rules = self.rules.clone();
+        scope.identity = caller.map_or(Identity::Anonymous, Identity::of);
         scope
     }
 }
 
 impl RequestScope {
-    /// A scope whose cursors are signed with this process's own keys.
+    /// A scope of an offline tool (no rule binds it), whose cursors are signed with this
+    /// process's own keys.
     pub fn new(store: &Store, max_storage_calls: usize) -> RequestScope {
         RequestScope::signing(store, max_storage_calls, CursorKeys::of_this_process())
     }
@@ -93,10 +129,34 @@ impl RequestScope {
             calls,
             cursors,
             filter_budget: DEFAULT_FILTER_BUDGET,
+            identity: Identity::Tool,
+            rules: Arc::default(),
             pages: Mutex::default(),
             filter_reads: Mutex::default(),
             changes: Mutex::default(),
         }
+    }
+
+    /// What the request's caller may do to nodes of `type_name` by `operation`.
+    pub fn access(&self, type_name: &str, operation: Operation) -> Access {
+        self.rules.access(&self.identity, type_name, operation)
+    }
+
+    /// What the caller may read of nodes that may be of any of `types`.
+    pub fn read_access(&self, types: &[&str]) -> Access {
+        super::rules::read_access(&self.rules, &self.identity, types)
+    }
+
+    /// Whether the caller may read `field` of `item`, a node of `type_name`: a field with
+    /// rules of its own is read by those the rules allow.
+    pub fn may_read_field(&self, type_name: &str, field: &str, item: &crate::store::Item) -> bool {
+        !self.rules.field_has_rules(type_name, field)
+            || super::rules::admits(
+                &self
+                    .rules
+                    .field_access(&self.identity, type_name, field, Operation::Read),
+                item,
+            )
     }
 
     pub(super) fn stash_page(&self, key: PageKey, read: PageRead) {

@@ -152,7 +152,12 @@ impl Transport {
 
 impl async_graphql::Executor for Transport {
     async fn execute(&self, request: async_graphql::Request) -> async_graphql::Response {
-        let scope = Arc::new(self.scopes.scope());
+        let caller = request
+            .data
+            .get(&TypeId::of::<Caller>())
+            .and_then(|caller| caller.downcast_ref::<Caller>())
+            .cloned();
+        let scope = Arc::new(self.scopes.scope(caller.as_ref()));
         self.api.execute(request.data(scope)).await
     }
 
@@ -186,7 +191,7 @@ impl async_graphql::Executor for Transport {
                 .get(&TypeId::of::<Caller>())
                 .and_then(|caller| caller.downcast_ref::<Caller>())
                 .cloned();
-            let mut request = request.data(Arc::new(self.scopes.scope()));
+            let mut request = request.data(Arc::new(self.scopes.scope(caller.as_ref())));
             if let Some(caller) = caller {
                 request = request.data(caller);
             }
@@ -351,10 +356,7 @@ fn check_defaults(model: &Model) -> Result<(), SchemaError> {
         for (field, scalar, default) in type_def.defaults() {
             let fits = match scalar {
                 ScalarType::Id => crate::keys::validate_id(default).is_ok(),
-                ScalarType::AwsDate => crate::engine::is_aws_date(default),
-                ScalarType::AwsDateTime => crate::engine::is_aws_date_time(default),
-                ScalarType::AwsEmail => crate::engine::is_aws_email(default),
-                _ => true,
+                scalar => crate::engine::valid_text(scalar, default),
             };
             if !fits {
                 return Err(SchemaError(format!(

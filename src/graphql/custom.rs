@@ -63,7 +63,8 @@ pub(super) fn field(field: &FieldDef, pipeline: Arc<Pipeline>) -> Field {
 }
 
 /// A declared type (`[User!]!`) as a dynamic-schema type.
-fn type_ref(declared: &str) -> TypeRef {
+/// The type written as `declared` (`[String!]!`).
+pub(super) fn type_ref(declared: &str) -> TypeRef {
     if let Some(inner) = declared.strip_suffix('!') {
         return TypeRef::NonNull(Box::new(type_ref(inner)));
     }

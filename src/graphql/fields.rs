@@ -3,8 +3,8 @@
 
 use async_graphql::dynamic::{Field, FieldFuture};
 
-use super::scalars::scalar_type_ref;
-use super::values::to_graphql;
+use super::scalars::{list_type_ref, scalar_type_ref};
+use super::values::{list_to_graphql, to_graphql};
 use crate::engine::Node;
 use crate::model::ScalarType;
 use crate::store::Item;
@@ -31,4 +31,39 @@ pub(super) fn attribute_field<P: std::any::Any>(
 /// A field that reads one stored attribute of the parent node.
 pub(super) fn stored_field(name: &str, scalar: ScalarType, required: bool) -> Field {
     attribute_field::<Node>(name, scalar, required, |node| Some(&node.item))
+}
+
+/// A field that reads a stored list of scalars of the item held by its parent value, a `P`.
+pub(super) fn list_attribute_field<P: std::any::Any>(
+    name: &str,
+    scalar: ScalarType,
+    required: bool,
+    elements_required: bool,
+    item_of: fn(&P) -> Option<&Item>,
+) -> Field {
+    let attribute = name.to_owned();
+    Field::new(
+        name,
+        list_type_ref(&scalar, required, elements_required),
+        move |ctx| {
+            let value = ctx
+                .parent_value
+                .downcast_ref::<P>()
+                .and_then(item_of)
+                .and_then(|item| list_to_graphql(item.get(&attribute), &scalar));
+            FieldFuture::from_value(value)
+        },
+    )
+}
+
+/// A field that reads a stored list of scalars of the parent node.
+pub(super) fn stored_list_field(
+    name: &str,
+    scalar: ScalarType,
+    required: bool,
+    elements_required: bool,
+) -> Field {
+    list_attribute_field::<Node>(name, scalar, required, elements_required, |node| {
+        Some(&node.item)
+    })
 }

@@ -133,7 +133,7 @@ pub(super) fn connection_filter(
 pub(super) fn field_input(kind: FilterKind, scalar: &ScalarType) -> String {
     let name = match scalar {
         ScalarType::Id => "IDInput",
-        ScalarType::Int => "IntInput",
+        ScalarType::Int | ScalarType::AwsTimestamp => "IntInput",
         ScalarType::Float => "FloatInput",
         ScalarType::Boolean => "BooleanInput",
         _ => "StringInput",

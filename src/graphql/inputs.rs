@@ -3,7 +3,7 @@
 
 use async_graphql::dynamic::{InputObject, InputValue, TypeRef};
 
-use super::scalars::scalar_type_ref;
+use super::scalars::{list_type_ref, scalar_type_ref};
 use async_graphql::{Name, Value};
 
 use std::collections::BTreeSet;
@@ -103,6 +103,26 @@ fn create_input(model: &Model, type_def: &TypeDef, without: Option<&str>) -> Inp
                 }
                 input = input.field(value);
             }
+            FieldKind::ScalarList {
+                scalar,
+                required,
+                elements_required,
+            } => {
+                input = input.field(input_value(
+                    field,
+                    list_type_ref(scalar, *required, *elements_required),
+                ));
+            }
+            FieldKind::Embedded {
+                object,
+                required,
+                list,
+            } => {
+                input = input.field(input_value(
+                    field,
+                    super::embedded::input_type_ref(object, *required, *list),
+                ));
+            }
             FieldKind::BelongsTo { foreign_key, .. } if Some(foreign_key.as_str()) == without => {}
             _ => {
                 let (ty, description) = match nested(model, field) {
@@ -200,13 +220,15 @@ fn edges_input(edge_def: &EdgeTypeDef) -> InputObject {
 pub(super) fn default_value(scalar: &ScalarType, text: &str) -> Value {
     let number = || -> Option<Value> {
         match scalar {
-            ScalarType::Int => text.parse::<i64>().ok().map(Value::from),
+            ScalarType::Int | ScalarType::AwsTimestamp => text.parse::<i64>().ok().map(Value::from),
             ScalarType::Float => text.parse::<f64>().ok().map(Value::from),
             _ => None,
         }
     };
     match scalar {
-        ScalarType::Int | ScalarType::Float => number().unwrap_or(Value::Null),
+        ScalarType::Int | ScalarType::Float | ScalarType::AwsTimestamp => {
+            number().unwrap_or(Value::Null)
+        }
         ScalarType::Boolean => Value::Boolean(text == "true"),
         ScalarType::Enum(_) => Value::Enum(Name::new(text)),
         _ => Value::String(text.to_owned()),
@@ -219,6 +241,23 @@ pub(super) fn update_input(type_def: &TypeDef) -> InputObject {
     for field in &type_def.fields {
         if let Some(scalar) = field.scalar() {
             input = input.field(input_value(field, scalar_type_ref(scalar, false)));
+        }
+        if let FieldKind::ScalarList {
+            scalar,
+            elements_required,
+            ..
+        } = &field.kind
+        {
+            input = input.field(input_value(
+                field,
+                list_type_ref(scalar, false, *elements_required),
+            ));
+        }
+        if let FieldKind::Embedded { object, list, .. } = &field.kind {
+            input = input.field(input_value(
+                field,
+                super::embedded::input_type_ref(object, false, *list),
+            ));
         }
     }
     input.field(

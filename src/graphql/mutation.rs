@@ -11,10 +11,11 @@ use async_graphql::dynamic::{
 
 use super::context::{id_argument, model, node_field_value, scope};
 use super::edge_types::EdgeItem;
+use super::embedded::embedded_from_input;
 use super::errors::graphql_error;
 use super::filters;
 use super::inputs::{self, Nested};
-use super::values::from_input;
+use super::values::{from_input, list_from_input};
 use crate::engine::{self, EngineError, FieldValues, NewEdge, NewNode, Node};
 use crate::model::{EdgeTypeDef, FieldKind, Model, ScalarType, TypeDef};
 use crate::store::Item;
@@ -87,10 +88,7 @@ fn guard(
         )?),
         None => None,
     };
-    Ok(engine::Guard {
-        expected,
-        condition,
-    })
+    Ok(engine::Guard::version(expected).with_condition(condition))
 }
 
 fn create_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture<'a> {
@@ -125,7 +123,7 @@ fn update_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeF
                     let input = input.object()?;
                     Ok(engine::UpdateMember {
                         id: input.try_get("id")?.string()?.to_owned(),
-                        fields: field_values(type_def, &input, &[])?,
+                        fields: field_values(model(ctx)?, type_def, &input, &[])?,
                         guard: engine::Guard::version(expected_version(
                             input.get("expectedVersion"),
                         )?),
@@ -223,7 +221,7 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
         let expected = expected_version(input.get("expectedVersion"))?;
         let guard = guard(ctx, type_def, expected)?;
         let absent = unsent_variable_fields(ctx, "input");
-        let fields = field_values(type_def, &input, &absent)?;
+        let fields = field_values(model(ctx)?, type_def, &input, &absent)?;
         let node =
             engine::update_node(scope(ctx)?, model(ctx)?, type_def, &id, &fields, &guard).await?;
         Ok(node.into())
@@ -302,7 +300,7 @@ fn new_node(
     type_def: &TypeDef,
     input: &ObjectAccessor<'_>,
 ) -> Result<NewNode, EngineError> {
-    let mut node = NewNode::from(field_values(type_def, input, &[])?);
+    let mut node = NewNode::from(field_values(model, type_def, input, &[])?);
     for field in &type_def.fields {
         let Some(nested) = inputs::nested(model, field) else {
             continue;
@@ -396,25 +394,30 @@ fn edge_metadata(edge_def: &EdgeTypeDef, input: &ObjectAccessor<'_>) -> Result<I
 
 /// The input's stored fields as the engine takes them, leaving out `absent` fields.
 fn field_values(
+    model: &Model,
     type_def: &TypeDef,
     input: &ObjectAccessor<'_>,
     absent: &[String],
 ) -> Result<FieldValues, EngineError> {
     let mut fields = FieldValues::new();
     for field in &type_def.fields {
-        let FieldKind::Scalar { scalar, .. } = &field.kind else {
-            continue;
-        };
         let Some(value) = input.get(&field.name) else {
             continue;
         };
         if absent.contains(&field.name) {
             continue;
         }
-        fields.push((
-            field.name.clone(),
-            from_input(value.as_value(), scalar, &field.name)?,
-        ));
+        let value = match &field.kind {
+            FieldKind::Scalar { scalar, .. } => from_input(value.as_value(), scalar, &field.name)?,
+            FieldKind::ScalarList { scalar, .. } => {
+                list_from_input(value.as_value(), scalar, &field.name)?
+            }
+            FieldKind::Embedded { object, list, .. } => {
+                embedded_from_input(model, object, *list, value.as_value(), &field.name)?
+            }
+            _ => continue,
+        };
+        fields.push((field.name.clone(), value));
     }
     Ok(fields)
 }

@@ -7,8 +7,10 @@ use async_graphql::dynamic::{Field, FieldFuture, Object, TypeRef};
 
 use super::context::{self, node_field_value, possible_types, scope};
 use super::errors::graphql_error;
-use super::fields::stored_field;
-use super::{connection, custom, prefetch, targets};
+use super::fields::{stored_field, stored_list_field};
+use super::scalars::{list_type_ref, scalar_type_ref};
+use super::values::{list_to_graphql, to_graphql};
+use super::{connection, custom, embedded, prefetch, targets};
 use crate::engine::{self, Node};
 use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
 use crate::resolvers::Resolvers;
@@ -18,6 +20,9 @@ pub(super) fn object(type_def: &TypeDef, model: &Arc<Model>, resolvers: &Resolve
     let mut object = Object::new(&type_def.name)
         .implement("Node")
         .field(stored_field("id", ScalarType::Id, true));
+    for interface in &type_def.implements {
+        object = object.implement(interface);
+    }
     if let Some(description) = &type_def.description {
         object = object.description(description);
     }
@@ -31,6 +36,16 @@ pub(super) fn object(type_def: &TypeDef, model: &Arc<Model>, resolvers: &Resolve
             FieldKind::Scalar {
                 scalar, required, ..
             } => stored_field(&field.name, scalar.clone(), *required),
+            FieldKind::ScalarList {
+                scalar,
+                required,
+                elements_required,
+            } => stored_list_field(&field.name, scalar.clone(), *required, *elements_required),
+            FieldKind::Embedded {
+                object,
+                required,
+                list,
+            } => embedded::node_field(&field.name, object, *required, *list),
             FieldKind::BelongsTo {
                 target,
                 foreign_key,
@@ -45,6 +60,9 @@ pub(super) fn object(type_def: &TypeDef, model: &Arc<Model>, resolvers: &Resolve
                 role,
             } => targets::targets_field(field, edge, element, role.as_deref(), model),
         };
+        if !field.auth.is_empty() && pipeline.is_none() {
+            generated = ruled_field(&type_def.name, field);
+        }
         if let Some(description) = &field.description {
             generated = generated.description(description);
         }
@@ -94,6 +112,48 @@ fn belongs_to_field(field: &FieldDef, target: &str, foreign_key: &str, model: &M
                     .map_err(graphql_error)?;
             }
             Ok(node.map(|node| node_field_value(node, is_union)))
+        })
+    })
+}
+
+/// A stored field with `@auth` rules of its own: read only by callers they allow; `null` with
+/// an `Unauthorized` error for others.
+fn ruled_field(type_name: &str, field: &FieldDef) -> Field {
+    let (ty, scalar, list) = match &field.kind {
+        FieldKind::Scalar {
+            scalar, required, ..
+        } => (scalar_type_ref(scalar, *required), scalar.clone(), false),
+        FieldKind::ScalarList {
+            scalar,
+            required,
+            elements_required,
+        } => (
+            list_type_ref(scalar, *required, *elements_required),
+            scalar.clone(),
+            true,
+        ),
+        _ => unreachable!("the model allows field rules on stored fields only"),
+    };
+    let (type_name, name) = (type_name.to_owned(), field.name.clone());
+    Field::new(&field.name, ty, move |ctx| {
+        let (type_name, name, scalar) = (type_name.clone(), name.clone(), scalar.clone());
+        FieldFuture::new(async move {
+            let Some(node) = ctx.parent_value.downcast_ref::<Node>() else {
+                return Ok(None);
+            };
+            let scope = scope(&ctx).map_err(graphql_error)?;
+            if !scope.may_read_field(&type_name, &name, &node.item) {
+                return Err(graphql_error(engine::EngineError::Unauthorized(format!(
+                    "Not Authorized to access {name} on type {type_name}"
+                ))));
+            }
+            let value = node.item.get(&name);
+            Ok(if list {
+                list_to_graphql(value, &scalar)
+            } else {
+                to_graphql(value, &scalar)
+            }
+            .map(async_graphql::dynamic::FieldValue::value))
         })
     })
 }

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use async_graphql::PathSegment;
 use async_graphql::dynamic::{Field, FieldFuture, InputValue, Object, ResolverContext, TypeRef};
 
 use super::connection::page_request;
@@ -119,6 +120,10 @@ async fn read_ahead_root(
     id: &str,
     connections: &[Connection],
 ) -> Result<bool, EngineError> {
+    // An edge proves the node exists, not that the caller may read it.
+    if scope(ctx)?.read_access(&[type_name]) != engine::Access::All {
+        return Ok(false);
+    }
     let look_ahead = ctx.look_ahead();
     let fields = look_ahead.selection_fields();
     let Some(root) = fields.first() else {
@@ -185,7 +190,21 @@ async fn nodes(
     }
     let scope = scope(ctx)?;
     let allowed: Vec<&str> = types.iter().map(String::as_str).collect();
-    let nodes = engine::load_nodes(scope, &checked, &allowed).await?;
+    let mut nodes = Vec::with_capacity(checked.len());
+    for (index, node) in engine::load_nodes_each(scope, &checked, &allowed)
+        .await?
+        .into_iter()
+        .enumerate()
+    {
+        nodes.push(node.unwrap_or_else(|error| {
+            // Null at its place in the list, with the error at that path.
+            let key = ctx.item.node.response_key().node.to_string();
+            let mut error = graphql_error(error).into_server_error(ctx.item.pos);
+            error.path = vec![PathSegment::Field(key), PathSegment::Index(index)];
+            ctx.add_error(error);
+            None
+        }));
+    }
     let found: Vec<&Node> = nodes.iter().flatten().collect();
     prefetch::relations(scope, model(ctx)?, &found, &ctx.look_ahead()).await?;
     Ok(nodes)

@@ -1,5 +1,5 @@
-//! Scalar types of the API: AppSync's `AWSDate`, `AWSDateTime` and `AWSEmail` (registered when
-//! the model uses them, checked with the engine's formats) and the names of every scalar.
+//! Scalar types of the API: AppSync's scalars (`AWSDateTime` always, the others when the model
+//! uses them, each checked with the engine's formats) and the names of every scalar.
 
 use async_graphql::Value;
 use async_graphql::dynamic::{Scalar, SchemaBuilder, TypeRef};
@@ -7,69 +7,125 @@ use async_graphql::dynamic::{Scalar, SchemaBuilder, TypeRef};
 use crate::engine;
 use crate::model::{FieldKind, Model, ScalarType};
 
+/// AppSync's scalars: each one's name, type and description.
+const AWS_SCALARS: [(&str, ScalarType, &str); 9] = [
+    (
+        "AWSDate",
+        ScalarType::AwsDate,
+        "A calendar date, YYYY-MM-DD.",
+    ),
+    (
+        "AWSTime",
+        ScalarType::AwsTime,
+        "A time of day, hh:mm[:ss[.sss]], with an optional offset (Z, +hh:mm).",
+    ),
+    (
+        "AWSDateTime",
+        ScalarType::AwsDateTime,
+        "An RFC 3339 timestamp, such as 2024-05-01T12:00:00Z.",
+    ),
+    (
+        "AWSTimestamp",
+        ScalarType::AwsTimestamp,
+        "Seconds since 1970-01-01T00:00:00Z, as an integer.",
+    ),
+    ("AWSEmail", ScalarType::AwsEmail, "An email address."),
+    (
+        "AWSJSON",
+        ScalarType::AwsJson,
+        "A JSON document, given and answered as a string of JSON.",
+    ),
+    (
+        "AWSURL",
+        ScalarType::AwsUrl,
+        "An absolute URL with a scheme, such as https://example.com/ or mailto:ann@example.com.",
+    ),
+    (
+        "AWSPhone",
+        ScalarType::AwsPhone,
+        "A phone number: 7 to 15 digits, an optional leading +, spaces or hyphens between groups.",
+    ),
+    (
+        "AWSIPAddress",
+        ScalarType::AwsIpAddress,
+        "An IPv4 or IPv6 address, with an optional /prefix length.",
+    ),
+];
+
 /// Registers the AppSync scalars: `AWSDateTime` always (every node has `createdAt`), the others
 /// when a field or an argument uses them.
 pub(super) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
-    let text =
-        |value: &Value, check: fn(&str) -> bool| matches!(value, Value::String(s) if check(s));
-    builder = builder.register(
-        Scalar::new("AWSDateTime")
-            .description("An RFC 3339 timestamp, such as 2024-05-01T12:00:00Z.")
-            .validator(move |value| text(value, engine::is_aws_date_time)),
-    );
-    if uses_scalar(model, &ScalarType::AwsDate) {
-        builder = builder.register(
-            Scalar::new("AWSDate")
-                .description("A calendar date, YYYY-MM-DD.")
-                .validator(move |value| text(value, engine::is_aws_date)),
-        );
-    }
-    if uses_scalar(model, &ScalarType::AwsEmail) {
-        builder = builder.register(
-            Scalar::new("AWSEmail")
-                .description("An email address.")
-                .validator(move |value| text(value, engine::is_aws_email)),
-        );
+    for (name, scalar, description) in AWS_SCALARS {
+        if scalar != ScalarType::AwsDateTime && !uses_scalar(model, &scalar) {
+            continue;
+        }
+        let check = scalar.clone();
+        builder = builder.register(Scalar::new(name).description(description).validator(
+            move |value| match (value, &check) {
+                (Value::Number(n), ScalarType::AwsTimestamp) => n.is_i64(),
+                (Value::String(text), scalar) => engine::valid_text(scalar, text),
+                _ => false,
+            },
+        ));
     }
     builder
 }
 
 fn uses_scalar(model: &Model, wanted: &ScalarType) -> bool {
-    model
-        .types
+    // A declared type's fields name their types as written: `[AWSDate!]`.
+    let declared = model
+        .interfaces
         .iter()
-        .flat_map(|t| &t.fields)
-        .chain(model.edges.iter().flat_map(|e| &e.fields))
-        .any(|f| {
-            f.scalar() == Some(wanted)
-                || matches!(&f.kind, FieldKind::Custom(custom)
+        .chain(&model.inputs)
+        .flat_map(|d| &d.fields)
+        .any(|f| scalar_named(f.ty.trim_matches(['[', ']', '!'])) == Some(wanted));
+    let subscribed = model
+        .subscriptions
+        .iter()
+        .flat_map(|s| &s.arguments)
+        .any(|(_, scalar)| scalar == wanted);
+    declared
+        || subscribed
+        || model
+            .types
+            .iter()
+            .flat_map(|t| &t.fields)
+            .chain(model.edges.iter().flat_map(|e| &e.fields))
+            .chain(model.objects.iter().flat_map(|o| &o.fields))
+            .any(|f| {
+                f.scalar() == Some(wanted)
+                    || matches!(&f.kind, FieldKind::ScalarList { scalar, .. } if scalar == wanted)
+                    || matches!(&f.kind, FieldKind::Custom(custom)
                     if std::iter::once(&custom.element)
                         .chain(custom.arguments.iter().map(|a| &a.element))
                         .any(|name| scalar_named(name) == Some(wanted)))
-        })
+            })
 }
 
 /// The AppSync scalar a type name names.
 fn scalar_named(name: &str) -> Option<&'static ScalarType> {
-    match name {
-        "AWSDate" => Some(&ScalarType::AwsDate),
-        "AWSDateTime" => Some(&ScalarType::AwsDateTime),
-        "AWSEmail" => Some(&ScalarType::AwsEmail),
-        _ => None,
-    }
+    AWS_SCALARS
+        .iter()
+        .find(|(aws, _, _)| *aws == name)
+        .map(|(_, scalar, _)| scalar)
 }
 
 pub(super) fn scalar_type_name(scalar: &ScalarType) -> &str {
-    match scalar {
-        ScalarType::Id => TypeRef::ID,
-        ScalarType::String => TypeRef::STRING,
-        ScalarType::Int => TypeRef::INT,
-        ScalarType::Float => TypeRef::FLOAT,
-        ScalarType::Boolean => TypeRef::BOOLEAN,
-        ScalarType::AwsDate => "AWSDate",
-        ScalarType::AwsDateTime => "AWSDateTime",
-        ScalarType::AwsEmail => "AWSEmail",
-        ScalarType::Enum(name) => name,
+    scalar.name()
+}
+
+/// The type of a list of `scalar`: `[T]`, `[T!]`, `[T]!` or `[T!]!`.
+pub(super) fn list_type_ref(
+    scalar: &ScalarType,
+    required: bool,
+    elements_required: bool,
+) -> TypeRef {
+    let name = scalar_type_name(scalar);
+    match (required, elements_required) {
+        (false, false) => TypeRef::named_list(name),
+        (false, true) => TypeRef::named_nn_list(name),
+        (true, false) => TypeRef::named_list_nn(name),
+        (true, true) => TypeRef::named_nn_list_nn(name),
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_graphql::dynamic::{Enum, Interface, InterfaceField, SchemaBuilder, TypeRef, Union};
 
 use super::filters::{self, FilterKind};
-use super::{connection, edge_types, inputs, key_conditions, objects, scalars};
+use super::{connection, declared, edge_types, embedded, inputs, key_conditions, objects, scalars};
 use crate::engine::{Connection, KeyKind};
 use crate::model::{FieldKind, Model};
 use crate::resolvers::Resolvers;
@@ -24,6 +24,8 @@ pub(super) fn register(
             .field(InterfaceField::new("id", TypeRef::named_nn(TypeRef::ID))),
     );
     builder = builder.register(connection::page_info());
+    builder = embedded::register(builder, model);
+    builder = declared::register(builder, model);
     for enum_def in &model.enums {
         let mut ty =
             Enum::new(&enum_def.name).items(enum_def.values.iter().map(|v| v.name.as_str()));

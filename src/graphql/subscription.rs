@@ -2,6 +2,10 @@
 //! `@model` type, and `on<Edge>Added` / `on<Edge>Removed` for every `@edge` type, fed by the
 //! engine's events (the table's change stream), so a write made anywhere reaches them.
 //!
+//! AppSync's declared subscriptions (`@aws_subscribe(mutations: [...])` on a field of a
+//! declared `Subscription` type) are the same node subscriptions under the declared name and
+//! arguments.
+//!
 //! A node subscription takes the type's scalar fields and `id` as optional arguments that must
 //! equal the event's values (AppSync's argument filtering), and a `filter` with AppSync's
 //! enhanced-filter operators (`ModelSubscription<Type>FilterInput`), both checked before the
@@ -22,10 +26,12 @@ use super::errors::graphql_error;
 use super::filters::{self, FilterKind};
 use super::scalars::scalar_type_ref;
 use super::values::from_input;
+use crate::auth::Caller;
 use crate::engine::{
-    ChangeKind, EngineError, Event, EventHub, EventReceiver, Filter, Node, ScopeSource, Test, Watch,
+    Access, ChangeKind, EngineError, Event, EventHub, EventReceiver, Filter, Node, ScopeSource,
+    Test, Watch,
 };
-use crate::model::{Model, ScalarType, TypeDef};
+use crate::model::{Model, Operation, ScalarType, TypeDef};
 
 /// The fields a subscription to `type_def` filters on: `id`, and those of a condition.
 fn filtered_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
@@ -51,8 +57,57 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> Schema
             ("Update", ChangeKind::Updated),
             ("Delete", ChangeKind::Deleted),
         ] {
-            root = root.field(node_subscription(type_def, verb, kind));
+            let description = format!(
+                "Each {} {} from now on, by whoever wrote it; arguments must equal the event's values.",
+                type_def.name,
+                past_tense(kind)
+            );
+            root = root.field(node_subscription(
+                NodeWatch {
+                    name: format!("on{verb}{}", type_def.name),
+                    typename: type_def.name.clone(),
+                    kinds: vec![kind],
+                    arguments: filtered_fields(type_def),
+                    filter: true,
+                },
+                description,
+            ));
         }
+    }
+    // AppSync's `@aws_subscribe(mutations: [...])`: the same events, under the declared name
+    // and arguments.
+    for declared in &model.subscriptions {
+        let kinds = declared
+            .operations
+            .iter()
+            .filter_map(|operation| match operation {
+                Operation::Create => Some(ChangeKind::Created),
+                Operation::Update => Some(ChangeKind::Updated),
+                Operation::Delete => Some(ChangeKind::Deleted),
+                Operation::Read => None,
+            })
+            .collect::<Vec<_>>();
+        let description = declared.description.clone().unwrap_or_else(|| {
+            format!(
+                "Each {} {} from now on; arguments must equal the event's values.",
+                declared.type_name,
+                kinds
+                    .iter()
+                    .map(|kind| past_tense(*kind))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )
+        });
+        root = root.field(node_subscription(
+            NodeWatch {
+                name: declared.name.clone(),
+                typename: declared.type_name.clone(),
+                kinds,
+                arguments: declared.arguments.clone(),
+                filter: false,
+            },
+            description,
+        ));
     }
     for edge_def in &model.edges {
         for (verb, kinds) in [
@@ -60,72 +115,129 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> Schema
             ("Removed", vec![ChangeKind::Deleted]),
         ] {
             let name = format!("on{}{verb}", edge_def.name);
-            root = root.field(edge_subscription(&edge_def.name, &name, kinds));
+            let ends: Vec<String> = model
+                .possible_types(&edge_def.from)
+                .into_iter()
+                .chain(model.possible_types(&edge_def.to))
+                .map(str::to_owned)
+                .collect();
+            root = root.field(edge_subscription(&edge_def.name, &name, kinds, ends));
         }
     }
     builder.register(root)
 }
 
-fn node_subscription(type_def: &TypeDef, verb: &str, kind: ChangeKind) -> SubscriptionField {
-    let typename = type_def.name.clone();
-    let fields = Arc::new(filtered_fields(type_def));
+/// A subscription to the nodes of one type: its name, the changes it wants, and the scalar
+/// arguments that must equal the event's values (with `filter`, AppSync's enhanced filter).
+struct NodeWatch {
+    name: String,
+    typename: String,
+    kinds: Vec<ChangeKind>,
+    arguments: Vec<(String, ScalarType)>,
+    filter: bool,
+}
+
+fn past_tense(kind: ChangeKind) -> &'static str {
+    match kind {
+        ChangeKind::Created => "created",
+        ChangeKind::Updated => "updated",
+        ChangeKind::Deleted => "deleted",
+    }
+}
+
+fn node_subscription(watch: NodeWatch, description: String) -> SubscriptionField {
+    let NodeWatch {
+        name,
+        typename,
+        kinds,
+        arguments,
+        filter,
+    } = watch;
+    let filter_input = format!("ModelSubscription{typename}FilterInput");
+    let returned = TypeRef::named(&typename);
+    let fields = Arc::new(arguments);
     let arguments = fields.clone();
-    let mut field = SubscriptionField::new(
-        format!("on{verb}{}", type_def.name),
-        TypeRef::named(&type_def.name),
-        move |ctx| {
-            let typename = typename.clone();
-            let fields = fields.clone();
-            SubscriptionFieldFuture::new(async move {
-                let mut tests = Vec::new();
-                for (name, scalar) in fields.iter() {
-                    tests.extend(equal_to(&ctx, name, scalar)?);
+    let mut field = SubscriptionField::new(name, returned, move |ctx| {
+        let typename = typename.clone();
+        let fields = fields.clone();
+        let kinds = kinds.clone();
+        SubscriptionFieldFuture::new(async move {
+            let mut tests = Vec::new();
+            for (name, scalar) in fields.iter() {
+                tests.extend(equal_to(&ctx, name, scalar)?);
+            }
+            if let Some(filter) = ctx.args.get("filter") {
+                tests.push(
+                    filters::filter_of(filter.as_value(), &fields, "filter")
+                        .map_err(graphql_error)?,
+                );
+            }
+            // Only events the subscriber could read: a deleted node as it was.
+            let source = ctx
+                .data::<ScopeSource>()
+                .map_err(|_| graphql_error(EngineError::SubscriptionsUnavailable))?;
+            let caller = ctx.data_opt::<Caller>();
+            let asked = Filter::All(tests.clone());
+            source
+                .check_filter(caller, &[typename.as_str()], &asked)
+                .map_err(graphql_error)?;
+            match source.read_access(ctx.data_opt::<Caller>(), &[typename.as_str()]) {
+                Access::All => {}
+                Access::Where(rule) => tests.push(rule),
+                Access::Denied => {
+                    return Err(graphql_error(EngineError::Unauthorized(format!(
+                        "Not Authorized to subscribe to {typename}"
+                    ))));
                 }
-                if let Some(filter) = ctx.args.get("filter") {
-                    tests.push(
-                        filters::filter_of(filter.as_value(), &fields, "filter")
-                            .map_err(graphql_error)?,
-                    );
-                }
-                let watch = Watch {
+            }
+            let watch = Watch {
+                typename: typename.clone(),
+                kinds,
+                filter: Filter::All(tests),
+            };
+            let events = receiver(&ctx)?;
+            Ok(stream_of(events, watch, move |item| {
+                FieldValue::owned_any(Node {
                     typename: typename.clone(),
-                    kinds: vec![kind],
-                    filter: Filter::All(tests),
-                };
-                let events = receiver(&ctx)?;
-                Ok(stream_of(events, watch, move |item| {
-                    FieldValue::owned_any(Node {
-                        typename: typename.clone(),
-                        item,
-                    })
-                }))
-            })
-        },
-    )
-    .description(format!(
-        "Each {} {} from now on, by whoever wrote it; arguments must equal the event's values.",
-        type_def.name,
-        match kind {
-            ChangeKind::Created => "created",
-            ChangeKind::Updated => "updated",
-            ChangeKind::Deleted => "deleted",
-        }
-    ));
+                    item,
+                })
+            }))
+        })
+    })
+    .description(description);
     for (name, scalar) in arguments.iter() {
         field = field.argument(InputValue::new(name, scalar_type_ref(scalar, false)));
     }
-    field.argument(InputValue::new(
-        "filter",
-        TypeRef::named(format!("ModelSubscription{}FilterInput", type_def.name)),
-    ))
+    if filter {
+        field = field.argument(InputValue::new("filter", TypeRef::named(filter_input)));
+    }
+    field
 }
 
-fn edge_subscription(edge_name: &str, name: &str, kinds: Vec<ChangeKind>) -> SubscriptionField {
+/// An edge subscription; `ends` are the types its edges may join. An edge tells of both its
+/// ends, so it is for callers who may read every node of those types.
+fn edge_subscription(
+    edge_name: &str,
+    name: &str,
+    kinds: Vec<ChangeKind>,
+    ends: Vec<String>,
+) -> SubscriptionField {
     let typename = edge_name.to_owned();
+    let ends = Arc::new(ends);
     SubscriptionField::new(name, TypeRef::named(edge_name), move |ctx| {
         let typename = typename.clone();
         let kinds = kinds.clone();
+        let ends = ends.clone();
         SubscriptionFieldFuture::new(async move {
+            let source = ctx
+                .data::<ScopeSource>()
+                .map_err(|_| graphql_error(EngineError::SubscriptionsUnavailable))?;
+            let ends: Vec<&str> = ends.iter().map(String::as_str).collect();
+            if source.read_access(ctx.data_opt::<Caller>(), &ends) != Access::All {
+                return Err(graphql_error(EngineError::Unauthorized(format!(
+                    "Not Authorized to subscribe to {typename}: its ends have @auth rules"
+                ))));
+            }
             let mut tests = Vec::new();
             for end in ["from", "to"] {
                 tests.extend(equal_to(&ctx, end, &ScalarType::Id)?);
@@ -238,7 +350,7 @@ impl Extension for EventScopes {
         match ctx.data_opt::<ScopeSource>() {
             Some(source) => {
                 let mut data = Data::default();
-                data.insert(Arc::new(source.scope()));
+                data.insert(Arc::new(source.scope(ctx.data_opt::<Caller>())));
                 next.run_with_data(ctx, operation_name, data).await
             }
             None => next.run(ctx, operation_name).await,

@@ -40,13 +40,16 @@ pub(super) fn targets_field(
                     return Ok(None);
                 };
                 let ids = engine::target_ids(&parent.item, &edge, role_sort.as_deref());
-                if identity_known && prefetch::selects_only_identity(&ctx.look_ahead()) {
+                let scope = scope(&ctx).map_err(graphql_error)?;
+                // Targets the caller may not read are left out, so each is read.
+                let readable = scope.read_access(&[element.as_str()]) == engine::Access::All;
+                if identity_known && readable && prefetch::selects_only_identity(&ctx.look_ahead())
+                {
                     return Ok(Some(FieldValue::list(
                         ids.into_iter()
                             .map(|id| FieldValue::owned_any(Node::identity(&element, &id))),
                     )));
                 }
-                let scope = scope(&ctx).map_err(graphql_error)?;
                 let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
                 let nodes = engine::load_nodes(scope, &ids, &allowed)
                     .await

@@ -55,6 +55,46 @@ pub(super) fn from_input(
     Ok(Some(attribute))
 }
 
+/// A stored list as the GraphQL value of a field holding a list of `scalar`.
+pub(super) fn list_to_graphql(value: Option<&AttrValue>, scalar: &ScalarType) -> Option<Value> {
+    match value? {
+        AttrValue::L(values) => Some(Value::List(
+            values
+                .iter()
+                .map(|value| to_graphql(Some(value), scalar).unwrap_or(Value::Null))
+                .collect(),
+        )),
+        _ => None,
+    }
+}
+
+/// A client's list for a field holding a list of `scalar`, as a stored list; `None` for null.
+pub(super) fn list_from_input(
+    value: &Value,
+    scalar: &ScalarType,
+    field: &str,
+) -> Result<Option<AttrValue>, EngineError> {
+    let values = match value {
+        Value::Null => return Ok(None),
+        Value::List(values) => values.as_slice(),
+        // GraphQL's input coercion: one value where a list is expected is a list of one.
+        other => std::slice::from_ref(other),
+    };
+    let mut list = Vec::with_capacity(values.len());
+    for (index, value) in values.iter().enumerate() {
+        let item = from_input(value, scalar, &format!("{field}[{index}]"))?;
+        // The library answers an enum's null only as a whole field, never as an item of a
+        // list: a list of enum values holds values only.
+        if item.is_none() && matches!(scalar, ScalarType::Enum(_)) {
+            return Err(EngineError::bad_input(format!(
+                "{field}[{index}]: a list of enum values holds no null"
+            )));
+        }
+        list.push(item.unwrap_or(AttrValue::Null));
+    }
+    Ok(Some(AttrValue::L(list)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -107,7 +107,7 @@ pub async fn graphql_get(
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    execute(&state, &headers, request.data(caller)).await
+    execute(&state, &headers, request, caller).await
 }
 
 pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Response {
@@ -162,7 +162,7 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
     if accepts(&headers, "text/event-stream") {
         return super::sse::answer(&state, caller, request);
     }
-    execute(&state, &headers, request.data(caller)).await
+    execute(&state, &headers, request, caller).await
 }
 
 /// Whether reading a body failed on the body limit (its error sits somewhere in the chain).
@@ -228,8 +228,10 @@ async fn execute(
     state: &AppState,
     headers: &HeaderMap,
     request: async_graphql::Request,
+    caller: Caller,
 ) -> Response {
-    let scope = Arc::new(state.inner.scopes.scope());
+    let scope = Arc::new(state.inner.scopes.scope(Some(&caller)));
+    let request = request.data(caller);
     let mut response = state.inner.api.execute(request.data(scope.clone())).await;
     if state.inner.expose_storage_calls && headers.contains_key(STORAGE_CALLS_HEADER) {
         let calls = serde_json::to_value(scope.calls.calls()).unwrap_or_default();

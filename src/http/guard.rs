@@ -29,8 +29,17 @@ pub async fn authenticate(
         return next.run(request).await;
     }
     let headers = request.headers();
-    let value = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    match auth.authenticate(value(header::AUTHORIZATION.as_str()), value(API_KEY_HEADER)) {
+    let value = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let (authorization, api_key) = (value(header::AUTHORIZATION.as_str()), value(API_KEY_HEADER));
+    match auth
+        .authenticate(authorization.as_deref(), api_key.as_deref())
+        .await
+    {
         Ok(caller) => {
             request.extensions_mut().insert(caller);
             next.run(request).await

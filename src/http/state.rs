@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::auth::Authenticator;
 use crate::config::HttpConfig;
-use crate::engine::{EventHub, ScopeSource};
+use crate::engine::{EventHub, Rules, ScopeSource};
 use crate::graphql::Api;
 use crate::graphql::Transport;
 use crate::store::Store;
@@ -42,6 +42,7 @@ pub(super) struct StateInner {
 impl AppState {
     pub fn new(
         api: Api,
+        rules: Arc<Rules>,
         store: Store,
         events: EventHub,
         auth: Option<Authenticator>,
@@ -60,7 +61,8 @@ impl AppState {
                 expose_storage_calls: config.expose_storage_calls,
                 scopes: {
                     let scopes = ScopeSource::new(store.clone(), config.graphql.max_storage_calls)
-                        .with_filter_budget(config.graphql.max_filter_read_items);
+                        .with_filter_budget(config.graphql.max_filter_read_items)
+                        .with_rules(rules);
                     match &config.cursor_keys {
                         Some(keys) => scopes.with_cursor_keys(keys.clone()),
                         None => scopes,

@@ -131,7 +131,7 @@ impl Credentials {
 }
 
 /// Who the connection's caller is, or why not.
-fn caller(auth: Option<&Authenticator>, credentials: &Credentials) -> Result<Caller, String> {
+async fn caller(auth: Option<&Authenticator>, credentials: &Credentials) -> Result<Caller, String> {
     match auth {
         None => Ok(Caller::Anonymous),
         Some(auth) => auth
@@ -139,6 +139,7 @@ fn caller(auth: Option<&Authenticator>, credentials: &Credentials) -> Result<Cal
                 credentials.authorization.as_deref(),
                 credentials.api_key.as_deref(),
             )
+            .await
             .map_err(|reason| reason.to_string()),
     }
 }
@@ -229,7 +230,7 @@ async fn serve(
                 } else {
                     presented
                 };
-                let caller = caller(auth.as_deref(), &credentials).map_err(|reason| {
+                let caller = caller(auth.as_deref(), &credentials).await.map_err(|reason| {
             tracing::info!(%reason, "refused a WebSocket connection without valid credentials");
             async_graphql::Error::new(format!("{FORBIDDEN}: {reason}"))
         })?;

@@ -467,22 +467,24 @@ fn default_value(
     }
     if let toml::Value::String(text) = value {
         let valid = match scalar {
-            ScalarType::AwsDate => engine::is_aws_date(text),
-            ScalarType::AwsDateTime => engine::is_aws_date_time(text),
-            ScalarType::AwsEmail => engine::is_aws_email(text),
             ScalarType::Id => crate::keys::validate_id(text).is_ok(),
-            _ => true,
+            scalar => engine::valid_text(scalar, text),
         };
         if !valid {
             return Err(format!("set_default: {text:?} is not a valid {scalar:?}"));
         }
     }
     Ok(match (scalar, value) {
-        (ScalarType::Int, toml::Value::Integer(n)) => AttrValue::N(n.to_string()),
+        (ScalarType::Int | ScalarType::AwsTimestamp, toml::Value::Integer(n)) => {
+            AttrValue::N(n.to_string())
+        }
         (ScalarType::Float, toml::Value::Float(f)) => AttrValue::N(f.to_string()),
         (ScalarType::Float, toml::Value::Integer(n)) => AttrValue::N(n.to_string()),
         (ScalarType::Boolean, toml::Value::Boolean(b)) => AttrValue::Bool(*b),
-        (ScalarType::Int | ScalarType::Float | ScalarType::Boolean, _) => return Err(wrong()),
+        (
+            ScalarType::Int | ScalarType::Float | ScalarType::Boolean | ScalarType::AwsTimestamp,
+            _,
+        ) => return Err(wrong()),
         (_, toml::Value::String(s)) => AttrValue::S(s.clone()),
         _ => return Err(wrong()),
     })

@@ -5,9 +5,11 @@
 //! an id or an encoded sort value. The rest of the server trusts it and never re-checks.
 //! This module is pure: no I/O beyond the text it is given.
 
+mod auth;
 mod error;
 mod parse;
 
+pub use auth::{Allow, AuthRule, Operation, Provider};
 pub use error::ModelError;
 
 /// The stored types of one schema and how they relate.
@@ -19,10 +21,59 @@ pub struct Model {
     pub enums: Vec<EnumDef>,
     /// `@edge` types: typed, directed relations between nodes, with metadata.
     pub edges: Vec<EdgeTypeDef>,
+    /// Object types without `@model`: values stored inside the nodes that hold them.
+    pub objects: Vec<ObjectDef>,
+    /// Interfaces the `@model` types implement (besides the generated `Node`).
+    pub interfaces: Vec<DeclaredType>,
+    /// Input types the schema declares: read and checked, so AppSync schemas load, but every
+    /// argument of the API is generated, so none takes them.
+    pub inputs: Vec<DeclaredType>,
+    /// The fields of a declared `Subscription` type: AppSync's `@aws_subscribe(mutations:)`,
+    /// beside the generated `onCreate<Type>`….
+    pub subscriptions: Vec<SubscriptionDef>,
     /// The generic indexes (`GSI01`…) the table needs: every slot some relation uses, ascending.
     pub indexes: Vec<u8>,
     /// `Type.field` of every field a resolver file serves (custom, or replacing a directive's).
     pub resolved: std::collections::BTreeSet<String>,
+}
+
+/// An object type without `@model` (AppSync's non-model types): a value of it is stored as a
+/// map inside the node that holds it, never as an item of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObjectDef {
+    pub name: String,
+    pub description: Option<String>,
+    /// Scalars, lists of them, and other non-model objects.
+    pub fields: Vec<FieldDef>,
+}
+
+/// An interface or an input type as declared: each field's name, declared type (`[String!]`)
+/// and description.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeclaredType {
+    pub name: String,
+    pub description: Option<String>,
+    pub fields: Vec<DeclaredField>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeclaredField {
+    pub name: String,
+    pub ty: String,
+    pub description: Option<String>,
+}
+
+/// A field of a declared `Subscription` type with `@aws_subscribe(mutations: [...])`: the
+/// nodes of `type_name` that the named generated mutations write, as they write them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubscriptionDef {
+    pub name: String,
+    pub description: Option<String>,
+    pub type_name: String,
+    /// What the mutations do: create, update or delete.
+    pub operations: Vec<Operation>,
+    /// Arguments, each a scalar field of the type that must equal the event's value.
+    pub arguments: Vec<(String, ScalarType)>,
 }
 
 /// A `@model` type, stored as `NODE#<id>` items.
@@ -42,6 +93,11 @@ pub struct TypeDef {
     pub list_sort: Option<(String, ScalarType)>,
     /// The secondary indexes of its fields (`@index`), in the order the fields declare them.
     pub indexes: Vec<IndexDef>,
+    /// `@auth(rules:)`: who may create, read, update and delete its nodes. None means any
+    /// caller the server let in.
+    pub auth: Vec<AuthRule>,
+    /// The declared interfaces it implements (`Node` is implemented always).
+    pub implements: Vec<String>,
 }
 
 /// A secondary index of a non-unique field, Amplify's `@index(name:, sortKeyFields:,
@@ -79,6 +135,8 @@ pub struct FieldDef {
     pub name: String,
     pub description: Option<String>,
     pub kind: FieldKind,
+    /// `@auth(rules:)` on the field: they replace the type's rules for reading and writing it.
+    pub auth: Vec<AuthRule>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +150,23 @@ pub enum FieldKind {
         /// `@default(value:)`: the value a create stores when the field is absent, as written
         /// in the schema (checked against the field's type).
         default: Option<String>,
+    },
+    /// A stored list of scalars or enum values (`[String]`, `[Role!]!`), kept as a DynamoDB
+    /// list in the order given. It is never a key: no `@unique`, `@index` or sort.
+    ScalarList {
+        scalar: ScalarType,
+        /// The list itself may not be null.
+        required: bool,
+        /// Its elements may not be null.
+        elements_required: bool,
+    },
+    /// A value of a non-model object type (`address: Address`), or a list of them
+    /// (`stops: [Stop!]`, `list` telling whether elements are required), stored as a map or a
+    /// list of maps.
+    Embedded {
+        object: String,
+        required: bool,
+        list: Option<bool>,
     },
     /// `@belongsTo(field:)`: the node whose id is stored in `foreign_key`.
     BelongsTo {
@@ -199,6 +274,18 @@ pub enum ScalarType {
     AwsDateTime,
     /// AppSync's `AWSEmail`.
     AwsEmail,
+    /// AppSync's `AWSTime`: `hh:mm[:ss[.sss]]`, with an optional offset.
+    AwsTime,
+    /// AppSync's `AWSTimestamp`: seconds since the epoch, stored as a number.
+    AwsTimestamp,
+    /// AppSync's `AWSJSON`: a JSON document, given and stored as its text.
+    AwsJson,
+    /// AppSync's `AWSURL`.
+    AwsUrl,
+    /// AppSync's `AWSPhone`: digits, with an optional `+` and spaces or hyphens between groups.
+    AwsPhone,
+    /// AppSync's `AWSIPAddress`: IPv4 or IPv6, with an optional prefix length.
+    AwsIpAddress,
     Enum(String),
 }
 
@@ -277,6 +364,11 @@ impl Model {
             .rank
     }
 
+    /// The non-model object type `name`.
+    pub fn object_def(&self, name: &str) -> Option<&ObjectDef> {
+        self.objects.iter().find(|o| o.name == name)
+    }
+
     /// The `@model` types a field of type `name` may return: the type itself, or a union's
     /// members. Every read checks `__typename` against this list.
     pub fn possible_types<'a>(&'a self, name: &'a str) -> Vec<&'a str> {
@@ -329,7 +421,41 @@ impl EnumDef {
     }
 }
 
+impl ScalarType {
+    /// Its name in GraphQL: `ID`, `AWSDateTime`, or the enum's.
+    pub fn name(&self) -> &str {
+        match self {
+            ScalarType::Id => "ID",
+            ScalarType::String => "String",
+            ScalarType::Int => "Int",
+            ScalarType::Float => "Float",
+            ScalarType::Boolean => "Boolean",
+            ScalarType::AwsDate => "AWSDate",
+            ScalarType::AwsDateTime => "AWSDateTime",
+            ScalarType::AwsEmail => "AWSEmail",
+            ScalarType::AwsTime => "AWSTime",
+            ScalarType::AwsTimestamp => "AWSTimestamp",
+            ScalarType::AwsJson => "AWSJSON",
+            ScalarType::AwsUrl => "AWSURL",
+            ScalarType::AwsPhone => "AWSPhone",
+            ScalarType::AwsIpAddress => "AWSIPAddress",
+            ScalarType::Enum(name) => name,
+        }
+    }
+}
+
 impl FieldDef {
+    /// Whether the field is stored on its node (a scalar, or a list of them), and with it
+    /// whether it may not be null.
+    pub fn stored(&self) -> Option<bool> {
+        match &self.kind {
+            FieldKind::Scalar { required, .. }
+            | FieldKind::ScalarList { required, .. }
+            | FieldKind::Embedded { required, .. } => Some(*required),
+            _ => None,
+        }
+    }
+
     /// The scalar type of a stored field, `None` for relations.
     pub fn scalar(&self) -> Option<&ScalarType> {
         match &self.kind {
@@ -579,6 +705,154 @@ mod tests {
     }
 
     #[test]
+    fn appsync_schema_shapes_are_read() {
+        let model = Model::parse(
+            "schema.graphql",
+            r#"
+            schema { query: Query mutation: Mutation subscription: Subscription }
+            "Something with a name."
+            interface Named { name: String! }
+            input PostInput { title: String! tags: [String!] }
+            type Post implements Named @model { name: String! }
+            extend type Post @aws_api_key { body: String }
+            type Subscription {
+                "Posts as they are written."
+                onPostWritten(name: String): Post
+                    @aws_subscribe(mutations: ["createPost", "updatePost"])
+            }
+            "#,
+        )
+        .expect("valid");
+        let post = model.type_def("Post").expect("declared");
+        assert_eq!(post.implements, ["Named"]);
+        assert!(
+            post.field("body").is_some(),
+            "the extension's field is added"
+        );
+        assert_eq!(post.auth.len(), 1, "the extension's directive is added");
+        assert_eq!(model.interfaces[0].name, "Named");
+        assert_eq!(
+            model.interfaces[0].description.as_deref(),
+            Some("Something with a name.")
+        );
+        let tags = &model.inputs[0].fields[1];
+        assert_eq!(
+            (tags.name.as_str(), tags.ty.as_str()),
+            ("tags", "[String!]")
+        );
+        assert_eq!(
+            model.subscriptions,
+            [SubscriptionDef {
+                name: "onPostWritten".into(),
+                description: Some("Posts as they are written.".into()),
+                type_name: "Post".into(),
+                operations: vec![Operation::Create, Operation::Update],
+                arguments: vec![("name".into(), ScalarType::String)],
+            }]
+        );
+    }
+
+    #[test]
+    fn appsync_schema_mistakes_name_their_line_and_column() {
+        let table = [
+            (
+                "schema { query: Root }\ntype A @model { x: Int }",
+                "schema.graphql:1:17: schema { query: Root }: the generated API's query type is Query; name it Query",
+            ),
+            (
+                "type A implements Named @model { x: Int }",
+                "schema.graphql:1:19: type A implements Named, which is not a declared interface",
+            ),
+            (
+                "interface Named { name: String! }\ntype A implements Named @model { name: String }",
+                "schema.graphql:2:19: type A implements Named, so it needs the field `name: String!`, not `name: String`",
+            ),
+            (
+                "interface Stamped { createdAt: AWSDateTime! }\ntype A implements Stamped @model { x: Int }",
+                "",
+            ),
+            (
+                "input I { x: Unknown }\ntype A @model { x: Int }",
+                "schema.graphql:1:14: I.x: unknown type Unknown",
+            ),
+            (
+                "type A @model { x: Int }\nextend enum A { B }",
+                "schema.graphql:2:1: extend A: A is declared as another kind of type",
+            ),
+            (
+                "type A @model { x: Int }\ntype Subscription { onA: A }",
+                "schema.graphql:2:21: Subscription.onA: a declared subscription needs @aws_subscribe(mutations: [...])",
+            ),
+            (
+                "type A @model { x: Int }\ntype Subscription { onA: A @aws_subscribe(mutations: [\"createB\"]) }",
+                "schema.graphql:2:28: Subscription.onA: @aws_subscribe names createB, which is not a mutation returning A",
+            ),
+            (
+                "type A @model { x: Int }\ntype Subscription { onA(y: Int): A @aws_subscribe(mutations: [\"createA\"]) }",
+                "schema.graphql:2:25: Subscription.onA: argument y must be named after a scalar field of A",
+            ),
+            (
+                "type A @model { x: Int }\ntype Subscription { onA(x: String): A @aws_subscribe(mutations: [\"createA\"]) }",
+                "schema.graphql:2:28: Subscription.onA: argument x has the type of A.x, Int, not String",
+            ),
+            (
+                "type A @model { x: Int }\ntype Subscription { onCreateA: A @aws_subscribe(mutations: [\"createA\"]) }",
+                "schema.graphql:2:21: Subscription.onCreateA is generated; choose another name",
+            ),
+            (
+                "type A @model { x: Int }\ntype Query { a: A }",
+                "schema.graphql:2:1: type Query: its fields are generated from the @model types",
+            ),
+        ];
+        for (source, expected) in table {
+            match Model::parse("schema.graphql", source) {
+                Ok(_) if expected.is_empty() => {}
+                Ok(_) => panic!("{source}\nwas accepted; want: {expected}"),
+                Err(error) => {
+                    let message = error.to_string();
+                    assert!(
+                        !expected.is_empty() && message.starts_with(expected),
+                        "{source}\n got: {message}\nwant: {expected}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn appsync_directives_are_rules_of_the_callers_they_name() {
+        let model = Model::parse(
+            "schema.graphql",
+            r#"
+            type Post @model @aws_api_key @aws_cognito_user_pools(cognito_groups: ["Editors"]) {
+                title: String
+                secret: String @aws_oidc
+                notes: String @aws_auth
+            }
+            "#,
+        )
+        .expect("valid");
+        let post = model.type_def("Post").expect("declared");
+        let allows: Vec<&Allow> = post.auth.iter().map(|rule| &rule.allow).collect();
+        assert_eq!(
+            allows,
+            [
+                &Allow::Public,
+                &Allow::Groups {
+                    groups: vec!["Editors".into()],
+                    group_claim: None
+                }
+            ]
+        );
+        assert_eq!(post.auth[0].provider, Provider::ApiKey);
+        for field in ["secret", "notes"] {
+            let rules = &post.field(field).expect("declared").auth;
+            assert_eq!(rules.len(), 1, "{field}");
+            assert_eq!(rules[0].allow, Allow::Private, "{field}");
+        }
+    }
+
+    #[test]
     fn schema_mistakes_name_their_line_and_column() {
         let table = [
             (
@@ -602,8 +876,16 @@ mod tests {
                 "schema.graphql:1:32: Farm.cows: index must be one of \"GSI01\" to \"GSI20\", not \"GSI21\"",
             ),
             (
-                "type Farm @model { name: String }\ntype Cow { name: String }",
-                "schema.graphql:2:1: type Cow needs @model: every object type is stored as nodes",
+                "type Farm @model { cow: Cow }\ntype Cow { farm: Farm }",
+                "schema.graphql:2:18: Cow.farm: a type without @model holds values, not nodes",
+            ),
+            (
+                "type Farm @model { cow: Cow @belongsTo(field: \"cowId\") cowId: ID }\ntype Cow { name: String }",
+                "schema.graphql:1:29: Farm.cow: @belongsTo needs a field of a @model type; Cow has no @model",
+            ),
+            (
+                "type Farm @model { cows: [Cow] @unique }\ntype Cow { name: String @unique }",
+                "schema.graphql:2:25: Cow.name: @unique works on @model types; Cow has no @model",
             ),
             (
                 "type Farm @model { owner: Person }",
@@ -622,8 +904,36 @@ mod tests {
                 "schema.graphql:1:20: Farm.version is managed by @model as `version: Int!`; remove it",
             ),
             (
-                "type Farm @model { tags: [String] }",
-                "schema.graphql:1:26: Farm.tags: list fields must be [T] of a @model type or union, with @hasMany",
+                "type Farm @model { tags: [[String]] }",
+                "schema.graphql:1:26: Farm.tags: lists of lists are not supported",
+            ),
+            (
+                "type Farm @model { tags: [String] @unique }",
+                "schema.graphql:1:35: Farm.tags: @unique works on single values, not lists",
+            ),
+            (
+                "type Farm @model { farmId: ID cows: [Cow] @hasMany(index: \"GSI01\", field: \"farmId\") @auth(rules: [{ allow: owner }]) }\ntype Cow @model { farmId: ID }",
+                "schema.graphql:1:85: Farm.cows: @auth on a field works on stored fields",
+            ),
+            (
+                "type Farm @model @auth(rules: [{ allow: owner, ownerField: \"size\" }]) { size: Int }",
+                "schema.graphql:1:18: Farm.size: @auth reads it as an owner or a group, so it must be String or [String]",
+            ),
+            (
+                "type Farm @model @aws_iam { a: Int }",
+                "schema.graphql:1:18: @aws_iam needs an IAM verifier, and this server has none",
+            ),
+            (
+                "type Farm @model { a: Int @aws_lambda }",
+                "schema.graphql:1:27: @aws_lambda needs a Lambda authorizer",
+            ),
+            (
+                "type Farm @model @aws_api_key(cognito_groups: [\"A\"]) { a: Int }",
+                "schema.graphql:1:31: @aws_api_key has no argument cognito_groups",
+            ),
+            (
+                "type Farm @model @auth(rules: [{ allow: private, provider: iam }]) { a: Int }",
+                "schema.graphql:1:31: provider: iam needs an IAM verifier",
             ),
             (
                 "type Farm @model { open: Boolean @unique }",
@@ -665,8 +975,8 @@ mod tests {
                 "schema.graphql:4:42: M.from: the name from is managed by @edge",
             ),
             (
-                "type M @edge(from: \"Goal\", to: \"User\", edgeSet: false) { x: Int }\nextend type Goal { y: Int }",
-                "schema.graphql:5:1: `extend type Goal` is not supported",
+                "type M @edge(from: \"Goal\", to: \"User\", edgeSet: false) { x: Int }\nextend type Nobody { y: Int }",
+                "schema.graphql:5:1: extend Nobody: no type Nobody is declared to extend",
             ),
             (
                 "enum Role { A @rank(value: 5) B }",

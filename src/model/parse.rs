@@ -4,16 +4,18 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use async_graphql_parser::types::{
-    BaseType, ConstDirective, FieldDefinition, ServiceDocument, TypeDefinition, TypeKind,
-    TypeSystemDefinition,
+    BaseType, ConstDirective, FieldDefinition, SchemaDefinition, ServiceDocument, TypeDefinition,
+    TypeKind, TypeSystemDefinition,
 };
 use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
 
+use super::auth::{APPSYNC_DIRECTIVES, WrittenRule, appsync_rule, read_rules};
 use super::{
-    CustomArgument, CustomField, DEFAULT_LIST_SHARDS, EdgeTypeDef, EnumDef, EnumValueDef, FieldDef,
-    FieldKind, HasMany, IndexDef, ListDef, MANAGED_FIELDS, MAX_LIST_SHARDS, Model, ModelError,
-    ScalarType, SlotDef, TypeDef, UnionDef,
+    Allow, AuthRule, CustomArgument, CustomField, DEFAULT_LIST_SHARDS, DeclaredField, DeclaredType,
+    EdgeTypeDef, EnumDef, EnumValueDef, FieldDef, FieldKind, HasMany, IndexDef, ListDef,
+    MANAGED_FIELDS, MAX_LIST_SHARDS, Model, ModelError, ObjectDef, Operation, ScalarType, SlotDef,
+    SubscriptionDef, TypeDef, UnionDef,
 };
 
 /// DynamoDB allows 20 global secondary indexes per table.
@@ -35,10 +37,16 @@ const MANAGED_EDGE_FIELDS: [&str; 7] = [
 const MAX_RANK: i64 = 999;
 
 /// Scalars a schema may use without declaring them (declaring them is allowed too).
-const AWS_SCALARS: [(&str, ScalarType); 3] = [
+const AWS_SCALARS: [(&str, ScalarType); 9] = [
     ("AWSDate", ScalarType::AwsDate),
     ("AWSDateTime", ScalarType::AwsDateTime),
     ("AWSEmail", ScalarType::AwsEmail),
+    ("AWSTime", ScalarType::AwsTime),
+    ("AWSTimestamp", ScalarType::AwsTimestamp),
+    ("AWSJSON", ScalarType::AwsJson),
+    ("AWSURL", ScalarType::AwsUrl),
+    ("AWSPhone", ScalarType::AwsPhone),
+    ("AWSIPAddress", ScalarType::AwsIpAddress),
 ];
 
 /// Type names the generated API defines itself.
@@ -87,29 +95,39 @@ impl Reader<'_> {
         let mut edge_definitions = Vec::new();
         let mut unions = Vec::new();
         let mut enums = Vec::new();
+        let mut embedded = Vec::new();
+        let mut interfaces = Vec::new();
+        let mut inputs = Vec::new();
+        let mut subscription = None;
         let mut declared: HashMap<&str, Pos> = HashMap::new();
 
         for definition in &document.definitions {
-            let definition = match definition {
-                TypeSystemDefinition::Type(definition) => definition,
-                TypeSystemDefinition::Schema(schema) => {
-                    return Err(self.error(
-                        schema.pos,
-                        "a schema definition is not needed: Query and Mutation are generated",
-                    ));
-                }
-                // Directive declarations only help editors; tablegraph knows its own directives.
-                TypeSystemDefinition::Directive(_) => continue,
-            };
+            if let TypeSystemDefinition::Schema(schema) = definition {
+                self.check_schema_block(schema)?;
+            }
+        }
+        let merged = self.merged_extensions(document)?;
+        for definition in &merged {
             let name = definition.node.name.node.as_str();
             let pos = definition.pos;
-            if definition.node.extend {
-                return Err(self.error(pos, format!("`extend type {name}` is not supported")));
-            }
             if let Some(first) = declared.insert(name, pos) {
                 return Err(self.error(
                     pos,
                     format!("type {name} is already declared at line {}", first.line),
+                ));
+            }
+            if name == "Subscription" && matches!(definition.node.kind, TypeKind::Object(_)) {
+                subscription = Some(definition);
+                continue;
+            }
+            if name == "Query" || name == "Mutation" {
+                return Err(self.error(
+                    pos,
+                    format!(
+                        "type {name}: its fields are generated from the @model types (`tablegraph \
+                         schema` prints them); a field of your own goes on a @model type, with \
+                         a resolver file"
+                    ),
                 ));
             }
             if GENERATED_TYPES.contains(&name) {
@@ -135,7 +153,16 @@ impl Reader<'_> {
                 {
                     edge_definitions.push(definition)
                 }
-                TypeKind::Object(_) => objects.push(definition),
+                TypeKind::Object(_)
+                    if definition
+                        .node
+                        .directives
+                        .iter()
+                        .any(|d| d.node.name.node == "model") =>
+                {
+                    objects.push(definition)
+                }
+                TypeKind::Object(_) => embedded.push(definition),
                 TypeKind::Union(_) => unions.push(definition),
                 TypeKind::Enum(_) => enums.push(definition),
                 TypeKind::Scalar => {
@@ -144,23 +171,13 @@ impl Reader<'_> {
                         return Err(self.error(
                             pos,
                             format!(
-                                "unsupported scalar {name}: use ID, String, Int, Float, Boolean, AWSDate, AWSDateTime or AWSEmail"
+                                "unsupported scalar {name}: choose ID, String, Int, Float, Boolean or an AppSync scalar (AWSDate, AWSTime, AWSDateTime, AWSTimestamp, AWSEmail, AWSJSON, AWSURL, AWSPhone, AWSIPAddress)"
                             ),
                         ));
                     }
                 }
-                TypeKind::Interface(_) => {
-                    return Err(self.error(
-                        pos,
-                        format!("interface {name}: interfaces are not supported; every @model type implements the generated Node"),
-                    ));
-                }
-                TypeKind::InputObject(_) => {
-                    return Err(self.error(
-                        pos,
-                        format!("input {name}: input types are generated from the @model types"),
-                    ));
-                }
+                TypeKind::Interface(_) => interfaces.push(definition),
+                TypeKind::InputObject(_) => inputs.push(definition),
             }
         }
 
@@ -175,11 +192,45 @@ impl Reader<'_> {
             .map(|definition| self.read_union(definition, &model_names))
             .collect::<Result<Vec<_>, _>>()?;
 
+        let embedded_names: BTreeSet<&str> =
+            embedded.iter().map(|o| o.node.name.node.as_str()).collect();
+        let interface_names: BTreeSet<&str> = interfaces
+            .iter()
+            .map(|i| i.node.name.node.as_str())
+            .collect();
+        let input_names: BTreeSet<&str> =
+            inputs.iter().map(|i| i.node.name.node.as_str()).collect();
+        let interfaces = interfaces
+            .iter()
+            .map(|definition| {
+                self.read_declared(definition, |element| {
+                    model_names.contains(element)
+                        || enums.iter().any(|e| e.name == element)
+                        || embedded_names.contains(element)
+                        || interface_names.contains(element)
+                        || unions.iter().any(|u| u.name == element)
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let inputs = inputs
+            .iter()
+            .map(|definition| {
+                self.read_declared(definition, |element| {
+                    input_names.contains(element) || enums.iter().any(|e| e.name == element)
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let names = Names {
             models: &model_names,
             unions: &unions,
             enums: &enums,
+            objects: &embedded_names,
+            interfaces: &interfaces,
         };
+        let embedded_objects = embedded
+            .iter()
+            .map(|definition| self.read_embedded(definition, &names))
+            .collect::<Result<Vec<_>, _>>()?;
         self.refuse_generated_name_clashes(&objects, &unions, &edge_definitions, &declared)?;
         let edges = edge_definitions
             .iter()
@@ -198,11 +249,19 @@ impl Reader<'_> {
             ));
         }
 
+        let subscriptions = match subscription {
+            Some(definition) => self.read_subscriptions(definition, &types)?,
+            None => Vec::new(),
+        };
         let mut model = Model {
             types,
             unions,
             enums,
             edges,
+            objects: embedded_objects,
+            interfaces,
+            inputs,
+            subscriptions,
             indexes: Vec::new(),
             resolved: self.resolved.clone(),
         };
@@ -344,6 +403,527 @@ impl Reader<'_> {
         })
     }
 
+    /// `schema { query: Query mutation: Mutation subscription: Subscription }`, as AppSync
+    /// schemas write it. The generated API's roots have these names, so other names are refused.
+    fn check_schema_block(&self, schema: &Positioned<SchemaDefinition>) -> Result<(), ModelError> {
+        self.refuse_directives(&schema.node.directives)?;
+        for (operation, root, expected) in [
+            ("query", &schema.node.query, "Query"),
+            ("mutation", &schema.node.mutation, "Mutation"),
+            ("subscription", &schema.node.subscription, "Subscription"),
+        ] {
+            if let Some(root) = root
+                && root.node != expected
+            {
+                return Err(self.error(
+                    root.pos,
+                    format!(
+                        "schema {{ {operation}: {} }}: the generated API's {operation} type is \
+                         {expected}; name it {expected}",
+                        root.node
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The type definitions with each `extend type` (or `extend enum`, `extend input`…) merged
+    /// into the type it extends: its directives, interfaces and fields added to the type's.
+    fn merged_extensions(
+        &self,
+        document: &ServiceDocument,
+    ) -> Result<Vec<Positioned<TypeDefinition>>, ModelError> {
+        let mut merged: Vec<Positioned<TypeDefinition>> = Vec::new();
+        let mut extensions = Vec::new();
+        for definition in &document.definitions {
+            if let TypeSystemDefinition::Type(definition) = definition {
+                if definition.node.extend {
+                    extensions.push(definition);
+                } else {
+                    merged.push(definition.clone());
+                }
+            }
+        }
+        for extension in extensions {
+            let name = extension.node.name.node.as_str();
+            let Some(base) = merged.iter_mut().find(|t| t.node.name.node == name) else {
+                return Err(self.error(
+                    extension.pos,
+                    format!("extend {name}: no type {name} is declared to extend"),
+                ));
+            };
+            base.node
+                .directives
+                .extend(extension.node.directives.iter().cloned());
+            match (&mut base.node.kind, &extension.node.kind) {
+                (TypeKind::Object(base), TypeKind::Object(more)) => {
+                    base.implements.extend(more.implements.iter().cloned());
+                    base.fields.extend(more.fields.iter().cloned());
+                }
+                (TypeKind::Interface(base), TypeKind::Interface(more)) => {
+                    base.implements.extend(more.implements.iter().cloned());
+                    base.fields.extend(more.fields.iter().cloned());
+                }
+                (TypeKind::InputObject(base), TypeKind::InputObject(more)) => {
+                    base.fields.extend(more.fields.iter().cloned());
+                }
+                (TypeKind::Enum(base), TypeKind::Enum(more)) => {
+                    base.values.extend(more.values.iter().cloned());
+                }
+                (TypeKind::Union(base), TypeKind::Union(more)) => {
+                    base.members.extend(more.members.iter().cloned());
+                }
+                (TypeKind::Scalar, TypeKind::Scalar) => {}
+                _ => {
+                    return Err(self.error(
+                        extension.pos,
+                        format!("extend {name}: {name} is declared as another kind of type"),
+                    ));
+                }
+            }
+        }
+        Ok(merged)
+    }
+
+    /// An interface or an input type: its fields' types are kept as written, after checking
+    /// that each names a scalar, an enum or a type `known` accepts.
+    fn read_declared(
+        &self,
+        definition: &Positioned<TypeDefinition>,
+        known: impl Fn(&str) -> bool,
+    ) -> Result<DeclaredType, ModelError> {
+        let name = definition.node.name.node.to_string();
+        self.refuse_directives(&definition.node.directives)?;
+        // (position, field name, type, description, arguments?, default?, directives)
+        let fields: Vec<(
+            Pos,
+            &str,
+            &Positioned<async_graphql_parser::types::Type>,
+            _,
+            bool,
+            bool,
+            _,
+        )> = match &definition.node.kind {
+            TypeKind::Interface(kind) => {
+                if let Some(other) = kind.implements.first() {
+                    return Err(self.error(
+                        other.pos,
+                        format!(
+                            "interface {name}: interfaces implementing interfaces are not supported"
+                        ),
+                    ));
+                }
+                kind.fields
+                    .iter()
+                    .map(|f| {
+                        (
+                            f.pos,
+                            f.node.name.node.as_str(),
+                            &f.node.ty,
+                            &f.node.description,
+                            !f.node.arguments.is_empty(),
+                            false,
+                            &f.node.directives,
+                        )
+                    })
+                    .collect()
+            }
+            TypeKind::InputObject(kind) => kind
+                .fields
+                .iter()
+                .map(|f| {
+                    (
+                        f.pos,
+                        f.node.name.node.as_str(),
+                        &f.node.ty,
+                        &f.node.description,
+                        false,
+                        f.node.default_value.is_some(),
+                        &f.node.directives,
+                    )
+                })
+                .collect(),
+            _ => unreachable!("read_declared is only called for interfaces and inputs"),
+        };
+        let mut declared = Vec::new();
+        for (pos, field, ty, field_description, arguments, default, directives) in fields {
+            self.refuse_directives(directives)?;
+            if arguments {
+                return Err(self.error(
+                    pos,
+                    format!("{name}.{field}: fields of an interface take no arguments here"),
+                ));
+            }
+            if default {
+                return Err(self.error(
+                    pos,
+                    format!("{name}.{field}: default values of input fields are not supported"),
+                ));
+            }
+            if declared.iter().any(|f: &DeclaredField| f.name == field) {
+                return Err(self.error(pos, format!("{name}.{field} is declared twice")));
+            }
+            let element = match &ty.node.base {
+                BaseType::Named(element) => element,
+                BaseType::List(inner) => match &inner.base {
+                    BaseType::Named(element) => element,
+                    BaseType::List(_) => {
+                        return Err(self.error(
+                            ty.pos,
+                            format!("{name}.{field}: lists of lists are not supported"),
+                        ));
+                    }
+                },
+            };
+            let scalar = BUILT_IN_SCALARS.contains(&element.as_str())
+                || AWS_SCALARS.iter().any(|(aws, _)| *aws == element.as_str());
+            if !scalar && !known(element) {
+                return Err(self.error(ty.pos, format!("{name}.{field}: unknown type {element}")));
+            }
+            declared.push(DeclaredField {
+                name: field.to_owned(),
+                ty: ty.node.to_string(),
+                description: description(field_description.as_ref()),
+            });
+        }
+        Ok(DeclaredType {
+            name,
+            description: description(definition.node.description.as_ref()),
+            fields: declared,
+        })
+    }
+
+    /// The interfaces `kind` says it implements: each must be declared, and each of its fields
+    /// must be a field of the type with the same type as written (`id`, `createdAt`,
+    /// `updatedAt` and `version` as @model manages them).
+    fn check_implements(
+        &self,
+        name: &str,
+        kind: &async_graphql_parser::types::ObjectType,
+        names: &Names<'_>,
+    ) -> Result<Vec<String>, ModelError> {
+        let mut implements = Vec::new();
+        for interface in &kind.implements {
+            let interface_name = interface.node.as_str();
+            if interface_name == "Node" {
+                // Every @model type implements Node already.
+                continue;
+            }
+            let Some(declared) = names.interfaces.iter().find(|i| i.name == interface_name) else {
+                return Err(self.error(
+                    interface.pos,
+                    format!(
+                        "type {name} implements {interface_name}, which is not a declared interface"
+                    ),
+                ));
+            };
+            for field in &declared.fields {
+                let written = kind
+                    .fields
+                    .iter()
+                    .find(|f| f.node.name.node == field.name)
+                    .map(|f| f.node.ty.node.to_string());
+                let managed = managed_field_type(&field.name);
+                let matches = match &written {
+                    Some(written) => *written == field.ty,
+                    None => managed == Some(field.ty.as_str()),
+                };
+                if !matches {
+                    return Err(self.error(
+                        interface.pos,
+                        format!(
+                            "type {name} implements {interface_name}, so it needs the field `{}: {}`{}",
+                            field.name,
+                            field.ty,
+                            written
+                                .map(|w| format!(", not `{}: {w}`", field.name))
+                                .unwrap_or_default()
+                        ),
+                    ));
+                }
+            }
+            implements.push(interface_name.to_owned());
+        }
+        Ok(implements)
+    }
+
+    /// The fields of a declared `Subscription` type: each `@aws_subscribe(mutations: [...])`,
+    /// naming generated mutations of the type it returns, with arguments that are scalar fields
+    /// of that type.
+    fn read_subscriptions(
+        &self,
+        definition: &Positioned<TypeDefinition>,
+        types: &[TypeDef],
+    ) -> Result<Vec<SubscriptionDef>, ModelError> {
+        let TypeKind::Object(kind) = &definition.node.kind else {
+            unreachable!("read_subscriptions is only called for an object type");
+        };
+        self.refuse_directives(&definition.node.directives)?;
+        let mut subscriptions: Vec<SubscriptionDef> = Vec::new();
+        for field in &kind.fields {
+            let name = field.node.name.node.to_string();
+            let mut mutations = None;
+            for directive in &field.node.directives {
+                match directive.node.name.node.as_str() {
+                    "aws_subscribe" => {
+                        self.expect_arguments(directive, &["mutations"])?;
+                        let Some(ConstValue::List(names)) =
+                            directive.node.get_argument("mutations").map(|v| &v.node)
+                        else {
+                            return Err(self.error(
+                                directive.pos,
+                                "@aws_subscribe(mutations:) lists the mutations by name",
+                            ));
+                        };
+                        let mut listed = Vec::new();
+                        for value in names {
+                            let ConstValue::String(mutation) = value else {
+                                return Err(self.error(
+                                    directive.pos,
+                                    "@aws_subscribe(mutations:) lists the mutations by name",
+                                ));
+                            };
+                            listed.push(mutation.clone());
+                        }
+                        mutations = Some((directive.pos, listed));
+                    }
+                    // Checked (`@aws_iam` stops start-up); events reach only those who may read
+                    // the node, by the type's own rules.
+                    other if APPSYNC_DIRECTIVES.contains(&other) => {
+                        self.appsync_rule(directive)?;
+                    }
+                    other => return Err(self.unknown_directive(directive.pos, other)),
+                }
+            }
+            let Some((pos, mutations)) = mutations else {
+                return Err(self.error(
+                    field.pos,
+                    format!(
+                        "Subscription.{name}: a declared subscription needs \
+                         @aws_subscribe(mutations: [...]); onCreate<Type>, onUpdate<Type> and \
+                         onDelete<Type> are generated"
+                    ),
+                ));
+            };
+            let BaseType::Named(returned) = &field.node.ty.node.base else {
+                return Err(self.error(
+                    field.node.ty.pos,
+                    format!("Subscription.{name} must return a @model type, not a list"),
+                ));
+            };
+            let Some(type_def) = types.iter().find(|t| t.name == returned.as_str()) else {
+                return Err(self.error(
+                    field.node.ty.pos,
+                    format!("Subscription.{name} must return a @model type, not {returned}"),
+                ));
+            };
+            let generated = [
+                (format!("create{returned}"), Operation::Create),
+                (format!("update{returned}"), Operation::Update),
+                (format!("delete{returned}"), Operation::Delete),
+            ];
+            if mutations.is_empty() {
+                return Err(self.error(
+                    pos,
+                    format!("Subscription.{name}: @aws_subscribe names no mutation"),
+                ));
+            }
+            let mut operations = Vec::new();
+            for mutation in &mutations {
+                let Some((_, operation)) = generated.iter().find(|(m, _)| m == mutation) else {
+                    return Err(self.error(
+                        pos,
+                        format!(
+                            "Subscription.{name}: @aws_subscribe names {mutation}, which is not a \
+                             mutation returning {returned} (create{returned}, update{returned}, \
+                             delete{returned})"
+                        ),
+                    ));
+                };
+                if !operations.contains(operation) {
+                    operations.push(*operation);
+                }
+            }
+            let mut arguments = Vec::new();
+            for argument in &field.node.arguments {
+                let argument_name = argument.node.name.node.as_str();
+                let scalar = if argument_name == "id" {
+                    Some(ScalarType::Id)
+                } else {
+                    type_def.field(argument_name).and_then(|f| match &f.kind {
+                        FieldKind::Scalar { scalar, .. } => Some(scalar.clone()),
+                        _ => None,
+                    })
+                };
+                let Some(scalar) = scalar else {
+                    return Err(self.error(
+                        argument.pos,
+                        format!(
+                            "Subscription.{name}: argument {argument_name} must be named after a \
+                             scalar field of {returned}: events are those whose field equals it"
+                        ),
+                    ));
+                };
+                let written = argument.node.ty.node.to_string();
+                let expected = scalar.name();
+                if written.trim_end_matches('!') != expected {
+                    return Err(self.error(
+                        argument.node.ty.pos,
+                        format!(
+                            "Subscription.{name}: argument {argument_name} has the type of \
+                             {returned}.{argument_name}, {expected}, not {written}"
+                        ),
+                    ));
+                }
+                arguments.push((argument_name.to_owned(), scalar));
+            }
+            if subscriptions.iter().any(|s| s.name == name) {
+                return Err(self.error(field.pos, format!("Subscription.{name} is declared twice")));
+            }
+            let generated_names = types.iter().flat_map(|t| {
+                ["Create", "Update", "Delete"].map(|verb| format!("on{verb}{}", t.name))
+            });
+            if generated_names.clone().any(|g| g == name) {
+                return Err(self.error(
+                    field.pos,
+                    format!("Subscription.{name} is generated; choose another name"),
+                ));
+            }
+            subscriptions.push(SubscriptionDef {
+                name,
+                description: description(field.node.description.as_ref()),
+                type_name: returned.to_string(),
+                operations,
+                arguments,
+            });
+        }
+        Ok(subscriptions)
+    }
+
+    /// An object type without `@model`: its fields hold scalars, enum values, lists of them and
+    /// other such objects, stored inside the node that holds the value.
+    fn read_embedded(
+        &self,
+        definition: &Positioned<TypeDefinition>,
+        names: &Names<'_>,
+    ) -> Result<ObjectDef, ModelError> {
+        let name = definition.node.name.node.to_string();
+        let TypeKind::Object(kind) = &definition.node.kind else {
+            unreachable!("read_embedded is only called for object types");
+        };
+        let not_appsync = |d: &&Positioned<ConstDirective>| {
+            !APPSYNC_DIRECTIVES.contains(&d.node.name.node.as_str())
+        };
+        // Checked as everywhere (`@aws_iam` stops start-up), then left to the holding node.
+        let appsync = kind.fields.iter().flat_map(|f| &f.node.directives);
+        for directive in definition.node.directives.iter().chain(appsync) {
+            if !not_appsync(&directive) {
+                self.appsync_rule(directive)?;
+            }
+        }
+        if let Some(directive) = definition.node.directives.iter().find(not_appsync) {
+            return Err(self.error(
+                directive.pos,
+                format!(
+                    "type {name}: @{} works on @model types; add @model to store {name} as nodes",
+                    directive.node.name.node
+                ),
+            ));
+        }
+        if let Some(interface) = kind.implements.first() {
+            return Err(self.error(
+                interface.pos,
+                format!("type {name}: a type without @model implements no interface"),
+            ));
+        }
+        let mut fields = Vec::new();
+        for field in &kind.fields {
+            let field_name = field.node.name.node.to_string();
+            // AppSync asks non-model types to repeat the auth modes that reach them; here their
+            // values are read with the node that holds them, under that node's rules.
+            let not_appsync = |d: &&Positioned<ConstDirective>| {
+                !APPSYNC_DIRECTIVES.contains(&d.node.name.node.as_str())
+            };
+            if let Some(directive) = field.node.directives.iter().find(not_appsync) {
+                return Err(self.error(
+                    directive.pos,
+                    format!(
+                        "{name}.{field_name}: @{} works on @model types; {name} has no @model, \
+                         so its values are stored inside the nodes that hold them",
+                        directive.node.name.node
+                    ),
+                ));
+            }
+            if !field.node.arguments.is_empty() {
+                return Err(self.error(
+                    field.pos,
+                    format!(
+                        "{name}.{field_name}: a field of a type without @model takes no arguments"
+                    ),
+                ));
+            }
+            let ty = &field.node.ty.node;
+            let (element, list) = match &ty.base {
+                BaseType::Named(element) => (element, None),
+                BaseType::List(inner) => match &inner.base {
+                    BaseType::Named(element) => (element, Some(!inner.nullable)),
+                    BaseType::List(_) => {
+                        return Err(self.error(
+                            field.node.ty.pos,
+                            format!("{name}.{field_name}: lists of lists are not supported"),
+                        ));
+                    }
+                },
+            };
+            let kind = if let Some(scalar) = names.scalar(element) {
+                match list {
+                    None => FieldKind::Scalar {
+                        scalar,
+                        required: !ty.nullable,
+                        unique: false,
+                        default: None,
+                    },
+                    Some(elements_required) => FieldKind::ScalarList {
+                        scalar,
+                        required: !ty.nullable,
+                        elements_required,
+                    },
+                }
+            } else if names.objects.contains(element.as_str()) {
+                FieldKind::Embedded {
+                    object: element.to_string(),
+                    required: !ty.nullable,
+                    list,
+                }
+            } else if names.is_node_type(element) {
+                return Err(self.error(
+                    field.node.ty.pos,
+                    format!(
+                        "{name}.{field_name}: a type without @model holds values, not nodes; \
+                         store the id ({field_name}Id: ID) and relate the node from a @model type"
+                    ),
+                ));
+            } else {
+                return Err(self.error(
+                    field.node.ty.pos,
+                    format!("{name}.{field_name}: unknown type {element}"),
+                ));
+            };
+            fields.push(FieldDef {
+                name: field_name,
+                description: description(field.node.description.as_ref()),
+                kind,
+                auth: Vec::new(),
+            });
+        }
+        Ok(ObjectDef {
+            name,
+            description: description(definition.node.description.as_ref()),
+            fields,
+        })
+    }
+
     fn read_object(
         &self,
         definition: &Positioned<TypeDefinition>,
@@ -357,8 +937,13 @@ impl Reader<'_> {
         let mut is_model = false;
         let mut list = Some(DEFAULT_LIST_SHARDS);
         let mut list_sort_by = None;
+        let mut auth = Vec::new();
         for directive in &definition.node.directives {
             match directive.node.name.node.as_str() {
+                "auth" => auth.extend(self.auth_rules(directive)?),
+                name if APPSYNC_DIRECTIVES.contains(&name) => {
+                    auth.push(self.appsync_rule(directive)?);
+                }
                 "model" => {
                     self.expect_arguments(directive, &["list", "listShards", "listSortBy"])?;
                     is_model = true;
@@ -376,12 +961,7 @@ impl Reader<'_> {
                 format!("type {name} needs @model: every object type is stored as nodes"),
             ));
         }
-        if let Some(interface) = kind.implements.first() {
-            return Err(self.error(
-                interface.pos,
-                format!("type {name}: `implements` is not supported; Node is implemented for you"),
-            ));
-        }
+        let implements = self.check_implements(&name, kind, names)?;
 
         let mut fields = Vec::new();
         let mut seen = BTreeSet::new();
@@ -407,6 +987,42 @@ impl Reader<'_> {
                     }
                     indexes.push(index);
                 }
+            }
+        }
+        let mut field_rules = Vec::new();
+        for field in &kind.fields {
+            let mut rules = Vec::new();
+            for directive in &field.node.directives {
+                match directive.node.name.node.as_str() {
+                    "auth" => rules.extend(self.auth_rules(directive)?),
+                    name if APPSYNC_DIRECTIVES.contains(&name) => {
+                        rules.push(self.appsync_rule(directive)?);
+                    }
+                    _ => {}
+                }
+            }
+            if !rules.is_empty() {
+                field_rules.push((field.node.name.node.to_string(), rules));
+            }
+        }
+        let auth = self.resolve_rule_fields(&name, auth, &mut fields)?;
+        for (field_name, rules) in field_rules {
+            let stored = fields
+                .iter()
+                .find(|f| f.name == field_name)
+                .and_then(FieldDef::stored);
+            if let (None, Some(rule)) = (stored, rules.first()) {
+                return Err(self.error(
+                    rule.pos,
+                    format!(
+                        "{name}.{field_name}: @auth on a field works on stored fields (scalars, \
+                         enums and lists of them); put the rules on the type it relates to"
+                    ),
+                ));
+            }
+            let rules = self.resolve_rule_fields(&name, rules, &mut fields)?;
+            if let Some(field) = fields.iter_mut().find(|f| f.name == field_name) {
+                field.auth = rules;
             }
         }
         let list_sort = match list_sort_by {
@@ -446,6 +1062,8 @@ impl Reader<'_> {
             // The slots are chosen once every relation's slots are known.
             list: list.map(|shards| ListDef { slot: 0, shards }),
             indexes,
+            auth,
+            implements,
         })
     }
 
@@ -644,6 +1262,7 @@ impl Reader<'_> {
                 name,
                 description: description(field.node.description.as_ref()),
                 kind: FieldKind::Custom(custom),
+                auth: Vec::new(),
             }));
         }
 
@@ -678,8 +1297,9 @@ impl Reader<'_> {
                     self.expect_arguments(directive, &["edge", "role"])?;
                     edge_field = Some(directive);
                 }
-                // Read by `read_index` once the type's fields are known.
-                "index" => {}
+                // Read by `read_index` and `read_object` once the type's fields are known.
+                "index" | "auth" => {}
+                name if APPSYNC_DIRECTIVES.contains(&name) => {}
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }
         }
@@ -746,6 +1366,25 @@ impl Reader<'_> {
                         unique: unique.is_some(),
                         default,
                     }
+                } else if names.objects.contains(type_name.as_str()) {
+                    let directive = belongs_to.or(has_many);
+                    if let Some(directive) = directive {
+                        return Err(self.error(
+                            directive.pos,
+                            format!("{owner}.{name}: @{} needs a field of a @model type; {type_name} has no @model", directive.node.name.node),
+                        ));
+                    }
+                    if let Some(pos) = unique {
+                        return Err(self.error(
+                            pos,
+                            format!("{owner}.{name}: @unique works on scalar fields only"),
+                        ));
+                    }
+                    FieldKind::Embedded {
+                        object: type_name.to_string(),
+                        required: !ty.nullable,
+                        list: None,
+                    }
                 } else if names.is_node_type(type_name) {
                     if let Some(pos) = unique {
                         return Err(self.error(
@@ -782,6 +1421,62 @@ impl Reader<'_> {
                         field.node.ty.pos,
                         format!("{owner}.{name}: unknown type {type_name}"),
                     ));
+                }
+            }
+            BaseType::List(element) if matches!(&element.base, BaseType::Named(n) if names.objects.contains(n.as_str())) =>
+            {
+                let BaseType::Named(element_name) = &element.base else {
+                    unreachable!("matched as named above");
+                };
+                let directive = belongs_to.or(has_many).or(edge_field);
+                if let Some(directive) = directive {
+                    return Err(self.error(
+                        directive.pos,
+                        format!(
+                            "{owner}.{name}: @{} needs a @model type; {element_name} has no @model",
+                            directive.node.name.node
+                        ),
+                    ));
+                }
+                if let Some(pos) = unique {
+                    return Err(self.error(
+                        pos,
+                        format!("{owner}.{name}: @unique works on single values, not lists"),
+                    ));
+                }
+                FieldKind::Embedded {
+                    object: element_name.to_string(),
+                    required: !ty.nullable,
+                    list: Some(!element.nullable),
+                }
+            }
+            BaseType::List(element) if matches!(&element.base, BaseType::Named(n) if names.scalar(n).is_some()) =>
+            {
+                let BaseType::Named(element_name) = &element.base else {
+                    unreachable!("matched as named above");
+                };
+                let directive = belongs_to.or(has_many).or(edge_field);
+                if let Some(directive) = directive {
+                    return Err(self.error(
+                        directive.pos,
+                        format!(
+                            "{owner}.{name}: @{} needs a field of a @model type, not [{element_name}]",
+                            directive.node.name.node
+                        ),
+                    ));
+                }
+                if let Some(pos) = unique {
+                    return Err(self.error(
+                        pos,
+                        format!("{owner}.{name}: @unique works on single values, not lists"),
+                    ));
+                }
+                FieldKind::ScalarList {
+                    scalar: names
+                        .scalar(element_name)
+                        .expect("matched as a scalar above"),
+                    required: !ty.nullable,
+                    elements_required: !element.nullable,
                 }
             }
             BaseType::List(element) => {
@@ -829,6 +1524,7 @@ impl Reader<'_> {
                         name,
                         description,
                         kind,
+                        auth: Vec::new(),
                     }));
                 }
                 let Some(directive) = has_many else {
@@ -869,6 +1565,7 @@ impl Reader<'_> {
             name,
             description,
             kind,
+            auth: Vec::new(),
         }))
     }
 
@@ -1147,7 +1844,10 @@ impl Reader<'_> {
                         }
                     }
                 }
-                FieldKind::Scalar { .. } | FieldKind::Custom(_) => {
+                FieldKind::Scalar { .. }
+                | FieldKind::ScalarList { .. }
+                | FieldKind::Embedded { .. }
+                | FieldKind::Custom(_) => {
                     unreachable!("pending relations are relation fields")
                 }
             }
@@ -1333,7 +2033,12 @@ impl Reader<'_> {
                     format!("{name}.{field_name}: the name {field_name} is managed by @edge"),
                 ));
             }
-            if let Some(directive) = field.node.directives.first() {
+            // AppSync asks non-model types to repeat the auth modes that reach them; here their
+            // values are read with the node that holds them, under that node's rules.
+            let not_appsync = |d: &&Positioned<ConstDirective>| {
+                !APPSYNC_DIRECTIVES.contains(&d.node.name.node.as_str())
+            };
+            if let Some(directive) = field.node.directives.iter().find(not_appsync) {
                 return Err(self.error(
                     directive.pos,
                     format!("{name}.{field_name}: edge metadata fields take no directives"),
@@ -1359,6 +2064,7 @@ impl Reader<'_> {
                     unique: false,
                     default: None,
                 },
+                auth: Vec::new(),
             });
         }
         let sort_by = self.optional_string_argument(directive, "sortBy")?;
@@ -1382,10 +2088,119 @@ impl Reader<'_> {
         })
     }
 
+    /// The rules of an `@auth` directive, as written.
+    fn auth_rules(
+        &self,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<Vec<WrittenRule>, ModelError> {
+        self.expect_arguments(directive, &["rules"])?;
+        let Some(rules) = directive.node.get_argument("rules") else {
+            return Err(self.error(directive.pos, "@auth needs rules: [...]"));
+        };
+        read_rules(&rules.node, directive.pos).map_err(|message| self.error(rules.pos, message))
+    }
+
+    /// The rule of an AppSync directive (`@aws_api_key`, `@aws_cognito_user_pools(…)`…).
+    fn appsync_rule(
+        &self,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<WrittenRule, ModelError> {
+        let name = directive.node.name.node.as_str();
+        let groups_allowed = matches!(name, "aws_cognito_user_pools" | "aws_auth");
+        self.expect_arguments(
+            directive,
+            if groups_allowed {
+                &["cognito_groups"]
+            } else {
+                &[]
+            },
+        )?;
+        let groups = directive
+            .node
+            .get_argument("cognito_groups")
+            .map(|g| &g.node);
+        appsync_rule(name, groups)
+            .map(|rule| WrittenRule {
+                rule,
+                pos: directive.pos,
+            })
+            .map_err(|message| self.error(directive.pos, message))
+    }
+
+    /// The rules of `owner` with the fields they name resolved: a declared `String` field is
+    /// one owner or group, a `[String]` several; an owner or groups field the type does not
+    /// declare is added as a `String` field (Amplify adds `owner: String` likewise).
+    fn resolve_rule_fields(
+        &self,
+        owner: &str,
+        rules: Vec<WrittenRule>,
+        fields: &mut Vec<FieldDef>,
+    ) -> Result<Vec<AuthRule>, ModelError> {
+        let mut resolved = Vec::new();
+        for WrittenRule { mut rule, pos } in rules {
+            if let Allow::Owner { field, many, .. } | Allow::GroupsField { field, many, .. } =
+                &mut rule.allow
+            {
+                match fields.iter().find(|f| f.name == *field) {
+                    None => {
+                        if managed_field_type(field).is_some() || is_reserved_attribute(field) {
+                            return Err(self.error(
+                                pos,
+                                format!("{owner}: @auth names {field}, which is not a field it may store"),
+                            ));
+                        }
+                        fields.push(FieldDef {
+                            name: field.clone(),
+                            description: Some(
+                                "Who owns this node, set from the creator's token (@auth)."
+                                    .to_owned(),
+                            )
+                            .filter(|_| matches!(rule.allow, Allow::Owner { .. })),
+                            kind: FieldKind::Scalar {
+                                scalar: ScalarType::String,
+                                required: false,
+                                unique: false,
+                                default: None,
+                            },
+                            auth: Vec::new(),
+                        });
+                    }
+                    Some(FieldDef {
+                        kind:
+                            FieldKind::Scalar {
+                                scalar: ScalarType::String,
+                                ..
+                            },
+                        ..
+                    }) => {}
+                    Some(FieldDef {
+                        kind:
+                            FieldKind::ScalarList {
+                                scalar: ScalarType::String,
+                                ..
+                            },
+                        ..
+                    }) => *many = true,
+                    Some(_) => {
+                        return Err(self.error(
+                            pos,
+                            format!(
+                                "{owner}.{field}: @auth reads it as an owner or a group, so it \
+                                 must be String or [String]"
+                            ),
+                        ));
+                    }
+                }
+            }
+            resolved.push(rule);
+        }
+        Ok(resolved)
+    }
+
     fn unknown_directive(&self, pos: Pos, name: &str) -> ModelError {
         self.error(
             pos,
-            format!("unknown directive @{name}; known here: @model, @edge, @unique, @default, @belongsTo, @hasMany, @outgoing, @incoming, @targets, @rank"),
+            format!("unknown directive @{name}; known here: @model, @auth, @aws_api_key, @aws_oidc, @aws_cognito_user_pools, @aws_auth, @edge, @unique, @default, @index, @belongsTo, @hasMany, @outgoing, @incoming, @targets, @rank"),
         )
     }
 
@@ -1477,7 +2292,7 @@ impl Reader<'_> {
 /// formats are checked where clients' values are (`graphql::values`), when the API is built.
 fn default_fits(value: &str, scalar: &ScalarType, enums: &[EnumDef]) -> Result<(), String> {
     let fits = match scalar {
-        ScalarType::Int => value.parse::<i64>().is_ok(),
+        ScalarType::Int | ScalarType::AwsTimestamp => value.parse::<i64>().is_ok(),
         ScalarType::Float => value.parse::<f64>().is_ok_and(f64::is_finite),
         ScalarType::Boolean => matches!(value, "true" | "false"),
         ScalarType::Enum(name) => enums
@@ -1492,6 +2307,7 @@ fn default_fits(value: &str, scalar: &ScalarType, enums: &[EnumDef]) -> Result<(
         let name = match scalar {
             ScalarType::Enum(name) => name.as_str(),
             ScalarType::Int => "Int",
+            ScalarType::AwsTimestamp => "AWSTimestamp",
             ScalarType::Float => "Float",
             _ => "Boolean",
         };
@@ -1504,6 +2320,10 @@ struct Names<'a> {
     models: &'a BTreeSet<&'a str>,
     unions: &'a [UnionDef],
     enums: &'a [EnumDef],
+    /// Object types without `@model`.
+    objects: &'a BTreeSet<&'a str>,
+    /// Declared interfaces.
+    interfaces: &'a [DeclaredType],
 }
 
 impl Names<'_> {

@@ -51,6 +51,22 @@ pub enum Test {
 }
 
 impl Filter {
+    /// The attributes the filter tests.
+    pub fn fields(&self) -> std::collections::BTreeSet<&str> {
+        let mut fields = std::collections::BTreeSet::new();
+        let mut stack = vec![self];
+        while let Some(filter) = stack.pop() {
+            match filter {
+                Filter::All(filters) | Filter::Any(filters) => stack.extend(filters),
+                Filter::Not(filter) => stack.push(filter),
+                Filter::Field { field, .. } => {
+                    fields.insert(field.as_str());
+                }
+            }
+        }
+        fields
+    }
+
     /// Whether `item` satisfies the filter.
     pub fn matches(&self, item: &Item) -> bool {
         match self {

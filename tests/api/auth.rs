@@ -24,18 +24,20 @@ async fn app_with(auth: AuthConfig) -> TestApp {
 fn api_keys() -> AuthConfig {
     AuthConfig {
         api_keys: vec!["key-one".to_owned(), "key-two".to_owned()],
-        jwt: None,
+        ..AuthConfig::default()
     }
 }
 
 fn jwt(keys: JwtKeys) -> AuthConfig {
     AuthConfig {
         api_keys: Vec::new(),
-        jwt: Some(JwtConfig {
+        jwt: vec![JwtConfig {
             keys,
             issuer: ISSUER.to_owned(),
             audience: Some(AUDIENCE.to_owned()),
-        }),
+            refetch_interval: tablegraph::auth::DEFAULT_REFETCH_INTERVAL,
+        }],
+        ..AuthConfig::default()
     }
 }
 

@@ -286,7 +286,7 @@ async fn cursors_are_signed_with_the_servers_key_and_survive_its_rotation() {
         .expect("a valid page")
     };
     let old = scopes("old", None);
-    let first = engine::read_page(&old.scope(), model, &cows, &farm, &page(None), false)
+    let first = engine::read_page(&old.scope(None), model, &cows, &farm, &page(None), false)
         .await
         .expect("a page");
     let cursor = first.edges[0].cursor.clone();
@@ -294,9 +294,16 @@ async fn cursors_are_signed_with_the_servers_key_and_survive_its_rotation() {
 
     // Another replica with the same key, and one rotating it, read the cursor.
     for source in [scopes("old", None), scopes("new", Some("old"))] {
-        let next = engine::read_page(&source.scope(), model, &cows, &farm, &after(&cursor), false)
-            .await
-            .expect("the next page");
+        let next = engine::read_page(
+            &source.scope(None),
+            model,
+            &cows,
+            &farm,
+            &after(&cursor),
+            false,
+        )
+        .await
+        .expect("the next page");
         assert_eq!(
             field(next.edges[0].node.as_ref().map(|n| &n.item), "name"),
             Some("B".into())
@@ -304,10 +311,16 @@ async fn cursors_are_signed_with_the_servers_key_and_survive_its_rotation() {
     }
     // A replica with another key, or one that has retired the old key, refuses it.
     for source in [scopes("other", None), scopes("new", None)] {
-        let refused =
-            engine::read_page(&source.scope(), model, &cows, &farm, &after(&cursor), false)
-                .await
-                .expect_err("refused");
+        let refused = engine::read_page(
+            &source.scope(None),
+            model,
+            &cows,
+            &farm,
+            &after(&cursor),
+            false,
+        )
+        .await
+        .expect_err("refused");
         assert_eq!(refused.error_type(), "BadUserInput");
     }
     // A sort key changed under the cursor's MAC is refused.
@@ -325,8 +338,15 @@ async fn cursors_are_signed_with_the_servers_key_and_survive_its_rotation() {
             base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(forged_payload)
         )
     };
-    let refused = engine::read_page(&old.scope(), model, &cows, &farm, &after(&forged), false)
-        .await
-        .expect_err("a forged sort key");
+    let refused = engine::read_page(
+        &old.scope(None),
+        model,
+        &cows,
+        &farm,
+        &after(&forged),
+        false,
+    )
+    .await
+    .expect_err("a forged sort key");
     assert_eq!(refused.error_type(), "BadUserInput");
 }

@@ -48,6 +48,11 @@ pub async fn spawn_app_tuned(http: HttpConfig, tuning: StoreTuning) -> TestApp {
     spawn(http, "schema.graphql", tuning).await
 }
 
+/// Starts the server with the schema at `schema`, these HTTP settings and this store.
+pub async fn spawn_schema_tuned(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
+    spawn(http, schema, tuning).await
+}
+
 async fn spawn(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
     let config = ServeConfig {
         listen: "127.0.0.1:0".parse().expect("a literal socket address"),

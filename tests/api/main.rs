@@ -1,6 +1,8 @@
 //! Black-box tests: the real server on a loopback port, a fresh in-memory embedded store per
 //! test, spoken to over HTTP.
 
+mod appsync;
+mod appsync_schemas;
 mod auth;
 mod bad_input;
 mod batches;
@@ -18,6 +20,7 @@ mod goals;
 mod helpers;
 mod http;
 mod indexes;
+mod jwks;
 mod layers;
 mod lifecycle;
 mod limits;
@@ -28,6 +31,7 @@ mod nested;
 mod network;
 mod readme;
 mod resolvers;
+mod rules;
 mod schema;
 mod sorting;
 mod startup;

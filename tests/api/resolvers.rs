@@ -136,11 +136,13 @@ async fn a_resolver_reads_the_callers_verified_claims() {
     let http = HttpConfig {
         auth: AuthConfig {
             api_keys: vec!["key".to_owned()],
-            jwt: Some(JwtConfig {
+            jwt: vec![JwtConfig {
                 keys: JwtKeys::Hs256Secret(SECRET.to_owned()),
                 issuer: "https://issuer.example".to_owned(),
                 audience: None,
-            }),
+                refetch_interval: tablegraph::auth::DEFAULT_REFETCH_INTERVAL,
+            }],
+            ..AuthConfig::default()
         },
         ..HttpConfig::default()
     };

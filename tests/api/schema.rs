@@ -97,7 +97,11 @@ fn schema_mistakes_stop_start_up_with_their_position() {
 /// calls its test counts, and nothing plans a Scan.
 #[test]
 fn the_plan_names_every_fields_storage_access() {
-    for schema in ["schema.graphql", "examples/access/schema.graphql"] {
+    for schema in [
+        "schema.graphql",
+        "examples/access/schema.graphql",
+        "examples/notes/schema.graphql",
+    ] {
         let output = Command::new(env!("CARGO_BIN_EXE_tablegraph"))
             .args(["plan", "--schema", schema])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -127,6 +131,12 @@ fn the_plan_names_every_fields_storage_access() {
             );
             assert!(plan.contains("Farm.cows\n  Query               GSI01                    PK01 = Cow#<parent.id>, SK01 by name"), "{plan}");
             assert!(plan.contains("Query.listCows\n  Query               GSI03                    PK03 = Cow#LIST#00 … Cow#LIST#03, SK03 by id  [one per shard per page, sent together; with filter: a FilterExpression, read on until full or budget]"), "{plan}");
+        } else if schema.contains("notes") {
+            // Where each rule is enforced: a condition, a filter, a check.
+            assert!(plan.contains("Note @auth\n  @auth               create                   owner = <caller> OR <caller> in Admin  [checked on the new node before its transaction]"), "{plan}");
+            assert!(plan.contains("  @auth               update                   owner = <caller> OR editors contains <caller> OR <caller> in Admin  [in the transaction's condition]"), "{plan}");
+            assert!(plan.contains("  @auth               read                     owner = <caller> OR editors contains <caller> OR team in <caller's groups> OR <caller> in Admin  [checked on each node read by id; in each page's FilterExpression; on each event]"), "{plan}");
+            assert!(plan.contains("Note.budget @auth\n"), "{plan}");
         } else {
             assert!(plan.contains("User.canAccess\n"), "{plan}");
         }

@@ -78,7 +78,7 @@ impl Client {
             .expect("the message is sent");
     }
 
-    async fn subscribe(&mut self, id: &str, query: &str, variables: Value) {
+    pub(crate) async fn subscribe(&mut self, id: &str, query: &str, variables: Value) {
         self.send(json!({
             "id": id,
             "type": "subscribe",
@@ -114,7 +114,7 @@ impl Client {
     }
 
     /// The payload of the next `next` message of operation `id`.
-    async fn next_of(&mut self, id: &str) -> Value {
+    pub(crate) async fn next_of(&mut self, id: &str) -> Value {
         match self.receive().await {
             Received::Json(message) => {
                 assert_eq!(message["type"], "next", "{message}");
@@ -436,7 +436,7 @@ fn with_api_key() -> HttpConfig {
     HttpConfig {
         auth: AuthConfig {
             api_keys: vec!["da2-subscriber".into()],
-            jwt: None,
+            ..AuthConfig::default()
         },
         ..HttpConfig::default()
     }

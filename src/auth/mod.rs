@@ -1,5 +1,6 @@
 //! Who may call `/graphql`: AppSync's API keys and JWT bearer tokens (OIDC-style), for a
-//! self-hosted server.
+//! self-hosted server. Tokens may come from several issuers, each with its keys in a JWKS file,
+//! at a JWKS URL or found by OIDC discovery (`jwks`), or an HS256 secret.
 //!
 //! With neither configured, the API is open. Otherwise every GraphQL request needs one valid
 //! credential: an `Authorization: Bearer <jwt>` header when tokens are configured (it takes
@@ -8,6 +9,8 @@
 //! metrics and the GraphiQL page itself stay open; the page lets the user set the header.
 //!
 //! A verified token's claims travel with the request as a [`Caller`], for resolvers.
+
+mod jwks;
 
 use std::path::PathBuf;
 
@@ -25,7 +28,13 @@ const CLOCK_SKEW_SECS: u64 = 30;
 #[derive(Debug, Clone, Default)]
 pub struct AuthConfig {
     pub api_keys: Vec<String>,
-    pub jwt: Option<JwtConfig>,
+    /// The issuers whose tokens are accepted, each with its keys.
+    pub jwt: Vec<JwtConfig>,
+    /// The claim naming a token's owner for `@auth` owner rules (`--owner-claim`); `sub`, or a
+    /// Cognito token's user name, without.
+    pub owner_claim: Option<String>,
+    /// The claim listing a token's groups (`--groups-claim`); `cognito:groups` without.
+    pub groups_claim: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -35,13 +44,25 @@ pub struct JwtConfig {
     pub issuer: String,
     /// When set, the `aud` every token must include.
     pub audience: Option<String>,
+    /// Keys served by the issuer are fetched again for a token naming an unknown key at most
+    /// this often ([`DEFAULT_REFETCH_INTERVAL`]).
+    pub refetch_interval: std::time::Duration,
 }
+
+/// A minute: how often at most an unknown key makes the keys be fetched again.
+pub const DEFAULT_REFETCH_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Where token signatures are checked against.
 #[derive(Debug, Clone)]
 pub enum JwtKeys {
     /// A JWKS document (RS256/ES256/… keys, chosen by the token's `kid`), read at start-up.
     JwksFile(PathBuf),
+    /// A JWKS document served at this URL: fetched at start-up, again when its `Cache-Control`
+    /// says it is stale, and on a token with an unknown `kid` (at most once a minute).
+    JwksUrl(String),
+    /// The JWKS URL the issuer names at `<issuer>/.well-known/openid-configuration` (OIDC
+    /// discovery), then as [`JwtKeys::JwksUrl`].
+    Discovered,
     /// A shared HS256 secret.
     Hs256Secret(String),
 }
@@ -51,6 +72,10 @@ pub enum JwtKeys {
 pub enum AuthSetupError {
     #[error("cannot read the JWKS file {path}: {reason}")]
     Jwks { path: PathBuf, reason: String },
+    #[error("cannot fetch the keys of {url}: {reason}")]
+    JwksUrl { url: String, reason: String },
+    #[error("two token issuers are both {0}")]
+    SameIssuer(String),
     #[error("an API key must not be empty")]
     EmptyApiKey,
     #[error("the HS256 secret must be at least 32 bytes")]
@@ -92,31 +117,48 @@ pub enum Unauthorized {
 /// Checks credentials; built once at start-up.
 pub struct Authenticator {
     api_keys: Vec<String>,
-    jwt: Option<JwtVerifier>,
+    /// One per issuer.
+    jwt: Vec<JwtVerifier>,
 }
 
 struct JwtVerifier {
-    keys: Vec<VerifyingKey>,
+    keys: KeySet,
     issuer: String,
     audience: Option<String>,
 }
 
-struct VerifyingKey {
+/// The keys of one issuer.
+enum KeySet {
+    /// Read once at start-up: a file or a secret.
+    Fixed(Vec<VerifyingKey>),
+    /// Served by the issuer, and fetched again as it says.
+    Remote(jwks::RemoteKeys),
+}
+
+#[derive(Clone)]
+pub(crate) struct VerifyingKey {
     kid: Option<String>,
     algorithm: Algorithm,
     key: DecodingKey,
 }
 
 impl Authenticator {
-    /// `None` when nothing is configured: the API is open.
-    pub fn from_config(config: &AuthConfig) -> Result<Option<Authenticator>, AuthSetupError> {
-        if config.api_keys.is_empty() && config.jwt.is_none() {
+    /// `None` when nothing is configured: the API is open. Keys served by an issuer are
+    /// fetched now: an issuer that cannot be reached stops start-up.
+    pub async fn from_config(config: &AuthConfig) -> Result<Option<Authenticator>, AuthSetupError> {
+        if config.api_keys.is_empty() && config.jwt.is_empty() {
             return Ok(None);
         }
         if config.api_keys.iter().any(|key| key.trim().is_empty()) {
             return Err(AuthSetupError::EmptyApiKey);
         }
-        let jwt = config.jwt.as_ref().map(JwtVerifier::new).transpose()?;
+        let mut jwt: Vec<JwtVerifier> = Vec::with_capacity(config.jwt.len());
+        for issuer in &config.jwt {
+            if jwt.iter().any(|known| known.issuer == issuer.issuer) {
+                return Err(AuthSetupError::SameIssuer(issuer.issuer.clone()));
+            }
+            jwt.push(JwtVerifier::new(issuer).await?);
+        }
         Ok(Some(Authenticator {
             api_keys: config.api_keys.clone(),
             jwt,
@@ -125,11 +167,11 @@ impl Authenticator {
 
     /// Whether a 401 should invite a bearer token.
     pub fn accepts_tokens(&self) -> bool {
-        self.jwt.is_some()
+        !self.jwt.is_empty()
     }
 
     /// Checks a request's `Authorization` and `x-api-key` header values.
-    pub fn authenticate(
+    pub async fn authenticate(
         &self,
         authorization: Option<&str>,
         api_key: Option<&str>,
@@ -138,8 +180,19 @@ impl Authenticator {
             let (scheme, token) = value.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
         });
-        if let (Some(token), Some(jwt)) = (bearer, &self.jwt) {
-            return jwt.verify(token).map(Caller::Token);
+        if let Some(token) = bearer
+            && !self.jwt.is_empty()
+        {
+            // The token's issuer picks the verifier; its signature and claims are checked next.
+            let issuer = jsonwebtoken::dangerous::insecure_decode_claims::<Issuer>(token)
+                .map_err(|_| Unauthorized::BadToken("it is not a JWT"))?
+                .iss;
+            let verifier = self
+                .jwt
+                .iter()
+                .find(|verifier| Some(&verifier.issuer) == issuer.as_ref())
+                .ok_or(Unauthorized::BadToken("it was issued by another issuer"))?;
+            return verifier.verify(token).await.map(Caller::Token);
         }
         match api_key {
             Some(given) if !self.api_keys.is_empty() => {
@@ -158,20 +211,32 @@ impl Authenticator {
     }
 }
 
+/// The one claim read before a token is verified: which issuer's keys to verify it with.
+#[derive(serde::Deserialize)]
+struct Issuer {
+    iss: Option<String>,
+}
+
 impl JwtVerifier {
-    fn new(config: &JwtConfig) -> Result<JwtVerifier, AuthSetupError> {
+    async fn new(config: &JwtConfig) -> Result<JwtVerifier, AuthSetupError> {
         let keys = match &config.keys {
             JwtKeys::Hs256Secret(secret) => {
                 if secret.len() < 32 {
                     return Err(AuthSetupError::WeakSecret);
                 }
-                vec![VerifyingKey {
+                KeySet::Fixed(vec![VerifyingKey {
                     kid: None,
                     algorithm: Algorithm::HS256,
                     key: DecodingKey::from_secret(secret.as_bytes()),
-                }]
+                }])
             }
-            JwtKeys::JwksFile(path) => read_jwks(path)?,
+            JwtKeys::JwksFile(path) => KeySet::Fixed(read_jwks(path)?),
+            JwtKeys::JwksUrl(url) => {
+                KeySet::Remote(jwks::RemoteKeys::fetch(url.clone(), config.refetch_interval).await?)
+            }
+            JwtKeys::Discovered => KeySet::Remote(
+                jwks::RemoteKeys::discover(&config.issuer, config.refetch_interval).await?,
+            ),
         };
         Ok(JwtVerifier {
             keys,
@@ -180,21 +245,30 @@ impl JwtVerifier {
         })
     }
 
-    fn verify(
+    async fn verify(
         &self,
         token: &str,
     ) -> Result<serde_json::Map<String, serde_json::Value>, Unauthorized> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| Unauthorized::BadToken("it is not a JWT"))?;
         // A token without `kid` may be signed by any key of its algorithm: each is tried.
-        let mut candidates = self
-            .keys
-            .iter()
-            .filter(|key| {
-                key.algorithm == header.alg
-                    && (header.kid.is_none() || key.kid.is_none() || key.kid == header.kid)
-            })
-            .peekable();
+        let wanted = |key: &VerifyingKey| {
+            key.algorithm == header.alg
+                && (header.kid.is_none() || key.kid.is_none() || key.kid == header.kid)
+        };
+        let keys = match &self.keys {
+            KeySet::Fixed(keys) => std::sync::Arc::new(keys.clone()),
+            KeySet::Remote(remote) => {
+                let keys = remote.current().await;
+                if keys.iter().any(wanted) {
+                    keys
+                } else {
+                    // A key the issuer added since: fetched again, at most once a minute.
+                    remote.after_unknown_key().await
+                }
+            }
+        };
+        let mut candidates = keys.iter().filter(|key| wanted(key)).peekable();
         if candidates.peek().is_none() {
             return Err(Unauthorized::BadToken("it is not signed by a known key"));
         }
@@ -243,13 +317,57 @@ impl JwtVerifier {
     }
 }
 
+/// What [`hs256_token`] puts in a token.
+pub struct TokenClaims {
+    pub issuer: String,
+    pub audience: Option<String>,
+    pub subject: String,
+    /// Put in `cognito:groups`, where group rules look by default.
+    pub groups: Vec<String>,
+    pub expires_in: std::time::Duration,
+}
+
+/// A token a server configured with the HS256 `secret` accepts (`tablegraph token`).
+pub fn hs256_token(secret: &str, claims: &TokenClaims) -> Result<String, AuthSetupError> {
+    if secret.len() < 32 {
+        return Err(AuthSetupError::WeakSecret);
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let mut body = serde_json::json!({
+        "iss": claims.issuer,
+        "sub": claims.subject,
+        "iat": now.as_secs(),
+        "exp": (now + claims.expires_in).as_secs(),
+        "cognito:groups": claims.groups,
+    });
+    if let Some(audience) = &claims.audience {
+        body["aud"] = serde_json::Value::from(audience.as_str());
+    }
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(Algorithm::HS256),
+        &body,
+        &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .map_err(|_| AuthSetupError::WeakSecret)
+}
+
 fn read_jwks(path: &std::path::Path) -> Result<Vec<VerifyingKey>, AuthSetupError> {
-    let error = |reason: String| AuthSetupError::Jwks {
+    let text = std::fs::read_to_string(path).map_err(|e| AuthSetupError::Jwks {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })?;
+    parse_jwks(&text).map_err(|reason| AuthSetupError::Jwks {
         path: path.to_owned(),
         reason,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
-    let set: JwkSet = serde_json::from_str(&text).map_err(|e| error(e.to_string()))?;
+    })
+}
+
+/// The keys of a JWKS document.
+pub(crate) fn parse_jwks(text: &str) -> Result<Vec<VerifyingKey>, String> {
+    let error = |reason: String| reason;
+    let set: JwkSet = serde_json::from_str(text).map_err(|e| error(e.to_string()))?;
     let mut keys = Vec::with_capacity(set.keys.len());
     for jwk in &set.keys {
         let key = DecodingKey::from_jwk(jwk).map_err(|e| error(e.to_string()))?;
@@ -277,59 +395,108 @@ fn read_jwks(path: &std::path::Path) -> Result<Vec<VerifyingKey>, AuthSetupError
 mod tests {
     use super::*;
 
-    fn keys_only(keys: &[&str]) -> Authenticator {
+    async fn keys_only(keys: &[&str]) -> Authenticator {
         Authenticator::from_config(&AuthConfig {
             api_keys: keys.iter().map(|k| (*k).to_owned()).collect(),
-            jwt: None,
+            ..AuthConfig::default()
         })
+        .await
         .expect("valid configuration")
         .expect("auth is on")
     }
 
-    #[test]
-    fn no_configuration_means_an_open_api() {
+    #[tokio::test]
+    async fn no_configuration_means_an_open_api() {
         assert!(
             Authenticator::from_config(&AuthConfig::default())
+                .await
                 .expect("valid")
                 .is_none()
         );
     }
 
-    #[test]
-    fn any_configured_api_key_passes_and_others_do_not() {
-        let auth = keys_only(&["key-one", "key-two"]);
-        assert_eq!(auth.authenticate(None, Some("key-two")), Ok(Caller::ApiKey));
+    #[tokio::test]
+    async fn any_configured_api_key_passes_and_others_do_not() {
+        let auth = keys_only(&["key-one", "key-two"]).await;
         assert_eq!(
-            auth.authenticate(None, Some("key-three")),
+            auth.authenticate(None, Some("key-two")).await,
+            Ok(Caller::ApiKey)
+        );
+        assert_eq!(
+            auth.authenticate(None, Some("key-three")).await,
             Err(Unauthorized::BadApiKey)
         );
-        assert_eq!(auth.authenticate(None, None), Err(Unauthorized::Missing));
+        assert_eq!(
+            auth.authenticate(None, None).await,
+            Err(Unauthorized::Missing)
+        );
         assert!(matches!(
-            auth.authenticate(Some("Bearer abc"), None),
+            auth.authenticate(Some("Bearer abc"), None).await,
             Err(Unauthorized::BadToken(_))
         ));
     }
 
-    #[test]
-    fn empty_keys_and_short_secrets_are_refused_at_start_up() {
+    #[tokio::test]
+    async fn a_made_token_is_accepted_with_its_subject_and_groups() {
+        const SECRET: &str = "a-local-secret-of-at-least-32-bytes";
+        let auth = Authenticator::from_config(&AuthConfig {
+            jwt: vec![JwtConfig {
+                keys: JwtKeys::Hs256Secret(SECRET.to_owned()),
+                issuer: "local".to_owned(),
+                audience: None,
+                refetch_interval: DEFAULT_REFETCH_INTERVAL,
+            }],
+            ..AuthConfig::default()
+        })
+        .await
+        .expect("valid")
+        .expect("auth is on");
+        let claims = TokenClaims {
+            issuer: "local".to_owned(),
+            audience: None,
+            subject: "ann".to_owned(),
+            groups: vec!["Admin".to_owned()],
+            expires_in: std::time::Duration::from_secs(60),
+        };
+        let token = hs256_token(SECRET, &claims).expect("signed");
+        let Ok(Caller::Token(verified)) = auth
+            .authenticate(Some(&format!("Bearer {token}")), None)
+            .await
+        else {
+            panic!("the token is accepted");
+        };
+        assert_eq!(verified["sub"], "ann");
+        assert_eq!(verified["cognito:groups"], serde_json::json!(["Admin"]));
+        let other = hs256_token("another-secret-of-at-least-32-bytes!!", &claims).expect("signed");
+        assert!(
+            auth.authenticate(Some(&format!("Bearer {other}")), None)
+                .await
+                .is_err()
+        );
+    }
+
+    #[tokio::test]
+    async fn empty_keys_and_short_secrets_are_refused_at_start_up() {
         let empty = AuthConfig {
             api_keys: vec![" ".to_owned()],
-            jwt: None,
+            ..AuthConfig::default()
         };
         assert!(matches!(
-            Authenticator::from_config(&empty),
+            Authenticator::from_config(&empty).await,
             Err(AuthSetupError::EmptyApiKey)
         ));
         let weak = AuthConfig {
             api_keys: Vec::new(),
-            jwt: Some(JwtConfig {
+            jwt: vec![JwtConfig {
                 keys: JwtKeys::Hs256Secret("short".to_owned()),
                 issuer: "https://issuer.example".to_owned(),
                 audience: None,
-            }),
+                refetch_interval: DEFAULT_REFETCH_INTERVAL,
+            }],
+            ..AuthConfig::default()
         };
         assert!(matches!(
-            Authenticator::from_config(&weak),
+            Authenticator::from_config(&weak).await,
             Err(AuthSetupError::WeakSecret)
         ));
     }

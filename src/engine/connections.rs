@@ -59,6 +59,8 @@ pub struct Connection {
 pub struct KeyField {
     pub name: String,
     pub kind: KeyKind,
+    /// The field's type: a condition's value is stored text of it (`engine::stored_text`).
+    pub scalar: ScalarType,
 }
 
 /// How a key condition's values compare: like text (with `beginsWith`), or like numbers.
@@ -237,6 +239,7 @@ impl Connection {
             Some(KeyField {
                 kind: KeyKind::of(&scalar)?,
                 name,
+                scalar,
             })
         });
         Some(Connection {
@@ -270,6 +273,7 @@ impl Connection {
                 Some(KeyField {
                     kind: KeyKind::of(scalar)?,
                     name: name.clone(),
+                    scalar: scalar.clone(),
                 })
             }),
         }

@@ -127,5 +127,6 @@ pub fn list_key_field(type_def: &TypeDef) -> Option<KeyField> {
     Some(KeyField {
         kind: KeyKind::of(scalar)?,
         name: name.clone(),
+        scalar: scalar.clone(),
     })
 }

@@ -98,11 +98,93 @@ pub fn is_aws_email(text: &str) -> bool {
     })
 }
 
-/// The current time as an `AWSDateTime`.
+/// The current time as an `AWSDateTime`, in the form every stored one has.
 pub fn now() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .expect("formatting the current UTC time as RFC 3339 cannot fail")
+    utc_date_time(time::OffsetDateTime::now_utc())
+}
+
+/// An instant as stored: UTC with milliseconds, `2024-05-01T12:00:00.000Z`, fixed width so
+/// that text order is time order.
+fn utc_date_time(at: time::OffsetDateTime) -> String {
+    let format = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+    );
+    at.to_offset(time::UtcOffset::UTC)
+        .format(&format)
+        .expect("a date of years 0 to 9999 formats")
+}
+
+/// The text a value of `scalar` is stored as, so that stored values sort and compare as what
+/// they mean: an `AWSDateTime` in UTC with milliseconds (`2024-05-01T12:00:00.000Z`, as
+/// Amplify's clients write them); an `AWSTime` with seconds and milliseconds, in UTC when it
+/// has an offset (`07:00:24.500Z` for `12:30:24.5+05:30`). Other values, and text that is not
+/// a whole value of the scalar (a `beginsWith` prefix), are kept as given. Refused: a value
+/// more precise than a millisecond, which would lose digits.
+pub fn stored_text<'a>(
+    scalar: &ScalarType,
+    text: &'a str,
+) -> Result<std::borrow::Cow<'a, str>, String> {
+    let too_precise = |nanos: u32| {
+        (!nanos.is_multiple_of(1_000_000)).then(|| {
+            format!(
+                "{text}: {} values keep milliseconds; write at most three digits after the seconds",
+                scalar.name()
+            )
+        })
+    };
+    match scalar {
+        ScalarType::AwsDateTime => {
+            let Ok(at) =
+                time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
+            else {
+                return Ok(text.into());
+            };
+            if let Some(error) = too_precise(at.nanosecond()) {
+                return Err(error);
+            }
+            Ok(utc_date_time(at).into())
+        }
+        ScalarType::AwsTime if is_aws_time(text) => {
+            let (clock, offset) = match text.find(['Z', '+', '-']) {
+                Some(at) => text.split_at(at),
+                None => (text, ""),
+            };
+            let formats = [
+                time::macros::format_description!("[hour]:[minute]"),
+                time::macros::format_description!("[hour]:[minute]:[second]"),
+                time::macros::format_description!("[hour]:[minute]:[second].[subsecond]"),
+            ];
+            let Some(mut clock) = formats
+                .iter()
+                .find_map(|f| time::Time::parse(clock, f).ok())
+            else {
+                return Ok(text.into());
+            };
+            if let Some(error) = too_precise(clock.nanosecond()) {
+                return Err(error);
+            }
+            let written =
+                time::macros::format_description!("[hour]:[minute]:[second].[subsecond digits:3]");
+            let zone = match offset {
+                "" => "",
+                "Z" => "Z",
+                offset => {
+                    let offset = time::UtcOffset::parse(
+                        offset,
+                        &time::macros::format_description!("[offset_hour]:[offset_minute]"),
+                    )
+                    .map_err(|_| format!("{text}: not an AWSTime"))?;
+                    // A clock time at an offset: the same moment of the day in UTC.
+                    let seconds = i64::from(offset.whole_seconds());
+                    clock -= time::Duration::seconds(seconds);
+                    "Z"
+                }
+            };
+            let clock = clock.format(&written).expect("a time of day formats");
+            Ok(format!("{clock}{zone}").into())
+        }
+        _ => Ok(text.into()),
+    }
 }
 
 #[cfg(test)]
@@ -154,6 +236,56 @@ mod tests {
             assert!(!is_aws_ip_address(ip), "{ip}");
         }
         assert!(valid_text(&ScalarType::AwsJson, r#"{"a": [1, 2]}"#));
+        assert!(is_aws_date_time(&now()) && now().len() == "2024-05-01T12:00:00.000Z".len());
         assert!(!valid_text(&ScalarType::AwsJson, "{a: 1}"));
+    }
+
+    #[test]
+    fn dates_and_times_are_stored_in_utc_with_milliseconds() {
+        let table = [
+            (
+                ScalarType::AwsDateTime,
+                "2024-02-29T12:30:24Z",
+                "2024-02-29T12:30:24.000Z",
+            ),
+            (
+                ScalarType::AwsDateTime,
+                "2024-02-29T12:30:24.5+05:30",
+                "2024-02-29T07:00:24.500Z",
+            ),
+            (
+                ScalarType::AwsDateTime,
+                "2024-03-01T01:00:00+02:00",
+                "2024-02-29T23:00:00.000Z",
+            ),
+            (
+                ScalarType::AwsDateTime,
+                "2024-02-29T12:30:24.120000Z",
+                "2024-02-29T12:30:24.120Z",
+            ),
+            (ScalarType::AwsTime, "12:30", "12:30:00.000"),
+            (ScalarType::AwsTime, "12:30:24.5+05:30", "07:00:24.500Z"),
+            (ScalarType::AwsTime, "01:00-02:00", "03:00:00.000Z"),
+            (ScalarType::AwsTime, "23:30+01:00", "22:30:00.000Z"),
+            (ScalarType::AwsTime, "00:30+01:00", "23:30:00.000Z"),
+            // Prefixes and other scalars are kept.
+            (ScalarType::AwsDateTime, "2024-02", "2024-02"),
+            (ScalarType::AwsDate, "2024-02-29", "2024-02-29"),
+            (ScalarType::String, "12:30", "12:30"),
+        ];
+        for (scalar, given, stored) in table {
+            assert_eq!(
+                stored_text(&scalar, given).as_deref(),
+                Ok(stored),
+                "{given}"
+            );
+        }
+        for (scalar, given) in [
+            (ScalarType::AwsDateTime, "2024-02-29T12:30:24.1234Z"),
+            (ScalarType::AwsTime, "12:30:24.123456789"),
+        ] {
+            let error = stored_text(&scalar, given).expect_err("more than milliseconds");
+            assert!(error.contains("keep milliseconds"), "{error}");
+        }
     }
 }

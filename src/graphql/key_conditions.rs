@@ -172,7 +172,12 @@ fn operand(field: &KeyField, value: &Value) -> Result<SortOperand, EngineError> 
         ))
     };
     match (field.kind, value) {
-        (KeyKind::Text | KeyKind::Id, Value::String(text)) => Ok(SortOperand::Text(text.clone())),
+        (KeyKind::Text | KeyKind::Id, Value::String(text)) => {
+            // Compared with stored values, so written as they are stored.
+            let text = crate::engine::stored_text(&field.scalar, text)
+                .map_err(|e| EngineError::bad_input(format!("{}: {e}", field.name)))?;
+            Ok(SortOperand::Text(text.into_owned()))
+        }
         (KeyKind::Int, Value::Number(n)) => n.as_i64().map(SortOperand::Int).ok_or_else(wrong),
         (KeyKind::Float, Value::Number(n)) => n
             .as_f64()

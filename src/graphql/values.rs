@@ -36,7 +36,11 @@ pub(super) fn from_input(
             keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("{field}: {e}")))?;
             AttrValue::S(id.clone())
         }
-        (Value::String(s), _) => AttrValue::S(s.clone()),
+        (Value::String(s), _) => AttrValue::S(
+            crate::engine::stored_text(scalar, s)
+                .map_err(|e| EngineError::bad_input(format!("{field}: {e}")))?
+                .into_owned(),
+        ),
         (Value::Enum(name), _) => AttrValue::S(name.to_string()),
         (Value::Number(n), _) => {
             // DynamoDB's range: magnitudes from 1e-130 to below 1e126, or zero.

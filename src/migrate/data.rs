@@ -485,7 +485,11 @@ fn default_value(
             ScalarType::Int | ScalarType::Float | ScalarType::Boolean | ScalarType::AwsTimestamp,
             _,
         ) => return Err(wrong()),
-        (_, toml::Value::String(s)) => AttrValue::S(s.clone()),
+        (_, toml::Value::String(s)) => AttrValue::S(
+            engine::stored_text(scalar, s)
+                .map_err(|e| format!("set_default: {e}"))?
+                .into_owned(),
+        ),
         _ => return Err(wrong()),
     })
 }

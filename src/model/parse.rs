@@ -1423,34 +1423,8 @@ impl Reader<'_> {
                     ));
                 }
             }
-            BaseType::List(element) if matches!(&element.base, BaseType::Named(n) if names.objects.contains(n.as_str())) =>
-            {
-                let BaseType::Named(element_name) = &element.base else {
-                    unreachable!("matched as named above");
-                };
-                let directive = belongs_to.or(has_many).or(edge_field);
-                if let Some(directive) = directive {
-                    return Err(self.error(
-                        directive.pos,
-                        format!(
-                            "{owner}.{name}: @{} needs a @model type; {element_name} has no @model",
-                            directive.node.name.node
-                        ),
-                    ));
-                }
-                if let Some(pos) = unique {
-                    return Err(self.error(
-                        pos,
-                        format!("{owner}.{name}: @unique works on single values, not lists"),
-                    ));
-                }
-                FieldKind::Embedded {
-                    object: element_name.to_string(),
-                    required: !ty.nullable,
-                    list: Some(!element.nullable),
-                }
-            }
-            BaseType::List(element) if matches!(&element.base, BaseType::Named(n) if names.scalar(n).is_some()) =>
+            // A list of values: scalars, enum values or objects without @model.
+            BaseType::List(element) if matches!(&element.base, BaseType::Named(n) if names.objects.contains(n.as_str()) || names.scalar(n).is_some()) =>
             {
                 let BaseType::Named(element_name) = &element.base else {
                     unreachable!("matched as named above");
@@ -1471,12 +1445,17 @@ impl Reader<'_> {
                         format!("{owner}.{name}: @unique works on single values, not lists"),
                     ));
                 }
-                FieldKind::ScalarList {
-                    scalar: names
-                        .scalar(element_name)
-                        .expect("matched as a scalar above"),
-                    required: !ty.nullable,
-                    elements_required: !element.nullable,
+                match names.scalar(element_name) {
+                    Some(scalar) => FieldKind::ScalarList {
+                        scalar,
+                        required: !ty.nullable,
+                        elements_required: !element.nullable,
+                    },
+                    None => FieldKind::Embedded {
+                        object: element_name.to_string(),
+                        required: !ty.nullable,
+                        list: Some(!element.nullable),
+                    },
                 }
             }
             BaseType::List(element) => {

@@ -42,7 +42,70 @@ async fn appsync_scalars_and_lists_read_back_as_written() {
     let input = reading(1_700_000_000);
     let answer = post(&app, CREATE, json!({ "input": input })).await;
     assert!(answer.get("errors").is_none(), "{answer}");
-    assert_eq!(answer["data"]["createReading"], input);
+    // Times are kept in UTC with milliseconds, the form that sorts as time does.
+    let mut stored = input.clone();
+    stored["at"] = json!("07:00:24.500Z");
+    stored["recorded"] = json!("2024-02-29T12:30:24.000Z");
+    assert_eq!(answer["data"]["createReading"], stored);
+}
+
+#[tokio::test]
+async fn date_times_at_other_offsets_sort_and_compare_as_instants() {
+    let app = spawn_app_with_schema("tests/fixtures/appsync-scalars/schema.graphql").await;
+    // As written, the text order would be 09:00+05:00, 10:00Z, 11:00+03:00 — the reverse of
+    // the instants (04:00Z, 08:00Z, 10:00Z).
+    for (taken_at, recorded) in [
+        (1, "2024-02-29T10:00:00Z"),
+        (2, "2024-02-29T09:00:00+05:00"),
+        (3, "2024-02-29T11:00:00+03:00"),
+    ] {
+        let mut input = reading(taken_at);
+        input["recorded"] = json!(recorded);
+        input["station"] = json!("north");
+        let answer = post(&app, CREATE, json!({ "input": input })).await;
+        assert!(answer.get("errors").is_none(), "{answer}");
+    }
+    let page = |condition: &str| {
+        format!(
+            "{{ readingsByStation(station: \"north\"{condition}) {{ edges {{ node {{ takenAt recorded }} }} }} }}"
+        )
+    };
+    let answer = post(&app, &page(""), json!({})).await;
+    assert_eq!(
+        answer["data"]["readingsByStation"]["edges"],
+        json!([
+            { "node": { "takenAt": 2, "recorded": "2024-02-29T04:00:00.000Z" } },
+            { "node": { "takenAt": 3, "recorded": "2024-02-29T08:00:00.000Z" } },
+            { "node": { "takenAt": 1, "recorded": "2024-02-29T10:00:00.000Z" } },
+        ]),
+        "{answer}"
+    );
+    // A key condition's value at an offset compares as the instant it names (07:00Z).
+    let answer = post(
+        &app,
+        &page(", recorded: { gt: \"2024-02-29T09:00:00+02:00\" }"),
+        json!({}),
+    )
+    .await;
+    let taken: Vec<&Value> = answer["data"]["readingsByStation"]["edges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("edges in {answer}"))
+        .iter()
+        .map(|e| &e["node"]["takenAt"])
+        .collect();
+    assert_eq!(taken, [&json!(3), &json!(1)], "{answer}");
+    // So does a filter's.
+    let answer = post(
+        &app,
+        "{ listReadings(filter: { recorded: { le: \"2024-02-29T12:00:00+04:00\" } }) { edges { node { takenAt } } } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        answer["data"]["listReadings"]["edges"],
+        json!([{ "node": { "takenAt": 2 } }, { "node": { "takenAt": 3 } }]),
+        "{answer}"
+    );
 }
 
 #[tokio::test]
@@ -52,6 +115,8 @@ async fn a_value_out_of_its_scalars_format_is_refused_and_nothing_is_written() {
         ("takenAt", json!("yesterday")),
         ("takenAt", json!(1.5)),
         ("at", json!("25:00")),
+        ("at", json!("12:30:24.0001")),
+        ("recorded", json!("2024-02-29T12:30:24.123456Z")),
         ("source", json!("example.com")),
         ("phone", json!("CALL-ME")),
         ("from", json!("10.0.0.300")),

@@ -92,7 +92,7 @@ const CREATE_EVENT: &str = "mutation ($input: CreateEventInput!) { createEvent(i
 fn event(name: &str) -> Value {
     json!({
         "name": name,
-        "when": "2026-12-03T18:30:00Z",
+        "when": "2026-12-03T18:30:00.000Z",
         "tags": ["rust", "meetup"],
         "website": "https://example.com/events/rust",
         "details": "{\"capacity\":80}",

@@ -579,6 +579,22 @@ pub async fn read_page(
         Some(read) => read,
         None => read_items(scope, connection, &plan, page).await?,
     };
+    let allowed: Vec<&str> = connection.allowed.iter().map(String::as_str).collect();
+    let edge_source = matches!(
+        connection.source,
+        Source::Outgoing { .. } | Source::Incoming { .. }
+    );
+    if edge_source && scope.read_access(&allowed) != Access::All {
+        let reading = EdgeReading {
+            model,
+            connection,
+            parent_id,
+            page,
+            binding: &binding,
+            sort_attribute: &plan.sort_attribute,
+        };
+        return readable_edges(scope, &reading, read).await;
+    }
     let mut items = std::mem::take(&mut read.items);
     items.truncate(page.size);
     if !page.forward {
@@ -594,6 +610,100 @@ pub async fn read_page(
     )
     .await?;
     Ok(Page::read(scope, edges, page, &binding, &read))
+}
+
+/// An edge connection's page as [`readable_edges`] reads it.
+struct EdgeReading<'a> {
+    model: &'a Model,
+    connection: &'a Connection,
+    parent_id: &'a str,
+    page: &'a PageRequest,
+    binding: &'a str,
+    sort_attribute: &'a str,
+}
+
+/// The page of an edge connection for a caller who may read only some of its nodes (an owner
+/// or a group rule): each edge's node is loaded and checked, those the caller may not read are
+/// left out, and reading goes on past them until the page is full, the edges end, or the
+/// page's read budget is spent (then the page ends where reading stopped, so the next one
+/// starts there). The edges' own filter is a FilterExpression; the nodes' rules cannot be.
+async fn readable_edges(
+    scope: &RequestScope,
+    reading: &EdgeReading<'_>,
+    mut read: PageRead,
+) -> Result<Page, EngineError> {
+    let page = reading.page;
+    let cursor = |sort_key: String| {
+        Cursor {
+            connection: reading.binding.to_owned(),
+            sort_key,
+        }
+        .encode(&scope.cursors)
+    };
+    let mut kept: Vec<PageEdge> = Vec::new();
+    let mut spent = 0;
+    let mut filtered = read.filtered.clone();
+    let mut budget_stop = None;
+    loop {
+        let mut items = std::mem::take(&mut read.items);
+        items.truncate(page.size - kept.len());
+        spent += items.len();
+        let last = items
+            .last()
+            .and_then(|item| item.get(reading.sort_attribute))
+            .and_then(AttrValue::as_str)
+            .map(str::to_owned);
+        kept.extend(
+            edges_of(
+                scope,
+                reading.connection,
+                reading.binding,
+                reading.sort_attribute,
+                items,
+                true,
+            )
+            .await?,
+        );
+        if let Some(stop) = read.filtered.as_ref().and_then(|f| f.budget_stop.clone()) {
+            budget_stop = Some(stop);
+            break;
+        }
+        if kept.len() >= page.size || !read.has_more {
+            break;
+        }
+        let Some(last) = last else { break };
+        if spent >= scope.filter_budget {
+            // Where the next page starts.
+            budget_stop = Some(last);
+            break;
+        }
+        let mut next = page.clone();
+        next.size = page.size - kept.len();
+        if page.forward {
+            next.after = Some(cursor(last));
+        } else {
+            next.before = Some(cursor(last));
+        }
+        let plan =
+            reading
+                .connection
+                .plan(reading.model, &next, reading.parent_id, &scope.cursors)?;
+        read = read_items(scope, reading.connection, &plan, &next).await?;
+        if let (Some(total), Some(more)) = (filtered.as_mut(), read.filtered.as_ref()) {
+            total.evaluated += more.evaluated;
+            total.matched += more.matched;
+        }
+    }
+    if !page.forward {
+        kept.reverse();
+    }
+    let mut result = Page::of(kept, page, read.has_more || budget_stop.is_some());
+    if let Some(total) = filtered.as_mut() {
+        total.budget_stop.clone_from(&budget_stop);
+    }
+    result.budget_cursor = budget_stop.map(cursor);
+    result.filtered = filtered.filter(|_| page.filter.is_some());
+    Ok(result)
 }
 
 /// Refuses a `totalCount` of `page` unless it asks for the whole connection: the counts are

@@ -779,3 +779,91 @@ async fn a_filter_cannot_read_a_field_its_caller_may_not_read() {
         "{answer}"
     );
 }
+
+#[tokio::test]
+async fn a_page_of_links_stays_full_past_the_notes_its_reader_may_not_read() {
+    let app = notes_app(StoreTuning::default()).await;
+    let hub = anns_note(&app).await;
+    // Links sort by their target, in creation order: dan's notes come between ann's.
+    let mut anns = Vec::new();
+    for (who, title) in [
+        (Who::Other, "d1"),
+        (Who::Owner, "a1"),
+        (Who::Other, "d2"),
+        (Who::Other, "d3"),
+        (Who::Owner, "a2"),
+        (Who::Other, "d4"),
+        (Who::Owner, "a3"),
+    ] {
+        let created = body(
+            &app,
+            who,
+            "mutation ($t: String!) { createNote(input: { title: $t }) { id } }",
+            json!({ "t": title }),
+        )
+        .await;
+        let id = created["data"]["createNote"]["id"].clone();
+        let linked = body(
+            &app,
+            Who::Owner,
+            "mutation ($from: ID!, $to: ID!) { addRelatedTo(input: { from: $from, to: $to }) { createdAt } }",
+            json!({ "from": hub, "to": id }),
+        )
+        .await;
+        assert!(linked.get("errors").is_none(), "{linked}");
+        if who == Who::Owner {
+            anns.push(title);
+        }
+    }
+    let page = |arguments: &str| {
+        format!(
+            "query ($id: ID!) {{ note(id: $id) {{ links({arguments}) {{
+                edges {{ node {{ title }} }}
+                pageInfo {{ hasNextPage hasPreviousPage endCursor startCursor }} }} }} }}"
+        )
+    };
+    let titles = |answer: &Value| -> Vec<String> {
+        answer["data"]["note"]["links"]["edges"]
+            .as_array()
+            .unwrap_or_else(|| panic!("edges in {answer}"))
+            .iter()
+            .map(|e| e["node"]["title"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let first = body(&app, Who::Owner, &page("first: 2"), json!({ "id": hub })).await;
+    assert!(first.get("errors").is_none(), "{first}");
+    assert_eq!(titles(&first), ["a1", "a2"], "{first}");
+    let info = &first["data"]["note"]["links"]["pageInfo"];
+    assert_eq!(info["hasNextPage"], true, "{first}");
+    let after = info["endCursor"]
+        .as_str()
+        .expect("an end cursor")
+        .to_owned();
+    let rest = body(
+        &app,
+        Who::Owner,
+        &page(&format!("first: 2, after: \"{after}\"")),
+        json!({ "id": hub }),
+    )
+    .await;
+    assert_eq!(titles(&rest), ["a3"], "{rest}");
+    assert_eq!(
+        rest["data"]["note"]["links"]["pageInfo"]["hasNextPage"],
+        false
+    );
+    // Backwards alike.
+    let last = body(&app, Who::Owner, &page("last: 2"), json!({ "id": hub })).await;
+    assert_eq!(titles(&last), ["a2", "a3"], "{last}");
+    assert_eq!(
+        last["data"]["note"]["links"]["pageInfo"]["hasPreviousPage"],
+        true
+    );
+    // An admin reads every link.
+    let all = body(&app, Who::Admin, &page("first: 10"), json!({ "id": hub })).await;
+    assert_eq!(
+        titles(&all),
+        ["d1", "a1", "d2", "d3", "a2", "d4", "a3"],
+        "{all}"
+    );
+    assert_eq!(anns, ["a1", "a2", "a3"]);
+}

@@ -644,9 +644,11 @@ async fn readable_edges(
     let mut spent = 0;
     let mut filtered = read.filtered.clone();
     let mut budget_stop = None;
+    let mut chunk = page.size;
+    let mut has_more;
     loop {
         let mut items = std::mem::take(&mut read.items);
-        items.truncate(page.size - kept.len());
+        items.truncate(chunk);
         spent += items.len();
         let last = items
             .last()
@@ -664,11 +666,18 @@ async fn readable_edges(
             )
             .await?,
         );
+        has_more = read.has_more;
         if let Some(stop) = read.filtered.as_ref().and_then(|f| f.budget_stop.clone()) {
             budget_stop = Some(stop);
             break;
         }
-        if kept.len() >= page.size || !read.has_more {
+        if kept.len() > page.size {
+            // A longer read found more than the page holds: the rest is the next page's.
+            kept.truncate(page.size);
+            has_more = true;
+            break;
+        }
+        if kept.len() == page.size || !read.has_more {
             break;
         }
         let Some(last) = last else { break };
@@ -677,8 +686,14 @@ async fn readable_edges(
             budget_stop = Some(last);
             break;
         }
+        // Each read asks for as many edges as were read so far (at least the page's missing
+        // ones), within what is left of the budget: a page past many nodes its reader may not
+        // read takes a few reads, not one per node.
+        chunk = (page.size - kept.len())
+            .max(spent)
+            .min(scope.filter_budget - spent);
         let mut next = page.clone();
-        next.size = page.size - kept.len();
+        next.size = chunk;
         if page.forward {
             next.after = Some(cursor(last));
         } else {
@@ -697,7 +712,7 @@ async fn readable_edges(
     if !page.forward {
         kept.reverse();
     }
-    let mut result = Page::of(kept, page, read.has_more || budget_stop.is_some());
+    let mut result = Page::of(kept, page, has_more || budget_stop.is_some());
     if let Some(total) = filtered.as_mut() {
         total.budget_stop.clone_from(&budget_stop);
     }

@@ -830,9 +830,32 @@ async fn a_page_of_links_stays_full_past_the_notes_its_reader_may_not_read() {
             .map(|e| e["node"]["title"].as_str().unwrap_or_default().to_owned())
             .collect()
     };
-    let first = body(&app, Who::Owner, &page("first: 2"), json!({ "id": hub })).await;
+    let mut request = app
+        .client
+        .post(format!("http://{}/graphql", app.address))
+        .header("x-tablegraph-storage-calls", "1")
+        .json(&json!({ "query": page("first: 2"), "variables": { "id": hub } }));
+    for (name, value) in Who::Owner.headers() {
+        request = request.header(name, value);
+    }
+    let first: Value = request
+        .send()
+        .await
+        .expect("the server answers")
+        .json()
+        .await
+        .expect("a JSON body");
     assert!(first.get("errors").is_none(), "{first}");
     assert_eq!(titles(&first), ["a1", "a2"], "{first}");
+    // Each read of edges asks for as many as were read before: 2 (d1 a1), 2 (d2 d3), then 4
+    // (a2 d4 a3), not one read per note left out.
+    let queries = first["extensions"]["storageCalls"]
+        .as_array()
+        .unwrap_or_else(|| panic!("storage calls in {first}"))
+        .iter()
+        .filter(|call| call["operation"] == "Query")
+        .count();
+    assert_eq!(queries, 3, "{first}");
     let info = &first["data"]["note"]["links"]["pageInfo"];
     assert_eq!(info["hasNextPage"], true, "{first}");
     let after = info["endCursor"]

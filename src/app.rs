@@ -37,6 +37,12 @@ pub enum StartupError {
     Resolver(#[from] ResolverError),
     #[error("cannot build the GraphQL schema: {0}")]
     Schema(String),
+    #[error(
+        "{0} has owner or group rules, and {1} token issuers are configured: a user of one \
+         issuer could be taken for a user of another with the same {2}; configure one \
+         --jwt-issuer for a schema with owner or group rules"
+    )]
+    IssuersShareIdentities(String, usize, &'static str),
     #[error("cannot listen on {address}")]
     Listen {
         address: SocketAddr,
@@ -105,6 +111,36 @@ pub async fn open_store(config: &StoreConfig) -> Result<OpenStore, StartupError>
     }
 }
 
+/// Owner and group rules compare a claim's value (`sub`, a user name, a group) with what a
+/// node stores, whoever issued the token: with several issuers, one issuer's user could hold
+/// another's name. Such schemas take one issuer.
+fn refuse_mixed_identities(model: &Model, issuers: usize) -> Result<(), StartupError> {
+    if issuers < 2 {
+        return Ok(());
+    }
+    let personal = |rule: &crate::model::AuthRule| {
+        !matches!(
+            rule.allow,
+            crate::model::Allow::Private | crate::model::Allow::Public
+        )
+    };
+    let ruled = model.types.iter().find(|type_def| {
+        type_def
+            .auth
+            .iter()
+            .chain(type_def.fields.iter().flat_map(|f| &f.auth))
+            .any(personal)
+    });
+    match ruled {
+        Some(type_def) => Err(StartupError::IssuersShareIdentities(
+            type_def.name.clone(),
+            issuers,
+            "user name or group",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// How long a stopping server waits for its WebSockets to close.
 const CLOSING_SOCKETS: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -121,6 +157,7 @@ impl Application {
     pub async fn build(config: &ServeConfig) -> Result<Application, StartupError> {
         let (model, resolvers) = load_schema(&config.schema_path, config.resolvers_dir.as_deref())?;
         let model = Arc::new(model);
+        refuse_mixed_identities(&model, config.http.auth.jwt.len())?;
         let authenticator = Authenticator::from_config(&config.http.auth).await?;
         let store = open_store(&config.store).await?;
         if store.is_embedded() {

@@ -750,7 +750,7 @@ pub(super) fn whole_count_readable(
     match scope.read_access(types) {
         Access::All => Ok(()),
         _ => Err(EngineError::Unauthorized(format!(
-            "Not Authorized to count {name}: totalCount counts every node, and the @auth rules              let this caller read only some; leave out totalCount"
+            "Not Authorized to count {name}: totalCount counts every node, and the @auth rules let this caller read only some; leave out totalCount"
         ))),
     }
 }

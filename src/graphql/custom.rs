@@ -92,11 +92,32 @@ fn text_of(value: &Value) -> Option<String> {
     }
 }
 
+/// What the caller may know of `found`: when the rules (`@auth`) let them read only some
+/// nodes, ids a pipeline did not load are loaded and checked, so that a count, a yes or an id
+/// tells of nothing they may not read.
+async fn readable(ctx: &ResolverContext<'_>, found: Found) -> Result<Found, EngineError> {
+    let model = super::context::model(ctx)?;
+    let scope = scope(ctx)?;
+    let all_readable = model
+        .types
+        .iter()
+        .all(|t| scope.read_access(&[t.name.as_str()]) == crate::engine::Access::All);
+    if all_readable {
+        return Ok(found);
+    }
+    let types: Vec<String> = model.types.iter().map(|t| t.name.clone()).collect();
+    Ok(Found::Nodes(found.into_nodes(scope, &types).await?))
+}
+
 async fn answer(
     ctx: &ResolverContext<'_>,
     output: &Output,
     found: Found,
 ) -> Result<Option<FieldValue<'static>>, EngineError> {
+    let found = match output {
+        Output::Exists | Output::Count | Output::Ids { .. } => readable(ctx, found).await?,
+        Output::Nodes { .. } => found,
+    };
     match output {
         Output::Exists => Ok(Some(FieldValue::value(!found.is_empty()))),
         Output::Count => Ok(Some(FieldValue::value(

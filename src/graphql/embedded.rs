@@ -135,19 +135,30 @@ pub(super) fn embedded_field<P: std::any::Any>(
             .and_then(item_of)
             .and_then(|item| item.get(&attribute))
             .cloned();
-        let value =
-            match stored {
-                Some(AttrValue::M(map)) => Some(FieldValue::owned_any(Embedded(map))),
-                Some(AttrValue::L(values)) => Some(FieldValue::list(values.into_iter().map(
-                    |value| match value {
-                        AttrValue::M(map) => FieldValue::owned_any(Embedded(map)),
-                        _ => FieldValue::NULL,
-                    },
-                ))),
-                _ => None,
-            };
+        let value = embedded_value(stored);
         FieldFuture::new(async move { Ok(value) })
     })
+}
+
+/// The GraphQL value of a stored map (or list of maps) of a non-model object.
+pub(super) fn embedded_value(stored: Option<AttrValue>) -> Option<FieldValue<'static>> {
+    match stored {
+        Some(AttrValue::M(map)) => Some(FieldValue::owned_any(Embedded(map))),
+        Some(AttrValue::L(values)) => {
+            Some(FieldValue::list(values.into_iter().map(
+                |value| match value {
+                    AttrValue::M(map) => FieldValue::owned_any(Embedded(map)),
+                    _ => FieldValue::NULL,
+                },
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// The type of a field holding `object` values.
+pub(super) fn output_type_ref(object: &str, required: bool, list: Option<bool>) -> TypeRef {
+    type_ref(object, required, list)
 }
 
 /// A field of a node holding a non-model object.

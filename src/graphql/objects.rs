@@ -119,24 +119,41 @@ fn belongs_to_field(field: &FieldDef, target: &str, foreign_key: &str, model: &M
 /// A stored field with `@auth` rules of its own: read only by callers they allow; `null` with
 /// an `Unauthorized` error for others.
 fn ruled_field(type_name: &str, field: &FieldDef) -> Field {
-    let (ty, scalar, list) = match &field.kind {
+    /// How the stored value is answered.
+    #[derive(Clone)]
+    enum Stored {
+        Scalar(ScalarType),
+        List(ScalarType),
+        Embedded,
+    }
+    let (ty, stored) = match &field.kind {
         FieldKind::Scalar {
             scalar, required, ..
-        } => (scalar_type_ref(scalar, *required), scalar.clone(), false),
+        } => (
+            scalar_type_ref(scalar, *required),
+            Stored::Scalar(scalar.clone()),
+        ),
         FieldKind::ScalarList {
             scalar,
             required,
             elements_required,
         } => (
             list_type_ref(scalar, *required, *elements_required),
-            scalar.clone(),
-            true,
+            Stored::List(scalar.clone()),
+        ),
+        FieldKind::Embedded {
+            object,
+            required,
+            list,
+        } => (
+            embedded::output_type_ref(object, *required, *list),
+            Stored::Embedded,
         ),
         _ => unreachable!("the model allows field rules on stored fields only"),
     };
     let (type_name, name) = (type_name.to_owned(), field.name.clone());
     Field::new(&field.name, ty, move |ctx| {
-        let (type_name, name, scalar) = (type_name.clone(), name.clone(), scalar.clone());
+        let (type_name, name, stored) = (type_name.clone(), name.clone(), stored.clone());
         FieldFuture::new(async move {
             let Some(node) = ctx.parent_value.downcast_ref::<Node>() else {
                 return Ok(None);
@@ -148,12 +165,15 @@ fn ruled_field(type_name: &str, field: &FieldDef) -> Field {
                 ))));
             }
             let value = node.item.get(&name);
-            Ok(if list {
-                list_to_graphql(value, &scalar)
-            } else {
-                to_graphql(value, &scalar)
-            }
-            .map(async_graphql::dynamic::FieldValue::value))
+            Ok(match &stored {
+                Stored::Scalar(scalar) => {
+                    to_graphql(value, scalar).map(async_graphql::dynamic::FieldValue::value)
+                }
+                Stored::List(scalar) => {
+                    list_to_graphql(value, scalar).map(async_graphql::dynamic::FieldValue::value)
+                }
+                Stored::Embedded => embedded::embedded_value(value.cloned()),
+            })
         })
     })
 }

@@ -803,6 +803,22 @@ mod tests {
                 "type A @model { x: Int }\ntype Query { a: A }",
                 "schema.graphql:2:1: type Query: its fields are generated from the @model types",
             ),
+            (
+                "type A @model @auth(rules: [{ allow: private }]) { secret: String @auth(rules: [{ allow: owner }]) }",
+                "schema.graphql:1:67: A.secret: @auth on a field may name the owner or groups field \"owner\" only when the rules of A name it too",
+            ),
+            (
+                "type A @model { code: String @unique @aws_api_key }",
+                "schema.graphql:1:38: A.code: @auth on a field cannot protect a key",
+            ),
+            (
+                "type A @model { farmId: ID @aws_api_key farm: F @belongsTo(field: \"farmId\") }\ntype F @model { x: Int }",
+                "schema.graphql:1:1: A.farmId: @auth on a field cannot protect a relation's key",
+            ),
+            (
+                "type Post @model { title: String }\ntype Backstage { notes: String }\ntype E @model { backstage: Backstage @aws_api_key }",
+                "",
+            ),
         ];
         for (source, expected) in table {
             match Model::parse("schema.graphql", source) {

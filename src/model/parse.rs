@@ -266,6 +266,7 @@ impl Reader<'_> {
             resolved: self.resolved.clone(),
         };
         self.check_relations(&mut model, &relations)?;
+        self.refuse_ruled_relation_keys(&model, &declared)?;
         Ok(model)
     }
 
@@ -1020,7 +1021,52 @@ impl Reader<'_> {
                     ),
                 ));
             }
+            let pos = rules.first().map_or(definition.pos, |rule| rule.pos);
             let rules = self.resolve_rule_fields(&name, rules, &mut fields)?;
+            // An owner or group field is set on create and guarded on update by the type's
+            // rules; a field's rules may only name one the type's rules name too.
+            for rule in &rules {
+                let Some((named, _)) = rule.field() else {
+                    continue;
+                };
+                let same_kind = |other: &AuthRule| {
+                    other.field().is_some_and(|(f, _)| f == named)
+                        && matches!(
+                            (&other.allow, &rule.allow),
+                            (Allow::Owner { .. }, Allow::Owner { .. })
+                                | (Allow::GroupsField { .. }, Allow::GroupsField { .. })
+                        )
+                };
+                if !auth.iter().any(same_kind) {
+                    return Err(self.error(
+                        pos,
+                        format!(
+                            "{name}.{field_name}: @auth on a field may name the owner or groups field {named:?} only when the rules of {name} name it too (they set it on create and keep others from changing it)"
+                        ),
+                    ));
+                }
+            }
+            // A key's value shows in lookups, index pages, sort order and cursors: a field
+            // read by fewer callers than its node may not be one.
+            let unique = fields.iter().any(|f| {
+                f.name == field_name && matches!(f.kind, FieldKind::Scalar { unique: true, .. })
+            });
+            let indexed = indexes.iter().any(|index| {
+                index.field == field_name
+                    || index
+                        .sort_field
+                        .as_ref()
+                        .is_some_and(|(f, _)| *f == field_name)
+            });
+            let sorted = list_sort_by.as_ref().is_some_and(|(_, f)| *f == field_name);
+            if unique || indexed || sorted {
+                return Err(self.error(
+                    pos,
+                    format!(
+                        "{name}.{field_name}: @auth on a field cannot protect a key (@unique, @index, listSortBy): its values show in lookups, pages and cursors; put the rules on the type"
+                    ),
+                ));
+            }
             if let Some(field) = fields.iter_mut().find(|f| f.name == field_name) {
                 field.auth = rules;
             }
@@ -1641,6 +1687,53 @@ impl Reader<'_> {
 
     /// Checks what needs every type's fields: foreign keys, sort fields, slot conflicts; and
     /// derives each type's slots and the table's indexes.
+    /// A field with rules of its own may not hold a relation's key (a `@belongsTo` or
+    /// `@hasMany` foreign key) nor order a `@hasMany` or an edge: its values would show
+    /// through the relation.
+    fn refuse_ruled_relation_keys(
+        &self,
+        model: &Model,
+        declared: &HashMap<&str, Pos>,
+    ) -> Result<(), ModelError> {
+        let mut keys: Vec<(String, String)> = Vec::new();
+        for type_def in &model.types {
+            for field in &type_def.fields {
+                match &field.kind {
+                    FieldKind::BelongsTo { foreign_key, .. } => {
+                        keys.push((type_def.name.clone(), foreign_key.clone()));
+                    }
+                    FieldKind::HasMany(has_many) => {
+                        for element in model.possible_types(&has_many.element) {
+                            keys.push((element.to_owned(), has_many.foreign_key.clone()));
+                            if let Some(sort_by) = &has_many.sort_by {
+                                keys.push((element.to_owned(), sort_by.clone()));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for (type_name, key) in keys {
+            let Some(field) = model.type_def(&type_name).and_then(|t| t.field(&key)) else {
+                continue;
+            };
+            if !field.auth.is_empty() {
+                let pos = declared
+                    .get(type_name.as_str())
+                    .copied()
+                    .unwrap_or(Pos { line: 1, column: 1 });
+                return Err(self.error(
+                    pos,
+                    format!(
+                        "{type_name}.{key}: @auth on a field cannot protect a relation's key or sort field: its values show through the relation; put the rules on the type"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     fn check_relations(
         &self,
         model: &mut Model,

@@ -145,6 +145,38 @@ async fn the_events_example_stores_its_venues_inside_the_events() {
         "{updated}"
     );
 
+    // The backstage is the organizers' alone: they set and read it; the API key reads null
+    // with an error.
+    let set = run(
+        &app,
+        Some(("olga", organizer)),
+        "mutation ($id: ID!) { updateEvent(input: { id: $id, backstage: { budget: 250.5 } }) {
+            backstage { budget notes } } }",
+        json!({ "id": id }),
+    )
+    .await;
+    assert_eq!(
+        set["data"]["updateEvent"]["backstage"],
+        json!({ "budget": 250.5, "notes": null }),
+        "{set}"
+    );
+    let by_key = run(
+        &app,
+        None,
+        "query ($id: ID!) { event(id: $id) { name backstage { budget } } }",
+        json!({ "id": id }),
+    )
+    .await;
+    assert_eq!(
+        by_key["data"]["event"],
+        json!({ "name": "Rust meetup", "backstage": null }),
+        "{by_key}"
+    );
+    assert_eq!(
+        by_key["errors"][0]["extensions"]["errorType"], "Unauthorized",
+        "{by_key}"
+    );
+
     // Someone outside Organizers, without the API key, is refused and changes nothing.
     let refused = run(
         &app,

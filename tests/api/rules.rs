@@ -87,7 +87,12 @@ impl Who {
 }
 
 async fn notes_app(tuning: StoreTuning) -> TestApp {
-    let http = HttpConfig {
+    spawn_schema_tuned(notes_app_config(), SCHEMA, tuning).await
+}
+
+/// The server's settings: the API key and the token issuer of the tests.
+fn notes_app_config() -> HttpConfig {
+    HttpConfig {
         auth: AuthConfig {
             api_keys: vec![API_KEY.to_owned()],
             jwt: vec![JwtConfig {
@@ -99,8 +104,7 @@ async fn notes_app(tuning: StoreTuning) -> TestApp {
             ..AuthConfig::default()
         },
         ..HttpConfig::default()
-    };
-    spawn_schema_tuned(http, SCHEMA, tuning).await
+    }
 }
 
 /// Runs `query` as `who`: the HTTP status and the body.
@@ -889,4 +893,45 @@ async fn a_page_of_links_stays_full_past_the_notes_its_reader_may_not_read() {
         "{all}"
     );
     assert_eq!(anns, ["a1", "a2", "a3"]);
+}
+
+#[tokio::test]
+async fn a_resolvers_count_covers_only_what_its_reader_may_read() {
+    let app = spawn_schema_tuned(
+        notes_app_config(),
+        "tests/fixtures/ruled-resolvers/schema.graphql",
+        StoreTuning::default(),
+    )
+    .await;
+    let create = "mutation ($t: String!) { createNote(input: { title: $t }) { id } }";
+    let mut ids = Vec::new();
+    for (who, title) in [
+        (Who::Owner, "hub"),
+        (Who::Owner, "ann's"),
+        (Who::Other, "dan's"),
+    ] {
+        let created = body(&app, who, create, json!({ "t": title })).await;
+        ids.push(created["data"]["createNote"]["id"].clone());
+    }
+    for target in &ids[1..] {
+        let linked = body(
+            &app,
+            Who::Owner,
+            "mutation ($from: ID!, $to: ID!) { addLinksTo(input: { from: $from, to: $to }) { createdAt } }",
+            json!({ "from": ids[0], "to": target }),
+        )
+        .await;
+        assert!(linked.get("errors").is_none(), "{linked}");
+    }
+    let count = body(
+        &app,
+        Who::Owner,
+        "query ($id: ID!) { note(id: $id) { linkCount } }",
+        json!({ "id": ids[0] }),
+    )
+    .await;
+    assert_eq!(
+        count["data"]["note"]["linkCount"], 1,
+        "dan's note is not counted: {count}"
+    );
 }

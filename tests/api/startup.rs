@@ -71,3 +71,34 @@ async fn a_second_process_on_one_data_directory_is_refused_until_the_first_stops
     );
     std::fs::remove_dir_all(&dir).expect("removable");
 }
+
+#[tokio::test]
+async fn owner_rules_with_several_token_issuers_are_refused() {
+    let schema = crate::helpers::repository_file("examples/notes/schema.graphql");
+    let (ok, _, stderr) = run_tablegraph(
+        &[
+            "serve",
+            "--memory",
+            "--listen",
+            "127.0.0.1:0",
+            "--schema",
+            schema.to_str().expect("a UTF-8 path"),
+            // Never reached: the refusal comes before any issuer is asked for its keys.
+            "--jwt-issuer",
+            "http://127.0.0.1:9/one",
+            "--jwt-issuer",
+            "http://127.0.0.1:9/two",
+        ],
+        &scratch("issuers-share-identities"),
+    )
+    .await;
+    assert!(!ok, "serve refuses: {stderr}");
+    assert_eq!(
+        occurrences(
+            &stderr,
+            "Note has owner or group rules, and 2 token issuers are configured"
+        ),
+        1,
+        "{stderr}"
+    );
+}

@@ -18,6 +18,7 @@ use super::error::EngineError;
 use super::guard::Guard;
 use super::nodes::read_node_consistent;
 use super::plan::{Plan, Purpose, commit, next_version, version_is};
+use super::rules::{Access, admits, unauthorized};
 use super::scalars::now;
 use super::scope::RequestScope;
 use crate::keys;
@@ -170,16 +171,32 @@ pub(super) async fn target_type(
 ) -> Result<String, EngineError> {
     checked_id(to, "to")?;
     let reachable = model.possible_types(&edge_def.to);
-    scope
+    let target = scope
         .loader
         .load(&keys::node_key(to))
         .await
         .map_err(|e| EngineError::from_store(&e))?
-        .map(|target| text(&target, "__typename").to_owned())
-        .filter(|typename| reachable.contains(&typename.as_str()))
-        .ok_or_else(|| {
-            EngineError::bad_input(format!("to: there is no {} with id {to}", edge_def.to))
-        })
+        .filter(|target| reachable.contains(&text(target, "__typename")));
+    // A caller whose rules let them read only some of these nodes links only to those they
+    // may read, and is answered the same for one that is not there: ids cannot be probed.
+    let partly_readable = reachable
+        .iter()
+        .any(|t| scope.read_access(&[t]) != Access::All);
+    match target {
+        Some(target) => {
+            let typename = text(&target, "__typename").to_owned();
+            if admits(&scope.read_access(&[typename.as_str()]), &target) {
+                Ok(typename)
+            } else {
+                Err(unauthorized(Operation::Read, &edge_def.to))
+            }
+        }
+        None if partly_readable => Err(unauthorized(Operation::Read, &edge_def.to)),
+        None => Err(EngineError::bad_input(format!(
+            "to: there is no {} with id {to}",
+            edge_def.to
+        ))),
+    }
 }
 
 /// The edge item to write: the metadata, both ends, the target's type, the inverse slot and

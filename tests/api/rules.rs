@@ -714,8 +714,26 @@ async fn links_follow_the_rules_of_their_source_and_hide_what_the_reader_may_not
         "{answer}"
     );
 
-    // dan links his own note to ann's plan, but reading it back shows nothing of ann's.
-    let answer = body(&app, Who::Other, link, json!({ "from": dans, "to": plan })).await;
+    // dan may not link his own note to ann's plan, which he may not read, and is answered as
+    // for a note that is not there.
+    let (_, to_plan) = run(&app, Who::Other, link, json!({ "from": dans, "to": plan })).await;
+    let (_, to_nothing) = run(
+        &app,
+        Who::Other,
+        link,
+        json!({ "from": dans, "to": "01a20000-0000-7000-8000-000000000000" }),
+    )
+    .await;
+    assert_eq!(
+        to_plan["errors"][0]["extensions"]["errorType"], "Unauthorized",
+        "{to_plan}"
+    );
+    assert_eq!(
+        to_plan["errors"][0]["message"],
+        to_nothing["errors"][0]["message"]
+    );
+    // An admin links them; dan reading it back sees nothing of ann's.
+    let answer = body(&app, Who::Admin, link, json!({ "from": dans, "to": plan })).await;
     assert!(answer.get("errors").is_none(), "{answer}");
     let answer = body(&app, Who::Other, related, json!({ "id": dans })).await;
     assert_eq!(answer["data"]["note"]["related"], json!([]), "{answer}");
@@ -807,9 +825,10 @@ async fn a_page_of_links_stays_full_past_the_notes_its_reader_may_not_read() {
         )
         .await;
         let id = created["data"]["createNote"]["id"].clone();
+        // Only someone who may read both ends links them: an admin.
         let linked = body(
             &app,
-            Who::Owner,
+            Who::Admin,
             "mutation ($from: ID!, $to: ID!) { addRelatedTo(input: { from: $from, to: $to }) { createdAt } }",
             json!({ "from": hub, "to": id }),
         )
@@ -916,7 +935,7 @@ async fn a_resolvers_count_covers_only_what_its_reader_may_read() {
     for target in &ids[1..] {
         let linked = body(
             &app,
-            Who::Owner,
+            Who::Admin,
             "mutation ($from: ID!, $to: ID!) { addLinksTo(input: { from: $from, to: $to }) { createdAt } }",
             json!({ "from": ids[0], "to": target }),
         )

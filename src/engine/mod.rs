@@ -57,6 +57,6 @@ pub use page_request::{
 pub use pipelines::{Found, PipelineInput, run_pipeline};
 pub use plan::LIST_COUNT;
 pub use relay::LEASE_DURATION;
-pub use rules::{Access, ClaimNames, DEFAULT_GROUPS_CLAIM, Identity, Rules};
+pub use rules::{Access, ClaimNames, DEFAULT_GROUPS_CLAIM, Identity, Rules, admits};
 pub use scalars::{is_aws_date, is_aws_date_time, is_aws_email, now, stored_text, valid_text};
 pub use scope::{DEFAULT_FILTER_BUDGET, RequestScope, ScopeSource};

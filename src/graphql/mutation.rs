@@ -195,7 +195,24 @@ fn node_field(
             let type_def = model
                 .type_def(&type_name)
                 .ok_or_else(|| graphql_error(EngineError::Internal))?;
-            Ok(match run(&ctx, type_def).await.map_err(graphql_error)? {
+            let answer = run(&ctx, type_def).await.map_err(graphql_error)?;
+            // The write stands; its answer is withheld from a caller the rules do not let
+            // read what was written (as AppSync answers a change of owner).
+            let written = match &answer {
+                Answer::One(node) => node.iter().collect::<Vec<_>>(),
+                Answer::Many(nodes) => nodes.iter().collect(),
+            };
+            let scope = scope(&ctx).map_err(graphql_error)?;
+            let unreadable = written.iter().any(|node| {
+                !engine::admits(&scope.read_access(&[node.typename.as_str()]), &node.item)
+            });
+            if unreadable {
+                return Err(graphql_error(EngineError::Unauthorized(format!(
+                    "Not Authorized to read {type_name}: the write was made, and its answer \
+                     is withheld"
+                ))));
+            }
+            Ok(match answer {
                 Answer::One(node) => node.map(|node| node_field_value(node, false)),
                 Answer::Many(nodes) => Some(FieldValue::list(
                     nodes.into_iter().map(|node| node_field_value(node, false)),

@@ -384,7 +384,8 @@ async fn nobody_writes_a_note_for_someone_else_or_takes_one_over() {
     assert!(refused(200, &answer, "updateNote"), "{answer}");
     assert_eq!(stored(&app, &id).await, as_stored);
 
-    // The owner hands the note to eve: from then on ann is a stranger to it.
+    // The owner hands the note to eve: from then on ann is a stranger to it. The change is
+    // made, and its answer, a note ann may no longer read, is withheld (as AppSync does).
     let answer = body(
         &app,
         Who::Owner,
@@ -392,7 +393,12 @@ async fn nobody_writes_a_note_for_someone_else_or_takes_one_over() {
         vars.clone(),
     )
     .await;
-    assert_eq!(answer["data"]["updateNote"]["owner"], "eve", "{answer}");
+    assert!(answer["data"]["updateNote"].is_null(), "{answer}");
+    assert_eq!(
+        answer["errors"][0]["extensions"]["errorType"], "Unauthorized",
+        "{answer}"
+    );
+    assert_eq!(stored(&app, &id).await["owner"], "eve");
     let (_, answer) = run(
         &app,
         Who::Owner,

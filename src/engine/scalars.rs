@@ -27,25 +27,35 @@ pub fn valid_text(scalar: &ScalarType, text: &str) -> bool {
 /// `hh:mm`, with optional `:ss` and fraction (1 to 9 digits), and an optional offset (`Z`,
 /// `±hh:mm`), as AppSync's `AWSTime`.
 pub fn is_aws_time(text: &str) -> bool {
-    let (time, offset) = match text.find(['Z', '+', '-']) {
+    parse_aws_time(text).is_some()
+}
+
+/// An `AWSTime`: the clock time, and its offset (`None` for a local time, UTC for `Z`).
+fn parse_aws_time(text: &str) -> Option<(time::Time, Option<time::UtcOffset>)> {
+    let (clock, offset) = match text.find(['Z', '+', '-']) {
         Some(at) => text.split_at(at),
         None => (text, ""),
     };
-    let offset_ok = match offset.as_bytes().first() {
-        None => true,
-        Some(b'Z') => offset == "Z",
-        Some(_) => time::UtcOffset::parse(
-            offset,
-            &time::macros::format_description!("[offset_hour]:[offset_minute]"),
-        )
-        .is_ok(),
+    let offset = match offset {
+        "" => None,
+        "Z" => Some(time::UtcOffset::UTC),
+        offset => Some(
+            time::UtcOffset::parse(
+                offset,
+                &time::macros::format_description!("[offset_hour]:[offset_minute]"),
+            )
+            .ok()?,
+        ),
     };
     let formats = [
         time::macros::format_description!("[hour]:[minute]"),
         time::macros::format_description!("[hour]:[minute]:[second]"),
         time::macros::format_description!("[hour]:[minute]:[second].[subsecond]"),
     ];
-    offset_ok && formats.iter().any(|f| time::Time::parse(time, f).is_ok())
+    let clock = formats
+        .iter()
+        .find_map(|f| time::Time::parse(clock, f).ok())?;
+    Some((clock, offset))
 }
 
 /// An absolute URL with a scheme (`https://…`, `mailto:…`), as AppSync's `AWSURL`.
@@ -144,20 +154,8 @@ pub fn stored_text<'a>(
             }
             Ok(utc_date_time(at).into())
         }
-        ScalarType::AwsTime if is_aws_time(text) => {
-            let (clock, offset) = match text.find(['Z', '+', '-']) {
-                Some(at) => text.split_at(at),
-                None => (text, ""),
-            };
-            let formats = [
-                time::macros::format_description!("[hour]:[minute]"),
-                time::macros::format_description!("[hour]:[minute]:[second]"),
-                time::macros::format_description!("[hour]:[minute]:[second].[subsecond]"),
-            ];
-            let Some(mut clock) = formats
-                .iter()
-                .find_map(|f| time::Time::parse(clock, f).ok())
-            else {
+        ScalarType::AwsTime => {
+            let Some((clock, offset)) = parse_aws_time(text) else {
                 return Ok(text.into());
             };
             if let Some(error) = too_precise(clock.nanosecond()) {
@@ -165,20 +163,13 @@ pub fn stored_text<'a>(
             }
             let written =
                 time::macros::format_description!("[hour]:[minute]:[second].[subsecond digits:3]");
-            let zone = match offset {
-                "" => "",
-                "Z" => "Z",
-                offset => {
-                    let offset = time::UtcOffset::parse(
-                        offset,
-                        &time::macros::format_description!("[offset_hour]:[offset_minute]"),
-                    )
-                    .map_err(|_| format!("{text}: not an AWSTime"))?;
-                    // A clock time at an offset: the same moment of the day in UTC.
-                    let seconds = i64::from(offset.whole_seconds());
-                    clock -= time::Duration::seconds(seconds);
-                    "Z"
-                }
+            // A clock time at an offset: the same moment of the day in UTC.
+            let (clock, zone) = match offset {
+                None => (clock, ""),
+                Some(offset) => (
+                    clock - time::Duration::seconds(i64::from(offset.whole_seconds())),
+                    "Z",
+                ),
             };
             let clock = clock.format(&written).expect("a time of day formats");
             Ok(format!("{clock}{zone}").into())

@@ -362,7 +362,7 @@ fn check_defaults(model: &Model) -> Result<(), SchemaError> {
                 return Err(SchemaError(format!(
                     "{}.{field}: @default(value: {default:?}) is no {} value",
                     type_def.name,
-                    super::scalars::scalar_type_name(scalar)
+                    scalar.name()
                 )));
             }
         }

@@ -353,7 +353,7 @@ pub(super) fn index_field(type_def: &TypeDef, index: &IndexDef) -> Field {
     .description(description)
     .argument(InputValue::new(
         &index.field,
-        TypeRef::named_nn(super::scalars::scalar_type_name(&index.scalar)),
+        TypeRef::named_nn(index.scalar.name()),
     ));
     with_page_arguments(
         field,

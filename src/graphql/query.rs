@@ -9,7 +9,6 @@ use super::connection::page_request;
 use super::context::{id_argument, model, node_field_value, node_list, scope};
 use super::errors::graphql_error;
 use super::prefetch;
-use super::scalars::scalar_type_name;
 use crate::engine::{self, Connection, EngineError, Node};
 use crate::keys;
 use crate::model::{FieldDef, Model, TypeDef, lower_first, upper_first};
@@ -239,7 +238,7 @@ fn by_unique(type_def: &TypeDef, field: &FieldDef) -> Field {
     ))
     .argument(InputValue::new(
         &field.name,
-        TypeRef::named_nn(scalar_type_name(scalar)),
+        TypeRef::named_nn(scalar.name()),
     ))
 }
 

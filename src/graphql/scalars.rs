@@ -110,17 +110,13 @@ fn scalar_named(name: &str) -> Option<&'static ScalarType> {
         .map(|(_, scalar, _)| scalar)
 }
 
-pub(super) fn scalar_type_name(scalar: &ScalarType) -> &str {
-    scalar.name()
-}
-
 /// The type of a list of `scalar`: `[T]`, `[T!]`, `[T]!` or `[T!]!`.
 pub(super) fn list_type_ref(
     scalar: &ScalarType,
     required: bool,
     elements_required: bool,
 ) -> TypeRef {
-    let name = scalar_type_name(scalar);
+    let name = scalar.name();
     match (required, elements_required) {
         (false, false) => TypeRef::named_list(name),
         (false, true) => TypeRef::named_nn_list(name),
@@ -131,7 +127,7 @@ pub(super) fn list_type_ref(
 
 /// The type of a field holding `scalar`, non-null when `required`.
 pub(super) fn scalar_type_ref(scalar: &ScalarType, required: bool) -> TypeRef {
-    let name = scalar_type_name(scalar);
+    let name = scalar.name();
     if required {
         TypeRef::named_nn(name)
     } else {

@@ -304,12 +304,8 @@ impl Reader<'_> {
                     ));
                 }
                 if let Some(other) = owners.insert(generated.clone(), name.clone()) {
-                    let pos = declared
-                        .get(name.as_str())
-                        .copied()
-                        .unwrap_or(Pos { line: 1, column: 1 });
                     return Err(self.error(
-                        pos,
+                        declared_at(declared, &name),
                         format!(
                             "type {generated} would be generated for both {other} and {name}; rename one of them"
                         ),
@@ -1719,12 +1715,8 @@ impl Reader<'_> {
                 continue;
             };
             if !field.auth.is_empty() {
-                let pos = declared
-                    .get(type_name.as_str())
-                    .copied()
-                    .unwrap_or(Pos { line: 1, column: 1 });
                 return Err(self.error(
-                    pos,
+                    declared_at(declared, &type_name),
                     format!(
                         "{type_name}.{key}: @auth on a field cannot protect a relation's key or sort field: its values show through the relation; put the rules on the type"
                     ),
@@ -2422,6 +2414,14 @@ impl Names<'_> {
     fn is_node_type(&self, name: &str) -> bool {
         self.models.contains(name) || self.unions.iter().any(|u| u.name == name)
     }
+}
+
+/// Where type `name` is declared (the file's start for a name never declared).
+fn declared_at(declared: &HashMap<&str, Pos>, name: &str) -> Pos {
+    declared
+        .get(name)
+        .copied()
+        .unwrap_or(Pos { line: 1, column: 1 })
 }
 
 fn description(description: Option<&Positioned<String>>) -> Option<String> {

@@ -5,55 +5,27 @@
 //! type, a declared subscription with arguments).
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use tablegraph::auth::{AuthConfig, JwtConfig, JwtKeys, TokenClaims, hs256_token};
-use tablegraph::config::HttpConfig;
 use tablegraph::store::{AttrValue, Key, StoreTuning};
 
-use crate::helpers::{TestApp, spawn_schema_tuned};
+use crate::helpers::{TestApp, api_key_and_tokens, spawn_schema_tuned, user_token};
 use crate::subscriptions::Client;
 
-const SECRET: &str = "a-test-secret-that-is-long-enough-for-hs256";
-const ISSUER: &str = "local";
 const API_KEY: &str = "example-key";
 
 async fn app(schema: &str) -> TestApp {
-    let http = HttpConfig {
-        auth: AuthConfig {
-            api_keys: vec![API_KEY.to_owned()],
-            jwt: vec![JwtConfig {
-                keys: JwtKeys::Hs256Secret(SECRET.to_owned()),
-                issuer: ISSUER.to_owned(),
-                audience: None,
-                refetch_interval: tablegraph::auth::DEFAULT_REFETCH_INTERVAL,
-            }],
-            ..AuthConfig::default()
-        },
-        ..HttpConfig::default()
-    };
-    spawn_schema_tuned(http, schema, StoreTuning::default()).await
+    spawn_schema_tuned(api_key_and_tokens(API_KEY), schema, StoreTuning::default()).await
 }
 
 /// The headers of a caller: `None` for the API key, else a user and their groups.
 fn headers(user: Option<(&str, &[&str])>) -> Vec<(&'static str, String)> {
     match user {
         None => vec![("x-api-key", API_KEY.to_owned())],
-        Some((sub, groups)) => {
-            let token = hs256_token(
-                SECRET,
-                &TokenClaims {
-                    issuer: ISSUER.to_owned(),
-                    audience: None,
-                    subject: sub.to_owned(),
-                    groups: groups.iter().map(|g| (*g).to_owned()).collect(),
-                    expires_in: Duration::from_secs(600),
-                },
-            )
-            .expect("a token");
-            vec![("authorization", format!("Bearer {token}"))]
-        }
+        Some((sub, groups)) => vec![(
+            "authorization",
+            format!("Bearer {}", user_token(sub, groups)),
+        )],
     }
 }
 

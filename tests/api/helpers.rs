@@ -252,3 +252,40 @@ pub async fn sse_events(response: &mut reqwest::Response, events: usize) -> Vec<
         text.push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
     }
 }
+
+/// The HS256 secret of the tokens the per-user rule tests make.
+const RULES_SECRET: &str = "a-test-secret-that-is-long-enough-for-hs256";
+const RULES_ISSUER: &str = "local";
+
+/// Server settings that let in `api_key` and the tokens [`user_token`] makes.
+pub fn api_key_and_tokens(api_key: &str) -> HttpConfig {
+    use tablegraph::auth::{AuthConfig, DEFAULT_REFETCH_INTERVAL, JwtConfig, JwtKeys};
+    HttpConfig {
+        auth: AuthConfig {
+            api_keys: vec![api_key.to_owned()],
+            jwt: vec![JwtConfig {
+                keys: JwtKeys::Hs256Secret(RULES_SECRET.to_owned()),
+                issuer: RULES_ISSUER.to_owned(),
+                audience: None,
+                refetch_interval: DEFAULT_REFETCH_INTERVAL,
+            }],
+            ..AuthConfig::default()
+        },
+        ..HttpConfig::default()
+    }
+}
+
+/// A token of user `sub` in `groups`, for a server set up by [`api_key_and_tokens`].
+pub fn user_token(sub: &str, groups: &[&str]) -> String {
+    tablegraph::auth::hs256_token(
+        RULES_SECRET,
+        &tablegraph::auth::TokenClaims {
+            issuer: RULES_ISSUER.to_owned(),
+            audience: None,
+            subject: sub.to_owned(),
+            groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+            expires_in: std::time::Duration::from_secs(600),
+        },
+    )
+    .expect("a token")
+}

@@ -2,7 +2,10 @@
 //! own HTTP client, so everything above it (the SDK's serialization and error parsing, the
 //! store's retries, the resolvers) runs unchanged.
 //!
-//! - A fixed latency is added before each request is sent, like an in-region round trip.
+//! - A round trip like DynamoDB's: a call's answer comes back no sooner than the latency after
+//!   it was sent. The store works on the request during that wait (as DynamoDB does on its own
+//!   side of the round trip), so its own time is hidden in the latency instead of added to it;
+//!   only a call that takes longer than the latency comes back later.
 //! - A [`FaultPlan`] answers chosen calls with DynamoDB's own error bodies (throttling, a
 //!   transaction conflict) without sending them; or sends them and then loses the answer (a
 //!   timeout after the store applied the request); or sends them and moves part of the answer
@@ -26,7 +29,7 @@ use aws_smithy_types::byte_stream::ByteStream;
 /// Settings of the store's HTTP client that only tests and benchmarks change.
 #[derive(Debug, Clone, Default)]
 pub struct StoreTuning {
-    /// Added before every request is sent.
+    /// The least time from sending a request to its answer (see the module doc).
     pub latency: Option<Duration>,
     /// Faults to inject into chosen calls.
     pub faults: Option<Arc<FaultPlan>>,
@@ -150,12 +153,8 @@ impl HttpConnector for Simulated {
         let latency = self.tuning.latency;
         let inner = self.inner.clone();
         HttpConnectorFuture::new(async move {
-            if let Some(latency) = latency {
-                // A thread's sleep is precise to tens of microseconds; the runtime's timer
-                // would round every call up to its next millisecond tick.
-                let _ = tokio::task::spawn_blocking(move || std::thread::sleep(latency)).await;
-            }
-            match fault {
+            let sent = std::time::Instant::now();
+            let answer = match fault {
                 None => inner.call(request).await,
                 Some(Fault::Throttle) => Ok(error_response(
                     "ThrottlingException",
@@ -167,17 +166,24 @@ impl HttpConnector for Simulated {
                     "Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict]",
                     r#","CancellationReasons":[{"Code":"TransactionConflict","Message":"Transaction is ongoing for the item"}]"#,
                 )),
-                Some(Fault::LoseResponse) => {
-                    let _applied = inner.call(request).await?;
-                    Err(ConnectorError::timeout(
+                Some(Fault::LoseResponse) => match inner.call(request).await {
+                    Ok(_applied) => Err(ConnectorError::timeout(
                         "injected: the answer was lost after the store applied the request".into(),
-                    ))
-                }
-                Some(Fault::UnprocessedKeys) => {
-                    let response = inner.call(request).await?;
-                    leave_keys_unprocessed(response).await
-                }
+                    )),
+                    Err(error) => Err(error),
+                },
+                Some(Fault::UnprocessedKeys) => match inner.call(request).await {
+                    Ok(response) => leave_keys_unprocessed(response).await,
+                    Err(error) => Err(error),
+                },
+            };
+            if let Some(remaining) = latency.and_then(|latency| latency.checked_sub(sent.elapsed()))
+            {
+                // A thread's sleep is precise to tens of microseconds; the runtime's timer
+                // would round every call up to its next millisecond tick.
+                let _ = tokio::task::spawn_blocking(move || std::thread::sleep(remaining)).await;
             }
+            answer
         })
     }
 }

@@ -91,8 +91,7 @@ pub async fn open_store(config: &StoreConfig) -> Result<OpenStore, StartupError>
     match &config.target {
         StoreTarget::Embedded(location) => {
             let embedded = EmbeddedStore::start(location)?;
-            let store =
-                Store::connect_in_process(embedded.endpoint(), &config.table, &config.tuning).await;
+            let store = Store::connect_in_process(&embedded, &config.table, &config.tuning).await;
             Ok(OpenStore {
                 store,
                 embedded: Some(embedded),

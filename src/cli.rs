@@ -169,8 +169,9 @@ pub struct StoreArgs {
     /// The table's name.
     #[arg(long, env = "TABLEGRAPH_TABLE", default_value = "tablegraph")]
     pub table: String,
-    /// Benchmarks only: add this many milliseconds before every storage call, like a round
-    /// trip to DynamoDB in the same region.
+    /// Benchmarks only: no storage call answers sooner than this many milliseconds after it
+    /// was sent, like a round trip to DynamoDB in the same region (the store's own work
+    /// overlaps the wait).
     #[arg(long, env = "TABLEGRAPH_SIMULATED_LATENCY_MS", hide = true)]
     pub simulated_latency_ms: Option<u64>,
 }
@@ -541,7 +542,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 EmbeddedLocation::Directory(data_dir)
             };
             let store = crate::store::EmbeddedStore::start_on(&location, listen)?;
-            tracing::info!("store listening on {}", store.endpoint());
+            tracing::info!(
+                "store listening on {}",
+                store.endpoint().unwrap_or_default()
+            );
             app::shutdown_signal().await;
             drop(store);
             tracing::info!("stopped");

@@ -7,11 +7,13 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnConsumedCapacity};
+use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use tracing::Instrument as _;
 
 use super::calls::{
     CallAnswer, CallLog, CallRecord, call_span, capacity, close_call_span, total_capacity,
 };
+use super::embedded::EmbeddedStore;
 use super::error::{self, StoreError};
 use super::filter::Filter;
 use super::item::{self, AttrValue, Item};
@@ -60,13 +62,14 @@ impl Store {
         table: &str,
         tuning: &StoreTuning,
     ) -> Store {
-        Store::connect_with(endpoint, credentials, table, tuning, true).await
+        Store::connect_with(endpoint, credentials, None, table, tuning, true).await
     }
 
-    /// Connects to the embedded store of this process at `endpoint` (loopback).
+    /// Connects to the embedded store of this process, whose requests never leave it
+    /// (`in_process.rs`).
     ///
     /// No answer is lost between the two: there is no attempt timeout (the request's own
-    /// timeout bounds a call) and the connection never leaves the process. So transactions
+    /// timeout bounds a call) and the request never leaves the process. So transactions
     /// carry no client request token, which the store would otherwise keep for ten minutes and
     /// walk on every transaction (W6 in `bench/soak.py`: with tokens, throughput fell from 427 to
     /// 176 writes per second within two minutes, about 60 % of the CPU in that walk; without,
@@ -74,14 +77,27 @@ impl Store {
     /// missing, the transaction is not sent again: it may have been applied. Simulated faults
     /// (`tuning`) model the network between this process and DynamoDB, so with them the store
     /// is treated as remote.
-    pub async fn connect_in_process(endpoint: &str, table: &str, tuning: &StoreTuning) -> Store {
+    pub async fn connect_in_process(
+        embedded: &EmbeddedStore,
+        table: &str,
+        tuning: &StoreTuning,
+    ) -> Store {
         let lossy = tuning.faults.is_some();
-        Store::connect_with(Some(endpoint), Credentials::Local, table, tuning, lossy).await
+        // The SDK still resolves an endpoint and signs for it; the in-process client ignores both.
+        let endpoint = Some(
+            embedded
+                .endpoint()
+                .unwrap_or("http://embedded-store.invalid"),
+        );
+        let http = Some(embedded.http_client());
+        Store::connect_with(endpoint, Credentials::Local, http, table, tuning, lossy).await
     }
 
+    /// `http`: the SDK's HTTP client, when not the one it builds by default.
     async fn connect_with(
         endpoint: Option<&str>,
         credentials: Credentials,
+        http: Option<SharedHttpClient>,
         table: &str,
         tuning: &StoreTuning,
         lossy: bool,
@@ -119,9 +135,16 @@ impl Store {
             config = config.region(aws_sdk_dynamodb::config::Region::new("us-east-1"));
             streams = streams.region(aws_sdk_dynamodbstreams::config::Region::new("us-east-1"));
         }
-        if !tuning.is_default() {
-            // The client the SDK would build by default, wrapped.
-            let base = shared.http_client().unwrap_or_else(|| {
+        if let Some(http) = &http {
+            streams = streams.http_client(http.clone());
+        }
+        if tuning.is_default() {
+            if let Some(http) = http {
+                config = config.http_client(http);
+            }
+        } else {
+            // The client given, or the one the SDK would build by default, wrapped.
+            let base = http.or_else(|| shared.http_client()).unwrap_or_else(|| {
                 use aws_smithy_http_client::tls;
                 aws_smithy_http_client::Builder::new()
                     .tls_provider(tls::Provider::Rustls(
@@ -844,7 +867,10 @@ mod tests {
                 .contains("\"ClientRequestToken\""),
             "a store across a network keeps a token to answer a retry"
         );
-        let in_process = Store::connect_in_process(&endpoint, "tokens", &tuning).await;
+        let embedded = EmbeddedStore::start(&super::super::embedded::EmbeddedLocation::Memory)
+            .expect("an embedded store");
+        let in_process = Store::connect_in_process(&embedded, "tokens", &tuning).await;
+        in_process.create_table(&[]).await.expect("a table");
         let body = transaction_body(in_process).await;
         assert!(body.contains("\"TransactItems\""), "{body}");
         assert!(!body.contains("ClientRequestToken"), "{body}");

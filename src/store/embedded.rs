@@ -1,22 +1,26 @@
-//! The embedded store: dynoxide's DynamoDB-compatible HTTP server, started in-process on
-//! 127.0.0.1 and reached through the same SDK client as Amazon DynamoDB. `tablegraph store`
-//! starts it alone on the address it is given, as the endpoint of several `serve` replicas.
+//! The embedded store: dynoxide's DynamoDB-compatible database in this process, reached
+//! through the same SDK client as Amazon DynamoDB, whose HTTP client hands each request to
+//! dynoxide's operations without a socket (`in_process.rs`). `tablegraph store` starts it with
+//! dynoxide's HTTP server on the address it is given, as the endpoint of several `serve`
+//! replicas.
 //!
 //! # Why its own thread and runtime
 //!
 //! dynoxide's storage calls are synchronous SQLite work. On the server's runtime they would
-//! block request workers; on a thread of their own they only ever wait on each other. Inside
-//! `serve` the store binds loopback only, so it is never reachable from outside the machine.
+//! block request workers; on a runtime of their own they only ever wait on each other. Inside
+//! `serve` nothing listens, so the store is never reachable from outside the process.
 //!
 //! Its change stream is indexed and trimmed by us (`stream_upkeep.rs`), so a write costs the
 //! same after a million as after the first.
 
 use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
 use std::thread::JoinHandle;
 
 use tokio::sync::oneshot;
 
 use super::error::StoreError;
+use super::in_process;
 use super::stream_upkeep;
 
 /// Where the embedded store keeps its data.
@@ -28,9 +32,13 @@ pub enum EmbeddedLocation {
     Memory,
 }
 
-/// A running embedded store. Dropping it stops the server and waits for its thread.
+/// A running embedded store. Dropping it stops the store and waits for its thread.
 pub struct EmbeddedStore {
-    endpoint: String,
+    /// Where its HTTP server listens, when it has one (`tablegraph store`).
+    endpoint: Option<String>,
+    /// The database this process's own SDK client hands its requests to (`in_process.rs`).
+    database: in_process::Shared,
+    runtime: tokio::runtime::Handle,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
     /// `tablegraph.lock` of its directory, locked for as long as the store runs: two processes
@@ -41,15 +49,24 @@ pub struct EmbeddedStore {
 }
 
 impl EmbeddedStore {
-    /// Starts the store on a free port of 127.0.0.1, for this process's own client.
+    /// Starts the store for this process's own client ([`EmbeddedStore::http_client`]), with
+    /// no listener.
     pub fn start(location: &EmbeddedLocation) -> Result<EmbeddedStore, StoreError> {
-        EmbeddedStore::start_on(location, (std::net::Ipv4Addr::LOCALHOST, 0).into())
+        EmbeddedStore::launch(location, None)
     }
 
-    /// Starts the store listening on `address`, for other processes (`tablegraph store`).
+    /// Starts the store with dynoxide's HTTP server listening on `address`, for other
+    /// processes (`tablegraph store`).
     pub fn start_on(
         location: &EmbeddedLocation,
         address: std::net::SocketAddr,
+    ) -> Result<EmbeddedStore, StoreError> {
+        EmbeddedStore::launch(location, Some(address))
+    }
+
+    fn launch(
+        location: &EmbeddedLocation,
+        address: Option<std::net::SocketAddr>,
     ) -> Result<EmbeddedStore, StoreError> {
         let unavailable = |what: &str, e: &dyn std::fmt::Display| {
             StoreError::Unavailable(format!("embedded store: {what}: {e}"))
@@ -75,26 +92,51 @@ impl EmbeddedStore {
             }
         };
 
-        let listener = std::net::TcpListener::bind(address)
-            .map_err(|e| unavailable(&format!("binding {address}"), &e))?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| unavailable("configuring the listener", &e))?;
-        let address = listener
-            .local_addr()
-            .map_err(|e| unavailable("reading the listener address", &e))?;
+        let listener = match address {
+            None => None,
+            Some(address) => {
+                let listener = std::net::TcpListener::bind(address)
+                    .map_err(|e| unavailable(&format!("binding {address}"), &e))?;
+                listener
+                    .set_nonblocking(true)
+                    .map_err(|e| unavailable("configuring the listener", &e))?;
+                Some(listener)
+            }
+        };
+        let endpoint = match &listener {
+            None => None,
+            Some(listener) => Some(format!(
+                "http://{}",
+                listener
+                    .local_addr()
+                    .map_err(|e| unavailable("reading the listener address", &e))?
+            )),
+        };
+        // One worker per core: the operations of concurrent calls (their JSON on the way in
+        // and out, and the HTTP work when there is a listener) run side by side; dynoxide holds
+        // its database lock only around each operation's storage work.
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(workers)
             .thread_name("embedded-store")
             .enable_all()
             .build()
             .map_err(|e| unavailable("starting its runtime", &e))?;
+        let handle = runtime.handle().clone();
 
         let (stop, stopped) = oneshot::channel::<()>();
+        let served = database.clone();
         let thread = std::thread::Builder::new()
             .name("embedded-store".into())
             .spawn(move || {
                 runtime.block_on(async move {
+                    if let Some(file) = file {
+                        tokio::spawn(trim_stream_records(file));
+                    }
+                    let Some(listener) = listener else {
+                        let _ = stopped.await;
+                        return;
+                    };
                     let listener = match tokio::net::TcpListener::from_std(listener) {
                         Ok(listener) => listener,
                         Err(e) => {
@@ -105,29 +147,34 @@ impl EmbeddedStore {
                     let shutdown = async move {
                         let _ = stopped.await;
                     };
-                    if let Some(file) = file {
-                        tokio::spawn(trim_stream_records(file));
-                    }
                     if let Err(e) =
-                        dynoxide::server::serve_with_shutdown(listener, database, shutdown).await
+                        dynoxide::server::serve_with_shutdown(listener, served, shutdown).await
                     {
                         tracing::error!(error = %e, "embedded store stopped");
                     }
                 });
             })
             .map_err(|e| unavailable("starting its thread", &e))?;
-        tracing::info!(%address, ?location, "embedded store started");
+        tracing::info!(address = ?endpoint, ?location, "embedded store started");
         Ok(EmbeddedStore {
-            endpoint: format!("http://{address}"),
+            endpoint,
+            database: Arc::new(RwLock::new(Some(database))),
+            runtime: handle,
             stop: Some(stop),
             thread: Some(thread),
             _lock: lock,
         })
     }
 
-    /// The URL the SDK client uses.
-    pub fn endpoint(&self) -> &str {
-        &self.endpoint
+    /// The URL of its HTTP server, when it was started with one.
+    pub fn endpoint(&self) -> Option<&str> {
+        self.endpoint.as_deref()
+    }
+
+    /// The SDK HTTP client that hands requests to this store in-process (`in_process.rs`).
+    /// Once the store is dropped, its calls fail as a stopped server's would.
+    pub(super) fn http_client(&self) -> aws_smithy_runtime_api::client::http::SharedHttpClient {
+        in_process::client(self.database.clone(), self.runtime.clone())
     }
 }
 
@@ -175,6 +222,12 @@ async fn trim_stream_records(file: PathBuf) {
 
 impl Drop for EmbeddedStore {
     fn drop(&mut self) {
+        // Calls already running keep their handle on the database until they finish; no new
+        // one starts.
+        self.database
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

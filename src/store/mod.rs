@@ -24,6 +24,7 @@ mod client;
 mod embedded;
 mod error;
 mod filter;
+mod in_process;
 mod item;
 mod key;
 mod metrics;

@@ -994,7 +994,7 @@ def summarize(results, targets):
             log(f"{conns:>3} conn.: tablegraph(W0)/B1 = {rps('W0', 'tablegraph') / b1:.2f}   "
                 f"tablegraph(W2)/B1 = {rps('W2', 'tablegraph') / b1:.3f}")
     for target, measured, ok in targets:
-        log(f"{'met    ' if ok else 'NOT MET'}  {target}: {measured}")
+        log(f"{'reported' if ok is None else 'met     ' if ok else 'NOT MET '}  {target}: {measured}")
     log(f"\nwrote {OUT}")
 
 

@@ -64,14 +64,15 @@ pub fn listen_address() -> SocketAddr {
 }
 
 /// Serves `schema` at `POST /graphql` on `address` until the process ends. The body is
-/// deserialized as an `async_graphql::Request`, executed, and the `Response` serialized.
+/// deserialized as an `async_graphql::Request`, given its per-request data by `prepare`,
+/// executed, and the `Response` serialized.
 ///
 /// Every request passes the layers tablegraph runs: a request id (UUIDv4) echoed on the answer,
 /// a tracing span at `info` that carries it (logging to stderr at `info`, as tablegraph does),
 /// CORS open to every origin, gzip from 1 KiB, a 30 s time limit answering 408, panic capture
 /// and a 1 MiB body limit. So tablegraph against B1 or B2 compares the GraphQL and storage
 /// work, not the middleware.
-pub async fn serve_graphql<Q, M, S>(schema: Schema<Q, M, S>, address: SocketAddr)
+pub async fn serve_graphql<Q, M, S>(schema: Schema<Q, M, S>, prepare: Prepare, address: SocketAddr)
 where
     Q: ObjectType + 'static,
     M: ObjectType + 'static,
@@ -115,7 +116,7 @@ where
         .layer(RequestBodyLimitLayer::new(1024 * 1024));
     let app = Router::new()
         .route("/graphql", post(graphql::<Q, M, S>))
-        .with_state(schema)
+        .with_state((schema, prepare))
         .layer(layers);
     let listener = tokio::net::TcpListener::bind(address)
         .await
@@ -123,7 +124,14 @@ where
     axum::serve(listener, app).await.expect("the server runs");
 }
 
-async fn graphql<Q, M, S>(State(schema): State<Schema<Q, M, S>>, body: Bytes) -> Response
+/// What a server adds to each request before it runs (B2: the request's own `DataLoader`).
+pub type Prepare =
+    std::sync::Arc<dyn Fn(async_graphql::Request) -> async_graphql::Request + Send + Sync>;
+
+async fn graphql<Q, M, S>(
+    State((schema, prepare)): State<(Schema<Q, M, S>, Prepare)>,
+    body: Bytes,
+) -> Response
 where
     Q: ObjectType + 'static,
     M: ObjectType + 'static,
@@ -133,7 +141,7 @@ where
         Ok(request) => request,
         Err(e) => return (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
     };
-    let response = schema.execute(request).await;
+    let response = schema.execute(prepare(request)).await;
     match serde_json::to_vec(&response) {
         Ok(json) => ([(CONTENT_TYPE, "application/json")], json).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),

@@ -17,5 +17,6 @@ impl Query {
 async fn main() {
     let address = tablegraph_bench_baselines::listen_address();
     let schema = Schema::new(Query, EmptyMutation, EmptySubscription);
-    tablegraph_bench_baselines::serve_graphql(schema, address).await;
+    let prepare = std::sync::Arc::new(|request| request);
+    tablegraph_bench_baselines::serve_graphql(schema, prepare, address).await;
 }

@@ -1,9 +1,9 @@
 //! B2, the hand-written peer: what a Rust team writes instead of tablegraph for W1 (a node by
 //! id) and the Koan page (W2), on the same table and the same data.
 //!
-//! A static async-graphql schema (derive macros), async-graphql's own `DataLoader` (one loader
-//! for the process, as its documentation sets it up, batching every read by key into
-//! BatchGetItem calls of up to 100 keys), `aws-sdk-dynamodb`, and the embedded store reached
+//! A static async-graphql schema (derive macros), async-graphql's own `DataLoader` (one per
+//! request, batching the request's reads by key into BatchGetItem calls of up to 100 keys, as
+//! tablegraph's loader does; see "One loader per request" below), `aws-sdk-dynamodb`, and the embedded store reached
 //! the way tablegraph reaches it: dynoxide in this process on a runtime of its own (threads
 //! named `embedded-store`, as tablegraph's, so the benchmark counts their CPU alike), the SDK's
 //! requests handed to it by tablegraph's own in-process HTTP client (the same source file), so
@@ -14,6 +14,16 @@
 //!
 //! The page costs four storage calls here: the team, its memberships, their goals, and the
 //! goals' leads and teams (tablegraph reads the team with the last level: three).
+//!
+//! # One loader per request
+//!
+//! A loader shared by the whole process (as async-graphql's book sets one up) batches the
+//! reads of concurrent requests together, and every client of this benchmark asks for the same
+//! page, so at 32 connections one BatchGetItem would serve many requests' goals at once: it
+//! would measure how alike the requests are, not what a page costs. A loader per request
+//! (the usual advice for data loaders, and tablegraph's design: its storage calls are counted
+//! and budgeted per request) makes the same calls for every request, alone or under load.
+//! `bench/PROFILE.md` gives the figures of both.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -86,7 +96,16 @@ impl Loader<String> for NodeLoader {
     }
 }
 
-type Nodes = DataLoader<NodeLoader>;
+type Nodes = Arc<DataLoader<NodeLoader>>;
+
+/// A loader of nodes; one per request unless `B2_SHARED_LOADER` is set (one for the process,
+/// for the comparison in `bench/PROFILE.md`).
+fn new_loader(client: &Client) -> Nodes {
+    let loader = NodeLoader {
+        client: client.clone(),
+    };
+    Arc::new(DataLoader::new(loader, tokio::spawn).max_batch_size(100))
+}
 
 /// The node `id` if it is a `typename`.
 async fn load(
@@ -331,15 +350,14 @@ async fn main() {
         .http_client(http)
         .load()
         .await;
-    let nodes = DataLoader::new(
-        NodeLoader {
-            client: Client::new(&config),
-        },
-        tokio::spawn,
-    )
-    .max_batch_size(100);
-    let schema = Schema::build(Query, EmptyMutation, EmptySubscription)
-        .data(nodes)
-        .finish();
-    tablegraph_bench_baselines::serve_graphql(schema, args.listen).await;
+    let client = Client::new(&config);
+    let schema = Schema::build(Query, EmptyMutation, EmptySubscription).finish();
+    let shared = std::env::var_os("B2_SHARED_LOADER")
+        .is_some()
+        .then(|| new_loader(&client));
+    let prepare = Arc::new(move |request: async_graphql::Request| match &shared {
+        Some(loader) => request.data(loader.clone()),
+        None => request.data(new_loader(&client)),
+    });
+    tablegraph_bench_baselines::serve_graphql(schema, prepare, args.listen).await;
 }

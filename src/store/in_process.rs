@@ -67,8 +67,12 @@ impl HttpConnector for InProcess {
             .clone();
         let runtime = self.runtime.clone();
         HttpConnectorFuture::new(async move {
-            let (Some(database), Some(body)) = (database, body) else {
+            let Some(database) = database else {
                 return Err(ConnectorError::io("the embedded store has stopped".into()));
+            };
+            // The SDK's DynamoDB requests are bodies in memory, never streams.
+            let Some(body) = body else {
+                return Err(ConnectorError::user("a streamed request body".into()));
             };
             let (status, json) = runtime
                 .spawn(async move { answer(&database, &operation, &body) })

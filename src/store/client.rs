@@ -84,11 +84,7 @@ impl Store {
     ) -> Store {
         let lossy = tuning.faults.is_some();
         // The SDK still resolves an endpoint and signs for it; the in-process client ignores both.
-        let endpoint = Some(
-            embedded
-                .endpoint()
-                .unwrap_or("http://embedded-store.invalid"),
-        );
+        let endpoint = Some("http://embedded-store.invalid");
         let http = Some(embedded.http_client());
         Store::connect_with(endpoint, Credentials::Local, http, table, tuning, lossy).await
     }

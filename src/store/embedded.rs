@@ -92,29 +92,24 @@ impl EmbeddedStore {
             }
         };
 
-        let listener = match address {
-            None => None,
+        // dynoxide's HTTP server, for `tablegraph store` only: the listener and its URL.
+        let (listener, endpoint) = match address {
+            None => (None, None),
             Some(address) => {
                 let listener = std::net::TcpListener::bind(address)
                     .map_err(|e| unavailable(&format!("binding {address}"), &e))?;
                 listener
                     .set_nonblocking(true)
                     .map_err(|e| unavailable("configuring the listener", &e))?;
-                Some(listener)
+                let bound = listener
+                    .local_addr()
+                    .map_err(|e| unavailable("reading the listener address", &e))?;
+                (Some(listener), Some(format!("http://{bound}")))
             }
         };
-        let endpoint = match &listener {
-            None => None,
-            Some(listener) => Some(format!(
-                "http://{}",
-                listener
-                    .local_addr()
-                    .map_err(|e| unavailable("reading the listener address", &e))?
-            )),
-        };
-        // One worker per core: the operations of concurrent calls (their JSON on the way in
-        // and out, and the HTTP work when there is a listener) run side by side; dynoxide holds
-        // its database lock only around each operation's storage work.
+        // One worker per core: concurrent calls read their requests and write their answers
+        // as JSON (and, with a listener, do their HTTP work) side by side; dynoxide holds its
+        // database lock only while each operation itself runs.
         let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)

@@ -195,7 +195,7 @@ fn node_subscription(watch: NodeWatch, description: String) -> SubscriptionField
                 kinds,
                 filter: Filter::All(tests),
             };
-            let events = receiver(&ctx)?;
+            let events = receiver(&ctx).await?;
             Ok(stream_of(events, watch, move |item| {
                 FieldValue::owned_any(Node {
                     typename: typename.clone(),
@@ -247,7 +247,7 @@ fn edge_subscription(
                 kinds,
                 filter: Filter::All(tests),
             };
-            let events = receiver(&ctx)?;
+            let events = receiver(&ctx).await?;
             Ok(stream_of(events, watch, |item| {
                 FieldValue::owned_any(EdgeItem(item))
             }))
@@ -283,7 +283,7 @@ fn equal_to(
 }
 
 /// A receiver of the events, once the subscription is known to be valid.
-fn receiver(
+async fn receiver(
     ctx: &async_graphql::dynamic::ResolverContext<'_>,
 ) -> async_graphql::Result<EventReceiver> {
     let hub = ctx
@@ -292,7 +292,7 @@ fn receiver(
     if !hub.is_following() {
         return Err(graphql_error(EngineError::SubscriptionsUnavailable));
     }
-    hub.subscribe().ok_or_else(|| {
+    hub.subscribe().await.ok_or_else(|| {
         graphql_error(EngineError::LimitExceeded(format!(
             "this server holds its most subscriptions ({}, --max-subscriptions); \
              try again later or another replica",

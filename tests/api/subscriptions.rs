@@ -150,6 +150,54 @@ async fn a_batch_reaches_subscribers_as_one_event_per_node() {
     assert_eq!(names, [json!("East"), json!("West")]);
 }
 
+/// Records the server's reader took from the table's change stream so far.
+fn stream_records_read(app: &TestApp) -> u64 {
+    app.events
+        .render_metrics()
+        .lines()
+        .find_map(|line| line.strip_prefix("tablegraph_stream_records_total "))
+        .and_then(|value| value.parse().ok())
+        .expect("the counter is reported")
+}
+
+#[tokio::test]
+async fn the_embedded_stream_is_not_read_while_nobody_subscribes() {
+    let app = spawn_app().await;
+    // Written while nobody listens: for nobody, so the stream is not asked for them.
+    for name in ["One", "Two", "Three"] {
+        app.create_farm(name).await;
+    }
+    let mut client = Client::connected(&app, json!({})).await;
+    client
+        .subscribe("1", "subscription { onCreateFarm { name } }", json!({}))
+        .await;
+    app.events.until_subscribers(1).await;
+    let before = stream_records_read(&app);
+    app.create_farm("Four").await;
+    // The first event is the first write made once the subscription was in place.
+    assert_eq!(
+        client.next_of("1").await["data"]["onCreateFarm"]["name"],
+        "Four"
+    );
+    let after_four = stream_records_read(&app);
+    app.create_farm("Five").await;
+    assert_eq!(
+        client.next_of("1").await["data"]["onCreateFarm"]["name"],
+        "Five"
+    );
+    let after_five = stream_records_read(&app);
+    // The reader started again at the stream's newest records: the first three farms (and
+    // their unique names) were never read, only what the fourth create wrote, which is as
+    // much as the fifth wrote.
+    assert_eq!(before, 0, "nothing read before the subscription");
+    assert!(after_four > 0);
+    assert_eq!(
+        after_four,
+        after_five - after_four,
+        "only the fourth create's records"
+    );
+}
+
 #[tokio::test]
 async fn a_nested_create_reaches_subscribers_as_one_event_per_node_and_edge() {
     let app = spawn_app().await;

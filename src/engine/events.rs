@@ -8,10 +8,11 @@
 //! edge write, an edge set, the relation slots).
 //!
 //! The embedded store's reader rests while nobody subscribes: it asks the stream nothing (an
-//! idle poll cost the store about 1 ms of CPU every 20 ms), and when a subscriber arrives it
+//! idle poll cost the store about 1 ms of CPU every 20 ms). When a subscriber arrives it
 //! starts again at the stream's newest records before the subscription counts as in place, so
-//! the subscriber gets every write from then on and none from before. A reader that also reads
-//! for other replicas never rests.
+//! the subscriber gets every write from then on (and, when nobody else listened, none from
+//! before); after a failure of the stream, new subscribers wait the same way until it is read
+//! again. A reader that also reads for other replicas never rests.
 //!
 //! Nothing is dropped silently: a subscriber that falls more events behind than the hub keeps
 //! ([`EVENT_BUFFER`] unless told otherwise), or that was subscribed while the reader lost its
@@ -59,10 +60,14 @@ pub struct EventHub {
     sender: broadcast::Sender<Event>,
     /// Whether a reader feeds the hub (the table's stream is on).
     following: Arc<AtomicBool>,
-    /// Receivers alive now, for whoever must know a subscription is in place before it
-    /// writes.
+    /// Places taken by subscribers, in place or waiting for the reader: the limit counts
+    /// them, and the reader rests while there are none.
     subscribers: Arc<watch::Sender<usize>>,
-    /// Whether the reader reads the stream (`false` while it rests, nobody subscribing).
+    /// Subscribers in place, for whoever must know a subscription is in place before it
+    /// writes.
+    in_place: Arc<watch::Sender<usize>>,
+    /// Whether the reader reads the stream (`false` while it rests, nobody subscribing, and
+    /// while it opens the stream again after a failure).
     reading: Arc<watch::Sender<bool>>,
     metrics: Arc<HubMetrics>,
 }
@@ -70,10 +75,18 @@ pub struct EventHub {
 /// One subscriber's place in the events.
 pub struct EventReceiver {
     receiver: broadcast::Receiver<Event>,
-    subscribers: Arc<watch::Sender<usize>>,
+    _place: Place,
+    in_place: Arc<watch::Sender<usize>>,
     metrics: Arc<HubMetrics>,
-    /// Whether it counts in the open subscriptions' gauge (it is in place).
-    counted: bool,
+}
+
+/// A place taken among the hub's subscribers; given back when dropped.
+struct Place(Arc<watch::Sender<usize>>);
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.0.send_modify(|taken| *taken -= 1);
+    }
 }
 
 const SUBSCRIPTIONS: &str = "tablegraph_subscriptions";
@@ -136,6 +149,7 @@ impl EventHub {
             sender: broadcast::Sender::new(pending.max(1)),
             following: Arc::default(),
             subscribers: Arc::new(watch::Sender::new(0)),
+            in_place: Arc::new(watch::Sender::new(0)),
             reading: Arc::new(watch::Sender::new(true)),
             metrics: Arc::default(),
         }
@@ -216,7 +230,11 @@ impl EventHub {
                     Ok(()) => return,
                     Err(error) => {
                         tracing::warn!(%error, "the table's change stream failed; reading it again");
-                        // Subscribers are told rather than left to guess.
+                        // New subscribers wait for the stream to be opened again; the
+                        // subscribers in place are told rather than left to guess.
+                        if let Some(attention) = &attention {
+                            attention.reading.send_replace(false);
+                        }
                         match sender.upgrade() {
                             Some(sender) => drop(sender.send(Event::Missed)),
                             None => return,
@@ -237,36 +255,41 @@ impl EventHub {
     /// A receiver of the events published from now on, unless the hub holds its most
     /// subscribers already (`None`). The count is checked and taken in one step, so
     /// concurrent subscriptions cannot pass the limit together. A reader resting while nobody
-    /// subscribed reads again first, so every write committed once this answers reaches the
-    /// receiver.
+    /// subscribed, or opening the stream again after a failure, reads first, so every write
+    /// committed once this answers reaches the receiver.
     pub async fn subscribe(&self) -> Option<EventReceiver> {
-        let taken = self.subscribers.send_if_modified(|alive| {
-            let room = *alive < self.most;
+        let taken = self.subscribers.send_if_modified(|taken| {
+            let room = *taken < self.most;
             if room {
-                *alive += 1;
+                *taken += 1;
             }
             room
         });
         if !taken {
             return None;
         }
-        let mut receiver = EventReceiver {
-            receiver: self.sender.subscribe(),
-            subscribers: self.subscribers.clone(),
-            metrics: self.metrics.clone(),
-            counted: false,
-        };
-        self.until_reading().await;
-        receiver.counted = true;
-        self.metrics.open.increment(1.0);
-        Some(receiver)
-    }
-
-    /// Resolves once the reader reads the stream: at once, unless it rests.
-    async fn until_reading(&self) {
+        let place = Place(self.subscribers.clone());
         let mut reading = self.reading.subscribe();
         // The sender lives as long as `self`, so the wait cannot fail.
         let _ = reading.wait_for(|reading| *reading).await;
+        let receiver = EventReceiver {
+            receiver: self.sender.subscribe(),
+            _place: place,
+            in_place: self.in_place.clone(),
+            metrics: self.metrics.clone(),
+        };
+        self.in_place.send_modify(|in_place| {
+            *in_place += 1;
+            self.metrics.open.set(*in_place as f64);
+        });
+        Some(receiver)
+    }
+
+    /// Resolves once the reader asks the stream nothing: it rests while nobody subscribes (on
+    /// the embedded store), for whoever must know that writes from now on are not read.
+    pub async fn until_resting(&self) {
+        let mut reading = self.reading.subscribe();
+        let _ = reading.wait_for(|reading| !*reading).await;
     }
 
     /// Subscribers the hub holds at most.
@@ -279,14 +302,12 @@ impl EventHub {
         self.metrics.registry.render()
     }
 
-    /// Resolves once at least `count` receivers are alive and in place: every write
-    /// committed from then on reaches them.
+    /// Resolves once at least `count` receivers are in place: every write committed from
+    /// then on reaches them.
     pub async fn until_subscribers(&self, count: usize) {
-        let mut subscribers = self.subscribers.subscribe();
+        let mut in_place = self.in_place.subscribe();
         // The sender lives as long as `self`, so the wait cannot fail.
-        let _ = subscribers.wait_for(|alive| *alive >= count).await;
-        // While subscribers are alive the reader does not go back to rest.
-        self.until_reading().await;
+        let _ = in_place.wait_for(|in_place| *in_place >= count).await;
     }
 }
 
@@ -311,10 +332,10 @@ impl EventReceiver {
 
 impl Drop for EventReceiver {
     fn drop(&mut self) {
-        self.subscribers.send_modify(|alive| *alive -= 1);
-        if self.counted {
-            self.metrics.open.decrement(1.0);
-        }
+        self.in_place.send_modify(|in_place| {
+            *in_place -= 1;
+            self.metrics.open.set(*in_place as f64);
+        });
     }
 }
 
@@ -329,8 +350,11 @@ impl Attention {
     /// was written meanwhile was for nobody, so the stream is to be read again from its
     /// newest records), `Some(false)` when there are subscribers, `None` once the hub is gone.
     async fn rest_while_unwatched(&mut self) -> Option<bool> {
-        // Said before the count is read: a subscriber arriving from here on waits until the
-        // reader reads again, and one that arrived before is in the count.
+        if *self.subscribers.borrow_and_update() > 0 {
+            return Some(false);
+        }
+        // Said before the count is read again: a subscriber arriving from here on waits until
+        // the reader reads again, and one that arrived before is in the count.
         self.reading.send_replace(false);
         if *self.subscribers.borrow_and_update() > 0 {
             self.awake();
@@ -450,9 +474,7 @@ async fn read(
             let _ = sender.send(Event::Changed(Arc::new(change)));
         }
         drop(sender);
-        if !round.idle {
-            continue;
-        }
+        // Not even a busy stream is read for nobody.
         if let Some(attention) = attention.as_deref_mut() {
             match attention.rest_while_unwatched().await {
                 None => return Ok(()),
@@ -464,8 +486,10 @@ async fn read(
                 Some(false) => {}
             }
         }
-        // Polling the stream: DynamoDB Streams has no push.
-        tokio::time::sleep(idle_poll).await;
+        if round.idle {
+            // Polling the stream: DynamoDB Streams has no push.
+            tokio::time::sleep(idle_poll).await;
+        }
     }
 }
 
@@ -554,6 +578,39 @@ mod tests {
             ("__typename", "Farm#name"),
         ]);
         assert!(change_of(record(None, Some(unique))).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_is_in_place_only_once_a_resting_reader_reads_again() {
+        let hub = EventHub::new(8, 4);
+        let mut attention = Attention {
+            subscribers: hub.subscribers.subscribe(),
+            reading: hub.reading.clone(),
+        };
+        let resting = tokio::spawn(async move {
+            let woken = attention.rest_while_unwatched().await;
+            (attention, woken)
+        });
+        hub.until_resting().await;
+        let subscribing = tokio::spawn({
+            let hub = hub.clone();
+            async move { hub.subscribe().await }
+        });
+        let (attention, woken) = resting.await.expect("the reader's task");
+        assert_eq!(woken, Some(true), "a subscriber wakes the reader");
+        // The reader has not opened the stream again yet: nobody is in place.
+        assert_eq!(*hub.in_place.borrow(), 0);
+        assert!(!subscribing.is_finished());
+        attention.awake();
+        let receiver = subscribing.await.expect("the subscriber's task");
+        assert!(receiver.is_some());
+        hub.until_subscribers(1).await;
+        // With a subscriber in place the reader does not rest.
+        let mut attention = attention;
+        assert_eq!(attention.rest_while_unwatched().await, Some(false));
+        drop(receiver);
+        assert_eq!(*hub.in_place.borrow(), 0);
+        assert_eq!(*hub.subscribers.borrow(), 0);
     }
 
     #[tokio::test]

@@ -270,10 +270,18 @@ impl EventHub {
         }
         let place = Place(self.subscribers.clone());
         let mut reading = self.reading.subscribe();
-        // The sender lives as long as `self`, so the wait cannot fail.
-        let _ = reading.wait_for(|reading| *reading).await;
+        let receiver = loop {
+            // The sender lives as long as `self`, so the wait cannot fail.
+            let _ = reading.wait_for(|reading| *reading).await;
+            let receiver = self.sender.subscribe();
+            // A failure of the stream from here on reaches this receiver as `Missed`; one
+            // since the wait means waiting for the stream to be opened again.
+            if *self.reading.borrow() {
+                break receiver;
+            }
+        };
         let receiver = EventReceiver {
-            receiver: self.sender.subscribe(),
+            receiver,
             _place: place,
             in_place: self.in_place.clone(),
             metrics: self.metrics.clone(),

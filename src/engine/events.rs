@@ -10,12 +10,12 @@
 //! The embedded store's reader rests while nobody subscribes: it asks the stream nothing (an
 //! idle poll cost the store about 1 ms of CPU every 20 ms). When a subscriber arrives it
 //! starts again at the stream's newest records before the subscription counts as in place, so
-//! the subscriber gets every write from then on (and, when nobody else listened, none from
+//! the subscriber gets every write from then on (and, when the reader had rested, none from
 //! before); after a failure of the stream, new subscribers wait the same way until it is read
 //! again. A reader that also reads for other replicas never rests.
 //!
 //! Nothing is dropped silently: a subscriber that falls more events behind than the hub keeps
-//! ([`EVENT_BUFFER`] unless told otherwise), or that was subscribed while the reader lost its
+//! ([`EVENT_BUFFER`] unless told otherwise), or that was in place when the reader lost its
 //! place in the stream, receives an [`Event::Missed`] and its subscription ends with an error
 //! saying so.
 
@@ -66,8 +66,9 @@ pub struct EventHub {
     /// Subscribers in place, for whoever must know a subscription is in place before it
     /// writes.
     in_place: Arc<watch::Sender<usize>>,
-    /// Whether the reader reads the stream (`false` while it rests, nobody subscribing, and
-    /// while it opens the stream again after a failure).
+    /// Whether the reader reads the stream: `false` while it rests, nobody subscribing (and
+    /// for a moment before it looks whether anybody does), and while it opens the stream
+    /// again after a failure.
     reading: Arc<watch::Sender<bool>>,
     metrics: Arc<HubMetrics>,
 }
@@ -293,8 +294,10 @@ impl EventHub {
         Some(receiver)
     }
 
-    /// Resolves once the reader asks the stream nothing: it rests while nobody subscribes (on
-    /// the embedded store), for whoever must know that writes from now on are not read.
+    /// Resolves once the reader says it is not reading: it rests while nobody subscribes (on
+    /// the embedded store; a reader for other replicas never rests), says so a moment before
+    /// it looks whether anybody does, and while it opens the stream again after a failure.
+    /// With nobody subscribing, writes from then on are not read.
     pub async fn until_resting(&self) {
         let mut reading = self.reading.subscribe();
         let _ = reading.wait_for(|reading| !*reading).await;

@@ -3,8 +3,8 @@
 //!
 //! A static async-graphql schema (derive macros), async-graphql's own `DataLoader` (one per
 //! request, batching the request's reads by key into BatchGetItem calls of up to 100 keys, as
-//! tablegraph's loader does; see "One loader per request" below), `aws-sdk-dynamodb`, and the embedded store reached
-//! the way tablegraph reaches it: dynoxide in this process on a runtime of its own (threads
+//! tablegraph's loader does; see "One loader per request" below), `aws-sdk-dynamodb`, and the
+//! embedded store reached the way tablegraph reaches it: dynoxide in this process on a runtime of its own (threads
 //! named `embedded-store`, as tablegraph's, so the benchmark counts their CPU alike), the SDK's
 //! requests handed to it by tablegraph's own in-process HTTP client (the same source file), so
 //! the two servers differ above the SDK only. It holds a copy of a seeded tablegraph table

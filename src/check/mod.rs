@@ -325,7 +325,7 @@ fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Fix> {
                 let Some(typename) = unique_typename_of(model, owner_node, &violation.pk) else {
                     continue;
                 };
-                let item = Item::from([
+                let item = Item::from_iter([
                     ("PK".to_owned(), AttrValue::S(violation.pk.clone())),
                     ("SK".to_owned(), AttrValue::S(violation.pk.clone())),
                     ("__typename".to_owned(), AttrValue::S(typename)),
@@ -383,7 +383,7 @@ fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Fix> {
                     }
                 } else {
                     Write::Put {
-                        item: Item::from([
+                        item: Item::from_iter([
                             ("PK".to_owned(), AttrValue::S(violation.pk.clone())),
                             ("SK".to_owned(), AttrValue::S(violation.pk.clone())),
                             ("__typename".to_owned(), AttrValue::S(typename.to_owned())),

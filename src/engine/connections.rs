@@ -107,15 +107,15 @@ pub struct Page {
     pub filtered: Option<FilterRead>,
     /// When the read budget stopped a filtered page: the cursor of where it stopped, which
     /// ends the page (its `endCursor` paging forward, its `startCursor` paging backward).
-    pub budget_cursor: Option<String>,
+    pub budget_cursor: Option<Cursor>,
 }
 
 impl Page {
-    /// The page's `startCursor` and `endCursor`.
-    pub fn cursors(&self) -> (Option<&str>, Option<&str>) {
-        let first = self.edges.first().map(|e| e.cursor.as_str());
-        let last = self.edges.last().map(|e| e.cursor.as_str());
-        let stop = self.budget_cursor.as_deref();
+    /// The page's `startCursor` and `endCursor`, to be encoded when a reader asks for them.
+    pub fn cursors(&self) -> (Option<&Cursor>, Option<&Cursor>) {
+        let first = self.edges.first().map(|e| &e.cursor);
+        let last = self.edges.last().map(|e| &e.cursor);
+        let stop = self.budget_cursor.as_ref();
         if self.forward {
             (first.or(stop), stop.or(last))
         } else {
@@ -125,7 +125,6 @@ impl Page {
 
     /// The page of `edges` that `read` found for `page`, whose cursors are bound to `binding`.
     pub(super) fn read(
-        scope: &RequestScope,
         edges: Vec<PageEdge>,
         page: &PageRequest,
         binding: &str,
@@ -136,12 +135,9 @@ impl Page {
             .filtered
             .as_ref()
             .and_then(|f| f.budget_stop.clone())
-            .map(|sort_key| {
-                Cursor {
-                    connection: binding.to_owned(),
-                    sort_key,
-                }
-                .encode(&scope.cursors)
+            .map(|sort_key| Cursor {
+                connection: binding.to_owned(),
+                sort_key,
             });
         // What a page read to leave out what the caller may not read is not told, unless
         // the client filtered it too.
@@ -174,7 +170,8 @@ impl Page {
 /// One item of a page.
 #[derive(Debug)]
 pub struct PageEdge {
-    pub cursor: String,
+    /// Signed and encoded only when a reader selects it: most pages are read for their nodes.
+    pub cursor: Cursor,
     /// `None` only when the reader did not want nodes: they are then never read.
     pub node: Option<Node>,
     /// The edge item, for edge connections: its metadata are fields of the Relay edge.
@@ -609,7 +606,7 @@ pub async fn read_page(
         with_nodes,
     )
     .await?;
-    Ok(Page::read(scope, edges, page, &binding, &read))
+    Ok(Page::read(edges, page, &binding, &read))
 }
 
 /// An edge connection's page as [`readable_edges`] reads it.
@@ -716,7 +713,10 @@ async fn readable_edges(
     if let Some(total) = filtered.as_mut() {
         total.budget_stop.clone_from(&budget_stop);
     }
-    result.budget_cursor = budget_stop.map(cursor);
+    result.budget_cursor = budget_stop.map(|sort_key| Cursor {
+        connection: reading.binding.to_owned(),
+        sort_key,
+    });
     result.filtered = filtered.filter(|_| page.filter.is_some());
     Ok(result)
 }
@@ -800,12 +800,9 @@ async fn edges_of(
     let cursor_of = |item: &Item| {
         item.get(sort_attribute)
             .and_then(AttrValue::as_str)
-            .map(|sort_key| {
-                Cursor {
-                    connection: binding.to_owned(),
-                    sort_key: sort_key.to_owned(),
-                }
-                .encode(&scope.cursors)
+            .map(|sort_key| Cursor {
+                connection: binding.to_owned(),
+                sort_key: sort_key.to_owned(),
             })
     };
     let other_end = match &connection.source {
@@ -864,8 +861,7 @@ pub(super) fn node_edges(
         let cursor = Cursor {
             connection: binding.to_owned(),
             sort_key: sort_key.to_owned(),
-        }
-        .encode(&scope.cursors);
+        };
         let item = Arc::new(item);
         let key = keys::node_key(super::derive::text(&item, "id"));
         scope.loader.offer(&key, item.clone());

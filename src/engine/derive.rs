@@ -300,16 +300,31 @@ pub fn role_sort_value(
 /// The targets of a node's edges of type `edge` (with sort value `role_sort`, if given), as
 /// its edge set lists them.
 pub fn target_ids(node: &Item, edge: &str, role_sort: Option<&str>) -> Vec<String> {
-    match node.get("edges") {
-        Some(AttrValue::Ss(set)) => set
-            .iter()
-            .filter_map(|entry| keys::parse_edge_set_entry(entry))
-            .filter(|e| e.edge_type == edge)
-            .filter(|e| role_sort.is_none() || e.sort_value == role_sort)
-            .map(|e| e.to_id.to_owned())
-            .collect(),
-        _ => Vec::new(),
-    }
+    targets(node, edge, role_sort).map(str::to_owned).collect()
+}
+
+/// [`target_ids`], borrowed from the node. Entries of other edge types are passed over by
+/// their prefix, unparsed: a node's edge set lists every type of its edges.
+pub fn targets<'a>(
+    node: &'a Item,
+    edge: &'a str,
+    role_sort: Option<&'a str>,
+) -> impl Iterator<Item = &'a str> + 'a {
+    let set = match node.get("edges") {
+        Some(AttrValue::Ss(set)) => Some(set),
+        _ => None,
+    };
+    set.into_iter()
+        .flatten()
+        .filter(move |entry| {
+            entry
+                .strip_prefix(edge)
+                .is_some_and(|rest| rest.starts_with('#'))
+        })
+        .filter_map(|entry| keys::parse_edge_set_entry(entry))
+        .filter(move |e| e.edge_type == edge)
+        .filter(move |e| role_sort.is_none() || e.sort_value == role_sort)
+        .map(|e| e.to_id)
 }
 
 /// The node's edge set with the entry of `edge_type` for `to_id` replaced by `entry` (or

@@ -605,7 +605,7 @@ mod tests {
 
     /// A node as the engine writes one, put directly.
     async fn create(store: &crate::store::Store, kind: &str, id: &str) {
-        let item = Item::from([
+        let item = Item::from_iter([
             ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
             ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
             ("__typename".to_owned(), AttrValue::S(kind.to_owned())),
@@ -620,7 +620,7 @@ mod tests {
     }
 
     fn role(name: &str) -> Item {
-        Item::from([("role".to_owned(), AttrValue::S(name.to_owned()))])
+        Item::from_iter([("role".to_owned(), AttrValue::S(name.to_owned()))])
     }
 
     /// Another writer changes the edge's role after this add read the source but before it

@@ -85,7 +85,7 @@ pub async fn read_list_page(
         &sort_attribute,
         items,
     );
-    Ok(Page::read(scope, edges, page, &binding, &read))
+    Ok(Page::read(edges, page, &binding, &read))
 }
 
 /// How many nodes of `type_def` there are: the sum of its type index shards' counters, read

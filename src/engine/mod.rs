@@ -39,7 +39,7 @@ pub use creates::{NewEdge, NewNode, create_node, create_nodes, create_tree};
 pub use derive::{
     MAX_SORT_VALUE_BYTES, edge_set_entry, edge_sort_value, index_value, role_sort_value,
     set_edge_slot_attributes, set_index_attributes, set_list_attributes, set_slot_attributes,
-    sort_value, target_ids, unique_item_key, unique_text,
+    sort_value, target_ids, targets, unique_item_key, unique_text,
 };
 pub use edge_writes::{add_edge, remove_edge};
 pub use error::EngineError;

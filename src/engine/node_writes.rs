@@ -52,7 +52,7 @@ pub(super) fn new_item(
     fields: &FieldValues,
 ) -> Result<Item, EngineError> {
     let now = now();
-    let mut item = Item::from([
+    let mut item = Item::from_iter([
         ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
         ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
         ("__typename".to_owned(), AttrValue::S(type_def.name.clone())),

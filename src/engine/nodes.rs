@@ -31,7 +31,7 @@ impl Node {
     pub fn identity(typename: &str, id: &str) -> Node {
         Node {
             typename: typename.to_owned(),
-            item: Arc::new(Item::from([
+            item: Arc::new(Item::from_iter([
                 ("id".to_owned(), AttrValue::S(id.to_owned())),
                 ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
             ])),

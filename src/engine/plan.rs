@@ -513,7 +513,7 @@ pub fn take_unique_values(
         if let Some(new_key) = new_key {
             plan.push(
                 Write::Put {
-                    item: Item::from([
+                    item: Item::from_iter([
                         ("PK".to_owned(), AttrValue::S(new_key.clone())),
                         ("SK".to_owned(), AttrValue::S(new_key)),
                         (
@@ -723,7 +723,7 @@ mod tests {
     use super::*;
 
     fn node(id: &str, typename: &str) -> Item {
-        Item::from([
+        Item::from_iter([
             ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
             ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
             ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
@@ -932,7 +932,7 @@ mod tests {
     fn a_unique_value_freed_by_one_part_and_taken_by_another_changes_hands_in_one_put() {
         let key = Key::same("UNIQUE#Farm#name#alpha".to_owned());
         let take = Write::Put {
-            item: Item::from([
+            item: Item::from_iter([
                 ("PK".to_owned(), AttrValue::S(key.pk.clone())),
                 ("SK".to_owned(), AttrValue::S(key.sk.clone())),
                 ("id".to_owned(), AttrValue::S("b".to_owned())),

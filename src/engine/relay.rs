@@ -535,7 +535,7 @@ fn entry_of(change: &Change) -> AttrValue {
             })
             .collect()
     };
-    let mut entry = Item::from([
+    let mut entry = Item::from_iter([
         ("kind".to_owned(), AttrValue::S(kind.to_owned())),
         ("item".to_owned(), AttrValue::M(carried)),
     ]);
@@ -586,7 +586,7 @@ fn relay_item(
     entries: Vec<AttrValue>,
     last: bool,
 ) -> Item {
-    let mut item = Item::from([
+    let mut item = Item::from_iter([
         ("PK".to_owned(), AttrValue::S(partition.to_owned())),
         ("SK".to_owned(), AttrValue::S(key.to_owned())),
         ("previous".to_owned(), AttrValue::S(previous.to_owned())),
@@ -600,7 +600,7 @@ fn relay_item(
 }
 
 fn lease_item(partition: &str, lease: &Lease) -> Item {
-    Item::from([
+    Item::from_iter([
         ("PK".to_owned(), AttrValue::S(partition.to_owned())),
         ("SK".to_owned(), AttrValue::S(keys::STREAM_LEASE.to_owned())),
         ("owner".to_owned(), AttrValue::S(lease.owner.clone())),
@@ -674,7 +674,7 @@ mod tests {
     use super::*;
 
     fn farm(id: &str, bytes: usize) -> Change {
-        let item = Item::from([
+        let item = Item::from_iter([
             ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
             ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
             ("__typename".to_owned(), AttrValue::S("Farm".into())),

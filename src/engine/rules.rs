@@ -526,7 +526,7 @@ mod tests {
     }
 
     fn note(owner: &str, editors: &[&str], team: &str) -> Item {
-        Item::from([
+        Item::from_iter([
             ("owner".to_owned(), AttrValue::S(owner.into())),
             (
                 "editors".to_owned(),
@@ -592,11 +592,13 @@ mod tests {
             .map(|(k, v)| (k, v.expect("set")))
             .collect();
         authorize_create(&rules, &ann, type_def, &[], &item).expect("allowed");
-        let forged = Item::from([("owner".to_owned(), AttrValue::S("bob".into()))]);
+        let forged = Item::from_iter([("owner".to_owned(), AttrValue::S("bob".into()))]);
         let error = authorize_create(&rules, &ann, type_def, &["owner".into()], &forged)
             .expect_err("refused");
         assert_eq!(error.error_type(), "Unauthorized");
-        assert!(authorize_create(&rules, &Identity::ApiKey, type_def, &[], &Item::new()).is_err());
+        assert!(
+            authorize_create(&rules, &Identity::ApiKey, type_def, &[], &Item::default()).is_err()
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@ use crate::engine::{
     self, Connection, DEFAULT_PAGE_SIZE, EngineError, KeyField, MAX_PAGE_SIZE, Node, Page,
     PageArguments, PageEdge, PageRequest,
 };
+use crate::keys::Cursor;
 use crate::model::{FieldDef, FieldKind, IndexDef, Model, ScalarType, TypeDef};
 
 /// `PageInfo`, read from the [`Page`] its connection holds.
@@ -30,14 +31,10 @@ pub(super) fn page_info() -> Object {
             FieldFuture::from_value(value.map(Into::into))
         })
     };
-    let cursor = |name: &str, read: fn(&Page) -> Option<&str>| {
+    let cursor = |name: &str, read: fn(&Page) -> Option<&Cursor>| {
         Field::new(name, TypeRef::named(TypeRef::STRING), move |ctx| {
-            let value = ctx
-                .parent_value
-                .downcast_ref::<Page>()
-                .and_then(read)
-                .map(Value::from);
-            FieldFuture::from_value(value)
+            let cursor = ctx.parent_value.downcast_ref::<Page>().and_then(read);
+            cursor_value(&ctx, cursor)
         })
     };
     Object::new("PageInfo")
@@ -46,6 +43,21 @@ pub(super) fn page_info() -> Object {
         .field(flag("hasPreviousPage", |p| p.has_previous_page))
         .field(cursor("startCursor", |p| p.cursors().0))
         .field(cursor("endCursor", |p| p.cursors().1))
+}
+
+/// A cursor as its reader sees it: signed with the request's keys. Pages hold their cursors
+/// unsigned, and only those a query selects are signed.
+fn cursor_value<'a>(ctx: &ResolverContext<'a>, cursor: Option<&Cursor>) -> FieldFuture<'a> {
+    let Some(cursor) = cursor else {
+        return FieldFuture::from_value(None);
+    };
+    match scope(ctx) {
+        Ok(scope) => FieldFuture::from_value(Some(Value::from(cursor.encode(&scope.cursors)))),
+        Err(error) => {
+            let error = graphql_error(error);
+            FieldFuture::new(async move { Err::<Option<Value>, _>(error) })
+        }
+    }
 }
 
 /// The names of the connection type and of its Relay edge type that `field` returns.
@@ -122,11 +134,8 @@ pub(super) fn objects(
             "cursor",
             TypeRef::named_nn(TypeRef::STRING),
             |ctx| {
-                let cursor = ctx
-                    .parent_value
-                    .downcast_ref::<PageEdge>()
-                    .map(|e| e.cursor.as_str().into());
-                FieldFuture::from_value(cursor)
+                let edge = ctx.parent_value.downcast_ref::<PageEdge>();
+                cursor_value(&ctx, edge.map(|edge| &edge.cursor))
             },
         ))
         .field(Field::new(

@@ -2,8 +2,6 @@
 //! `<Type>Input` for each, and the conversion of their values, which are stored as maps (and
 //! lists of maps) inside the node that holds them.
 
-use std::collections::HashMap;
-
 use async_graphql::Value;
 use async_graphql::dynamic::{
     Field, FieldFuture, FieldValue, InputObject, InputValue, Object, SchemaBuilder, TypeRef,
@@ -209,7 +207,7 @@ fn map_from_input(
             object_def.name
         )));
     };
-    let mut map = HashMap::new();
+    let mut map = crate::store::Item::default();
     for field in &object_def.fields {
         let Some(value) = given.get(field.name.as_str()) else {
             continue;

@@ -395,7 +395,7 @@ fn new_node(
 
 /// An edge input's own fields as stored.
 fn edge_metadata(edge_def: &EdgeTypeDef, input: &ObjectAccessor<'_>) -> Result<Item, EngineError> {
-    let mut metadata = Item::new();
+    let mut metadata = Item::default();
     for field in &edge_def.fields {
         let Some(scalar) = field.scalar() else {
             continue;

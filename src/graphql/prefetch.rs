@@ -22,44 +22,77 @@ pub(super) async fn relations(
     nodes: &[&Node],
     selection: &Lookahead<'_>,
 ) -> Result<(), EngineError> {
+    // What each type's selected relations read, worked out once per type: a level's nodes are
+    // mostly of one type, and the selection is the same for all of them.
+    let mut plans: Vec<(&str, Vec<Relation<'_>>)> = Vec::new();
     let mut wanted = Vec::new();
     for node in nodes {
-        let Some(type_def) = model.type_def(&node.typename) else {
-            continue;
-        };
-        for field in &type_def.fields {
-            // A resolver file's field reads what its own steps say, nothing of the directive's.
-            if model.is_resolved(&type_def.name, &field.name) {
-                continue;
+        let at = match plans.iter().position(|(name, _)| *name == node.typename) {
+            Some(at) => at,
+            None => {
+                plans.push((&node.typename, plan(model, &node.typename, selection)));
+                plans.len() - 1
             }
-            match &field.kind {
-                FieldKind::BelongsTo { foreign_key, .. } => {
-                    if selection.field(&field.name).exists()
-                        && let Some(id) = node.item.get(foreign_key).and_then(AttrValue::as_str)
-                    {
+        };
+        for relation in &plans[at].1 {
+            match relation {
+                Relation::BelongsTo { foreign_key } => {
+                    if let Some(id) = node.item.get(*foreign_key).and_then(AttrValue::as_str) {
                         wanted.push(keys::node_key(id));
                     }
                 }
-                FieldKind::Targets { edge, role, .. } => {
-                    let targets = selection.field(&field.name);
-                    if !targets.exists() || selects_only_identity(&targets) {
-                        continue;
-                    }
-                    let Some(edge_def) = model.edge_def(edge) else {
-                        continue;
-                    };
-                    let role_sort = engine::role_sort_value(model, edge_def, role.as_deref());
-                    wanted.extend(
-                        engine::target_ids(&node.item, edge, role_sort.as_deref())
-                            .iter()
-                            .map(|id| keys::node_key(id)),
-                    );
-                }
-                _ => {}
+                Relation::Targets { edge, role_sort } => wanted.extend(
+                    engine::targets(&node.item, edge, role_sort.as_deref()).map(keys::node_key),
+                ),
             }
         }
     }
     engine::prefetch(scope, &wanted).await
+}
+
+/// A selected relation of a type whose nodes are read ahead.
+enum Relation<'m> {
+    /// A `@belongsTo`: the node its foreign key names.
+    BelongsTo { foreign_key: &'m str },
+    /// A `@targets`: the nodes its edge set lists for the edge type (and role).
+    Targets {
+        edge: &'m str,
+        role_sort: Option<String>,
+    },
+}
+
+/// The relations of `type_name` that `selection` selects and that need their nodes read.
+fn plan<'m>(model: &'m Model, type_name: &str, selection: &Lookahead<'_>) -> Vec<Relation<'m>> {
+    let Some(type_def) = model.type_def(type_name) else {
+        return Vec::new();
+    };
+    let mut relations = Vec::new();
+    for field in &type_def.fields {
+        // A resolver file's field reads what its own steps say, nothing of the directive's.
+        if model.is_resolved(&type_def.name, &field.name) {
+            continue;
+        }
+        match &field.kind {
+            FieldKind::BelongsTo { foreign_key, .. } if selection.field(&field.name).exists() => {
+                relations.push(Relation::BelongsTo { foreign_key });
+            }
+            FieldKind::Targets { edge, role, .. } => {
+                let targets = selection.field(&field.name);
+                if !targets.exists() || selects_only_identity(&targets) {
+                    continue;
+                }
+                let Some(edge_def) = model.edge_def(edge) else {
+                    continue;
+                };
+                relations.push(Relation::Targets {
+                    edge,
+                    role_sort: engine::role_sort_value(model, edge_def, role.as_deref()),
+                });
+            }
+            _ => {}
+        }
+    }
+    relations
 }
 
 /// Whether a selection asks a node for nothing but its `id` (and `__typename`): such nodes

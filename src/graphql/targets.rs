@@ -39,7 +39,8 @@ pub(super) fn targets_field(
                 let Some(parent) = ctx.parent_value.downcast_ref::<Node>() else {
                     return Ok(None);
                 };
-                let ids = engine::target_ids(&parent.item, &edge, role_sort.as_deref());
+                let ids: Vec<&str> =
+                    engine::targets(&parent.item, &edge, role_sort.as_deref()).collect();
                 let scope = scope(&ctx).map_err(graphql_error)?;
                 // Targets the caller may not read are left out, so each is read.
                 let readable = scope.read_access(&[element.as_str()]) == engine::Access::All;
@@ -47,7 +48,7 @@ pub(super) fn targets_field(
                 {
                     return Ok(Some(FieldValue::list(
                         ids.into_iter()
-                            .map(|id| FieldValue::owned_any(Node::identity(&element, &id))),
+                            .map(|id| FieldValue::owned_any(Node::identity(&element, id))),
                     )));
                 }
                 let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();

@@ -29,19 +29,18 @@
 //! its errors kept out of its cache by hand, and it has no "insert unless known" for items read
 //! from an index.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::OnceCell;
 
-use crate::store::{Item, Store, StoreError};
+use crate::store::{Item, Map, Store, StoreError};
 
 /// Yields before a batch is fetched. Each yield lets every ready future of the request run once;
 /// results of one level wake the next level's resolvers within two passes, so a few more are
 /// margin for nested lists.
 const YIELDS_BEFORE_FETCH: usize = 6;
 
-type BatchResult = Result<HashMap<String, Arc<Item>>, Arc<StoreError>>;
+type BatchResult = Result<Map<Arc<Item>>, Arc<StoreError>>;
 
 /// Loads items whose `PK` and `SK` equal the key, batched and cached for one request.
 pub struct ItemLoader {
@@ -52,9 +51,9 @@ pub struct ItemLoader {
 #[derive(Default)]
 struct LoaderState {
     /// Finished loads: key → the item, or `None` when it does not exist.
-    cache: HashMap<String, Option<Arc<Item>>>,
+    cache: Map<Option<Arc<Item>>>,
     /// Keys waiting in the open batch or in flight, and the batch that will answer them.
-    pending: HashMap<String, Arc<Batch>>,
+    pending: Map<Arc<Batch>>,
     /// The batch new keys join; taken when it starts fetching.
     open: Option<Arc<Batch>>,
 }

@@ -573,7 +573,7 @@ pub async fn record_builtins_applied(store: &Store, model: &Model) -> Result<(),
         .map(|migration| {
             let key = record_key(&migration.name);
             Write::Put {
-                item: Item::from([
+                item: Item::from_iter([
                     ("PK".to_owned(), AttrValue::S(key.pk.clone())),
                     ("SK".to_owned(), AttrValue::S(key.sk)),
                     (
@@ -588,7 +588,7 @@ pub async fn record_builtins_applied(store: &Store, model: &Model) -> Result<(),
                     ("status".to_owned(), AttrValue::S("applied".to_owned())),
                     ("appliedAt".to_owned(), AttrValue::S(engine::now())),
                     ("changed".to_owned(), AttrValue::N("0".to_owned())),
-                    ("checkpoint".to_owned(), AttrValue::M(Item::new())),
+                    ("checkpoint".to_owned(), AttrValue::M(Item::default())),
                 ]),
                 condition: vec![Clause::NotExists],
             }
@@ -717,7 +717,7 @@ async fn apply(
     let changed_before = record.as_ref().map_or(0, |r| r.changed);
     let mut checkpoints = record.map(|r| r.checkpoints).unwrap_or_default();
     run.resumed = !checkpoints.is_empty();
-    let mut record_item = Item::from([
+    let mut record_item = Item::from_iter([
         ("PK".to_owned(), AttrValue::S(key.pk.clone())),
         ("SK".to_owned(), AttrValue::S(key.sk.clone())),
         (
@@ -813,7 +813,7 @@ async fn fill_counts(
     }
     {
         let key = record_key(&migration.name);
-        let mut record = Item::from([
+        let mut record = Item::from_iter([
             ("PK".to_owned(), AttrValue::S(key.pk.clone())),
             ("SK".to_owned(), AttrValue::S(key.sk)),
             (
@@ -859,7 +859,7 @@ async fn save_record(
         .iter()
         .map(|(segment, key)| {
             let value = match key {
-                Some(key) => AttrValue::M(Item::from([
+                Some(key) => AttrValue::M(Item::from_iter([
                     ("PK".to_owned(), AttrValue::S(key.pk.clone())),
                     ("SK".to_owned(), AttrValue::S(key.sk.clone())),
                 ])),

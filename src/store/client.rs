@@ -16,7 +16,7 @@ use super::calls::{
 use super::embedded::EmbeddedStore;
 use super::error::{self, StoreError};
 use super::filter::Filter;
-use super::item::{self, AttrValue, Item};
+use super::item::{self, AttrValue, Item, Map};
 use super::key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS, RangeQuery, key_map};
 use super::metrics::StoreMetrics;
 use super::retry;
@@ -214,26 +214,23 @@ impl Store {
     /// Reads items whose `PK` and `SK` both equal each key (nodes, unique values), in chunks of
     /// at most 100 keys per BatchGetItem, run concurrently. Missing keys are absent from the
     /// answer.
-    pub async fn batch_get_items(
-        &self,
-        keys: &[String],
-    ) -> Result<HashMap<String, Item>, StoreError> {
+    pub async fn batch_get_items(&self, keys: &[String]) -> Result<Map<Item>, StoreError> {
         let chunks = keys
             .chunks(MAX_BATCH_GET_KEYS)
             .map(|chunk| self.batch_get_chunk(chunk));
-        let mut found = HashMap::with_capacity(keys.len());
+        let mut found = Map::with_capacity_and_hasher(keys.len(), Default::default());
         for chunk in futures::future::try_join_all(chunks).await? {
             found.extend(chunk);
         }
         Ok(found)
     }
 
-    async fn batch_get_chunk(&self, keys: &[String]) -> Result<HashMap<String, Item>, StoreError> {
+    async fn batch_get_chunk(&self, keys: &[String]) -> Result<Map<Item>, StoreError> {
         let request = keys_and_attributes(keys)?;
-        let found = HashMap::with_capacity(keys.len());
+        let found = Map::with_capacity_and_hasher(keys.len(), Default::default());
         // Each attempt asks for what the last one did not read: the keys DynamoDB left
         // unprocessed are a transient failure of the attempt, with what it read kept.
-        let attempt = |(request, mut found): (KeysAndAttributes, HashMap<String, Item>)| async move {
+        let attempt = |(request, mut found): (KeysAndAttributes, Map<Item>)| async move {
             match self.batch_get_once(&request).await {
                 Err(e) => ((request, found), Err(e)),
                 Ok((items, None)) => {
@@ -256,7 +253,7 @@ impl Store {
     async fn batch_get_once(
         &self,
         request: &KeysAndAttributes,
-    ) -> Result<(HashMap<String, Item>, Option<KeysAndAttributes>), StoreError> {
+    ) -> Result<(Map<Item>, Option<KeysAndAttributes>), StoreError> {
         self.begin_call()?;
         let asked = request.keys().len();
         let output = self
@@ -836,7 +833,7 @@ mod tests {
             client: Client::from_conf(config.build()),
             ..store
         };
-        let item = Item::from([
+        let item = Item::from_iter([
             ("PK".to_owned(), AttrValue::S("NODE#1".to_owned())),
             ("SK".to_owned(), AttrValue::S("NODE#1".to_owned())),
         ]);

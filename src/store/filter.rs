@@ -318,7 +318,7 @@ mod tests {
     use super::*;
 
     fn cow() -> Item {
-        Item::from([
+        Item::from_iter([
             ("name".to_owned(), AttrValue::S("Daisy".into())),
             ("age".to_owned(), AttrValue::N("4".into())),
             ("milked".to_owned(), AttrValue::Bool(true)),

@@ -4,8 +4,6 @@
 //! `examples/blog` (`@auth` rules, an interface the posts implement, `extend type`, an input
 //! type, a declared subscription with arguments).
 
-use std::collections::HashMap;
-
 use serde_json::{Value, json};
 use tablegraph::store::{AttrValue, Key, StoreTuning};
 
@@ -50,7 +48,7 @@ fn payload(user: Option<(&str, &[&str])>) -> Value {
     Value::Object(payload)
 }
 
-async fn stored(app: &TestApp, id: &str) -> HashMap<String, AttrValue> {
+async fn stored(app: &TestApp, id: &str) -> tablegraph::store::Item {
     app.store
         .get_item_consistent(&Key::same(format!("NODE#{id}")))
         .await

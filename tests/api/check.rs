@@ -108,7 +108,7 @@ async fn each_kind_of_damage_is_reported() {
     );
 
     // It comes back, but naming a value nobody holds.
-    let mut orphan = Item::new();
+    let mut orphan = Item::default();
     for (name, value) in [
         ("PK", "Farm#name#nobody's"),
         ("SK", "Farm#name#nobody's"),
@@ -124,7 +124,7 @@ async fn each_kind_of_damage_is_reported() {
         "Farm#name#nobody's".to_owned()
     )));
     delete(&app, "Farm#name#nobody's", "Farm#name#nobody's").await;
-    let mut restored = Item::new();
+    let mut restored = Item::default();
     for (name, value) in [
         ("PK", unique),
         ("SK", unique),
@@ -170,7 +170,7 @@ async fn each_kind_of_damage_is_reported() {
     );
 
     // An item nobody declared.
-    let mut stray = Item::new();
+    let mut stray = Item::default();
     for (name, value) in [
         ("PK", "STRAY#1"),
         ("SK", "STRAY#1"),
@@ -209,7 +209,7 @@ async fn repair_fixes_every_kind_of_damage_but_unknown_items() {
     put(&app, forgetful).await;
     let user_key = format!("NODE#{user}");
     delete(&app, &user_key, &user_key).await;
-    let mut stray = Item::new();
+    let mut stray = Item::default();
     for (name, value) in [
         ("PK", "STRAY#1"),
         ("SK", "STRAY#1"),

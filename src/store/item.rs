@@ -11,9 +11,9 @@ pub type Item = Map<AttrValue>;
 /// A map keyed by text, hashed with foldhash instead of the standard library's SipHash.
 ///
 /// Items and the request's loader are the server's busiest maps: the Koan page builds some 125
-/// items and looks up their attributes and keys many times over. With SipHash, hashing took
-/// 0.14 profile samples per Koan page against the hand-written peer's 0.08 (`bench/PROFILE.md`).
-/// foldhash is what `hashbrown` itself defaults to, seeded per process; every such map is
+/// items and looks up their attributes and keys many times over. With SipHash for all of them,
+/// hashing took 2.31 M instructions per Koan page; with foldhash here, 1.50 M (`bench/PROFILE.md`).
+/// foldhash is what `hashbrown` itself defaults to, with a random seed; every such map is
 /// bounded by the request's limits (items, ids, keys), so no client can grow one without end.
 pub type Map<V> = HashMap<String, V, foldhash::fast::RandomState>;
 

@@ -7,7 +7,8 @@
 # Builds tablegraph and the baselines (B0, B1, B2) in release mode, installs wrk and hyperfine
 # when missing, and valgrind when it can (Debian/Ubuntu: apt-get), then runs bench/bench.py:
 # starts B0, B1, B2 and tablegraph (the in-memory embedded store, seeded by bench/seed.py),
-# measures every workload, and writes BENCHMARKS.md at the repository root. Raw data goes to bench/results/<UTC time>/.
+# measures every workload, and writes BENCHMARKS.md at the repository root. Raw data goes to
+# bench/results/<UTC time>/.
 #
 # Settings (environment): BENCH_DURATION (10s), BENCH_REPS (3), BENCH_CONNECTIONS ("1 32"),
 # BENCH_THREADS (2), BENCH_CHECK_DURATION (3s), BENCH_WARMUP (2s), BENCH_COLD_RUNS (20),

@@ -630,12 +630,11 @@ async fn readable_edges(
     mut read: PageRead,
 ) -> Result<Page, EngineError> {
     let page = reading.page;
-    let cursor = |sort_key: String| {
-        Cursor {
-            connection: reading.binding.to_owned(),
-            sort_key,
-        }
-        .encode(&scope.cursors)
+    // Where a read stops: the next read of this page starts after it (signed, as a client's
+    // cursor is, for the page request), and a page the budget stopped ends there.
+    let cursor = |sort_key: String| Cursor {
+        connection: reading.binding.to_owned(),
+        sort_key,
     };
     let mut kept: Vec<PageEdge> = Vec::new();
     let mut spent = 0;
@@ -692,9 +691,9 @@ async fn readable_edges(
         let mut next = page.clone();
         next.size = chunk;
         if page.forward {
-            next.after = Some(cursor(last));
+            next.after = Some(cursor(last).encode(&scope.cursors));
         } else {
-            next.before = Some(cursor(last));
+            next.before = Some(cursor(last).encode(&scope.cursors));
         }
         let plan =
             reading
@@ -713,10 +712,7 @@ async fn readable_edges(
     if let Some(total) = filtered.as_mut() {
         total.budget_stop.clone_from(&budget_stop);
     }
-    result.budget_cursor = budget_stop.map(|sort_key| Cursor {
-        connection: reading.binding.to_owned(),
-        sort_key,
-    });
+    result.budget_cursor = budget_stop.map(cursor);
     result.filtered = filtered.filter(|_| page.filter.is_some());
     Ok(result)
 }

@@ -314,17 +314,12 @@ pub fn targets<'a>(
         Some(AttrValue::Ss(set)) => Some(set),
         _ => None,
     };
-    set.into_iter()
-        .flatten()
-        .filter(move |entry| {
-            entry
-                .strip_prefix(edge)
-                .is_some_and(|rest| rest.starts_with('#'))
-        })
-        .filter_map(|entry| keys::parse_edge_set_entry(entry))
-        .filter(move |e| e.edge_type == edge)
-        .filter(move |e| role_sort.is_none() || e.sort_value == role_sort)
-        .map(|e| e.to_id)
+    set.into_iter().flatten().filter_map(move |entry| {
+        entry.strip_prefix(edge)?.strip_prefix('#')?;
+        let e = keys::parse_edge_set_entry(entry)?;
+        (e.edge_type == edge && (role_sort.is_none() || e.sort_value == role_sort))
+            .then_some(e.to_id)
+    })
 }
 
 /// The node's edge set with the entry of `edge_type` for `to_id` replaced by `entry` (or

@@ -73,22 +73,21 @@ impl EmbeddedStore {
         };
         let opening = |e: &dyn std::fmt::Display| unavailable("opening the database", e);
         let mut lock = None;
-        let (database, file) = match location {
+        let (connections, file) = match location {
             EmbeddedLocation::Memory => {
-                let database = dynoxide::Database::memory().map_err(|e| opening(&e))?;
-                stream_upkeep::index_memory(&database, &std::env::temp_dir())
-                    .map_err(|e| opening(&e))?;
-                (database, None)
+                let connections = in_process::Connections::memory().map_err(|e| opening(&e))?;
+                stream_upkeep::index(connections.location()).map_err(|e| opening(&e))?;
+                (connections, None)
             }
             EmbeddedLocation::Directory(dir) => {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| unavailable(&format!("creating {}", dir.display()), &e))?;
                 lock = Some(lock_directory(dir)?);
                 let file = dir.join("tablegraph.db");
-                let database =
-                    dynoxide::Database::new(&file.to_string_lossy()).map_err(|e| opening(&e))?;
-                stream_upkeep::index_file(&file).map_err(|e| opening(&e))?;
-                (database, Some(file))
+                let connections = in_process::Connections::file(&file.to_string_lossy())
+                    .map_err(|e| opening(&e))?;
+                stream_upkeep::index(connections.location()).map_err(|e| opening(&e))?;
+                (connections, Some(file))
             }
         };
 
@@ -120,7 +119,7 @@ impl EmbeddedStore {
         let handle = runtime.handle().clone();
 
         let (stop, stopped) = oneshot::channel::<()>();
-        let served = database.clone();
+        let served = connections.writer().clone();
         let thread = std::thread::Builder::new()
             .name("embedded-store".into())
             .spawn(move || {
@@ -153,7 +152,7 @@ impl EmbeddedStore {
         tracing::info!(address = ?endpoint, ?location, "embedded store started");
         Ok(EmbeddedStore {
             endpoint,
-            database: Arc::new(RwLock::new(Some(database))),
+            database: Arc::new(RwLock::new(Some(Arc::new(connections)))),
             runtime: handle,
             stop: Some(stop),
             thread: Some(thread),

@@ -18,8 +18,32 @@
 //!
 //! The operations run on the embedded store's own runtime (threads named `embedded-store`):
 //! they are synchronous SQLite work and must not block the server's request workers.
+//!
+//! # Why readers beside dynoxide's connection
+//!
+//! dynoxide serializes every operation on one SQLite connection behind one lock. Measured on
+//! 16 cores at 392e847 (`bench/PROFILE.md`), that lock capped the Koan page at 64 connections
+//! at 2.7 × its 1-connection rate, about three cores busy of sixteen, tablegraph and the
+//! hand-written peer alike. So [`Connections`] keeps dynoxide's database for every write and
+//! every other call, and answers `GetItem`, `BatchGetItem`, `Query` and `Scan` on reader
+//! connections to the same SQLite database, opened as dynoxide databases of their own (its
+//! public API; no change in dynoxide), one per call running at that moment. SQLite itself keeps
+//! them consistent: each read is one transaction that sees every write committed before it
+//! began, so a read after a write sees it, as with DynamoDB's strongly consistent reads.
+//! `TransactGetItems`, which must see one moment for all its items, stays on the writer.
+//!
+//! - In memory the database is SQLite's `memdb` (`file:/name?vfs=memdb`): shared by the
+//!   connections of this process, gone with the last of them, at most 1 GiB, and readers open
+//!   it read-only. Its locking is SQLite's rollback journal's: reads run side by side, and a
+//!   write waits for the reads in progress to finish, as reads wait for a write.
+//! - In a file (write-ahead log) reads and the write run side by side.
+//!
+//! A reader keeps dynoxide's cache of the tables' definitions, so after a call that changes a
+//! table (`CreateTable`, `UpdateTable`, `DeleteTable`, `UpdateTimeToLive`) the idle readers
+//! are closed and new ones opened as needed.
 
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use aws_smithy_runtime_api::client::http::{
     HttpConnector, HttpConnectorFuture, SharedHttpClient, SharedHttpConnector, http_client_fn,
@@ -30,10 +54,123 @@ use aws_smithy_runtime_api::http::StatusCode;
 use aws_smithy_types::body::SdkBody;
 use dynoxide::{Database, DynoxideError};
 
-/// The database the client hands its requests to; `None` once the embedded store stopped.
-pub(super) type Shared = Arc<RwLock<Option<Database>>>;
+/// The connections the client hands its requests to; `None` once the embedded store stopped.
+pub(super) type Shared = Arc<RwLock<Option<Arc<Connections>>>>;
 
-/// An SDK HTTP client whose requests run on `runtime` against `database`.
+/// The embedded store's database: dynoxide's own connection, which every write and every call
+/// other than a plain read goes through, and the readers.
+pub(super) struct Connections {
+    writer: Database,
+    /// Where the writer's database is: a path, or a SQLite URI in memory.
+    at: String,
+    readers: Readers,
+}
+
+struct Readers {
+    /// Where a reader opens: the writer's database, read-only in memory.
+    at: String,
+    /// Readers open and not in use, each with the [`Readers::tables`] it was opened under.
+    idle: Mutex<Vec<(u64, Database)>>,
+    /// Counts the calls that changed a table; a reader opened before the last one is closed.
+    tables: AtomicU64,
+}
+
+/// Names each in-memory database of this process.
+static MEMORY_DATABASES: AtomicU64 = AtomicU64::new(0);
+
+impl Connections {
+    /// A new, empty database in memory, with readers.
+    pub(super) fn memory() -> Result<Connections, DynoxideError> {
+        let name = format!(
+            "/tablegraph-{}-{}",
+            std::process::id(),
+            MEMORY_DATABASES.fetch_add(1, Ordering::Relaxed)
+        );
+        let at = format!("file:{name}?vfs=memdb");
+        Ok(Connections::with_readers(
+            Database::new(&at)?,
+            at,
+            format!("file:{name}?vfs=memdb&mode=ro"),
+        ))
+    }
+
+    /// The database in the file at `path` (created if missing), with readers.
+    pub(super) fn file(path: &str) -> Result<Connections, DynoxideError> {
+        Ok(Connections::with_readers(
+            Database::new(path)?,
+            path.to_owned(),
+            path.to_owned(),
+        ))
+    }
+
+    fn with_readers(writer: Database, at: String, readers_at: String) -> Connections {
+        Connections {
+            writer,
+            at,
+            readers: Readers {
+                at: readers_at,
+                idle: Mutex::new(Vec::new()),
+                tables: AtomicU64::new(0),
+            },
+        }
+    }
+
+    /// dynoxide's own connection: every write goes through it.
+    pub(super) fn writer(&self) -> &Database {
+        &self.writer
+    }
+
+    /// Where another connection opens this database: a path, or a SQLite URI in memory.
+    pub(super) fn location(&self) -> &str {
+        &self.at
+    }
+
+    /// Runs the read `call` on a reader that nothing else is using: an idle one, or one opened
+    /// now. A reader that cannot be opened leaves the call to the writer.
+    fn read<T>(&self, call: impl FnOnce(&Database) -> T) -> T {
+        let readers = &self.readers;
+        let tables = readers.tables.load(Ordering::Acquire);
+        let idle = readers
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let reader = match idle {
+            Some((opened, reader)) if opened == tables => reader,
+            _ => match Database::new(&readers.at) {
+                Ok(reader) => reader,
+                Err(error) => {
+                    tracing::warn!(%error, "embedded store: a reader could not open");
+                    return call(&self.writer);
+                }
+            },
+        };
+        let answer = call(&reader);
+        if readers.tables.load(Ordering::Acquire) == tables {
+            readers
+                .idle
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((tables, reader));
+        }
+        answer
+    }
+
+    /// Runs `call`, which may change a table, on the writer, then retires the idle readers,
+    /// whose cached table definitions may be out of date.
+    fn changing_tables<T>(&self, call: impl FnOnce(&Database) -> T) -> T {
+        let answer = call(&self.writer);
+        self.readers.tables.fetch_add(1, Ordering::AcqRel);
+        self.readers
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        answer
+    }
+}
+
+/// An SDK HTTP client whose requests run on `runtime` against `database`'s connections.
 pub(super) fn client(database: Shared, runtime: tokio::runtime::Handle) -> SharedHttpClient {
     let connector = SharedHttpConnector::new(InProcess { database, runtime });
     http_client_fn(move |_settings, _components| connector.clone())
@@ -90,47 +227,46 @@ impl HttpConnector for InProcess {
 }
 
 /// The HTTP status and JSON body DynamoDB answers `operation` with.
-fn answer(database: &Database, operation: &str, body: &[u8]) -> (u16, String) {
-    match run(database, operation, body) {
+fn answer(connections: &Connections, operation: &str, body: &[u8]) -> (u16, String) {
+    match run(connections, operation, body) {
         Ok(json) => (200, json),
         Err(error) => (error.status_code(), error.to_json()),
     }
 }
 
-fn run(db: &Database, operation: &str, body: &[u8]) -> Result<String, DynoxideError> {
+fn run(connections: &Connections, operation: &str, body: &[u8]) -> Result<String, DynoxideError> {
     // Each arm: the request read from its JSON, the operation, the answer written as JSON.
-    macro_rules! operations {
-        ($($name:literal => $method:ident,)*) => {
-            match operation {
-                $($name => to_json(&db.$method(from_json(body)?)?),)*
-                _ => Err(DynoxideError::SerializationException(format!(
-                    "UnknownOperationException: {operation}"
-                ))),
-            }
+    macro_rules! on {
+        ($database:expr, $method:ident) => {
+            to_json(&$database.$method(from_json(body)?)?)
         };
     }
-    operations! {
-        "GetItem" => get_item,
-        "BatchGetItem" => batch_get_item,
-        "Query" => query,
-        "Scan" => scan,
-        "PutItem" => put_item,
-        "UpdateItem" => update_item,
-        "DeleteItem" => delete_item,
-        "BatchWriteItem" => batch_write_item,
-        "TransactWriteItems" => transact_write_items,
-        "TransactGetItems" => transact_get_items,
-        "CreateTable" => create_table,
-        "DescribeTable" => describe_table,
-        "UpdateTable" => update_table,
-        "DeleteTable" => delete_table,
-        "ListTables" => list_tables,
-        "UpdateTimeToLive" => update_time_to_live,
-        "DescribeTimeToLive" => describe_time_to_live,
-        "ListStreams" => list_streams,
-        "DescribeStream" => describe_stream,
-        "GetShardIterator" => get_shard_iterator,
-        "GetRecords" => get_records,
+    let writer = connections.writer();
+    match operation {
+        "GetItem" => connections.read(|db| on!(db, get_item)),
+        "BatchGetItem" => connections.read(|db| on!(db, batch_get_item)),
+        "Query" => connections.read(|db| on!(db, query)),
+        "Scan" => connections.read(|db| on!(db, scan)),
+        "CreateTable" => connections.changing_tables(|db| on!(db, create_table)),
+        "UpdateTable" => connections.changing_tables(|db| on!(db, update_table)),
+        "DeleteTable" => connections.changing_tables(|db| on!(db, delete_table)),
+        "UpdateTimeToLive" => connections.changing_tables(|db| on!(db, update_time_to_live)),
+        "PutItem" => on!(writer, put_item),
+        "UpdateItem" => on!(writer, update_item),
+        "DeleteItem" => on!(writer, delete_item),
+        "BatchWriteItem" => on!(writer, batch_write_item),
+        "TransactWriteItems" => on!(writer, transact_write_items),
+        "TransactGetItems" => on!(writer, transact_get_items),
+        "DescribeTable" => on!(writer, describe_table),
+        "ListTables" => on!(writer, list_tables),
+        "DescribeTimeToLive" => on!(writer, describe_time_to_live),
+        "ListStreams" => on!(writer, list_streams),
+        "DescribeStream" => on!(writer, describe_stream),
+        "GetShardIterator" => on!(writer, get_shard_iterator),
+        "GetRecords" => on!(writer, get_records),
+        _ => Err(DynoxideError::SerializationException(format!(
+            "UnknownOperationException: {operation}"
+        ))),
     }
 }
 
@@ -140,4 +276,150 @@ fn from_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, DynoxideE
 
 fn to_json<T: serde::Serialize>(answer: &T) -> Result<String, DynoxideError> {
     serde_json::to_string(answer).map_err(|e| DynoxideError::InternalServerError(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(connections: &Connections, operation: &str, body: &str) -> serde_json::Value {
+        let (status, json) = answer(connections, operation, body.as_bytes());
+        assert_eq!(status, 200, "{operation}: {json}");
+        serde_json::from_str(&json).expect("an answer in JSON")
+    }
+
+    fn table(connections: &Connections) {
+        call(
+            connections,
+            "CreateTable",
+            r#"{"TableName":"things","BillingMode":"PAY_PER_REQUEST",
+                "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],
+                "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}]}"#,
+        );
+    }
+
+    fn put(connections: &Connections, pk: &str, g: &str) {
+        call(
+            connections,
+            "PutItem",
+            &format!(
+                r#"{{"TableName":"things","Item":{{"pk":{{"S":"{pk}"}},"g":{{"S":"{g}"}}}}}}"#
+            ),
+        );
+    }
+
+    fn get(connections: &Connections, pk: &str) -> serde_json::Value {
+        call(
+            connections,
+            "GetItem",
+            &format!(r#"{{"TableName":"things","Key":{{"pk":{{"S":"{pk}"}}}}}}"#),
+        )["Item"]
+            .clone()
+    }
+
+    fn idle_readers(connections: &Connections) -> usize {
+        connections.readers.idle.lock().expect("not poisoned").len()
+    }
+
+    fn scratch_file() -> (std::path::PathBuf, String) {
+        let dir = std::env::temp_dir().join(format!(
+            "tablegraph-readers-{}-{}",
+            std::process::id(),
+            MEMORY_DATABASES.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        let file = dir.join("tablegraph.db").to_string_lossy().into_owned();
+        (dir, file)
+    }
+
+    #[test]
+    fn a_read_runs_on_a_reader_of_its_own_beside_a_read_in_progress() {
+        let connections = Connections::memory().expect("a database in memory");
+        table(&connections);
+        put(&connections, "a", "x");
+        assert_eq!(
+            idle_readers(&connections),
+            0,
+            "writes and table changes use no reader"
+        );
+        connections.read(|_| {
+            // The reader above is in use: this read opens another, and sees the item.
+            assert_eq!(get(&connections, "a")["g"]["S"], "x");
+        });
+        assert_eq!(
+            idle_readers(&connections),
+            2,
+            "both readers are kept for later reads"
+        );
+        assert_eq!(get(&connections, "a")["g"]["S"], "x");
+        assert_eq!(
+            idle_readers(&connections),
+            2,
+            "an idle reader is used again"
+        );
+    }
+
+    #[test]
+    fn a_read_sees_every_write_before_it_in_memory_and_in_a_file() {
+        let (dir, file) = scratch_file();
+        for connections in [
+            Connections::memory().expect("a database in memory"),
+            Connections::file(&file).expect("a database in a file"),
+        ] {
+            table(&connections);
+            assert_eq!(get(&connections, "a"), serde_json::Value::Null);
+            for value in ["x", "y", "z"] {
+                put(&connections, "a", value);
+                assert_eq!(get(&connections, "a")["g"]["S"], value);
+            }
+            call(
+                &connections,
+                "DeleteItem",
+                r#"{"TableName":"things","Key":{"pk":{"S":"a"}}}"#,
+            );
+            assert_eq!(get(&connections, "a"), serde_json::Value::Null);
+            assert!(idle_readers(&connections) >= 1, "the reads ran on readers");
+        }
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn an_index_added_after_a_reader_opened_is_read_at_once() {
+        let connections = Connections::memory().expect("a database in memory");
+        table(&connections);
+        put(&connections, "a", "x");
+        // A reader opens and caches the table's definition, without the index.
+        assert_eq!(get(&connections, "a")["g"]["S"], "x");
+        assert_eq!(idle_readers(&connections), 1);
+        call(
+            &connections,
+            "UpdateTable",
+            r#"{"TableName":"things",
+                "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},
+                                        {"AttributeName":"g","AttributeType":"S"}],
+                "GlobalSecondaryIndexUpdates":[{"Create":{"IndexName":"byG",
+                    "KeySchema":[{"AttributeName":"g","KeyType":"HASH"}],
+                    "Projection":{"ProjectionType":"ALL"}}}]}"#,
+        );
+        let found = call(
+            &connections,
+            "Query",
+            r#"{"TableName":"things","IndexName":"byG","KeyConditionExpression":"g = :g",
+                "ExpressionAttributeValues":{":g":{"S":"x"}}}"#,
+        );
+        assert_eq!(found["Count"], 1, "{found}");
+    }
+
+    #[test]
+    fn a_reader_in_memory_cannot_write() {
+        let connections = Connections::memory().expect("a database in memory");
+        table(&connections);
+        let written = connections.read(|reader| {
+            reader.put_item(from_json(
+                br#"{"TableName":"things","Item":{"pk":{"S":"a"}}}"#,
+            )?)
+        });
+        assert!(written.is_err(), "a reader wrote: {written:?}");
+        assert_eq!(get(&connections, "a"), serde_json::Value::Null);
+    }
 }

@@ -11,9 +11,9 @@
 //! AS INTEGER))` brings both under 20 µs (the index answers the `MAX` directly and the read as
 //! a range). dynoxide 3.2 has no option for either, so:
 //!
-//! - the index is added to the database the embedded store opens (a file: through a second
-//!   connection before the server starts; in memory: by copying the new database to a file,
-//!   indexing the copy and restoring from it, as dynoxide's snapshot restore allows);
+//! - the index is added to the database the embedded store opens, through a second connection
+//!   before the server starts (in memory too: that database is one the process's connections
+//!   share, `in_process::Connections`);
 //! - for a file, records older than [`RETENTION`] are deleted every [`TRIM_EVERY`], oldest first
 //!   and a row-id range at a time, so a write waits on one small batch at most (dynoxide's own
 //!   connection waits on SQLite's busy timeout, not an error). A store in memory lives as long
@@ -40,31 +40,12 @@ const BUSY: Duration = Duration::from_secs(30);
 const INDEX: &str = "CREATE INDEX IF NOT EXISTS tablegraph_stream_records_sequence \
                      ON _stream_records (table_name, CAST(sequence_number AS INTEGER))";
 
-/// Adds the index to the dynoxide database in the file at `path`.
-pub fn index_file(path: &Path) -> rusqlite::Result<()> {
-    let connection = Connection::open(path)?;
+/// Adds the index to the dynoxide database at `location`: a file's path, or the SQLite URI of
+/// a database in memory (`in_process::Connections`), through a second connection.
+pub fn index(location: &str) -> rusqlite::Result<()> {
+    let connection = Connection::open(location)?;
     connection.busy_timeout(BUSY)?;
     connection.execute_batch(INDEX)
-}
-
-/// Adds the index to a dynoxide database in memory, through a copy in a file in `scratch`
-/// that is removed afterwards.
-pub fn index_memory(database: &dynoxide::Database, scratch: &Path) -> Result<(), String> {
-    let copy = scratch.join(format!("tablegraph-{}.db", uuid::Uuid::now_v7()));
-    let path = copy.to_string_lossy().into_owned();
-    let outcome = database
-        .vacuum_into(&path)
-        .map_err(|e| format!("copying the new database: {e}"))
-        .and_then(|()| index_file(&copy).map_err(|e| format!("indexing the copy: {e}")))
-        .and_then(|()| {
-            database
-                .restore_from(&path)
-                .map_err(|e| format!("restoring the indexed copy: {e}"))
-        });
-    for leftover in ["", "-wal", "-shm", "-journal"] {
-        let _ = std::fs::remove_file(format!("{path}{leftover}"));
-    }
-    outcome
 }
 
 /// Deletes the stream records written before `cutoff` (seconds since the epoch) from the
@@ -144,8 +125,8 @@ mod tests {
             .join("; ")
     }
 
-    fn assert_indexed(file: &Path) {
-        let connection = Connection::open(file).expect("the database opens");
+    fn assert_indexed(location: &str) {
+        let connection = Connection::open(location).expect("the database opens");
         for query in [NEXT_SEQUENCE, READ_RECORDS] {
             let plan = plan(&connection, query);
             assert!(
@@ -164,32 +145,22 @@ mod tests {
         let connection = Connection::open(&file).expect("the database opens");
         // Without the index, both queries scan every record.
         assert!(!plan(&connection, NEXT_SEQUENCE).contains("INDEX"));
-        index_file(&file).expect("the index is added");
-        assert_indexed(&file);
+        let path = file.to_string_lossy();
+        index(&path).expect("the index is added");
+        assert_indexed(&path);
         // Adding it again, as every start does, changes nothing.
-        index_file(&file).expect("the index is there already");
+        index(&path).expect("the index is there already");
         drop(database);
         std::fs::remove_dir_all(dir).ok();
     }
 
     #[test]
     fn dynoxide_s_stream_queries_use_the_index_in_memory() {
-        let dir = scratch("index-memory");
-        let database = dynoxide::Database::memory().expect("dynoxide opens a database");
-        index_memory(&database, &dir).expect("the index is added");
-        assert_eq!(
-            std::fs::read_dir(&dir)
-                .expect("the scratch directory")
-                .count(),
-            0,
-            "the copy is removed"
-        );
-        let copy = dir.join("check.db");
-        database
-            .vacuum_into(&copy.to_string_lossy())
-            .expect("the database copies");
-        assert_indexed(&copy);
-        std::fs::remove_dir_all(dir).ok();
+        let location = format!("file:/tablegraph-index-{}?vfs=memdb", uuid::Uuid::now_v7());
+        let database = dynoxide::Database::new(&location).expect("dynoxide opens a database");
+        index(&location).expect("the index is added");
+        assert_indexed(&location);
+        drop(database);
     }
 
     #[test]
@@ -198,7 +169,7 @@ mod tests {
         let file = dir.join("tablegraph.db");
         let database =
             dynoxide::Database::new(&file.to_string_lossy()).expect("dynoxide opens the file");
-        index_file(&file).expect("the index is added");
+        index(&file.to_string_lossy()).expect("the index is added");
         let connection = Connection::open(&file).expect("the database opens");
         // Eleven thousand old records (more than two batches) and a thousand newer ones.
         for n in 0..12_000_i64 {

@@ -4,10 +4,11 @@
 //! A static async-graphql schema (derive macros), async-graphql's own `DataLoader` (one per
 //! request, batching the request's reads by key into BatchGetItem calls of up to 100 keys, as
 //! tablegraph's loader does; see "One loader per request" below), `aws-sdk-dynamodb`, and the
-//! embedded store reached the way tablegraph reaches it: dynoxide in this process on a runtime of its own (threads
-//! named `embedded-store`, as tablegraph's, so the benchmark counts their CPU alike), the SDK's
-//! requests handed to it by tablegraph's own in-process HTTP client (the same source file), so
-//! the two servers differ above the SDK only. It holds a copy of a seeded tablegraph table
+//! embedded store reached the way tablegraph reaches it: dynoxide in this process on a runtime of
+//! its own (threads named `embedded-store`, as tablegraph's, so the benchmark counts their CPU
+//! alike), the SDK's requests handed to it by tablegraph's own in-process HTTP client, reads on
+//! readers beside dynoxide's connection (the same source file), so the two servers differ above
+//! the SDK only. It holds a copy of a seeded tablegraph table
 //! (`--snapshot FILE`: the `tablegraph.db` of a `tablegraph serve --data-dir`). The items are read in tablegraph's layout: nodes at
 //! `NODE#<id>`, a team's goal memberships from `GSI01` (`PK01` = `GoalMembership#<team id>`),
 //! a goal's leads and teams from its edge set (`GoalMembership#<to id>#<rank>-<ROLE>`).
@@ -305,14 +306,16 @@ impl Query {
 /// tablegraph's SDK HTTP client for its embedded store, the same file: each request the SDK
 /// builds is handed to dynoxide's operations in this process, on the store's runtime.
 #[path = "../../../../src/store/in_process.rs"]
+#[allow(dead_code)] // B2 keeps its store in memory; the file's other uses are tablegraph's.
 mod in_process;
 
 /// Starts the embedded store holding a copy of `snapshot`, on a runtime of its own (one worker
 /// per core, threads named `embedded-store`, as tablegraph's), and returns the SDK HTTP client
 /// that reaches it.
 fn start_store(snapshot: &str) -> aws_smithy_runtime_api::client::http::SharedHttpClient {
-    let database = dynoxide::Database::memory().expect("an in-memory database");
-    database
+    let connections = in_process::Connections::memory().expect("an in-memory database");
+    connections
+        .writer()
         .restore_from(snapshot)
         .unwrap_or_else(|e| panic!("cannot read the snapshot {snapshot}: {e}"));
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
@@ -323,7 +326,7 @@ fn start_store(snapshot: &str) -> aws_smithy_runtime_api::client::http::SharedHt
         .build()
         .expect("the store's runtime");
     let client = in_process::client(
-        Arc::new(std::sync::RwLock::new(Some(database))),
+        Arc::new(std::sync::RwLock::new(Some(Arc::new(connections)))),
         runtime.handle().clone(),
     );
     // The runtime lives as long as the process.

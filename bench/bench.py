@@ -68,6 +68,7 @@ PHASES = set(env("BENCH_PHASES", "throughput latency cold instructions").replace
 INSTRUCTION_REQUESTS = {"W0": 200, "W1": 200, "W2": 40}
 COMMAND = env("BENCH_COMMAND", "bash bench/run.sh")
 SHORT = seconds(DURATION) < seconds(DEFAULT_DURATION) or REPS < 3
+NOTE = env("BENCH_NOTE", "")
 
 W3_SIZES = [1, 10, 50, 100, 200]
 LATENCY_W3_SIZES = [1, 10, 50, 100]
@@ -769,6 +770,49 @@ def verdict(ok):
 
 
 def report(results, started, finished):
+    """Writes OUT: this run's report, then the runs kept from other machines, then PROFILE.md."""
+    lines, targets = report_lines(results, started, finished)
+    lines += other_machines()
+    # Profiles and before/after figures are written by hand in bench/PROFILE.md.
+    profile = os.path.join(ROOT, "bench", "PROFILE.md")
+    if os.path.exists(profile):
+        with open(profile) as f:
+            lines.append(f.read().rstrip())
+        lines.append("")
+    with open(OUT, "w") as f:
+        f.write("\n".join(lines))
+    return targets
+
+
+# Runs on other machines, kept as bench/machines/<name>/results.json (bench/README.md).
+MACHINES = os.path.join(BENCH, "machines")
+
+
+def other_machines():
+    """The report of each run kept in MACHINES, with that run's settings, one heading level down."""
+    global RUN_DIR
+    lines = []
+    for path in sorted(glob.glob(os.path.join(MACHINES, "*", "results.json"))):
+        with open(path) as f:
+            other = json.load(f)
+        started = datetime.datetime.fromisoformat(other["started"])
+        finished = datetime.datetime.fromisoformat(other.get("finished", other["started"]))
+        saved = settings(), RUN_DIR
+        try:
+            globals().update(other["settings"])
+            RUN_DIR = os.path.dirname(path)
+            body, _ = report_lines(other, started, finished)
+        finally:
+            globals().update(saved[0])
+            RUN_DIR = saved[1]
+        m = other["machine"]
+        lines.append(f"## On another machine: {m['nproc']} cores ({m['cpu']})")
+        lines += ["#" + line if line.startswith("#") else line for line in body[1:]]
+    return lines
+
+
+def report_lines(results, started, finished):
+    """This run's report as lines, and its targets."""
     # The machine and commit as they were when the run started (older runs: as they are now).
     m = results.get("machine") or machine()
     lines = []
@@ -780,7 +824,7 @@ def report(results, started, finished):
           f"(the defaults are {DEFAULT_DURATION} and 3). "
           "Run `bash bench/run.sh` on a quiet machine for figures to quote.")
         w("")
-    note = env("BENCH_NOTE", "")
+    note = NOTE
     if note:
         w(f"> {note}")
         w("")
@@ -831,7 +875,7 @@ def report(results, started, finished):
                                     for c in w2_checks)
         detail = "; ".join(f"{c['conns']} conn.: {c['check_expected']:,}/{c['check_total']:,} responses"
                            for c in w2_checks)
-        targets.append(("W2 exactly 3 storage calls at 1 and 32 connections",
+        targets.append((f"W2 exactly 3 storage calls at {' and '.join(map(str, CONNECTIONS))} connections",
                         f"{w2_single} in a single request; {detail}", ok))
         flat_calls = {n: len(calls.get(f"W3@{n}", [])) for n in LATENCY_W3_SIZES}
         flat = len(set(flat_calls.values())) == 1
@@ -1048,21 +1092,18 @@ def report(results, started, finished):
           f"{c['runs']} runs after 2 warm-ups, `bench/cold_start.sh`): median **{c['median_ms']:.1f} ms** "
           f"(mean {c['mean_ms']:.1f}, min {c['min_ms']:.1f}, max {c['max_ms']:.1f}).")
         w("")
-    w(f"Raw data: `{os.path.relpath(RUN_DIR, ROOT)}/` (wrk outputs, `runs.jsonl`, server logs; not committed).")
+    if os.path.dirname(RUN_DIR) == MACHINES:
+        w(f"Raw data: `{os.path.relpath(RUN_DIR, ROOT)}/results.json` (the wrk outputs and server logs "
+          "stayed on that machine).")
+    else:
+        w(f"Raw data: `{os.path.relpath(RUN_DIR, ROOT)}/` (wrk outputs, `runs.jsonl`, server logs; "
+          "not committed).")
     w("")
-    # Profiles and before/after figures are written by hand in bench/PROFILE.md.
-    profile = os.path.join(ROOT, "bench", "PROFILE.md")
-    if os.path.exists(profile):
-        with open(profile) as f:
-            w(f.read().rstrip())
-        w("")
-    with open(OUT, "w") as f:
-        f.write("\n".join(lines))
-    return targets
+    return lines, targets
 
 
 SETTINGS = ("DURATION", "REPS", "CONNECTIONS", "THREADS", "CHECK_DURATION", "WARMUP", "COLD_RUNS",
-            "LATENCY_MS", "RSS_CONNECTIONS", "COMMAND", "SHORT")
+            "LATENCY_MS", "RSS_CONNECTIONS", "COMMAND", "SHORT", "NOTE")
 
 
 def settings():

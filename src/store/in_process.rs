@@ -27,16 +27,24 @@
 //! hand-written peer alike. So [`Connections`] keeps dynoxide's database for every write and
 //! every other call, and answers `GetItem`, `BatchGetItem`, `Query` and `Scan` on reader
 //! connections to the same SQLite database, opened as dynoxide databases of their own (its
-//! public API; no change in dynoxide), one per call running at that moment. SQLite itself keeps
-//! them consistent: each read is one transaction that sees every write committed before it
-//! began, so a read after a write sees it, as with DynamoDB's strongly consistent reads.
+//! public API; no change in dynoxide), one per call running at that moment. SQLite keeps them
+//! consistent: a read that begins after a write has finished sees it, as DynamoDB's strongly
+//! consistent reads do. A read is not one snapshot, though: `BatchGetItem` reads its keys one
+//! after another and may see a write that finishes meanwhile for some of them and not others,
+//! as DynamoDB's may (the single lock used to rule that out; nothing here relies on it).
 //! `TransactGetItems`, which must see one moment for all its items, stays on the writer.
 //!
 //! - In memory the database is SQLite's `memdb` (`file:/name?vfs=memdb`): shared by the
-//!   connections of this process, gone with the last of them, at most 1 GiB, and readers open
-//!   it read-only. Its locking is SQLite's rollback journal's: reads run side by side, and a
-//!   write waits for the reads in progress to finish, as reads wait for a write.
-//! - In a file (write-ahead log) reads and the write run side by side.
+//!   connections of this process, gone with the last of them, at most 1 GiB
+//!   (`SQLITE_MEMDB_DEFAULT_MAXSIZE`; a write past it fails), and readers open it read-only.
+//!   Its locking is SQLite's rollback journal's: reads run side by side, a write waits for the
+//!   reads in progress to finish, and reads wait for a write, each by SQLite's busy handler
+//!   (sleeps of 1 ms and more) for at most dynoxide's 5 s, after which the call fails as a
+//!   store error (the SDK tries it again); before, calls queued on dynoxide's lock without a
+//!   limit. Only a write or `Scan` of seconds, as an index's backfill on a large table at
+//!   start-up, comes near that.
+//! - In a file (write-ahead log) reads and the write run side by side; opening a reader waits
+//!   for the write in progress (dynoxide's open checks its tables in a write transaction).
 //!
 //! A reader keeps dynoxide's cache of the tables' definitions, so after a call that changes a
 //! table (`CreateTable`, `UpdateTable`, `DeleteTable`, `UpdateTimeToLive`) the idle readers
@@ -115,7 +123,10 @@ impl Connections {
         }
     }
 
-    /// dynoxide's own connection: every write goes through it.
+    /// dynoxide's own connection: every write goes through it. A restore through it
+    /// (`restore_from`) belongs before the first read (readers opened before it keep the old
+    /// tables' definitions), and in memory from a snapshot out of write-ahead-log mode
+    /// (`memdb` cannot open one).
     pub(super) fn writer(&self) -> &Database {
         &self.writer
     }

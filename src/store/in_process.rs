@@ -43,8 +43,8 @@
 //!   store error (the SDK tries it again); before, calls queued on dynoxide's lock without a
 //!   limit. Only a write or `Scan` of seconds, as an index's backfill on a large table at
 //!   start-up, comes near that.
-//! - In a file (write-ahead log) reads and the write run side by side; opening a reader waits
-//!   for the write in progress (dynoxide's open checks its tables in a write transaction).
+//! - In a file (write-ahead log) readers open it read-only too, and reads and the write run
+//!   side by side.
 //!
 //! A reader keeps dynoxide's cache of the tables' definitions, so after a call that changes a
 //! table (`CreateTable`, `UpdateTable`, `DeleteTable`, `UpdateTimeToLive`) the idle readers
@@ -104,10 +104,22 @@ impl Connections {
 
     /// The database in the file at `path` (created if missing), with readers.
     pub(super) fn file(path: &str) -> Result<Connections, DynoxideError> {
+        // The readers open it read-only: SQLite's URI, with the characters it reads as
+        // delimiters escaped.
+        let mut readers_at = String::from("file:");
+        for c in path.chars() {
+            match c {
+                '%' => readers_at.push_str("%25"),
+                '?' => readers_at.push_str("%3f"),
+                '#' => readers_at.push_str("%23"),
+                c => readers_at.push(c),
+            }
+        }
+        readers_at.push_str("?mode=ro");
         Ok(Connections::with_readers(
             Database::new(path)?,
             path.to_owned(),
-            path.to_owned(),
+            readers_at,
         ))
     }
 
@@ -422,15 +434,30 @@ mod tests {
     }
 
     #[test]
-    fn a_reader_in_memory_cannot_write() {
-        let connections = Connections::memory().expect("a database in memory");
-        table(&connections);
-        let written = connections.read(|reader| {
-            reader.put_item(from_json(
-                br#"{"TableName":"things","Item":{"pk":{"S":"a"}}}"#,
-            )?)
-        });
-        assert!(written.is_err(), "a reader wrote: {written:?}");
-        assert_eq!(get(&connections, "a"), serde_json::Value::Null);
+    fn a_reader_cannot_write_in_memory_or_in_a_file() {
+        // A name SQLite's URIs would read otherwise, escaped for the readers.
+        let (dir, file) = scratch_file();
+        let file = file.replace("tablegraph.db", "a%20b?c#d.db");
+        for connections in [
+            Connections::memory().expect("a database in memory"),
+            Connections::file(&file).expect("a database in a file"),
+        ] {
+            table(&connections);
+            put(&connections, "a", "x");
+            let written = connections.read(|reader| {
+                reader.put_item(from_json(
+                    br#"{"TableName":"things","Item":{"pk":{"S":"b"}}}"#,
+                )?)
+            });
+            assert!(written.is_err(), "a reader wrote: {written:?}");
+            assert_eq!(idle_readers(&connections), 1, "the reader opened");
+            assert_eq!(get(&connections, "a")["g"]["S"], "x");
+            assert_eq!(get(&connections, "b"), serde_json::Value::Null);
+        }
+        assert!(
+            std::path::Path::new(&file).exists(),
+            "the file kept its name"
+        );
+        std::fs::remove_dir_all(dir).ok();
     }
 }

@@ -107,8 +107,9 @@ impl EmbeddedStore {
             }
         };
         // One worker per core: concurrent calls read their requests and write their answers
-        // as JSON (and, with a listener, do their HTTP work) side by side; dynoxide holds its
-        // database lock only while each operation itself runs.
+        // as JSON (and, with a listener, do their HTTP work) side by side, and reads run side
+        // by side on readers (`in_process.rs`); dynoxide holds its lock only while each
+        // operation on its own connection runs.
         let workers = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)

@@ -799,7 +799,7 @@ def other_machines():
         finished = datetime.datetime.fromisoformat(other.get("finished", other["started"]))
         saved = settings(), RUN_DIR
         try:
-            globals().update(other["settings"])
+            globals().update({"NOTE": "", **other["settings"]})
             RUN_DIR = os.path.dirname(path)
             body, _ = report_lines(other, started, finished)
         finally:

@@ -40,7 +40,8 @@
 //!   Its locking is SQLite's rollback journal's: reads run side by side, a write waits for the
 //!   reads in progress to finish, and reads wait for a write, each by SQLite's busy handler
 //!   (sleeps of 1 ms and more) for at most dynoxide's 5 s, after which the call fails as a
-//!   store error (the SDK tries it again); before, calls queued on dynoxide's lock without a
+//!   5xx store error, which the store's retry loop tries again (`retry.rs`; not the table
+//!   calls of start-up and `migrate`); before, calls queued on dynoxide's lock without a
 //!   limit. Only a write or `Scan` of seconds, as an index's backfill on a large table at
 //!   start-up, comes near that.
 //! - In a file (write-ahead log) readers open it read-only too, and reads and the write run
@@ -153,12 +154,7 @@ impl Connections {
     fn read<T>(&self, call: impl FnOnce(&Database) -> T) -> T {
         let readers = &self.readers;
         let tables = readers.tables.load(Ordering::Acquire);
-        let idle = readers
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        let reader = match idle {
+        let reader = match readers.idle().pop() {
             Some((opened, reader)) if opened == tables => reader,
             _ => match Database::new(&readers.at) {
                 Ok(reader) => reader,
@@ -170,11 +166,7 @@ impl Connections {
         };
         let answer = call(&reader);
         if readers.tables.load(Ordering::Acquire) == tables {
-            readers
-                .idle
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push((tables, reader));
+            readers.idle().push((tables, reader));
         }
         answer
     }
@@ -184,12 +176,15 @@ impl Connections {
     fn changing_tables<T>(&self, call: impl FnOnce(&Database) -> T) -> T {
         let answer = call(&self.writer);
         self.readers.tables.fetch_add(1, Ordering::AcqRel);
-        self.readers
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.readers.idle().clear();
         answer
+    }
+}
+
+impl Readers {
+    /// The idle readers, to take one from or give one back.
+    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<(u64, Database)>> {
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -341,7 +336,7 @@ mod tests {
     }
 
     fn idle_readers(connections: &Connections) -> usize {
-        connections.readers.idle.lock().expect("not poisoned").len()
+        connections.readers.idle().len()
     }
 
     fn scratch_file() -> (std::path::PathBuf, String) {

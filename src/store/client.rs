@@ -16,6 +16,7 @@ use super::calls::{
 use super::embedded::EmbeddedStore;
 use super::error::{self, StoreError};
 use super::filter::Filter;
+use super::in_process;
 use super::item::{self, AttrValue, Item, Map};
 use super::key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_TRANSACTION_ITEMS, RangeQuery, key_map};
 use super::metrics::StoreMetrics;
@@ -83,13 +84,15 @@ impl Store {
         tuning: &StoreTuning,
     ) -> Store {
         let lossy = tuning.faults.is_some();
-        // The SDK still resolves an endpoint and signs for it; the in-process client ignores both.
+        // The SDK still resolves an endpoint, which the in-process client ignores; it does not
+        // sign (`connect_with`).
         let endpoint = Some("http://embedded-store.invalid");
         let http = Some(embedded.http_client());
         Store::connect_with(endpoint, Credentials::Local, http, table, tuning, lossy).await
     }
 
-    /// `http`: the SDK's HTTP client, when not the one it builds by default.
+    /// `http`: the SDK's HTTP client, when not the one it builds by default: the in-process
+    /// client, whose requests are not signed ([`in_process::UNSIGNED`]).
     async fn connect_with(
         endpoint: Option<&str>,
         credentials: Credentials,
@@ -133,6 +136,12 @@ impl Store {
         }
         if let Some(http) = &http {
             streams = streams.http_client(http.clone());
+            config = config
+                .allow_no_auth()
+                .auth_scheme_preference([in_process::UNSIGNED]);
+            streams = streams
+                .allow_no_auth()
+                .auth_scheme_preference([in_process::UNSIGNED]);
         }
         if tuning.is_default() {
             if let Some(http) = http {
@@ -799,13 +808,27 @@ mod tests {
 
     use super::*;
 
-    /// Keeps the body of every request the SDK transmits.
-    #[derive(Debug, Default, Clone)]
-    struct Bodies(Arc<Mutex<Vec<String>>>);
+    /// A request as the SDK transmits it: its body and its `Authorization` header.
+    #[derive(Debug, Clone)]
+    struct Sent {
+        body: String,
+        authorization: Option<String>,
+    }
 
-    impl Intercept for Bodies {
+    /// Keeps every request the SDK transmits.
+    #[derive(Debug, Default, Clone)]
+    struct Requests(Arc<Mutex<Vec<Sent>>>);
+
+    impl Requests {
+        fn last(&self) -> Sent {
+            let sent = self.0.lock().expect("not poisoned");
+            sent.last().cloned().expect("a request was sent")
+        }
+    }
+
+    impl Intercept for Requests {
         fn name(&self) -> &'static str {
-            "Bodies"
+            "Requests"
         }
 
         fn read_before_transmit(
@@ -814,21 +837,25 @@ mod tests {
             _: &RuntimeComponents,
             _: &mut ConfigBag,
         ) -> Result<(), BoxError> {
-            let body = context.request().body().bytes().unwrap_or_default();
-            let mut bodies = self.0.lock().map_err(|_| "poisoned")?;
-            bodies.push(String::from_utf8_lossy(body).into_owned());
+            let request = context.request();
+            let body = request.body().bytes().unwrap_or_default();
+            let sent = Sent {
+                body: String::from_utf8_lossy(body).into_owned(),
+                authorization: request.headers().get("authorization").map(str::to_owned),
+            };
+            self.0.lock().map_err(|_| "poisoned")?.push(sent);
             Ok(())
         }
     }
 
-    /// The body of the TransactWriteItems that `store` sends for one put.
-    async fn transaction_body(store: Store) -> String {
-        let bodies = Bodies::default();
+    /// The TransactWriteItems that `store` sends for one put.
+    async fn transaction_sent(store: Store) -> Sent {
+        let requests = Requests::default();
         let config = store
             .client
             .config()
             .to_builder()
-            .interceptor(bodies.clone());
+            .interceptor(requests.clone());
         let store = Store {
             client: Client::from_conf(config.build()),
             ..store
@@ -844,8 +871,23 @@ mod tests {
             }])
             .await
             .expect("the put commits");
-        let bodies = bodies.0.lock().expect("not poisoned");
-        bodies.last().cloned().expect("a request was sent")
+        requests.last()
+    }
+
+    /// The ListStreams that `store`'s change-stream client sends.
+    async fn list_streams_sent(store: &Store) -> Sent {
+        let requests = Requests::default();
+        let config = store
+            .streams
+            .config()
+            .to_builder()
+            .interceptor(requests.clone());
+        aws_sdk_dynamodbstreams::Client::from_conf(config.build())
+            .list_streams()
+            .send()
+            .await
+            .expect("the streams are listed");
+        requests.last()
     }
 
     #[tokio::test]
@@ -855,8 +897,9 @@ mod tests {
         let remote = Store::connect(Some(&endpoint), Credentials::Local, "tokens", &tuning).await;
         remote.create_table(&[]).await.expect("a table");
         assert!(
-            transaction_body(remote)
+            transaction_sent(remote)
                 .await
+                .body
                 .contains("\"ClientRequestToken\""),
             "a store across a network keeps a token to answer a retry"
         );
@@ -864,8 +907,35 @@ mod tests {
             .expect("an embedded store");
         let in_process = Store::connect_in_process(&embedded, "tokens", &tuning).await;
         in_process.create_table(&[]).await.expect("a table");
-        let body = transaction_body(in_process).await;
+        let body = transaction_sent(in_process).await.body;
         assert!(body.contains("\"TransactItems\""), "{body}");
         assert!(!body.contains("ClientRequestToken"), "{body}");
+    }
+
+    #[tokio::test]
+    async fn only_a_store_across_a_network_signs_its_requests() {
+        let signed = |sent: &Sent| {
+            sent.authorization
+                .as_deref()
+                .is_some_and(|value| value.starts_with("AWS4-HMAC-SHA256 Credential=tablegraph/"))
+        };
+        let endpoint = loopback_endpoint().await;
+        let tuning = StoreTuning::default();
+        let remote = Store::connect(Some(&endpoint), Credentials::Local, "signed", &tuning).await;
+        remote.create_table(&[]).await.expect("a table");
+        let sent = list_streams_sent(&remote).await;
+        assert!(signed(&sent), "{sent:?}");
+        let sent = transaction_sent(remote).await;
+        assert!(signed(&sent), "{sent:?}");
+
+        let embedded = EmbeddedStore::start(&super::super::embedded::EmbeddedLocation::Memory)
+            .expect("an embedded store");
+        let in_process = Store::connect_in_process(&embedded, "unsigned", &tuning).await;
+        in_process.create_table(&[]).await.expect("a table");
+        let sent = list_streams_sent(&in_process).await;
+        assert_eq!(sent.authorization, None, "{sent:?}");
+        let sent = transaction_sent(in_process).await;
+        assert_eq!(sent.authorization, None, "{sent:?}");
+        assert!(sent.body.contains("\"TransactItems\""), "{sent:?}");
     }
 }

@@ -6,9 +6,9 @@
 //! tablegraph's loader does; see "One loader per request" below), `aws-sdk-dynamodb`, and the
 //! embedded store reached the way tablegraph reaches it: dynoxide in this process on a runtime of
 //! its own (threads named `embedded-store`, as tablegraph's, so the benchmark counts their CPU
-//! alike), the SDK's requests handed to it by tablegraph's own in-process HTTP client, reads on
-//! readers beside dynoxide's connection (the same source file), so the two servers differ above
-//! the SDK only. It holds a copy of a seeded tablegraph table
+//! alike), the SDK's requests handed to it, unsigned, by tablegraph's own in-process HTTP
+//! client, reads on readers beside dynoxide's connection (the same source file), so the two
+//! servers differ above the SDK only. It holds a copy of a seeded tablegraph table
 //! (`--snapshot FILE`: the `tablegraph.db` of a `tablegraph serve --data-dir`). The items are read in tablegraph's layout: nodes at
 //! `NODE#<id>`, a team's goal memberships from `GSI01` (`PK01` = `GoalMembership#<team id>`),
 //! a goal's leads and teams from its edge set (`GoalMembership#<to id>#<rank>-<ROLE>`).
@@ -353,7 +353,12 @@ async fn main() {
         .http_client(http)
         .load()
         .await;
-    let client = Client::new(&config);
+    // Not signed, as tablegraph's client of its embedded store (`in_process::UNSIGNED`).
+    let config = aws_sdk_dynamodb::config::Builder::from(&config)
+        .allow_no_auth()
+        .auth_scheme_preference([in_process::UNSIGNED])
+        .build();
+    let client = Client::from_conf(config);
     let schema = Schema::build(Query, EmptyMutation, EmptySubscription).finish();
     let shared = std::env::var_os("B2_SHARED_LOADER")
         .is_some()

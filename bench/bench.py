@@ -796,7 +796,9 @@ def report_parts(w, counted, tablegraph_runs):
       "below the GraphQL layer are alike in both. "
       + ("; ".join(floors) + ". The CPU targets ask for less than that for the whole request, "
          "so they cannot be met through the SDK and this store on this machine by work above "
-         "them; `bench/PROFILE.md` says what is in each part." if floors else ""))
+         "them. Under the simulated round trip the store's work overlaps the waits, but the "
+         "SDK's and everything above it do not, and the p50 target leaves 1 ms for them. "
+         "`bench/PROFILE.md` says what is in each part." if floors else ""))
     w("")
 
 
@@ -1022,9 +1024,19 @@ def report_lines(results, started, finished):
         p50 = medof(w2_lat, "p50_ms")
         cpu = medof(w2_lat, "cpu_us") / 1000
         store_cpu = medof([r for r in w2_lat if "store_cpu_us" in r], "store_cpu_us") / 1000
+        measured = (f"{p50:.1f} ms: 3 round trips and {cpu:.1f} ms of CPU per request, "
+                    f"{store_cpu:.1f} ms of it the embedded store's")
+        mine, one = counted.get(("tablegraph", "W2")), cell("W2", "tablegraph", min(CONNECTIONS))
+        if mine and mine.get("parts") and one:
+            # The store works inside the simulated waits; the SDK and everything above it
+            # run before a call is sent or after its answer came.
+            outside = mine["per_request"] - mine["parts"]["store"]
+            per = medof(one, "cpu_us") / mine["per_request"]
+            measured += (f"; the SDK and the work above it, which the waits do not hide: "
+                         f"{outside / 1e6:.2f} M instructions, ≈ {outside * per / 1000:.1f} ms "
+                         f"(\"Where the instructions go\")")
         targets.append((f"W2 p50 under a {LATENCY_MS} ms simulated round trip ≤ {3 * LATENCY_MS + 1} ms",
-                        f"{p50:.1f} ms: 3 round trips and {cpu:.1f} ms of CPU per request, "
-                        f"{store_cpu:.1f} ms of it the embedded store's", p50 <= 3 * LATENCY_MS + 1))
+                        measured, p50 <= 3 * LATENCY_MS + 1))
     if runs:
         read_runs = [r for r in runs if r["server"] == "tablegraph" and r["workload"] != "W4"]
         peak = max(r["rss_mb"] for r in read_runs)

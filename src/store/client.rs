@@ -34,7 +34,9 @@ const FILTERED_QUERY_LIMIT: usize = 1000;
 pub enum Credentials {
     /// The usual AWS chain: environment, profile, container or instance role.
     Environment,
-    /// Fixed local credentials, for the embedded store, which does not check them.
+    /// Fixed local credentials, for a store on this machine that verifies none (dynoxide's HTTP
+    /// server). The embedded store of this process is not signed at all
+    /// ([`Store::connect_in_process`]).
     Local,
 }
 
@@ -937,5 +939,14 @@ mod tests {
         let sent = transaction_sent(in_process).await;
         assert_eq!(sent.authorization, None, "{sent:?}");
         assert!(sent.body.contains("\"TransactItems\""), "{sent:?}");
+
+        // With the simulated round trip, the client is wrapped but still in this process.
+        let slow = StoreTuning {
+            latency: Some(Duration::from_millis(1)),
+            faults: None,
+        };
+        let in_process = Store::connect_in_process(&embedded, "unsigned", &slow).await;
+        let sent = transaction_sent(in_process).await;
+        assert_eq!(sent.authorization, None, "{sent:?}");
     }
 }

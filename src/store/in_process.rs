@@ -1,9 +1,9 @@
 //! The SDK's HTTP client for the embedded store of this process: each request the SDK builds
 //! (serialized as DynamoDB's JSON, not signed: [`UNSIGNED`]) is handed to dynoxide's
 //! operations directly, and the answer comes back as the HTTP response DynamoDB would send,
-//! for the SDK to parse. So the SDK's whole path (serialization, error parsing, the store's
-//! retries) runs unchanged, without a socket, an HTTP server or a second HTTP parse in
-//! between.
+//! for the SDK to parse. So the SDK's path (serialization, error parsing, the store's
+//! retries) runs as it does against DynamoDB, but for the signature, and without a socket, an
+//! HTTP server or a second HTTP parse in between.
 //!
 //! # Why not dynoxide's HTTP server on loopback
 //!
@@ -67,8 +67,8 @@ use dynoxide::{Database, DynoxideError};
 
 /// The SDK's scheme for a request that is not signed (smithy's `noAuth`), preferred by the
 /// clients of this store (`allow_no_auth().auth_scheme_preference([UNSIGNED])`). A request
-/// handed over in this process meets no network and no one who checks a signature (dynoxide
-/// checks none), and SigV4 (a canonical request, SHA-256 over it and the body, an HMAC chain)
+/// handed over in this process meets no network and no one who verifies a signature (dynoxide
+/// verifies none), and SigV4 (a canonical request, SHA-256 over it and the body, an HMAC chain)
 /// was a quarter of the instructions of a one-item read: 172,000 of 707,000 per W1 request
 /// (`bench/PROFILE.md`). A store across a network, dynoxide's HTTP server included, is signed.
 pub(super) const UNSIGNED: AuthSchemeId = AuthSchemeId::new("noAuth");

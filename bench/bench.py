@@ -759,17 +759,17 @@ def count_instructions(results):
 # The report
 
 
-def below_the_sdk(counted, workload, runs_at):
+def below_the_sdk(counted, workload, tablegraph_runs):
     """tablegraph's instructions per `workload` in the embedded store and the SDK, and what
-    they come to at the workload's CPU time per instruction at each connection count (`runs_at`
-    gives a count's runs); None without both."""
+    they come to at the workload's CPU time per instruction at each connection count
+    (`tablegraph_runs(workload, conns)` gives its runs); None without both."""
     mine = counted.get(("tablegraph", workload))
     if not (mine and mine.get("parts")):
         return None
     below = mine["parts"]["store"] + mine["parts"]["sdk"]
     estimates = {}
     for conns in CONNECTIONS:
-        rs = runs_at(conns)
+        rs = tablegraph_runs(workload, conns)
         if rs:
             estimates[conns] = below * med([r["cpu_us"] for r in rs]) / mine["per_request"]
     return (below, estimates) if estimates else None
@@ -806,7 +806,7 @@ def report_parts(w, counted, tablegraph_runs):
     w("")
     said = []
     for name, limit in (("W2", 1000), ("W1", 100)):
-        below = below_the_sdk(counted, name, lambda conns: tablegraph_runs(name, conns))
+        below = below_the_sdk(counted, name, tablegraph_runs)
         if not below:
             continue
         instructions, estimates = below
@@ -973,17 +973,16 @@ def report_lines(results, started, finished):
 
     counted = {(r["server"], r["workload"]): r for r in results.get("instructions", [])}
 
-    def store_and_sdk(workload):
-        return below_the_sdk(counted, workload, lambda conns: cell(workload, "tablegraph", conns)
-                             if runs else [])
+    def tablegraph_runs(workload, conns):
+        return cell(workload, "tablegraph", conns) if runs else []
 
     targets = []
     if runs:
         # Targets first.
         w0_count = ""
-        if ("tablegraph", "W0") in counted and ("b1", "W0") in counted:
-            w0_count = (f"; instructions per request {counted[('tablegraph', 'W0')]['per_request'] / counted[('b1', 'W0')]['per_request']:.2f}"
-                        " × B1's")
+        mine, theirs = counted.get(("tablegraph", "W0")), counted.get(("b1", "W0"))
+        if mine and theirs:
+            w0_count = f"; instructions per request {mine['per_request'] / theirs['per_request']:.2f} × B1's"
         for conns in CONNECTIONS:
             tg_w0 = medof(cell("W0", "tablegraph", conns), "rps")
             b1_w0 = medof(cell("W0", "b1", conns), "rps")
@@ -1030,7 +1029,7 @@ def report_lines(results, started, finished):
         for name, limit in (("W2", 1000), ("W1", 100)):
             cpus = {conns: medof(cell(name, "tablegraph", conns), "cpu_us") for conns in CONNECTIONS}
             measured = ", ".join(f"{fmt(c, 0)} µs ({conns} conn.)" for conns, c in cpus.items())
-            below = store_and_sdk(name)
+            below = below_the_sdk(counted, name, tablegraph_runs)
             if below:
                 instructions, estimates = below
                 measured += (f"; the embedded store and the SDK alone: {instructions / 1e6:.2f} M "
@@ -1221,8 +1220,7 @@ def report_lines(results, started, finished):
           "kernel's work (sockets, waking threads) and how fast the instructions run (caches), "
           "which the CPU columns above include.")
         w("")
-        report_parts(w, counted, lambda workload, conns: cell(workload, "tablegraph", conns)
-                     if runs else [])
+        report_parts(w, counted, tablegraph_runs)
     if "cold" in results:
         c = results["cold"]
         w("## Cold start")

@@ -156,11 +156,12 @@ mod tests {
 
     #[test]
     fn dynoxide_s_stream_queries_use_the_index_in_memory() {
-        let location = format!("file:/tablegraph-index-{}?vfs=memdb", uuid::Uuid::now_v7());
-        let database = dynoxide::Database::new(&location).expect("dynoxide opens a database");
-        index(&location).expect("the index is added");
-        assert_indexed(&location);
-        drop(database);
+        // Where the embedded store keeps a database in memory (`EmbeddedStore::start`).
+        let connections =
+            super::super::in_process::Connections::memory().expect("dynoxide opens a database");
+        index(connections.location()).expect("the index is added");
+        assert_indexed(connections.location());
+        drop(connections);
     }
 
     #[test]

@@ -39,7 +39,7 @@ const MEMBERSHIP: &str = "GoalMembership";
 
 /// tablegraph's allocator (its `src/main.rs`), so that the two compare code, not allocators.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 type Item = HashMap<String, AttributeValue>;
 

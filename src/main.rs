@@ -2,12 +2,12 @@
 
 use clap::Parser as _;
 
-/// jemalloc: a request allocates and frees thousands of small values (items, JSON, GraphQL
-/// values), and glibc's allocator spent a quarter of a Koan page's CPU time on them
-/// (bench/PROFILE.md, the first round). mimalloc replaced it first; jemalloc replaced mimalloc
-/// when, alternated with it on a 16-core machine, it took W2's CPU per request 7–11 % lower and
-/// W0's at 64 connections 9 % lower, at the same peak RSS (bench/PROFILE.md, "jemalloc instead
-/// of mimalloc"). B2 uses the same allocator, so the two compare code, not allocators.
+/// jemalloc: a request allocates and frees thousands of small values (items, JSON, GraphQL values),
+/// and glibc's allocator spent a quarter of a Koan page's CPU time on them (bench/PROFILE.md, the
+/// first round). mimalloc replaced it first; jemalloc replaced mimalloc when, alternated with it in
+/// two rounds on a 16-core machine, it took W2's CPU per request 7–11 % lower and W0's at 64
+/// connections 9 % lower, at the same peak RSS (bench/PROFILE.md, "jemalloc instead of mimalloc").
+/// B2 uses the same allocator, so the two compare code, not allocators.
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

@@ -37,7 +37,7 @@ pub(super) async fn relations(
         for relation in &plans[at].1 {
             match relation {
                 Relation::BelongsTo { foreign_key } => {
-                    if let Some(id) = node.item.get(*foreign_key).and_then(AttrValue::as_str) {
+                    if let Some(id) = node.item.get(foreign_key).and_then(AttrValue::as_str) {
                         wanted.push(keys::node_key(id));
                     }
                 }

@@ -5,16 +5,146 @@ use std::collections::{BTreeSet, HashMap};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-/// One stored item: attribute name → value.
-pub type Item = Map<AttrValue>;
+/// One stored item: attribute name → value, its entries in a vector in no particular order.
+///
+/// An item has a handful of attributes, is built once from the SDK's answer and then mostly
+/// read, and a request holds hundreds at once (two Koan pages: some 420). A vector takes one
+/// 56-byte entry per attribute, where a hash table of ten attributes has sixteen 72-byte slots
+/// (the largest page's peak memory fell by about 8 MB); it is built from the SDK's map by moving
+/// the entries, without hashing their names; and a name is found by comparing lengths first,
+/// which for ten short names costs about what hashing it did. A vector kept sorted by name
+/// (`litemap`) was tried first: its sort and binary search ran 1.1 % more instructions per Koan
+/// page than the hash table did (`bench/PROFILE.md`, "Items as vectors").
+///
+/// Every lookup is linear, which suits items of tens of attributes; an item with many more
+/// (DynamoDB allows up to 400 KB) still answers, more slowly.
+#[derive(Clone, Debug, Default)]
+pub struct Item {
+    entries: Vec<(String, AttrValue)>,
+}
+
+impl Item {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An item of these entries, whose names the caller knows to be distinct (a map's keys).
+    fn from_distinct(entries: Vec<(String, AttrValue)>) -> Self {
+        Self { entries }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn position(&self, name: &str) -> Option<usize> {
+        self.entries.iter().position(|(n, _)| n == name)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&AttrValue> {
+        self.entries.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut AttrValue> {
+        self.entries
+            .iter_mut()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.position(name).is_some()
+    }
+
+    /// Sets an attribute; returns the value it replaces, if any.
+    pub fn insert(&mut self, name: String, value: AttrValue) -> Option<AttrValue> {
+        match self.position(&name) {
+            Some(at) => Some(std::mem::replace(&mut self.entries[at].1, value)),
+            None => {
+                self.entries.push((name, value));
+                None
+            }
+        }
+    }
+
+    pub fn remove(&mut self, name: &str) -> Option<AttrValue> {
+        let at = self.position(name)?;
+        Some(self.entries.swap_remove(at).1)
+    }
+
+    pub fn retain(&mut self, mut keep: impl FnMut(&String, &mut AttrValue) -> bool) {
+        self.entries.retain_mut(|(n, v)| keep(n, v));
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &AttrValue)> {
+        self.entries.iter().map(|(n, v)| (n, v))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &String> {
+        self.entries.iter().map(|(n, _)| n)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &AttrValue> {
+        self.entries.iter().map(|(_, v)| v)
+    }
+}
+
+/// Items are equal when they hold the same attributes, in whatever order.
+impl PartialEq for Item {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().all(|(n, v)| other.get(n) == Some(v))
+    }
+}
+
+/// Later entries replace earlier ones of the same name, as a map's `collect` does.
+impl FromIterator<(String, AttrValue)> for Item {
+    fn from_iter<I: IntoIterator<Item = (String, AttrValue)>>(entries: I) -> Self {
+        let mut item = Item::new();
+        item.extend(entries);
+        item
+    }
+}
+
+impl Extend<(String, AttrValue)> for Item {
+    fn extend<I: IntoIterator<Item = (String, AttrValue)>>(&mut self, entries: I) {
+        for (name, value) in entries {
+            self.insert(name, value);
+        }
+    }
+}
+
+impl IntoIterator for Item {
+    type Item = (String, AttrValue);
+    type IntoIter = std::vec::IntoIter<(String, AttrValue)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Item {
+    type Item = (&'a String, &'a AttrValue);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (String, AttrValue)>,
+        fn(&'a (String, AttrValue)) -> (&'a String, &'a AttrValue),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter().map(|(n, v)| (n, v))
+    }
+}
 
 /// A map keyed by text, hashed with foldhash instead of the standard library's SipHash.
 ///
-/// Items and the request's loader are the server's busiest maps: the Koan page builds some 125
-/// items and looks up their attributes and keys many times over. With SipHash for all of them,
-/// hashing took 2.31 M instructions per Koan page; with foldhash here, 1.50 M (`bench/PROFILE.md`).
-/// foldhash is what `hashbrown` itself defaults to, with a random seed; every such map is
-/// bounded by the request's limits (items, ids, keys), so no client can grow one without end.
+/// The request's loader keeps its items and pending keys in these: the Koan page looks up some
+/// 125 keys many times over. With SipHash for its maps and items, hashing took 2.31 M
+/// instructions per Koan page; with foldhash, 1.50 M (`bench/PROFILE.md`). foldhash is what
+/// `hashbrown` itself defaults to, with a random seed; every such map is bounded by the
+/// request's limits (items, ids, keys), so no client can grow one without end.
 pub type Map<V> = HashMap<String, V, foldhash::fast::RandomState>;
 
 /// The attribute value types tablegraph writes.
@@ -27,7 +157,7 @@ pub enum AttrValue {
     /// A String Set (the node's edge set).
     Ss(BTreeSet<String>),
     L(Vec<AttrValue>),
-    M(Map<AttrValue>),
+    M(Item),
     Null,
 }
 
@@ -77,7 +207,7 @@ pub(super) fn from_sdk(value: AttributeValue) -> AttrValue {
 }
 
 pub(super) fn item_from_sdk(item: HashMap<String, AttributeValue>) -> Item {
-    item.into_iter().map(|(k, v)| (k, from_sdk(v))).collect()
+    Item::from_distinct(item.into_iter().map(|(k, v)| (k, from_sdk(v))).collect())
 }
 
 /// DynamoDB's size of an item, as it counts towards the 400 KB limit: attribute names plus
@@ -107,12 +237,12 @@ pub fn value_size(value: &AttrValue) -> usize {
 /// An item in DynamoDB's JSON form (`{"PK": {"S": "NODE#…"}, "version": {"N": "3"}}`), the
 /// form of DynamoDB's own exports.
 pub fn item_to_json(item: &Item) -> serde_json::Value {
-    let mut names: Vec<&String> = item.keys().collect();
-    names.sort();
+    let mut entries: Vec<(&String, &AttrValue)> = item.iter().collect();
+    entries.sort_by_key(|(name, _)| *name);
     serde_json::Value::Object(
-        names
+        entries
             .into_iter()
-            .map(|name| (name.clone(), value_to_json(&item[name])))
+            .map(|(name, value)| (name.clone(), value_to_json(value)))
             .collect(),
     )
 }
@@ -133,6 +263,7 @@ fn value_to_json(value: &AttrValue) -> serde_json::Value {
 /// Reads an item in DynamoDB's JSON form; the message names what is wrong.
 pub fn item_from_json(value: &serde_json::Value) -> Result<Item, String> {
     let fields = value.as_object().ok_or("an item must be a JSON object")?;
+    // A JSON object's names are distinct.
     fields
         .iter()
         .map(|(name, value)| {
@@ -141,7 +272,8 @@ pub fn item_from_json(value: &serde_json::Value) -> Result<Item, String> {
                 value_from_json(value).map_err(|e| format!("{name}: {e}"))?,
             ))
         })
-        .collect()
+        .collect::<Result<_, String>>()
+        .map(Item::from_distinct)
 }
 
 fn value_from_json(value: &serde_json::Value) -> Result<AttrValue, String> {
@@ -226,6 +358,36 @@ mod tests {
             ),
         ]);
         assert_eq!(item_from_sdk(item_to_sdk(&item)), item);
+    }
+
+    #[test]
+    fn an_item_behaves_as_a_map_of_its_names() {
+        let s = |text: &str| AttrValue::S(text.to_owned());
+        let mut item = Item::from_iter([
+            ("a".to_owned(), s("1")),
+            ("bb".to_owned(), s("2")),
+            ("a".to_owned(), s("3")),
+        ]);
+        assert_eq!(item.len(), 2, "a later entry replaces an earlier one");
+        assert_eq!(item.get("a"), Some(&s("3")));
+        assert_eq!(item.insert("bb".to_owned(), s("4")), Some(s("2")));
+        assert_eq!(item.insert("c".to_owned(), s("5")), None);
+        assert_eq!(item.remove("a"), Some(s("3")));
+        assert_eq!(item.remove("a"), None);
+        assert!(!item.contains_key("a") && item.contains_key("c"));
+        *item.get_mut("c").expect("c is there") = s("6");
+        // Equal whatever the order of the entries.
+        assert_eq!(
+            item,
+            Item::from_iter([("c".to_owned(), s("6")), ("bb".to_owned(), s("4"))])
+        );
+        assert_ne!(item, Item::from_iter([("c".to_owned(), s("6"))]));
+        assert_ne!(
+            item,
+            Item::from_iter([("c".to_owned(), s("6")), ("bb".to_owned(), s("x"))])
+        );
+        item.retain(|name, _| name == "c");
+        assert_eq!(item.keys().collect::<Vec<_>>(), ["c"]);
     }
 
     #[test]

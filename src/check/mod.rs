@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::engine::{self, LIST_COUNT};
 use crate::keys;
 use crate::model::Model;
-use crate::store::{AttrValue, Clause, Item, Key, RangeQuery, Store, StoreError, Write};
+use crate::store::{AttrValue, Clause, Item, Key, RangeQuery, Store, StoreError, StringSet, Write};
 
 /// One broken invariant, at one item.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -433,9 +433,9 @@ fn derived_node(model: &Model, node: &Item, edge_set: Option<&BTreeSet<String>>)
     engine::set_slot_attributes(model, type_def, &mut derived);
     let stored = match node.get("edges") {
         Some(AttrValue::Ss(set)) => set.clone(),
-        _ => BTreeSet::new(),
+        _ => StringSet::new(),
     };
-    let wanted = edge_set.cloned().unwrap_or_default();
+    let wanted: StringSet = edge_set.cloned().map(StringSet::from).unwrap_or_default();
     if stored != wanted {
         derived.remove("edges");
         if !wanted.is_empty() {

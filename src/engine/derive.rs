@@ -3,12 +3,10 @@
 //! entries and the limits DynamoDB puts on keys and items. Writes, `check` and `migrate`
 //! derive with these same functions, so what one writes the others verify.
 
-use std::collections::BTreeSet;
-
 use super::error::EngineError;
 use crate::keys::{self, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, SortInput};
 use crate::model::{EdgeTypeDef, IndexDef, Model, ScalarType, TypeDef};
-use crate::store::{AttrValue, Item, MAX_ITEM_BYTES, item_size};
+use crate::store::{AttrValue, Item, MAX_ITEM_BYTES, StringSet, item_size};
 
 /// The longest sort value that still leaves room for `#<id>` in a slot sort key.
 pub const MAX_SORT_VALUE_BYTES: usize = MAX_SORT_KEY_BYTES - 1 - keys::MAX_ID_LEN;
@@ -333,7 +331,7 @@ pub fn with_edge_set_entry(
     let mut node = node.clone();
     let mut set = match node.remove("edges") {
         Some(AttrValue::Ss(set)) => set,
-        _ => BTreeSet::new(),
+        _ => StringSet::new(),
     };
     set.retain(|existing| {
         keys::parse_edge_set_entry(existing)

@@ -1152,7 +1152,7 @@ async fn transform(
         let set = check::read_edge_set(store, model, &partition).await?;
         next.remove("edges");
         if !set.is_empty() {
-            next.insert("edges".to_owned(), AttrValue::Ss(set));
+            next.insert("edges".to_owned(), AttrValue::Ss(set.into()));
         }
     }
     Ok(next)

@@ -42,7 +42,9 @@ pub use client::{Credentials, RangePage, Store};
 pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
 pub use filter::{Filter, Test};
-pub use item::{AttrValue, Item, Map, item_from_json, item_size, item_to_json, value_size};
+pub use item::{
+    AttrValue, Item, Map, StringSet, item_from_json, item_size, item_to_json, value_size,
+};
 pub use key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_ITEM_BYTES, MAX_TRANSACTION_ITEMS, RangeQuery};
 pub use metrics::StoreMetrics;
 pub use retry::RETRY_ATTEMPTS;

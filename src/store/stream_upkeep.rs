@@ -158,7 +158,7 @@ mod tests {
     fn dynoxide_s_stream_queries_use_the_index_in_memory() {
         // Where the embedded store keeps a database in memory (`EmbeddedStore::start`).
         let connections =
-            super::super::in_process::Connections::memory().expect("dynoxide opens a database");
+            crate::store::in_process::Connections::memory().expect("dynoxide opens a database");
         index(connections.location()).expect("the index is added");
         assert_indexed(connections.location());
         drop(connections);

@@ -10,14 +10,18 @@ use aws_sdk_dynamodb::types::AttributeValue;
 /// An item has a handful of attributes, is built once from the SDK's answer and then mostly
 /// read, and a request holds hundreds at once (two Koan pages: some 420). A vector takes one
 /// 56-byte entry per attribute, where a hash table of ten attributes has sixteen 72-byte slots
-/// (the largest page's peak memory fell by 6–9 MB); it is built from the SDK's map by moving
-/// the entries, without hashing their names; and a name is found by comparing lengths first,
-/// which for ten short names costs about what hashing it did. A vector kept sorted by name
-/// (`litemap`) was tried first: its sort and binary search ran 1.1 % more instructions per Koan
-/// page than the hash table did (`bench/PROFILE.md`, "Items as vectors").
+/// (the largest page's peak memory fell by 6.5–8.7 MB in three A/B sets); it is built from the
+/// SDK's map by moving the entries, without hashing their names; and a name is found by
+/// comparing lengths first, which for ten short names costs about what hashing it did. A vector
+/// kept sorted by name (`litemap`) was tried first: its sort and binary search ran 1.1 % more
+/// instructions per Koan page than the hash table did (`bench/PROFILE.md`, "Items as vectors").
 ///
 /// Every lookup is linear, which suits items of tens of attributes; an item with many more
-/// (DynamoDB allows up to 400 KB) still answers, more slowly.
+/// (DynamoDB allows up to 400 KB) still answers, more slowly. Items read from the store or the
+/// stream, or imported, are built without looking names up (`from_distinct`). Building one name
+/// by name (`insert`, `collect`, `extend`: what a request's input does, bounded by the schema's
+/// fields) and comparing two items (`tablegraph check`, node by node) take time that grows with
+/// the square of the attributes: nothing for tens, noticeable for an item of thousands.
 #[derive(Clone, Debug, Default)]
 pub struct Item {
     entries: Vec<(String, AttrValue)>,
@@ -29,7 +33,7 @@ impl Item {
     }
 
     /// An item of these entries, whose names the caller knows to be distinct (a map's keys).
-    fn from_distinct(entries: Vec<(String, AttrValue)>) -> Self {
+    pub(super) fn from_distinct(entries: Vec<(String, AttrValue)>) -> Self {
         Self { entries }
     }
 
@@ -142,8 +146,9 @@ impl<'a> IntoIterator for &'a Item {
 ///
 /// A node's edge set is one: each goal of a Koan page carries one of three entries, and a
 /// request for two pages holds some 200 of them at once. A `BTreeSet` puts even three members in
-/// a node with room for eleven (a 320-byte allocation); a vector takes 72 bytes for them. Found
-/// by binary search; inserting keeps the order, which is the order the edges are read in.
+/// a node with room for eleven (280 bytes, 320 in jemalloc's size class); a vector holds them in
+/// 96 (the SDK's, kept as it hands it over, has room for four). Found by binary search;
+/// inserting keeps the order, which is the order the edges are read in.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StringSet {
     members: Vec<String>,

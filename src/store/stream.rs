@@ -256,9 +256,11 @@ impl StreamTail {
 
 /// An item as the stream carries it (the streams SDK has its own `AttributeValue`).
 fn item_from_stream(item: HashMap<String, AttributeValue>) -> Item {
-    item.into_iter()
-        .map(|(name, value)| (name, value_from_stream(value)))
-        .collect()
+    Item::from_distinct(
+        item.into_iter()
+            .map(|(name, value)| (name, value_from_stream(value)))
+            .collect(),
+    )
 }
 
 fn value_from_stream(value: AttributeValue) -> AttrValue {

@@ -81,7 +81,7 @@ for round in $(seq "$rounds"); do
     start "$bin" "$work/data"
     check "$w2" 50
     check "$w3" 200
-    wrk -t"$threads" -c8 -d2s -s "$work/w2.lua" "$url" >/dev/null
+    wrk -t"$(( threads < 8 ? threads : 8 ))" -c8 -d2s -s "$work/w2.lua" "$url" >/dev/null
     measure "$bin" "W2@1" 1 "$work/w2.lua"
     measure "$bin" "W2@$conns" "$conns" "$work/w2.lua"
     echo 5 >"/proc/$pid/clear_refs"

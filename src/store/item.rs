@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 /// An item has a handful of attributes, is built once from the SDK's answer and then mostly
 /// read, and a request holds hundreds at once (two Koan pages: some 420). A vector takes one
 /// 56-byte entry per attribute, where a hash table of ten attributes has sixteen 72-byte slots
-/// (the largest page's peak memory fell by 6.5–8.7 MB in three A/B sets); it is built from the
+/// (the largest page's peak memory fell by 6.5–8.5 MB in two A/B sets); it is built from the
 /// SDK's map by moving the entries, without hashing their names; and a name is found by
 /// comparing lengths first, which for ten short names costs about what hashing it did. A vector
 /// kept sorted by name (`litemap`) was tried first: its sort and binary search ran 1.1 % more

@@ -49,12 +49,11 @@ assert sum(len(page['edges']) for page in team.values()) == $2, 'goals missing'
 
 start "${bins[0]}" "$work/seeded"
 python3 bench/seed.py "$url" >"$work/ids.json"
-read -r team after < <(python3 -c "
-import json; ids = json.load(open('$work/ids.json')); print(ids['team'], ids['after100'])")
 stop
-koan='edges { role node { title leads { name } teams { name } } }'
-w2="{\"query\":\"query(\$team: ID!) { team(id: \$team) { goals(first: 50) { $koan } } }\",\"variables\":{\"team\":\"$team\"}}"
-w3="{\"query\":\"query(\$team: ID!, \$after: String) { team(id: \$team) { page1: goals(first: 100) { $koan } page2: goals(first: 100, after: \$after) { $koan } } }\",\"variables\":{\"team\":\"$team\",\"after\":\"$after\"}}"
+# The bodies bench.py sends as W2 and W3@200, from the seeded ids.
+{ read -r w2; read -r w3; } < <(python3 -c "
+import json, sys; sys.path.insert(0, 'bench'); import bench
+ids = json.load(open('$work/ids.json')); print(bench.koan(ids, 50)); print(bench.koan(ids, 200))")
 for name in w2 w3; do
   printf 'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = [==[%s]==]\n' \
     "${!name}" >"$work/$name.lua"

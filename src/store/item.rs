@@ -53,13 +53,6 @@ impl Item {
         self.entries.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 
-    pub fn get_mut(&mut self, name: &str) -> Option<&mut AttrValue> {
-        self.entries
-            .iter_mut()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v)
-    }
-
     pub fn contains_key(&self, name: &str) -> bool {
         self.position(name).is_some()
     }
@@ -84,16 +77,12 @@ impl Item {
         self.entries.retain_mut(|(n, v)| keep(n, v));
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &AttrValue)> {
-        self.entries.iter().map(|(n, v)| (n, v))
+    pub fn iter(&self) -> <&Item as IntoIterator>::IntoIter {
+        self.into_iter()
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &String> {
         self.entries.iter().map(|(n, _)| n)
-    }
-
-    pub fn values(&self) -> impl Iterator<Item = &AttrValue> {
-        self.entries.iter().map(|(_, v)| v)
     }
 }
 
@@ -198,7 +187,7 @@ impl StringSet {
 impl FromIterator<String> for StringSet {
     fn from_iter<I: IntoIterator<Item = String>>(members: I) -> Self {
         let mut members: Vec<String> = members.into_iter().collect();
-        // The store answers with a set's members sorted already; then this is one pass.
+        // The embedded store answers with a set's members sorted already; then this is one pass.
         members.sort_unstable();
         members.dedup();
         Self { members }
@@ -483,7 +472,7 @@ mod tests {
         assert_eq!(item.remove("a"), Some(s("3")));
         assert_eq!(item.remove("a"), None);
         assert!(!item.contains_key("a") && item.contains_key("c"));
-        *item.get_mut("c").expect("c is there") = s("6");
+        item.insert("c".to_owned(), s("6"));
         // Equal whatever the order of the entries.
         assert_eq!(
             item,

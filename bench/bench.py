@@ -725,18 +725,27 @@ def phase_instructions(results):
         stop_all()
 
 
+def count_tablegraph(name, binary, port, requests):
+    """Workload -> (instructions per request, their parts) for each workload of `requests`
+    (workload -> requests counted), on `binary` serving a fresh `serve --memory` under callgrind,
+    seeded."""
+    server = callgrind(name, [binary, "serve", "--memory", "--listen", f"127.0.0.1:{port}"],
+                       port).start()
+    reads = read_bodies(seeding.seed(server.url))
+    counted = {workload: instructions(server, *reads[workload], n)
+               for workload, n in requests.items()}
+    server.stop()
+    return counted
+
+
 def count_instructions(results):
     os.makedirs(os.path.join(RUN_DIR, "callgrind"), exist_ok=True)
     port = PORT_BASE + 7
     counted = {}
     log("instructions per request under callgrind (about 4 min) ...")
-    tg = callgrind("tablegraph-callgrind", [TABLEGRAPH, "serve", "--memory", "--listen",
-                                            f"127.0.0.1:{port}"], port).start()
-    ids = seeding.seed(tg.url)
-    reads = read_bodies(ids)
-    for name, n in INSTRUCTION_REQUESTS.items():
-        counted[("tablegraph", name)] = instructions(tg, *reads[name], n)
-    tg.stop()
+    for name, value in count_tablegraph("tablegraph-callgrind", TABLEGRAPH, port,
+                                        INSTRUCTION_REQUESTS).items():
+        counted[("tablegraph", name)] = value
     b1 = callgrind("b1-callgrind", [B1, "--listen", f"127.0.0.1:{port}"], port).start()
     counted[("b1", "W0")] = instructions(b1, W0_B1, lambda d: d.get("hello") == "world",
                                          INSTRUCTION_REQUESTS["W0"])
@@ -900,10 +909,13 @@ MACHINES = os.path.join(BENCH, "machines")
 
 
 def other_machines():
-    """The report of each run kept in MACHINES, with that run's settings, one heading level down."""
+    """The report of each run kept in MACHINES, with that run's settings, one heading level down;
+    not the run being reported (`--report bench/machines/<name>`), which is the report itself."""
     global RUN_DIR
     lines = []
     for path in sorted(glob.glob(os.path.join(MACHINES, "*", "results.json"))):
+        if os.path.samefile(os.path.dirname(path), RUN_DIR):
+            continue
         with open(path) as f:
             other = json.load(f)
         started = datetime.datetime.fromisoformat(other["started"])
@@ -1259,10 +1271,54 @@ def report_only(run_dir):
     summarize(results, report(results, started, finished))
 
 
+# `--instructions`: the workloads counted, and how many requests each.
+COMPARED_REQUESTS = {**INSTRUCTION_REQUESTS, "W3@200": 10}
+
+
+def compare_instructions(binaries):
+    """`--instructions BIN [BIN ...]`: the instructions per request of W0, W1, W2 and W3@200 for
+    each build of tablegraph, counted as the benchmark's instructions phase counts them (each a
+    fresh `serve --memory` under callgrind, seeded alike), then each build against the first.
+    The counts do not depend on what else the machine runs, so builds need no alternating."""
+    global RUN_DIR
+    RUN_DIR = os.path.abspath(env("BENCH_RUN_DIR", os.path.join(
+        BENCH, "results", "instructions-" + datetime.datetime.now(datetime.timezone.utc)
+        .strftime("%Y%m%dT%H%M%SZ"))))
+    for sub in ("logs", "callgrind"):
+        os.makedirs(os.path.join(RUN_DIR, sub), exist_ok=True)
+    for binary in binaries:
+        if not os.access(binary, os.X_OK):
+            sys.exit(f"{binary} is not an executable")
+    if not (shutil.which("valgrind") and shutil.which("callgrind_control")):
+        sys.exit("valgrind is not installed here (apt-get install valgrind)")
+    counts = []
+    try:
+        for at, binary in enumerate(binaries):
+            log(f"{binary}: seeding and counting under callgrind (about 2 min) ...")
+            counted = count_tablegraph(f"build{at}", os.path.abspath(binary), PORT_BASE + 7,
+                                       COMPARED_REQUESTS)
+            counts.append({name: value for name, (value, _) in counted.items()})
+    finally:
+        stop_all()
+    log("")
+    log("| build | " + " | ".join(COMPARED_REQUESTS) + " |")
+    log("|---" * (len(COMPARED_REQUESTS) + 1) + "|")
+    for binary, count in zip(binaries, counts):
+        cells = [f"{count[name]:,.0f}" + ("" if count is counts[0] else
+                                          f" ({count[name] / counts[0][name]:.3f} ×)")
+                 for name in COMPARED_REQUESTS]
+        log(f"| {binary} | " + " | ".join(cells) + " |")
+    log(f"\nRequests counted: {', '.join(f'{name} {n}' for name, n in COMPARED_REQUESTS.items())}, "
+        f"after 5 of each; the dumps are in {RUN_DIR}/callgrind")
+
+
 def main():
     global RUN_DIR
     if len(sys.argv) == 3 and sys.argv[1] == "--report":
         report_only(sys.argv[2])
+        return
+    if len(sys.argv) >= 3 and sys.argv[1] == "--instructions":
+        compare_instructions(sys.argv[2:])
         return
     RUN_DIR = os.path.abspath(env("BENCH_RUN_DIR", os.path.join(
         BENCH, "results", datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"))))

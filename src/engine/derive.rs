@@ -303,11 +303,11 @@ pub fn target_ids(node: &Item, edge: &str, role_sort: Option<&str>) -> Vec<Strin
 
 /// [`target_ids`], borrowed from the node. Entries of other edge types are passed over by
 /// their prefix, unparsed: a node's edge set lists every type of its edges.
-pub fn targets<'a>(
+pub fn targets<'a, 'b>(
     node: &'a Item,
-    edge: &'a str,
-    role_sort: Option<&'a str>,
-) -> impl Iterator<Item = &'a str> + 'a {
+    edge: &'b str,
+    role_sort: Option<&'b str>,
+) -> impl Iterator<Item = &'a str> + use<'a, 'b> {
     let set = match node.get("edges") {
         Some(AttrValue::Ss(set)) => Some(set),
         _ => None,

@@ -8,6 +8,8 @@
 //! selects on them and loads every node their selected `@belongsTo` and `@targets` fields will
 //! need, in one batch; those fields then answer from the request's cache.
 
+use std::collections::HashSet;
+
 use async_graphql::Lookahead;
 
 use crate::engine::{self, EngineError, Node, RequestScope};
@@ -25,6 +27,9 @@ pub(super) async fn relations(
     // What each type's selected relations read, worked out once per type: a level's nodes are
     // mostly of one type, and the selection is the same for all of them.
     let mut plans: Vec<(&str, Vec<Relation<'_>>)> = Vec::new();
+    // Each node once: a level's nodes mostly point at the same few (a page of goals at its
+    // handful of teams), and the loader would look up and cache every repeat again.
+    let mut seen: HashSet<&str, foldhash::fast::RandomState> = HashSet::default();
     let mut wanted = Vec::new();
     for node in nodes {
         let at = match plans.iter().position(|(name, _)| *name == node.typename) {
@@ -37,12 +42,13 @@ pub(super) async fn relations(
         for relation in &plans[at].1 {
             match relation {
                 Relation::BelongsTo { foreign_key } => {
-                    if let Some(id) = node.item.get(foreign_key).and_then(AttrValue::as_str) {
-                        wanted.push(keys::node_key(id));
-                    }
+                    let id = node.item.get(foreign_key).and_then(AttrValue::as_str);
+                    wanted.extend(id.filter(|id| seen.insert(id)).map(keys::node_key));
                 }
                 Relation::Targets { edge, role_sort } => wanted.extend(
-                    engine::targets(&node.item, edge, role_sort.as_deref()).map(keys::node_key),
+                    engine::targets(&node.item, edge, role_sort.as_deref())
+                        .filter(|id| seen.insert(id))
+                        .map(keys::node_key),
                 ),
             }
         }

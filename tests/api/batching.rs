@@ -1,6 +1,10 @@
 //! Storage calls depend on the shape of a query, not on list sizes or concurrent requests.
 
+use std::sync::Arc;
+
 use serde_json::json;
+use tablegraph::loaders::ItemLoader;
+use tablegraph::store::CallLog;
 
 use crate::helpers::{TestApp, id_at, spawn_app};
 
@@ -98,4 +102,44 @@ async fn concurrent_requests_do_not_change_a_query_s_calls() {
         assert!(body["errors"].is_null(), "{body}");
         assert_eq!(calls, ["BatchGetItem", "BatchGetItem", "BatchGetItem"]);
     }
+}
+
+/// The `name` of each item a load answered, in order.
+fn names(items: &[Option<Arc<tablegraph::store::Item>>]) -> Vec<Option<&str>> {
+    items
+        .iter()
+        .map(|item| item.as_ref().and_then(|item| item.get("name")?.as_str()))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_key_repeated_in_one_load_is_read_once_and_answered_at_each_place() {
+    let app = spawn_app().await;
+    let first = app.create_farm("Repeated").await;
+    let second = app.create_farm("Once").await;
+    let calls = Arc::new(CallLog::with_budget(10));
+    let loader = ItemLoader::new(app.store.recording(calls.clone()));
+    let (a, b) = (format!("NODE#{first}"), format!("NODE#{second}"));
+    let missing = "NODE#no-such-node".to_owned();
+    let keys = [&a, &b, &a, &missing, &a, &missing];
+    let expected = [
+        Some("Repeated"),
+        Some("Once"),
+        Some("Repeated"),
+        None,
+        Some("Repeated"),
+        None,
+    ];
+    let items = loader.load_many(&keys).await.expect("the store answers");
+    assert_eq!(names(&items), expected);
+    let asked: Vec<Option<usize>> = calls.calls().iter().map(|call| call.keys).collect();
+    assert_eq!(
+        asked,
+        [Some(3)],
+        "one BatchGetItem of the three distinct keys"
+    );
+    // Each of them, the missing one included, is the request's now: no further call.
+    let again = loader.load_many(&keys).await.expect("cached");
+    assert_eq!(names(&again), expected);
+    assert_eq!(calls.calls().len(), 1);
 }

@@ -5,8 +5,9 @@
 //! - an error names the file and a line and column inside the text, and prints as
 //!   `file:LINE:COL: message`;
 //! - a model it accepts keeps the invariants `src/model/mod.rs` states ("a `Model` that exists
-//!   is consistent"): relations name existing types, fields and edges; no two relations of one
-//!   type share a slot; `indexes` is every slot in use, ascending; ranks fit three digits;
+//!   is consistent"): relations name existing types, fields and edges; no two relations or
+//!   indexes of one type share a slot; `indexes` is every slot in use, ascending; ranks fit
+//!   three digits;
 //! - the GraphQL schema can be built from every model it accepts (the rest of the server trusts
 //!   the model and never re-checks it).
 
@@ -16,6 +17,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
+use tablegraph::engine::EventHub;
 use tablegraph::graphql::{Api, SchemaOptions};
 use tablegraph::model::{FieldKind, Model};
 
@@ -28,7 +30,12 @@ fuzz_target!(|data: &[u8]| {
     match Model::parse(FILE, source) {
         Ok(model) => {
             check_model(&model);
-            if let Err(e) = Api::build(Arc::new(model), &SchemaOptions::default()) {
+            let built = Api::build(
+                Arc::new(model),
+                &SchemaOptions::default(),
+                EventHub::default(),
+            );
+            if let Err(e) = built {
                 panic!("the model was accepted but the GraphQL schema is not: {e:?}");
             }
         }
@@ -126,6 +133,25 @@ fn check_model(model: &Model) {
     }
     for type_def in &model.types {
         let mut slots = BTreeSet::new();
+        // Its type index and its fields' `@index`es each take a slot its nodes use for nothing
+        // else.
+        let own = type_def.list.iter().map(|list| list.slot);
+        for slot in own.chain(type_def.indexes.iter().map(|index| index.slot)) {
+            assert!(
+                slots.insert(slot),
+                "{} uses slot {slot} for two indexes",
+                type_def.name
+            );
+            used.insert(slot);
+        }
+        for index in &type_def.indexes {
+            assert!(
+                type_def.field(&index.field).is_some(),
+                "{} indexes no field {}",
+                type_def.name,
+                index.field
+            );
+        }
         for slot in &type_def.slots {
             assert!(
                 slots.insert(slot.slot),
@@ -147,7 +173,10 @@ fn check_model(model: &Model) {
         for field in &type_def.fields {
             let here = format!("{}.{}", type_def.name, field.name);
             match &field.kind {
-                FieldKind::Scalar { .. } => {}
+                FieldKind::Scalar { .. } | FieldKind::ScalarList { .. } => {}
+                FieldKind::Embedded { object, .. } => {
+                    assert!(model.object_def(object).is_some(), "{here}: {object}");
+                }
                 FieldKind::Custom(_) => {
                     panic!("{here}: a custom field without any resolver file")
                 }

@@ -80,7 +80,7 @@ impl CursorKeys {
 }
 
 /// A longer cursor cannot have been issued by tablegraph (sort keys are capped at 1 KB).
-const MAX_ENCODED_LEN: usize = 4096;
+pub const MAX_CURSOR_LEN: usize = 4096;
 
 /// A position inside one connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,7 +135,7 @@ impl Cursor {
         connection: &str,
         keys: &CursorKeys,
     ) -> Result<Cursor, CursorError> {
-        if encoded.len() > MAX_ENCODED_LEN {
+        if encoded.len() > MAX_CURSOR_LEN {
             return Err(CursorError::Malformed);
         }
         let (payload, tag) = encoded.split_once('.').ok_or(CursorError::Malformed)?;
@@ -220,7 +220,7 @@ mod tests {
             (signed("c1:Farm.cows:1\nx#1"), CursorError::Malformed),
             (signed("c2:Farm.cows:1"), CursorError::Malformed),
             (signed("c2:Farm.cows:1\nx#"), CursorError::Malformed),
-            ("A".repeat(MAX_ENCODED_LEN + 1), CursorError::Malformed),
+            ("A".repeat(MAX_CURSOR_LEN + 1), CursorError::Malformed),
             (
                 signed(&format!("c2:Farm.cows:1\n{}#1", "x".repeat(1024))),
                 CursorError::Malformed,

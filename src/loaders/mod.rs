@@ -151,13 +151,7 @@ impl ItemLoader {
             match results[index] {
                 Ok(found) => {
                     let item = found.get(key).cloned();
-                    // A key asked for twice in one call is cached once, not copied again.
-                    match state.cache.get_mut(key) {
-                        Some(cached) => *cached = item.clone(),
-                        None => {
-                            state.cache.insert(key.to_owned(), item.clone());
-                        }
-                    }
+                    state.cache.insert(key.to_owned(), item.clone());
                     items[at] = item;
                 }
                 Err(error) => failure = Some(error.clone()),

@@ -643,10 +643,11 @@ def callgrind(name, argv, port):
     return Server(name, ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv], port)
 
 
-def instructions(server, request_body, valid, n):
+def instructions(server, request_body, valid, n, parts=True):
     """The instructions `server` ran for `n` requests of `request_body` sent one after another
     on the server's keep-alive connection, divided by `n`: callgrind's counters are zeroed
-    before the first and dumped after the last. Every answer must pass `valid`."""
+    before the first and dumped after the last. Every answer must pass `valid`. With `parts`,
+    also their split at the SDK (`instruction_parts`), else None."""
     def control(flag):
         # callgrind_control reaches an idle process through vgdb (ptrace); where that is not
         # allowed it would wait for ever.
@@ -668,7 +669,7 @@ def instructions(server, request_body, valid, n):
     with open(newest) as f:
         for line in f:
             if line.startswith("summary:"):
-                return int(line.split()[1]) / n, instruction_parts(newest, n)
+                return int(line.split()[1]) / n, instruction_parts(newest, n) if parts else None
     raise RuntimeError(f"no summary in {newest}")
 
 
@@ -725,14 +726,14 @@ def phase_instructions(results):
         stop_all()
 
 
-def count_tablegraph(name, binary, port, requests):
-    """Workload -> (instructions per request, their parts) for each workload of `requests`
-    (workload -> requests counted), on `binary` serving a fresh `serve --memory` under callgrind,
-    seeded."""
+def count_tablegraph(name, binary, port, requests, parts=True):
+    """Workload -> (instructions per request, their parts or None) for each workload of
+    `requests` (workload -> requests counted), on `binary` serving a fresh `serve --memory` under
+    callgrind, seeded."""
     server = callgrind(name, [binary, "serve", "--memory", "--listen", f"127.0.0.1:{port}"],
                        port).start()
     reads = read_bodies(seeding.seed(server.url))
-    counted = {workload: instructions(server, *reads[workload], n)
+    counted = {workload: instructions(server, *reads[workload], n, parts)
                for workload, n in requests.items()}
     server.stop()
     return counted
@@ -914,7 +915,7 @@ def other_machines():
     global RUN_DIR
     lines = []
     for path in sorted(glob.glob(os.path.join(MACHINES, "*", "results.json"))):
-        if os.path.samefile(os.path.dirname(path), RUN_DIR):
+        if os.path.realpath(os.path.dirname(path)) == os.path.realpath(RUN_DIR):
             continue
         with open(path) as f:
             other = json.load(f)
@@ -1281,22 +1282,22 @@ def compare_instructions(binaries):
     fresh `serve --memory` under callgrind, seeded alike), then each build against the first.
     The counts do not depend on what else the machine runs, so builds need no alternating."""
     global RUN_DIR
+    for binary in binaries:
+        if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+            sys.exit(f"{binary} is not an executable")
+    if not (shutil.which("valgrind") and shutil.which("callgrind_control")):
+        sys.exit("valgrind is not installed here (apt-get install valgrind)")
     RUN_DIR = os.path.abspath(env("BENCH_RUN_DIR", os.path.join(
         BENCH, "results", "instructions-" + datetime.datetime.now(datetime.timezone.utc)
         .strftime("%Y%m%dT%H%M%SZ"))))
     for sub in ("logs", "callgrind"):
         os.makedirs(os.path.join(RUN_DIR, sub), exist_ok=True)
-    for binary in binaries:
-        if not os.access(binary, os.X_OK):
-            sys.exit(f"{binary} is not an executable")
-    if not (shutil.which("valgrind") and shutil.which("callgrind_control")):
-        sys.exit("valgrind is not installed here (apt-get install valgrind)")
     counts = []
     try:
         for at, binary in enumerate(binaries):
             log(f"{binary}: seeding and counting under callgrind (about 2 min) ...")
             counted = count_tablegraph(f"build{at}", os.path.abspath(binary), PORT_BASE + 7,
-                                       COMPARED_REQUESTS)
+                                       COMPARED_REQUESTS, parts=False)
             counts.append({name: value for name, (value, _) in counted.items()})
     finally:
         stop_all()
@@ -1312,14 +1313,27 @@ def compare_instructions(binaries):
         f"after 5 of each; the dumps are in {RUN_DIR}/callgrind")
 
 
+USAGE = ("usage: bench.py                            (the benchmark; bash bench/run.sh runs it)\n"
+         "       bench.py --report RUN_DIR            (a past run's report again)\n"
+         "       bench.py --instructions BIN [BIN...] (builds of tablegraph counted)")
+
+
 def main():
     global RUN_DIR
-    if len(sys.argv) == 3 and sys.argv[1] == "--report":
+    # A stop (timeout, kill) goes through the `finally` that stops the servers, callgrind's too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if sys.argv[1:2] == ["--report"]:
+        if len(sys.argv) != 3:
+            sys.exit(USAGE)
         report_only(sys.argv[2])
         return
-    if len(sys.argv) >= 3 and sys.argv[1] == "--instructions":
+    if sys.argv[1:2] == ["--instructions"]:
+        if len(sys.argv) < 3:
+            sys.exit(USAGE)
         compare_instructions(sys.argv[2:])
         return
+    if len(sys.argv) > 1:
+        sys.exit(USAGE)
     RUN_DIR = os.path.abspath(env("BENCH_RUN_DIR", os.path.join(
         BENCH, "results", datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"))))
     for sub in ("", "logs", "lua", "wrk"):
@@ -1327,7 +1341,6 @@ def main():
     for binary in (TABLEGRAPH, B0, B1, B2):
         if not os.access(binary, os.X_OK):
             sys.exit(f"{binary} is missing: build it first (bash bench/run.sh does)")
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     d = seconds(DURATION)
     n_cells = (REPS * len(CONNECTIONS) * (3 + 2 + 2 + len(W3_SIZES) + 2)

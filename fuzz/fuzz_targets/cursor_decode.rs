@@ -2,12 +2,13 @@
 //!
 //! Properties:
 //! - decoding never panics, whatever the string and the connection;
-//! - a string the server's key did not sign is refused as `Malformed`, for every connection;
+//! - a string the server's key did not sign is refused as `Malformed`, for each connection tried;
 //! - a cursor made of any connection (without a line break) and any sort key, signed with the
-//!   server's key, decodes to itself for its connection exactly when a page could have issued it
-//!   (its sort key at most `MAX_SORT_KEY_BYTES` and ending in a valid id, the whole cursor at
-//!   most `MAX_CURSOR_LEN`), and is then `Malformed` under another key and `ForeignConnection`
-//!   for any other connection.
+//!   server's key, decodes to itself for its connection exactly when its sort key is at most
+//!   `MAX_SORT_KEY_BYTES` and ends in a valid id and the whole cursor is at most
+//!   `MAX_CURSOR_LEN`; it is then `Malformed` under another key and `ForeignConnection` for
+//!   another connection, and otherwise `Malformed` for that connection too (only a well-formed
+//!   cursor is called foreign).
 //!
 //! Cursors carry a MAC, so no random string reaches the success path; the target gets there by
 //! signing a cursor made of the input: the text up to its first line break is the connection,
@@ -71,6 +72,12 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(CursorError::Malformed) => {
             assert!(!issuable, "{cursor:?} was refused as malformed");
+            let other = format!("{connection}#other");
+            assert_eq!(
+                Cursor::decode_for(&encoded, &other, &keys),
+                Err(CursorError::Malformed),
+                "{encoded:?} is malformed, yet {other:?} called it foreign"
+            );
         }
         Err(CursorError::ForeignConnection) => {
             panic!("{encoded:?} is foreign to its own connection {connection:?}")

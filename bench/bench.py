@@ -1280,7 +1280,8 @@ def compare_instructions(binaries):
     """`--instructions BIN [BIN ...]`: the instructions per request of W0, W1, W2 and W3@200 for
     each build of tablegraph, counted as the benchmark's instructions phase counts them (each a
     fresh `serve --memory` under callgrind, seeded alike), then each build against the first.
-    The counts do not depend on what else the machine runs, so builds need no alternating."""
+    Counts of W1 to W3 move little with what else the machine runs (bench/README.md says how
+    much), so the builds may run in any order."""
     global RUN_DIR
     for binary in binaries:
         if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):

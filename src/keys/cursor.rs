@@ -79,7 +79,9 @@ impl CursorKeys {
     }
 }
 
-/// A longer cursor cannot have been issued by tablegraph (sort keys are capped at 1 KB).
+/// A longer cursor is refused before it is decoded. Sort keys are capped at 1 KB, but a
+/// connection's name carries an `@index` query's value, which may be longer: such a
+/// connection can issue a cursor over this limit, which it then refuses.
 pub const MAX_CURSOR_LEN: usize = 4096;
 
 /// A position inside one connection.

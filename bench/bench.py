@@ -1272,6 +1272,12 @@ def report_only(run_dir):
     summarize(results, report(results, started, finished))
 
 
+def new_run_dir(prefix=""):
+    """Where a run keeps its raw data: BENCH_RUN_DIR, else bench/results/<prefix><UTC time>."""
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return os.path.abspath(env("BENCH_RUN_DIR", os.path.join(BENCH, "results", prefix + now)))
+
+
 # `--instructions`: the workloads counted, and how many requests each.
 COMPARED_REQUESTS = {**INSTRUCTION_REQUESTS, "W3@200": 10}
 
@@ -1288,9 +1294,7 @@ def compare_instructions(binaries):
             sys.exit(f"{binary} is not an executable")
     if not (shutil.which("valgrind") and shutil.which("callgrind_control")):
         sys.exit("valgrind is not installed here (apt-get install valgrind)")
-    RUN_DIR = os.path.abspath(env("BENCH_RUN_DIR", os.path.join(
-        BENCH, "results", "instructions-" + datetime.datetime.now(datetime.timezone.utc)
-        .strftime("%Y%m%dT%H%M%SZ"))))
+    RUN_DIR = new_run_dir("instructions-")
     for sub in ("logs", "callgrind"):
         os.makedirs(os.path.join(RUN_DIR, sub), exist_ok=True)
     counts = []
@@ -1335,8 +1339,7 @@ def main():
         return
     if len(sys.argv) > 1:
         sys.exit(USAGE)
-    RUN_DIR = os.path.abspath(env("BENCH_RUN_DIR", os.path.join(
-        BENCH, "results", datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ"))))
+    RUN_DIR = new_run_dir()
     for sub in ("", "logs", "lua", "wrk"):
         os.makedirs(os.path.join(RUN_DIR, sub), exist_ok=True)
     for binary in (TABLEGRAPH, B0, B1, B2):

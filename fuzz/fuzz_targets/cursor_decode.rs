@@ -50,6 +50,7 @@ fuzz_target!(|data: &[u8]| {
     let issuable = sort_key.len() <= MAX_SORT_KEY_BYTES
         && id_from_slot_sort_key(sort_key).is_some()
         && encoded.len() <= MAX_CURSOR_LEN;
+    let other = format!("{connection}#other");
     match Cursor::decode_for(&encoded, connection, &keys) {
         Ok(decoded) => {
             assert!(
@@ -63,7 +64,6 @@ fuzz_target!(|data: &[u8]| {
                 Err(CursorError::Malformed),
                 "{encoded:?} accepted under a key that did not sign it"
             );
-            let other = format!("{connection}#other");
             assert_eq!(
                 Cursor::decode_for(&encoded, &other, &keys),
                 Err(CursorError::ForeignConnection),
@@ -72,7 +72,6 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(CursorError::Malformed) => {
             assert!(!issuable, "{cursor:?} was refused as malformed");
-            let other = format!("{connection}#other");
             assert_eq!(
                 Cursor::decode_for(&encoded, &other, &keys),
                 Err(CursorError::Malformed),

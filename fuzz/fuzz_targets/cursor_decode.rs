@@ -2,13 +2,15 @@
 //!
 //! Properties:
 //! - decoding never panics, whatever the string and the connection;
-//! - a string the server's key did not sign is refused as `Malformed`, for each connection tried;
+//! - a string the server's key did not sign is refused as `Malformed`, for each connection tried,
+//!   also after a rotation;
 //! - a cursor made of any connection (without a line break) and any sort key, signed with the
 //!   server's key, decodes to itself for its connection exactly when its sort key is at most
 //!   `MAX_SORT_KEY_BYTES` and ends in a valid id and the whole cursor is at most
-//!   `MAX_CURSOR_LEN`; it is then `Malformed` under another key and `ForeignConnection` for
-//!   another connection, and otherwise `Malformed` for that connection too (only a well-formed
-//!   cursor is called foreign).
+//!   `Cursor::max_encoded_len(connection)`; it then decodes alike after a rotation (the
+//!   server's key named as the previous one), is `Malformed` under another key and
+//!   `ForeignConnection` for another connection, and is otherwise `Malformed` for that connection
+//!   too, before and after the rotation (only a well-formed cursor is called foreign).
 //!
 //! Cursors carry a MAC, so no random string reaches the success path; the target gets there by
 //! signing a cursor made of the input: the text up to its first line break is the connection,
@@ -18,7 +20,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tablegraph::keys::{
-    Cursor, CursorError, CursorKeys, MAX_CURSOR_LEN, MAX_SORT_KEY_BYTES, id_from_slot_sort_key,
+    Cursor, CursorError, CursorKeys, MAX_SORT_KEY_BYTES, id_from_slot_sort_key,
 };
 
 /// A connection name of the shape tablegraph uses (`<Type>.<field>:<parent id>`).
@@ -30,15 +32,18 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let keys = CursorKeys::from_secrets("the server's key", None);
+    let rotated = CursorKeys::from_secrets("the next key", Some("the server's key"));
 
     // The text as a client sends it.
     let (connection, sort_key) = text.split_once('\n').unwrap_or((text, ""));
     for asked in [FIXED_CONNECTION, "", connection] {
-        assert_eq!(
-            Cursor::decode_for(text, asked, &keys),
-            Err(CursorError::Malformed),
-            "{text:?} was not signed, yet decoding it for {asked:?} did not refuse it as malformed"
-        );
+        for keys in [&keys, &rotated] {
+            assert_eq!(
+                Cursor::decode_for(text, asked, keys),
+                Err(CursorError::Malformed),
+                "{text:?} was not signed, yet decoding it for {asked:?} did not refuse it as malformed"
+            );
+        }
     }
 
     // The text's parts, signed as a page would sign them.
@@ -49,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
     let encoded = cursor.encode(&keys);
     let issuable = sort_key.len() <= MAX_SORT_KEY_BYTES
         && id_from_slot_sort_key(sort_key).is_some()
-        && encoded.len() <= MAX_CURSOR_LEN;
+        && encoded.len() <= Cursor::max_encoded_len(connection);
     let other = format!("{connection}#other");
     match Cursor::decode_for(&encoded, connection, &keys) {
         Ok(decoded) => {
@@ -58,6 +63,11 @@ fuzz_target!(|data: &[u8]| {
                 "{cursor:?} is no cursor a page issues, yet it decoded"
             );
             assert_eq!(decoded, cursor, "{encoded:?} decoded to another cursor");
+            assert_eq!(
+                Cursor::decode_for(&encoded, connection, &rotated),
+                Ok(decoded),
+                "{encoded:?} not read after a rotation"
+            );
             let other_keys = CursorKeys::from_secrets("another key", None);
             assert_eq!(
                 Cursor::decode_for(&encoded, connection, &other_keys),
@@ -72,6 +82,11 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(CursorError::Malformed) => {
             assert!(!issuable, "{cursor:?} was refused as malformed");
+            assert_eq!(
+                Cursor::decode_for(&encoded, connection, &rotated),
+                Err(CursorError::Malformed),
+                "{encoded:?} is malformed, yet read after a rotation"
+            );
             assert_eq!(
                 Cursor::decode_for(&encoded, &other, &keys),
                 Err(CursorError::Malformed),

@@ -17,7 +17,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
-use super::layout::{MAX_SORT_KEY_BYTES, id_from_slot_sort_key};
+use super::layout::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, id_from_slot_sort_key};
 
 const VERSION_PREFIX: &str = "c2:";
 
@@ -79,11 +79,6 @@ impl CursorKeys {
     }
 }
 
-/// A longer cursor is refused before it is decoded. Sort keys are capped at 1 KB, but a
-/// connection's name carries an `@index` query's value, which may be longer: such a
-/// connection can issue a cursor over this limit, which it then refuses.
-pub const MAX_CURSOR_LEN: usize = 4096;
-
 /// A position inside one connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cursor {
@@ -101,6 +96,28 @@ pub enum CursorError {
 }
 
 impl Cursor {
+    /// The length of the longest cursor that `connection`, or the same field under any other
+    /// parent, can issue: its payload holds the connection's name, a parent (a node's id or an
+    /// `@index` query's value, each within a partition key's bytes) and a sort key (within a
+    /// sort key's bytes). [`Cursor::decode_for`] refuses a longer string before decoding it.
+    ///
+    /// ```
+    /// use tablegraph::keys::{Cursor, CursorKeys};
+    /// let keys = CursorKeys::from_secrets("s3cret", None);
+    /// let connection = format!("Query.cowsByBreed:{}", "x".repeat(2000));
+    /// let cursor = Cursor { connection: connection.clone(), sort_key: format!("{}#0191", "n".repeat(1000)) };
+    /// assert!(cursor.encode(&keys).len() <= Cursor::max_encoded_len(&connection));
+    /// ```
+    pub fn max_encoded_len(connection: &str) -> usize {
+        let unpadded = |bytes: usize| (bytes * 4).div_ceil(3);
+        let payload = VERSION_PREFIX.len()
+            + connection.len()
+            + MAX_PARTITION_KEY_BYTES
+            + 1
+            + MAX_SORT_KEY_BYTES;
+        unpadded(payload) + 1 + unpadded(MAC_BYTES)
+    }
+
     /// The opaque string handed to clients: the payload and its MAC under `keys`.
     ///
     /// ```
@@ -137,7 +154,7 @@ impl Cursor {
         connection: &str,
         keys: &CursorKeys,
     ) -> Result<Cursor, CursorError> {
-        if encoded.len() > MAX_CURSOR_LEN {
+        if encoded.len() > Self::max_encoded_len(connection) {
             return Err(CursorError::Malformed);
         }
         let (payload, tag) = encoded.split_once('.').ok_or(CursorError::Malformed)?;
@@ -222,7 +239,10 @@ mod tests {
             (signed("c1:Farm.cows:1\nx#1"), CursorError::Malformed),
             (signed("c2:Farm.cows:1"), CursorError::Malformed),
             (signed("c2:Farm.cows:1\nx#"), CursorError::Malformed),
-            ("A".repeat(MAX_CURSOR_LEN + 1), CursorError::Malformed),
+            (
+                "A".repeat(Cursor::max_encoded_len("Farm.cows:1") + 1),
+                CursorError::Malformed,
+            ),
             (
                 signed(&format!("c2:Farm.cows:1\n{}#1", "x".repeat(1024))),
                 CursorError::Malformed,
@@ -240,6 +260,34 @@ mod tests {
             );
         }
         assert!(Cursor::decode_for(&signed("c2:Farm.cows:1\nx#1"), "Farm.cows:1", &keys()).is_ok());
+    }
+
+    #[test]
+    fn the_longest_cursors_a_field_issues_are_read_under_each_parent() {
+        // An `@index` query's value fills its partition key; the node's sort key is as long as
+        // a sort key may be.
+        let value = "é".repeat((MAX_PARTITION_KEY_BYTES - "Cow#byBreed#".len()) / 2);
+        let long = format!("Query.cowsByBreed:{value}");
+        let sort_key = format!("{}#{}", "n".repeat(MAX_SORT_KEY_BYTES - 27), "0".repeat(26));
+        assert_eq!(sort_key.len(), MAX_SORT_KEY_BYTES);
+        let cursor = Cursor {
+            connection: long.clone(),
+            sort_key,
+        };
+        let encoded = cursor.encode(&keys());
+        assert!(encoded.len() > 4096, "longer than any sort key alone makes");
+        assert_eq!(
+            Cursor::decode_for(&encoded, &long, &keys()),
+            Ok(cursor.clone())
+        );
+        // The same field under another value knows the cursor as another connection's.
+        for other in ["Query.cowsByBreed:", "Query.cowsByBreed:Jersey"] {
+            assert_eq!(
+                Cursor::decode_for(&encoded, other, &keys()),
+                Err(CursorError::ForeignConnection),
+                "{other}"
+            );
+        }
     }
 
     #[test]

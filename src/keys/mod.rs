@@ -16,7 +16,7 @@ mod layout;
 mod sort;
 mod unique;
 
-pub use cursor::{Cursor, CursorError, CursorKeys, MAX_CURSOR_LEN};
+pub use cursor::{Cursor, CursorError, CursorKeys};
 pub use layout::{
     EdgeSetEntry, IdError, MAX_ID_LEN, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, RELAY_KEYS,
     STREAM_LEASE, edge_set_entry, edge_sort_key, edge_sort_key_range, edges_count_attribute,

@@ -238,3 +238,63 @@ async fn migrate_puts_nodes_written_before_the_index_in_it() {
     );
     std::fs::remove_dir_all(&dir).expect("removable");
 }
+
+#[tokio::test]
+async fn pages_of_the_longest_index_value_and_sort_keys_go_on_from_their_cursors() {
+    let app = spawn_app().await;
+    let farm = app.create_farm("Long Names Farm").await;
+    // The longest breed the index holds (`Cow#byBreed#<breed>` fills a partition key), and names
+    // that fill a sort key but for a byte (`<name>#<36-character id>`): the cursors of these pages are longer than
+    // any sort key alone makes them.
+    let breed = "b".repeat(2048 - "Cow#byBreed#".len());
+    for name in ["a", "c", "e"] {
+        cow(&app, &farm, &name.repeat(986), json!(breed)).await;
+    }
+    let page = |after: Value, before: Value| {
+        let app = &app;
+        let breed = &breed;
+        async move {
+            let body = app
+                .graphql(
+                    "query($breed: String!, $after: String, $before: String) {
+                        cowsByBreed(breed: $breed, first: 1, after: $after, before: $before) {
+                            edges { node { name } }
+                            pageInfo { hasNextPage endCursor }
+                        } }",
+                    json!({ "breed": breed, "after": after, "before": before }),
+                )
+                .await;
+            assert!(body["errors"].is_null(), "{body}");
+            let connection = &body["data"]["cowsByBreed"];
+            let names: Vec<char> = connection["edges"]
+                .as_array()
+                .expect("edges")
+                .iter()
+                .map(|e| {
+                    e["node"]["name"]
+                        .as_str()
+                        .expect("a name")
+                        .chars()
+                        .next()
+                        .expect("a letter")
+                })
+                .collect();
+            (names, connection["pageInfo"].clone())
+        }
+    };
+    let (names, first) = page(Value::Null, Value::Null).await;
+    assert_eq!(names, ['a']);
+    assert!(
+        first["endCursor"].as_str().expect("a cursor").len() > 4096,
+        "{first}"
+    );
+    let (names, second) = page(first["endCursor"].clone(), Value::Null).await;
+    assert_eq!(names, ['c']);
+    assert_eq!(second["hasNextPage"], true);
+    let (names, _) = page(first["endCursor"].clone(), second["endCursor"].clone()).await;
+    assert!(names.is_empty(), "nothing lies between two neighbours");
+    let (names, last) = page(second["endCursor"].clone(), Value::Null).await;
+    assert_eq!(names, ['e']);
+    assert_eq!(last["hasNextPage"], false);
+    app.assert_table_consistent().await;
+}

@@ -151,3 +151,38 @@ async fn the_products_alice_can_reach_cost_two_storage_calls() {
     assert!(body["errors"].is_null(), "{body}");
     assert_eq!(calls, ["BatchGetItem", "BatchGetItem", "BatchGetItem"]);
 }
+
+/// The fuzz target `schema_parse` starts from copies of the repository's schemas (libFuzzer
+/// reads its seeds from one folder): each copy is its schema as it is now.
+#[test]
+fn the_schema_fuzz_seeds_are_todays_schemas() {
+    let mut sources = vec![
+        (
+            "seed-schema.graphql".to_owned(),
+            "schema.graphql".to_owned(),
+        ),
+        (
+            "seed-no-list.graphql".to_owned(),
+            "tests/fixtures/no-list/schema.graphql".to_owned(),
+        ),
+    ];
+    for entry in std::fs::read_dir("examples").expect("the examples") {
+        let dir = entry.expect("an example").path();
+        let schema = dir.join("schema.graphql");
+        if schema.exists() {
+            let name = dir.file_name().expect("a name").to_string_lossy();
+            sources.push((
+                format!("seed-{name}.graphql"),
+                schema.to_string_lossy().into_owned(),
+            ));
+        }
+    }
+    for (seed, source) in sources {
+        let read =
+            |path: &str| std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert!(
+            read(&format!("fuzz/corpus/schema_parse/{seed}")) == read(&source),
+            "fuzz/corpus/schema_parse/{seed} is not {source}: copy it again"
+        );
+    }
+}

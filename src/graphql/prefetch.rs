@@ -14,7 +14,7 @@ use async_graphql::Lookahead;
 
 use crate::engine::{self, EngineError, Node, RequestScope};
 use crate::keys;
-use crate::model::{FieldKind, Model};
+use crate::model::{FieldDef, FieldKind, Model};
 use crate::store::AttrValue;
 
 /// Loads, in one batch, the nodes that the selected single-node relations of `nodes` point to.
@@ -73,16 +73,17 @@ fn plan<'m>(model: &'m Model, type_name: &str, selection: &Lookahead<'_>) -> Vec
         return Vec::new();
     };
     let mut relations = Vec::new();
+    // A resolver file's field reads what its own steps say, nothing of the directive's. Asked
+    // of the relations only: a page plans again for the targets of each of its nodes.
+    let by_directive = |field: &FieldDef| !model.is_resolved(&type_def.name, &field.name);
     for field in &type_def.fields {
-        // A resolver file's field reads what its own steps say, nothing of the directive's.
-        if model.is_resolved(&type_def.name, &field.name) {
-            continue;
-        }
         match &field.kind {
-            FieldKind::BelongsTo { foreign_key, .. } if selection.field(&field.name).exists() => {
+            FieldKind::BelongsTo { foreign_key, .. }
+                if by_directive(field) && selection.field(&field.name).exists() =>
+            {
                 relations.push(Relation::BelongsTo { foreign_key });
             }
-            FieldKind::Targets { edge, role, .. } => {
+            FieldKind::Targets { edge, role, .. } if by_directive(field) => {
                 let targets = selection.field(&field.name);
                 if !targets.exists() || selects_only_identity(&targets) {
                     continue;

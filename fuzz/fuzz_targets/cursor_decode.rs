@@ -7,10 +7,12 @@
 //! - a cursor made of any connection (without a line break) and any sort key, signed with the
 //!   server's key, decodes to itself for its connection exactly when its sort key is at most
 //!   `MAX_SORT_KEY_BYTES` and ends in a valid id and the whole cursor is at most
-//!   `Cursor::max_encoded_len(connection)`; it then decodes alike after a rotation (the
-//!   server's key named as the previous one), is `Malformed` under another key and
-//!   `ForeignConnection` for another connection, and is otherwise `Malformed` for that connection
-//!   too, before and after the rotation (only a well-formed cursor is called foreign).
+//!   `Cursor::max_encoded_len(connection)` (which a sort key within its limit always is); it
+//!   then decodes alike after a rotation (the server's key named as the previous one), is
+//!   `Malformed` under another key and `ForeignConnection` for another connection, the same
+//!   field under the shortest parent included when its own parent is within a partition key's
+//!   bytes (what the length bound is for), and is otherwise `Malformed` for that connection too,
+//!   before and after the rotation (only a well-formed cursor is called foreign).
 //!
 //! Cursors carry a MAC, so no random string reaches the success path; the target gets there by
 //! signing a cursor made of the input: the text up to its first line break is the connection,
@@ -20,7 +22,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use tablegraph::keys::{
-    Cursor, CursorError, CursorKeys, MAX_SORT_KEY_BYTES, id_from_slot_sort_key,
+    Cursor, CursorError, CursorKeys, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES,
+    id_from_slot_sort_key,
 };
 
 /// A connection name of the shape tablegraph uses (`<Type>.<field>:<parent id>`).
@@ -79,6 +82,19 @@ fuzz_target!(|data: &[u8]| {
                 Err(CursorError::ForeignConnection),
                 "{encoded:?} accepted by {other:?}"
             );
+            // The same field under the shortest parent (`<Type>.<field>:`), where a page's
+            // parent is at most a partition key: its length bound holds the cursor.
+            if let Some((field, parent)) = connection.split_once(':')
+                && !parent.is_empty()
+                && parent.len() <= MAX_PARTITION_KEY_BYTES
+            {
+                let shortest = format!("{field}:");
+                assert_eq!(
+                    Cursor::decode_for(&encoded, &shortest, &keys),
+                    Err(CursorError::ForeignConnection),
+                    "{encoded:?} not known as another parent's by {shortest:?}"
+                );
+            }
         }
         Err(CursorError::Malformed) => {
             assert!(!issuable, "{cursor:?} was refused as malformed");

@@ -332,8 +332,8 @@ impl Model {
 
     /// Whether a resolver file serves `type_name.field` rather than its directive.
     pub fn is_resolved(&self, type_name: &str, field: &str) -> bool {
-        // Without building the `Type.field` string: prefetch asks this for every field of
-        // every node it reads.
+        // Without building the `Type.field` string: prefetch asks this for each relation it
+        // plans, about a hundred times on a page of goals.
         self.resolved
             .iter()
             .any(|name| name.split_once('.') == Some((type_name, field)))

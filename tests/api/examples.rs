@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, id_at, spawn_app_with_schema};
+use crate::helpers::{TestApp, id_at, repository_file, spawn_app_with_schema};
 
 async fn create(app: &TestApp, kind: &str, name: &str) -> String {
     let query = format!("mutation($n: String!) {{ create{kind}(input: {{ name: $n }}) {{ id }} }}");
@@ -153,7 +153,8 @@ async fn the_products_alice_can_reach_cost_two_storage_calls() {
 }
 
 /// The fuzz target `schema_parse` starts from copies of the repository's schemas (libFuzzer
-/// reads its seeds from one folder): each copy is its schema as it is now.
+/// reads its seeds from one folder): each copy is its schema as it is now, and each seed
+/// copies one.
 #[test]
 fn the_schema_fuzz_seeds_are_todays_schemas() {
     let mut sources = vec![
@@ -166,23 +167,35 @@ fn the_schema_fuzz_seeds_are_todays_schemas() {
             "tests/fixtures/no-list/schema.graphql".to_owned(),
         ),
     ];
-    for entry in std::fs::read_dir("examples").expect("the examples") {
+    for entry in std::fs::read_dir(repository_file("examples")).expect("the examples") {
         let dir = entry.expect("an example").path();
-        let schema = dir.join("schema.graphql");
-        if schema.exists() {
+        if dir.join("schema.graphql").exists() {
             let name = dir.file_name().expect("a name").to_string_lossy();
             sources.push((
                 format!("seed-{name}.graphql"),
-                schema.to_string_lossy().into_owned(),
+                format!("examples/{name}/schema.graphql"),
             ));
         }
     }
-    for (seed, source) in sources {
-        let read =
-            |path: &str| std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let read = |path: &str| {
+        std::fs::read_to_string(repository_file(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
+    for (seed, source) in &sources {
         assert!(
-            read(&format!("fuzz/corpus/schema_parse/{seed}")) == read(&source),
+            read(&format!("fuzz/corpus/schema_parse/{seed}")) == read(source),
             "fuzz/corpus/schema_parse/{seed} is not {source}: copy it again"
+        );
+    }
+    for entry in std::fs::read_dir(repository_file("fuzz/corpus/schema_parse")).expect("the seeds")
+    {
+        let name = entry
+            .expect("a seed")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            !name.starts_with("seed-") || sources.iter().any(|(seed, _)| *seed == name),
+            "fuzz/corpus/schema_parse/{name} copies no schema of the repository"
         );
     }
 }

@@ -275,7 +275,10 @@ mod tests {
             sort_key,
         };
         let encoded = cursor.encode(&keys());
-        assert!(encoded.len() > 4096, "longer than any sort key alone makes");
+        assert!(
+            encoded.len() > 4096,
+            "longer than the 4,096 characters cursors were held to"
+        );
         assert_eq!(
             Cursor::decode_for(&encoded, &long, &keys()),
             Ok(cursor.clone())

@@ -244,8 +244,8 @@ async fn pages_of_the_longest_index_value_and_sort_keys_go_on_from_their_cursors
     let app = spawn_app().await;
     let farm = app.create_farm("Long Names Farm").await;
     // The longest breed the index holds (`Cow#byBreed#<breed>` fills a partition key), and names
-    // that fill a sort key but for a byte (`<name>#<36-character id>`): the cursors of these pages are longer than
-    // any sort key alone makes them.
+    // that fill a sort key but for a byte (`<name>#<36-character id>`): the cursors of these
+    // pages are longer than the 4,096 characters cursors were once held to.
     let breed = "b".repeat(2048 - "Cow#byBreed#".len());
     for name in ["a", "c", "e"] {
         cow(&app, &farm, &name.repeat(986), json!(breed)).await;

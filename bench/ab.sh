@@ -8,10 +8,17 @@
 #   bash bench/ab.sh /tmp/tablegraph-before target/release/tablegraph
 #
 # AB_ROUNDS (3), AB_SECONDS (5), AB_CONNECTIONS (32), AB_RSS_CONNECTIONS (64), AB_THREADS (2),
-# AB_PORT (19900). Needs wrk, curl and python3.
+# AB_PORT (19900). AB_ENV_A and AB_ENV_B: variables set for that side's server only, such as
+# AB_ENV_B='_RJEM_MALLOC_CONF=narenas:8' (the same binary may then be both sides).
+# AB_CPUS=16: each server sees that many CPUs (a preloaded library, built here with cc, answers
+# sched_getaffinity), so it starts the threads and allocator arenas it would start on such a
+# machine; the time-shared cores make the CPU figures meaningless, the peak RSS is the measure.
+# Needs wrk, curl and python3 (and cc for AB_CPUS).
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: bash bench/ab.sh BIN_A BIN_B" >&2; exit 2; }
 bins=("$(realpath "$1")" "$(realpath "$2")")
+read -ra env_a <<<"${AB_ENV_A:-}"
+read -ra env_b <<<"${AB_ENV_B:-}"
 cd "$(dirname "$0")/.."
 rounds=${AB_ROUNDS:-3} secs=${AB_SECONDS:-5} conns=${AB_CONNECTIONS:-32}
 rss_conns=${AB_RSS_CONNECTIONS:-64} threads=${AB_THREADS:-2} port=${AB_PORT:-19900}
@@ -20,19 +27,39 @@ trap '[ -s "$work/pid" ] && kill "$(cat "$work/pid")" 2>/dev/null; rm -rf "$work
 # A fixed key, so that the cursor of W3@200's second page holds on every server.
 export TABLEGRAPH_CURSOR_KEY=bench-ab-cursor-key-0123456789ab RUST_LOG=warn
 url="http://127.0.0.1:$port/graphql"
+preload=()
+if [ -n "${AB_CPUS:-}" ]; then
+  cat >"$work/cpus.c" <<'C'
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set) {
+    (void)pid;
+    int cpus = atoi(getenv("AB_CPUS"));
+    memset(set, 0, size);
+    for (int cpu = 0; cpu < cpus && (size_t)cpu < size * 8; cpu++) CPU_SET_S(cpu, size, set);
+    return 0;
+}
+C
+  cc -O2 -shared -fPIC -o "$work/cpus.so" "$work/cpus.c"
+  preload=("LD_PRELOAD=$work/cpus.so" "AB_CPUS=$AB_CPUS")
+fi
 ask() { curl -sf "$url" -H 'content-type: application/json' -d "$1"; }
 fail() { echo "bench/ab.sh: $*" >&2; exit 1; }
-start() { # BIN DATA_DIR
+start() { # BIN DATA_DIR [VARIABLE=VALUE...]
   ! ask '{"query":"{ __typename }"}' >/dev/null || fail "something answers on port $port already"
-  "$1" serve --data-dir "$2" --listen "127.0.0.1:$port" >"$work/server.log" 2>&1 &
+  local bin=$1 data=$2
+  shift 2
+  env "$@" "$bin" serve --data-dir "$data" --listen "127.0.0.1:$port" >"$work/server.log" 2>&1 &
   pid=$!
   echo "$pid" >"$work/pid"
   for _ in $(seq 200); do
-    kill -0 "$pid" 2>/dev/null || { cat "$work/server.log" >&2; fail "$1 stopped"; }
+    kill -0 "$pid" 2>/dev/null || { cat "$work/server.log" >&2; fail "$bin stopped"; }
     ask '{"query":"{ __typename }"}' >/dev/null && return
     sleep 0.1
   done
-  fail "$1 did not answer"
+  fail "$bin did not answer"
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; : >"$work/pid"; }
 cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
@@ -60,7 +87,7 @@ for name in w2 w3; do
 done
 
 results="$work/rounds.txt"
-measure() { # BIN LABEL CONNECTIONS LUA: appends "round BIN LABEL req/s N cpu_us N"
+measure() { # SIDE LABEL CONNECTIONS LUA: appends "round SIDE LABEL req/s N cpu_us N"
   local c0 out n c1
   c0=$(cpu)
   out=$(wrk -t"$(( $3 < threads ? $3 : threads ))" -c"$3" -d"${secs}s" --timeout 10s -s "$4" "$url")
@@ -77,15 +104,21 @@ for round in $(seq "$rounds"); do
     bin=${bins[$side]}
     rm -rf "$work/data"
     cp -r "$work/seeded" "$work/data"
-    start "$bin" "$work/data"
+    if [ "$side" = 0 ]; then
+      start "$bin" "$work/data" "${preload[@]}" "${env_a[@]}"
+      label="A:$(basename "$bin")"
+    else
+      start "$bin" "$work/data" "${preload[@]}" "${env_b[@]}"
+      label="B:$(basename "$bin")"
+    fi
     check "$w2" 50
     check "$w3" 200
     wrk -t"$(( threads < 8 ? threads : 8 ))" -c8 -d2s -s "$work/w2.lua" "$url" >/dev/null
-    measure "$bin" "W2@1" 1 "$work/w2.lua"
-    measure "$bin" "W2@$conns" "$conns" "$work/w2.lua"
+    measure "$label" "W2@1" 1 "$work/w2.lua"
+    measure "$label" "W2@$conns" "$conns" "$work/w2.lua"
     echo 5 >"/proc/$pid/clear_refs"
-    measure "$bin" "W3@200@$rss_conns" "$rss_conns" "$work/w3.lua"
-    awk -v r="$round" -v b="$bin" '/VmHWM/ {printf "round %s %s peak_rss_mb %.1f\n", r, b, $2 * 1024 / 1e6}' \
+    measure "$label" "W3@200@$rss_conns" "$rss_conns" "$work/w3.lua"
+    awk -v r="$round" -v b="$label" '/VmHWM/ {printf "round %s %s peak_rss_mb %.1f\n", r, b, $2 * 1024 / 1e6}' \
       "/proc/$pid/status" | tee -a "$results"
     stop
   done

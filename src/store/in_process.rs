@@ -52,7 +52,7 @@
 //! table (`CreateTable`, `UpdateTable`, `DeleteTable`, `UpdateTimeToLive`) the idle readers
 //! are closed and new ones opened as needed.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use aws_smithy_runtime_api::client::auth::AuthSchemeId;
@@ -92,6 +92,10 @@ struct Readers {
     idle: Mutex<Vec<(u64, Database)>>,
     /// Counts the calls that changed a table; a reader opened before the last one is closed.
     tables: AtomicU64,
+    /// Whether the last reader this tried to open could not be: its warning is logged once,
+    /// when opening starts to fail, not for every read that then runs on the writer (where
+    /// the cause, file descriptors run out for one, would log as fast as reads arrive).
+    failing: AtomicBool,
 }
 
 /// Names each in-memory database of this process.
@@ -142,6 +146,7 @@ impl Connections {
                 at: readers_at,
                 idle: Mutex::new(Vec::new()),
                 tables: AtomicU64::new(0),
+                failing: AtomicBool::new(false),
             },
         }
     }
@@ -167,9 +172,20 @@ impl Connections {
         let reader = match readers.idle().pop() {
             Some((opened, reader)) if opened == tables => reader,
             _ => match Database::new(&readers.at) {
-                Ok(reader) => reader,
+                Ok(reader) => {
+                    if readers.failing.swap(false, Ordering::Relaxed) {
+                        tracing::info!("embedded store: readers open again");
+                    }
+                    reader
+                }
                 Err(error) => {
-                    tracing::warn!(%error, "embedded store: a reader could not open");
+                    if !readers.failing.swap(true, Ordering::Relaxed) {
+                        tracing::warn!(
+                            %error,
+                            "embedded store: a reader could not open; reads run on the writer \
+                             until one does"
+                        );
+                    }
                     return call(&self.writer);
                 }
             },
@@ -409,6 +425,67 @@ mod tests {
             assert!(idle_readers(&connections) >= 1, "the reads ran on readers");
         }
         std::fs::remove_dir_all(dir).ok();
+    }
+
+    /// What the server logs, as its subscriber would write it.
+    #[derive(Clone, Default)]
+    struct Logged(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Logged {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("the log").extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Logged {
+        fn lines_with(&self, text: &str) -> usize {
+            let logged = self.0.lock().expect("the log");
+            String::from_utf8_lossy(&logged)
+                .lines()
+                .filter(|line| line.contains(text))
+                .count()
+        }
+    }
+
+    #[test]
+    fn a_reader_that_cannot_open_is_logged_once_until_one_opens_again() {
+        let mut connections = Connections::memory().expect("a database in memory");
+        table(&connections);
+        put(&connections, "a", "x");
+        let readers_at = connections.readers.at.clone();
+        // Where no reader can open: read-only, in a folder that does not exist.
+        let nowhere = "file:/tablegraph-no-such-folder/tablegraph.db?mode=ro".to_owned();
+        let logged = Logged::default();
+        let sink = logged.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || sink.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            connections.readers.at = nowhere.clone();
+            for _ in 0..3 {
+                assert_eq!(get(&connections, "a")["g"]["S"], "x", "read on the writer");
+            }
+            assert_eq!(idle_readers(&connections), 0, "no reader opened");
+            assert_eq!(logged.lines_with("a reader could not open"), 1);
+
+            connections.readers.at = readers_at;
+            for _ in 0..2 {
+                assert_eq!(get(&connections, "a")["g"]["S"], "x");
+            }
+            assert_eq!(idle_readers(&connections), 1, "a reader opened");
+            assert_eq!(logged.lines_with("readers open again"), 1);
+
+            // Failing again, after readers opened, is a new warning.
+            connections.readers.idle().clear();
+            connections.readers.at = nowhere;
+            assert_eq!(get(&connections, "a")["g"]["S"], "x");
+            assert_eq!(logged.lines_with("a reader could not open"), 2);
+        });
     }
 
     #[test]

@@ -2,8 +2,8 @@
 # Two builds of tablegraph, alternated on the benchmark's data set: the Koan page (W2) at 1 and
 # at AB_CONNECTIONS connections, then W3@200 at AB_RSS_CONNECTIONS, each build a fresh server on
 # a copy of one seeded data directory, in the order A B, then B A, and so on. Prints, per round
-# and build, req/s and the server's CPU per request (utime + stime), and the peak RSS (VmHWM,
-# reset before W3@200), then the medians.
+# and side (A or B, with the binary's name), req/s and the server's CPU per request (utime +
+# stime), and the peak RSS (VmHWM, reset before W3@200), then the medians.
 #
 #   bash bench/ab.sh /tmp/tablegraph-before target/release/tablegraph
 #

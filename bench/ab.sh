@@ -45,24 +45,8 @@ C
   cc -O2 -shared -fPIC -o "$work/cpus.so" "$work/cpus.c"
   preload=("LD_PRELOAD=$work/cpus.so" "AB_CPUS=$AB_CPUS")
 fi
-ask() { curl -sf "$url" -H 'content-type: application/json' -d "$1"; }
-fail() { echo "bench/ab.sh: $*" >&2; exit 1; }
-start() { # BIN DATA_DIR [VARIABLE=VALUE...]
-  ! ask '{"query":"{ __typename }"}' >/dev/null || fail "something answers on port $port already"
-  local bin=$1 data=$2
-  shift 2
-  env "$@" "$bin" serve --data-dir "$data" --listen "127.0.0.1:$port" >"$work/server.log" 2>&1 &
-  pid=$!
-  echo "$pid" >"$work/pid"
-  for _ in $(seq 200); do
-    kill -0 "$pid" 2>/dev/null || { cat "$work/server.log" >&2; fail "$bin stopped"; }
-    ask '{"query":"{ __typename }"}' >/dev/null && return
-    sleep 0.1
-  done
-  fail "$bin did not answer"
-}
-stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; : >"$work/pid"; }
-cpu() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 # Each page answers without errors and with all its goals.
 check() { # BODY GOALS
   ask "$1" | python3 -c "
@@ -118,22 +102,10 @@ for round in $(seq "$rounds"); do
     measure "$label" "W2@$conns" "$conns" "$work/w2.lua"
     echo 5 >"/proc/$pid/clear_refs"
     measure "$label" "W3@200@$rss_conns" "$rss_conns" "$work/w3.lua"
-    awk -v r="$round" -v b="$label" '/VmHWM/ {printf "round %s %s peak_rss_mb %.1f\n", r, b, $2 * 1024 / 1e6}' \
+    awk -v r="$round" -v b="$label" -v w="W3@200@$rss_conns" \
+      '/VmHWM/ {printf "round %s %s %s peak_rss_mb %.1f\n", r, b, w, $2 * 1024 / 1e6}' \
       "/proc/$pid/status" | tee -a "$results"
     stop
   done
 done
-python3 - "$results" <<'EOF'
-import collections, statistics, sys
-seen = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    f = line.split()
-    if f[3] == "peak_rss_mb":
-        seen[(f[2], "peak RSS MB")].append(float(f[4]))
-    else:
-        seen[(f[2], f[3] + " req/s")].append(float(f[5]))
-        seen[(f[2], f[3] + " CPU us/req")].append(float(f[7]))
-print("median over the rounds (each round's figure in brackets):")
-for (binary, what), values in seen.items():
-    print(f"  {binary}  {what}: {statistics.median(values):,.1f}  ({' / '.join(f'{v:g}' for v in values)})")
-EOF
+medians "$results"

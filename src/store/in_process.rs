@@ -38,13 +38,15 @@
 //! - In memory the database is SQLite's `memdb` (`file:/name?vfs=memdb`): shared by the
 //!   connections of this process, gone with the last of them, at most 1 GiB
 //!   (`SQLITE_MEMDB_DEFAULT_MAXSIZE`; a write past it fails), and readers open it read-only.
-//!   Its locking is SQLite's rollback journal's: reads run side by side, a write waits for the
-//!   reads in progress to finish, and reads wait for a write, each by SQLite's busy handler
-//!   (sleeps of 1 ms and more) for at most dynoxide's 5 s, after which the call fails as a
-//!   5xx store error, which the store's retry loop tries again (`retry.rs`; not the table
-//!   calls of start-up and `migrate`); before, calls queued on dynoxide's lock without a
-//!   limit. Only a write or `Scan` of seconds, as an index's backfill on a large table at
-//!   start-up, comes near that.
+//!   Its locking is SQLite's rollback journal's: reads run side by side, but a write cannot
+//!   commit while a read is in progress, a read cannot begin while a write is, and SQLite's busy
+//!   handler waits for the other by sleeping, 1 ms at first and longer on each try (1,100 to
+//!   1,360 sleeps in 8 s of reads from 16 connections beside writes from 2, `bench/PROFILE.md`).
+//!   So [`Connections`] keeps them apart itself, with a lock (`gate`) that each read on a reader
+//!   holds shared and each call on the writer exclusively: a write waits for the reads in
+//!   progress, and a read for the write in progress, each woken as soon as the other ends,
+//!   and SQLite never meets a lock taken. As before the readers, when every call queued on
+//!   dynoxide's lock, a wait has no time limit.
 //! - In a file (write-ahead log) readers open it read-only too, and reads and the write run
 //!   side by side.
 //!
@@ -80,6 +82,11 @@ pub(super) type Shared = Arc<RwLock<Option<Arc<Connections>>>>;
 /// other than a plain read goes through, and the readers.
 pub(super) struct Connections {
     writer: Database,
+    /// In memory only: held shared by each read on a reader and exclusively by each call on
+    /// the writer, so that SQLite never finds a lock taken (the module doc says why). On Linux
+    /// `std`'s lock (futex-based since Rust 1.62) lets no new read in while a write waits, so a
+    /// stream of reads cannot hold writes off; `std` leaves that policy to each platform.
+    gate: Option<RwLock<()>>,
     /// Where the writer's database is: a path, or a SQLite URI in memory.
     at: String,
     readers: Readers,
@@ -110,11 +117,13 @@ impl Connections {
             MEMORY_DATABASES.fetch_add(1, Ordering::Relaxed)
         );
         let at = format!("file:{name}?vfs=memdb");
-        Ok(Connections::with_readers(
+        let mut connections = Connections::with_readers(
             Database::new(&at)?,
             at,
             format!("file:{name}?vfs=memdb&mode=ro"),
-        ))
+        );
+        connections.gate = Some(RwLock::new(()));
+        Ok(connections)
     }
 
     /// The database in the file at `path` (created if missing), with readers.
@@ -141,6 +150,7 @@ impl Connections {
     fn with_readers(writer: Database, at: String, readers_at: String) -> Connections {
         Connections {
             writer,
+            gate: None,
             at,
             readers: Readers {
                 at: readers_at,
@@ -167,6 +177,10 @@ impl Connections {
     /// Runs the read `call` on a reader that nothing else is using: an idle one, or one opened
     /// now. A reader that cannot be opened leaves the call to the writer.
     fn read<T>(&self, call: impl FnOnce(&Database) -> T) -> T {
+        let _shared = self
+            .gate
+            .as_ref()
+            .map(|gate| gate.read().unwrap_or_else(PoisonError::into_inner));
         let readers = &self.readers;
         let tables = readers.tables.load(Ordering::Acquire);
         let reader = match readers.idle().pop() {
@@ -197,10 +211,19 @@ impl Connections {
         answer
     }
 
+    /// Runs `call` on the writer; in memory, with no read in progress beside it.
+    fn on_writer<T>(&self, call: impl FnOnce(&Database) -> T) -> T {
+        let _exclusive = self
+            .gate
+            .as_ref()
+            .map(|gate| gate.write().unwrap_or_else(PoisonError::into_inner));
+        call(&self.writer)
+    }
+
     /// Runs `call`, which may change a table, on the writer, then retires the idle readers,
     /// whose cached table definitions may be out of date.
     fn changing_tables<T>(&self, call: impl FnOnce(&Database) -> T) -> T {
-        let answer = call(&self.writer);
+        let answer = self.on_writer(call);
         self.readers.tables.fetch_add(1, Ordering::AcqRel);
         self.readers.idle().clear();
         answer
@@ -285,7 +308,6 @@ fn run(connections: &Connections, operation: &str, body: &[u8]) -> Result<String
             to_json(&$database.$method(from_json(body)?)?)
         };
     }
-    let writer = connections.writer();
     match operation {
         "GetItem" => connections.read(|db| on!(db, get_item)),
         "BatchGetItem" => connections.read(|db| on!(db, batch_get_item)),
@@ -295,19 +317,19 @@ fn run(connections: &Connections, operation: &str, body: &[u8]) -> Result<String
         "UpdateTable" => connections.changing_tables(|db| on!(db, update_table)),
         "DeleteTable" => connections.changing_tables(|db| on!(db, delete_table)),
         "UpdateTimeToLive" => connections.changing_tables(|db| on!(db, update_time_to_live)),
-        "PutItem" => on!(writer, put_item),
-        "UpdateItem" => on!(writer, update_item),
-        "DeleteItem" => on!(writer, delete_item),
-        "BatchWriteItem" => on!(writer, batch_write_item),
-        "TransactWriteItems" => on!(writer, transact_write_items),
-        "TransactGetItems" => on!(writer, transact_get_items),
-        "DescribeTable" => on!(writer, describe_table),
-        "ListTables" => on!(writer, list_tables),
-        "DescribeTimeToLive" => on!(writer, describe_time_to_live),
-        "ListStreams" => on!(writer, list_streams),
-        "DescribeStream" => on!(writer, describe_stream),
-        "GetShardIterator" => on!(writer, get_shard_iterator),
-        "GetRecords" => on!(writer, get_records),
+        "PutItem" => connections.on_writer(|db| on!(db, put_item)),
+        "UpdateItem" => connections.on_writer(|db| on!(db, update_item)),
+        "DeleteItem" => connections.on_writer(|db| on!(db, delete_item)),
+        "BatchWriteItem" => connections.on_writer(|db| on!(db, batch_write_item)),
+        "TransactWriteItems" => connections.on_writer(|db| on!(db, transact_write_items)),
+        "TransactGetItems" => connections.on_writer(|db| on!(db, transact_get_items)),
+        "DescribeTable" => connections.on_writer(|db| on!(db, describe_table)),
+        "ListTables" => connections.on_writer(|db| on!(db, list_tables)),
+        "DescribeTimeToLive" => connections.on_writer(|db| on!(db, describe_time_to_live)),
+        "ListStreams" => connections.on_writer(|db| on!(db, list_streams)),
+        "DescribeStream" => connections.on_writer(|db| on!(db, describe_stream)),
+        "GetShardIterator" => connections.on_writer(|db| on!(db, get_shard_iterator)),
+        "GetRecords" => connections.on_writer(|db| on!(db, get_records)),
         _ => Err(DynoxideError::SerializationException(format!(
             "UnknownOperationException: {operation}"
         ))),
@@ -425,6 +447,74 @@ mod tests {
             assert!(idle_readers(&connections) >= 1, "the reads ran on readers");
         }
         std::fs::remove_dir_all(dir).ok();
+    }
+
+    /// Whether `beside`, started on a thread of its own while `holding` is in progress, ran
+    /// before `holding` ended. `holding` gets the wait to call while in progress: it returns
+    /// once `beside` has run, or once `beside`'s thread is asleep in the kernel (as on a lock
+    /// it waits for), read from `/proc`; then `beside` runs on.
+    fn ran_during(holding: impl FnOnce(&mut dyn FnMut()), beside: impl FnOnce() + Send) -> bool {
+        let ran = AtomicBool::new(false);
+        let mut ran_during = false;
+        let mut beside = Some(beside);
+        std::thread::scope(|scope| {
+            let mut started = None;
+            holding(&mut || {
+                let (task, found) = std::sync::mpsc::channel();
+                let (ran, beside) = (&ran, beside.take().expect("one wait"));
+                started = Some(scope.spawn(move || {
+                    let this = std::fs::read_link("/proc/thread-self").expect("Linux's /proc");
+                    task.send(this).expect("`holding` waits for it");
+                    beside();
+                    ran.store(true, Ordering::SeqCst);
+                }));
+                let stat = std::path::Path::new("/proc")
+                    .join(found.recv().expect("the thread started"))
+                    .join("stat");
+                loop {
+                    if ran.load(Ordering::SeqCst) {
+                        ran_during = true;
+                        return;
+                    }
+                    // `TID (name) STATE ...`: `S` is asleep, waiting for something. A thread
+                    // that is gone has run: the next turn sees it.
+                    let state = std::fs::read_to_string(&stat).unwrap_or_default();
+                    if state
+                        .rsplit_once(") ")
+                        .is_some_and(|(_, rest)| rest.starts_with('S'))
+                    {
+                        return;
+                    }
+                    std::thread::yield_now();
+                }
+            });
+            started.expect("holding waited").join().expect("beside ran");
+        });
+        ran_during
+    }
+
+    #[test]
+    fn in_memory_a_write_waits_for_the_reads_in_progress_and_a_read_for_a_write() {
+        // In memory SQLite would make them wait by sleeping in its busy handler, 1 ms and
+        // more per try: they wait for each other in this process instead.
+        let connections = Connections::memory().expect("a database in memory");
+        table(&connections);
+        put(&connections, "a", "x");
+        let wrote = ran_during(
+            |wait| connections.read(|_| wait()),
+            || put(&connections, "b", "y"),
+        );
+        assert!(!wrote, "a write ran while a read was in progress");
+        let read = ran_during(
+            |wait| connections.on_writer(|_| wait()),
+            || assert_eq!(get(&connections, "a")["g"]["S"], "x"),
+        );
+        assert!(!read, "a read ran while a write was in progress");
+        assert_eq!(
+            get(&connections, "b")["g"]["S"],
+            "y",
+            "the write waited, then ran"
+        );
     }
 
     /// What the server logs, as its subscriber would write it.

@@ -16,7 +16,9 @@ cd "$(dirname "$0")/.."
 rounds=${MIXED_ROUNDS:-4} secs=${MIXED_SECONDS:-8} readers=${MIXED_READERS:-16}
 writers=${MIXED_WRITERS:-2} port=${MIXED_PORT:-19910}
 work=$(mktemp -d)
-trap '[ -s "$work/pid" ] && kill "$(cat "$work/pid")" 2>/dev/null; rm -rf "$work"' EXIT
+writes=
+trap '[ -n "$writes" ] && kill "$writes" 2>/dev/null; [ -s "$work/pid" ] && kill "$(cat "$work/pid")" 2>/dev/null
+  rm -rf "$work"' EXIT
 export RUST_LOG=warn
 url="http://127.0.0.1:$port/graphql"
 # shellcheck source=bench/lib.sh
@@ -66,12 +68,16 @@ open('$work/w1.json', 'w').write(body)
 import json, sys; sys.path.insert(0, 'bench'); import bench
 ids = json.load(open('$work/ids.json'))
 assert bench.read_bodies(ids)['W1'][1](json.load(sys.stdin)['data'])" || fail "W1 does not read the seeded farm"
+    ask "$(python3 -c "import sys; sys.path.insert(0, 'bench'); import bench
+print(bench.W4_TEMPLATE % ('check', 0, 0))")" | python3 -c "
+import json, sys; assert json.load(sys.stdin)['data']['createFarm']['id']" || fail "W4 does not create a farm"
     wrk -t2 -c"$readers" -d2s -s "$work/w1.lua" "$url" >/dev/null
     measure "$label" "W1-alone" "$readers" "$work/w1.lua" | tee -a "$results"
     measure "$label" "W4-beside" "$writers" "$work/w4.lua" >"$work/writes.txt" &
     writes=$!
     measure "$label" "W1-beside-W4" "$readers" "$work/w1.lua" | tee -a "$results"
     wait "$writes"
+    writes=
     tee -a "$results" <"$work/writes.txt"
     stop
   done

@@ -17,7 +17,9 @@ rounds=${MIXED_ROUNDS:-4} secs=${MIXED_SECONDS:-8} readers=${MIXED_READERS:-16}
 writers=${MIXED_WRITERS:-2} port=${MIXED_PORT:-19910}
 work=$(mktemp -d)
 writes=
-trap '[ -n "$writes" ] && kill "$writes" 2>/dev/null; [ -s "$work/pid" ] && kill "$(cat "$work/pid")" 2>/dev/null
+# On the way out: the writes' wrk if it still runs (found by its script, in this run's folder),
+# then the server.
+trap '[ -n "$writes" ] && pkill -f -- "$work/w4.lua"; [ -s "$work/pid" ] && kill "$(cat "$work/pid")" 2>/dev/null
   rm -rf "$work"' EXIT
 export RUST_LOG=warn
 url="http://127.0.0.1:$port/graphql"

@@ -16,39 +16,30 @@ cd "$(dirname "$0")/.."
 rounds=${MIXED_ROUNDS:-4} secs=${MIXED_SECONDS:-8} readers=${MIXED_READERS:-16}
 writers=${MIXED_WRITERS:-2} port=${MIXED_PORT:-19910}
 work=$(mktemp -d)
+mkdir "$work/lua"
 writes=
 # On the way out: the writes' wrk if it still runs (found by its script, in this run's folder),
 # then the server.
-trap '[ -n "$writes" ] && pkill -f -- "$work/w4.lua"; [ -s "$work/pid" ] && kill "$(cat "$work/pid")" 2>/dev/null
+trap '[ -n "$writes" ] && pkill -f -- "$work/lua/w4.lua"; [ -s "$work/pid" ] && kill "$(cat "$work/pid")" 2>/dev/null
   rm -rf "$work"' EXIT
 export RUST_LOG=warn
 url="http://127.0.0.1:$port/graphql"
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
 
-# W4's body, as bench.py sends it, with a name of its own per request.
-python3 -c "
-import sys; sys.path.insert(0, 'bench'); import bench
-print('wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"')
-print('local template = ' + bench.lua_long(bench.W4_TEMPLATE))
-print('local counter = 0')
-print('function request()\n  counter = counter + 1')
-print('  return wrk.format(nil, nil, nil, string.format(template, \"mixed\", 0, counter))\nend')
-" >"$work/w4.lua"
-
 results="$work/rounds.txt"
 measure() { # SIDE LABEL CONNECTIONS LUA: prints "round SIDE LABEL req/s N p50_ms N p99_ms N"
   local out
   out=$(wrk -t"$(( $3 < 2 ? $3 : 2 ))" -c"$3" -d"${secs}s" --latency --timeout 10s -s "$4" "$url")
-  ! grep -q -e "Non-2xx" -e "Socket errors" <<<"$out" || fail "$2: $(grep -e Non-2xx -e Socket <<<"$out")"
+  # The summary line of bench.py's scripts.
   python3 -c "
-import re, sys
-out = sys.stdin.read()
-ms = {p: float(v) * {'us': 1e-3, 'ms': 1, 's': 1e3}[u]
-      for p, v, u in re.findall(r'^\s+(50|99)%\s+([\d.]+)(us|ms|s)$', out, re.M)}
-rate = float(re.search(r'Requests/sec:\s+([\d.]+)', out).group(1))
-print(f'round $round $1 $2 req/s {rate:.0f} p50_ms {ms[\"50\"]:.2f} p99_ms {ms[\"99\"]:.2f}')
- " <<<"$out"
+import json, sys
+r = json.loads(next(l for l in sys.stdin if l.startswith('BENCHJSON '))[len('BENCHJSON '):])
+errors = {k: v for k, v in r.items() if k.startswith('err_') and v}
+assert not errors, f'$2: {errors}'
+print(f'round $round $1 $2 req/s {r[\"requests\"] * 1e6 / r[\"duration_us\"]:.0f} '
+      f'p50_ms {r[\"p50_us\"] / 1e3:.2f} p99_ms {r[\"p99_us\"] / 1e3:.2f}')
+" <<<"$out" || fail "$2 failed: $out"
 }
 for round in $(seq "$rounds"); do
   order="0 1"
@@ -58,26 +49,22 @@ for round in $(seq "$rounds"); do
     start "$bin" --memory
     label="$([ "$side" = 0 ] && echo A || echo B):$(basename "$bin")"
     python3 bench/seed.py "$url" >"$work/ids.json"
-    # W1's body, as bench.py sends it, and a check that it reads the seeded farm.
-    python3 -c "
+    # W1 and W4 as bench.py sends them, with its scripts (into lua/ in this run's folder); W1's
+    # body is printed to check that it reads the seeded farm, and W4's that it creates one.
+    checks=$(python3 -c "
 import json, sys; sys.path.insert(0, 'bench'); import bench
-body, valid = bench.read_bodies(json.load(open('$work/ids.json')))['W1']
-print('wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"')
-print('wrk.body = ' + bench.lua_long(body))
-open('$work/w1.json', 'w').write(body)
-" >"$work/w1.lua"
-    ask "@$work/w1.json" | python3 -c "
-import json, sys; sys.path.insert(0, 'bench'); import bench
-ids = json.load(open('$work/ids.json'))
-assert bench.read_bodies(ids)['W1'][1](json.load(sys.stdin)['data'])" || fail "W1 does not read the seeded farm"
-    ask "$(python3 -c "import sys; sys.path.insert(0, 'bench'); import bench
-print(bench.W4_TEMPLATE % ('check', 0, 0))")" | python3 -c "
-import json, sys; assert json.load(sys.stdin)['data']['createFarm']['id']" || fail "W4 does not create a farm"
-    wrk -t2 -c"$readers" -d2s -s "$work/w1.lua" "$url" >/dev/null
-    measure "$label" "W1-alone" "$readers" "$work/w1.lua" | tee -a "$results"
-    measure "$label" "W4-beside" "$writers" "$work/w4.lua" >"$work/writes.txt" &
+bench.RUN_DIR = '$work'
+body = bench.read_bodies(json.load(open('$work/ids.json')))['W1'][0]
+bench.write_lua('w1', static_body=body)
+bench.write_lua('w4', template=bench.W4_TEMPLATE)
+print(body); print(bench.W4_TEMPLATE % ('check', 0, 0))")
+    ask "$(head -1 <<<"$checks")" | grep -q '"name":"Bench Farm"' || fail "W1 does not read the seeded farm"
+    ask "$(tail -1 <<<"$checks")" | grep -q '"createFarm":{"id":' || fail "W4 does not create a farm"
+    wrk -t2 -c"$readers" -d2s -s "$work/lua/w1.lua" "$url" >/dev/null
+    measure "$label" "W1-alone" "$readers" "$work/lua/w1.lua" | tee -a "$results"
+    measure "$label" "W4-beside" "$writers" "$work/lua/w4.lua" >"$work/writes.txt" &
     writes=$!
-    measure "$label" "W1-beside-W4" "$readers" "$work/w1.lua" | tee -a "$results"
+    measure "$label" "W1-beside-W4" "$readers" "$work/lua/w1.lua" | tee -a "$results"
     wait "$writes"
     writes=
     tee -a "$results" <"$work/writes.txt"

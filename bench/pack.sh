@@ -2,7 +2,7 @@
 # Packs what `bench/run.sh` needs on a machine that has neither the toolchain nor a package
 # registry (a bigger machine lent for a few minutes): the release binaries of tablegraph and of
 # the baselines (B0, B1, B2), stripped, and wrk and hyperfine with the libraries they load
-# beside the C library, into bench/carry/pack.tar.gz (git-ignored; about 20 MB).
+# beside the C library, into bench/carry/pack.tar.gz (git-ignored; about 28 MB).
 #
 #   bash bench/pack.sh            # builds first unless BENCH_SKIP_BUILD=1
 #

@@ -40,14 +40,13 @@
 //!   (`SQLITE_MEMDB_DEFAULT_MAXSIZE`; a write past it fails), and readers open it read-only.
 //!   Its locking is SQLite's rollback journal's: reads run side by side, but a write cannot
 //!   commit while a read is in progress, a read cannot begin while a write is, and SQLite's busy
-//!   handler waits for the other by sleeping, 1 ms at first and longer on each try (1,100 to
-//!   1,360 sleeps in 8 s of reads from 16 connections beside writes from 2, counted with
-//!   `strace`, `bench/PROFILE.md`).
-//!   So [`Connections`] keeps them apart itself, with a lock (`gate`) that each read holds
-//!   shared and every other call on the writer exclusively, for the operation only (not while
-//!   JSON is read or written): a write waits for the reads in progress, and a read for the
-//!   write in progress, each woken as soon as the other ends, and SQLite never meets a lock
-//!   taken. As before the readers, when every call queued on
+//!   handler waits for the other by sleeping, 1 ms at first and longer on each try (810 to
+//!   1,356 sleeps in 8 s of reads from 16 connections beside writes from 2, counted with
+//!   `strace`, `bench/PROFILE.md`). So [`Connections`] keeps them apart itself, with a lock
+//!   (`gate`) that each read holds shared and every other call on the writer exclusively, for
+//!   the operation only (not while JSON is read or written): a write waits for the reads in
+//!   progress, and a read for the write in progress, each woken as soon as the other ends,
+//!   and SQLite never meets a lock taken. As before the readers, when every call queued on
 //!   dynoxide's lock, a wait has no time limit.
 //! - In a file (write-ahead log) readers open it read-only too, and reads and the write run
 //!   side by side.
@@ -123,13 +122,12 @@ impl Connections {
             MEMORY_DATABASES.fetch_add(1, Ordering::Relaxed)
         );
         let at = format!("file:{name}?vfs=memdb");
-        let mut connections = Connections::with_readers(
+        Ok(Connections::with_readers(
             Database::new(&at)?,
             at,
             format!("file:{name}?vfs=memdb&mode=ro"),
-        );
-        connections.gate = Some(RwLock::new(()));
-        Ok(connections)
+            Some(RwLock::new(())),
+        ))
     }
 
     /// The database in the file at `path` (created if missing), with readers.
@@ -150,13 +148,19 @@ impl Connections {
             Database::new(path)?,
             path.to_owned(),
             readers_at,
+            None,
         ))
     }
 
-    fn with_readers(writer: Database, at: String, readers_at: String) -> Connections {
+    fn with_readers(
+        writer: Database,
+        at: String,
+        readers_at: String,
+        gate: Option<RwLock<()>>,
+    ) -> Connections {
         Connections {
             writer,
-            gate: None,
+            gate,
             at,
             readers: Readers {
                 at: readers_at,

@@ -174,7 +174,10 @@ impl Connections {
     /// dynoxide's own connection: every write goes through it. A restore through it
     /// (`restore_from`) belongs before the first read (readers opened before it keep the old
     /// tables' definitions), and in memory from a snapshot out of write-ahead-log mode
-    /// (`memdb` cannot open one).
+    /// (`memdb` cannot open one). A call made on it directly passes by the gate, so nothing of
+    /// this module may run beside it: its users are dynoxide's HTTP server in `tablegraph
+    /// store` (`embedded.rs`), whose process makes no call through this module, and B2's
+    /// restore (`bench/baselines`), before its first call.
     pub(super) fn writer(&self) -> &Database {
         &self.writer
     }

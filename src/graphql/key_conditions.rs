@@ -87,13 +87,24 @@ fn takes_key_condition(field: &KeyField) -> bool {
     )
 }
 
-/// Whether `sortDirection` asks for descending order.
+/// Whether `sortDirection` asks for descending order. A literal arrives as an enum value, a
+/// variable's value as the JSON string it was sent as (validation has already checked it is
+/// one of the two; a string literal is refused there, see `shape::check_literals`).
 pub(super) fn descending(value: Option<Value>) -> Result<bool, EngineError> {
-    match value {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Enum(name)) if name.as_str() == "ASC" => Ok(false),
-        Some(Value::Enum(name)) if name.as_str() == "DESC" => Ok(true),
-        Some(other) => Err(EngineError::bad_input(format!(
+    let name = match &value {
+        None | Some(Value::Null) => return Ok(false),
+        Some(Value::Enum(name)) => name.as_str(),
+        Some(Value::String(name)) => name.as_str(),
+        Some(other) => {
+            return Err(EngineError::bad_input(format!(
+                "sortDirection must be ASC or DESC, not {other}"
+            )));
+        }
+    };
+    match name {
+        "ASC" => Ok(false),
+        "DESC" => Ok(true),
+        other => Err(EngineError::bad_input(format!(
             "sortDirection must be ASC or DESC, not {other}"
         ))),
     }

@@ -142,7 +142,7 @@ impl Limits {
         if !cached {
             super::shape::check(document)?;
         }
-        super::shape::check_ints(registry, document, operation_name.as_deref(), &variables)?;
+        super::shape::check_values(registry, document, operation_name.as_deref(), &variables)?;
         for (_, operation) in document.operations.iter() {
             let root = match operation.node.ty {
                 OperationType::Query => registry.query_type.as_str(),

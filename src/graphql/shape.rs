@@ -14,7 +14,10 @@
 //!
 //! or it is refused with one `QueryLimitExceeded` error that echoes nothing. An `Int` given
 //! outside signed 32 bits, in an argument, an input field or a variable, is refused as the
-//! GraphQL spec requires (async-graphql's `Int` takes any 64-bit number). And whatever still
+//! GraphQL spec requires (async-graphql's `Int` takes any 64-bit number); so is a string
+//! literal where the document must write an enum value (`sortDirection: "DESC"`), which
+//! async-graphql lets through because it validates literals and variables' JSON values with one
+//! function, and JSON has no enums. And whatever still
 //! goes wrong, an answer carries at most [`MAX_ERRORS`] errors (then one saying how many were
 //! left out), each message cut to [`MAX_MESSAGE_BYTES`].
 //!
@@ -27,7 +30,7 @@ use async_graphql::parser::types::{
 };
 use async_graphql::registry::{MetaField, MetaType, Registry};
 use async_graphql::{
-    ErrorExtensionValues, Positioned, Response, ServerError, ServerResult, Variables,
+    ErrorExtensionValues, Pos, Positioned, Response, ServerError, ServerResult, Variables,
 };
 use async_graphql_value::{ConstValue, Value};
 
@@ -197,14 +200,16 @@ fn name(name: &str) -> ServerResult<()> {
     Ok(())
 }
 
-/// Refuses an `Int` outside signed 32 bits wherever the document or its variables give one.
-pub(super) fn check_ints(
+/// Refuses an `Int` outside signed 32 bits wherever the document or its variables give one,
+/// and a string literal written in the document where an enum value belongs. A variable's
+/// value is JSON, where an enum value can only be a string: it is an enum value there.
+pub(super) fn check_values(
     registry: &Registry,
     document: &ExecutableDocument,
     operation_name: Option<&str>,
     variables: &Variables,
 ) -> ServerResult<()> {
-    let ints = Ints { registry };
+    let ints = Values { registry };
     // Only the operation that runs: another may declare the same variable as a Float.
     let runs = |name: Option<&async_graphql::Name>| match (&document.operations, operation_name) {
         (DocumentOperations::Single(_), _) => true,
@@ -217,11 +222,13 @@ pub(super) fn check_ints(
         let operation = &operation.node;
         for variable in &operation.variable_definitions {
             let variable = &variable.node;
-            let given = variables.get(&variable.name.node);
-            let default = variable.default_value.as_ref().map(|d| &d.node);
-            if let Some(value) = given.or(default) {
-                let ty = variable.var_type.node.to_string();
-                ints.value(&ty, value, &format!("${}", variable.name.node))?;
+            let ty = variable.var_type.node.to_string();
+            let path = format!("${}", variable.name.node);
+            if let Some(default) = &variable.default_value {
+                ints.value(&ty, &default.node, &path, Some(default.pos))?;
+            }
+            if let Some(given) = variables.get(&variable.name.node) {
+                ints.value(&ty, given, &path, None)?;
             }
         }
         let root = match operation.ty {
@@ -238,13 +245,13 @@ pub(super) fn check_ints(
     Ok(())
 }
 
-/// The walk of [`check_ints`]: each selection once, typed by the schema; fragments where they
+/// The walk of [`check_values`]: each selection once, typed by the schema; fragments where they
 /// are defined, not where they are spread.
-struct Ints<'r> {
+struct Values<'r> {
     registry: &'r Registry,
 }
 
-impl Ints<'_> {
+impl Values<'_> {
     fn selection_set(
         &self,
         selection_set: &SelectionSet,
@@ -264,7 +271,12 @@ impl Ints<'_> {
                                     Ok::<_, ()>(ConstValue::Null)
                                 });
                                 if let Ok(constant) = constant {
-                                    self.value(&input.ty, &constant, argument.node.as_str())?;
+                                    self.value(
+                                        &input.ty,
+                                        &constant,
+                                        argument.node.as_str(),
+                                        Some(value.pos),
+                                    )?;
                                 }
                             }
                         }
@@ -287,17 +299,23 @@ impl Ints<'_> {
         Ok(())
     }
 
-    /// Checks `value`, given where the type `ty` is expected, at `path`.
-    fn value(&self, ty: &str, value: &ConstValue, path: &str) -> ServerResult<()> {
+    /// Checks `value`, given where the type `ty` is expected, at `path`: a literal of the
+    /// document at `literal`, or a variable's value when that is `None`.
+    fn value(
+        &self,
+        ty: &str,
+        value: &ConstValue,
+        path: &str,
+        literal: Option<Pos>,
+    ) -> ServerResult<()> {
         let ty = ty.strip_suffix('!').unwrap_or(ty);
         if let Some(element) = ty.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
             return match value {
-                ConstValue::List(items) => items
-                    .iter()
-                    .enumerate()
-                    .try_for_each(|(i, item)| self.value(element, item, &format!("{path}[{i}]"))),
+                ConstValue::List(items) => items.iter().enumerate().try_for_each(|(i, item)| {
+                    self.value(element, item, &format!("{path}[{i}]"), literal)
+                }),
                 // A single value where a list is expected is a list of one.
-                other => self.value(element, other, path),
+                other => self.value(element, other, path, literal),
             };
         }
         match (ty, value) {
@@ -310,7 +328,7 @@ impl Ints<'_> {
                         format!(
                             "{path}: Int cannot represent {number}: it takes a signed 32-bit integer"
                         ),
-                        None,
+                        literal,
                     );
                     let mut extensions = ErrorExtensionValues::default();
                     extensions.set("errorType", "BadUserInput");
@@ -318,11 +336,31 @@ impl Ints<'_> {
                     Err(error)
                 }
             }
+            (_, ConstValue::String(text)) if literal.is_some() => {
+                match self.registry.types.get(ty) {
+                    Some(MetaType::Enum { .. }) => {
+                        let mut error = ServerError::new(
+                            format!(
+                                "{path}: an enum value is written without quotes; {:?} is a                                  string",
+                                cut(text)
+                            ),
+                            literal,
+                        );
+                        let mut extensions = ErrorExtensionValues::default();
+                        extensions.set("errorType", "BadUserInput");
+                        error.extensions = Some(extensions);
+                        Err(error)
+                    }
+                    _ => Ok(()),
+                }
+            }
             (_, ConstValue::Object(fields)) => match self.registry.types.get(ty) {
                 Some(MetaType::InputObject { input_fields, .. }) => {
                     fields.iter().try_for_each(|(name, field)| {
                         match input_fields.get(name.as_str()) {
-                            Some(input) => self.value(&input.ty, field, &format!("{path}.{name}")),
+                            Some(input) => {
+                                self.value(&input.ty, field, &format!("{path}.{name}"), literal)
+                            }
                             None => Ok(()),
                         }
                     })
@@ -332,6 +370,15 @@ impl Ints<'_> {
             _ => Ok(()),
         }
     }
+}
+
+/// At most the first [`MAX_NAME_BYTES`] bytes of `text`, for echoing it.
+fn cut(text: &str) -> &str {
+    let mut end = text.len().min(MAX_NAME_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The field `name` of the object or interface type `parent`, as the schema declares it.

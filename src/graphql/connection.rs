@@ -276,7 +276,7 @@ pub(super) fn list_field(type_def: &TypeDef) -> Field {
     };
     let filter_name = filters::page_filter_name(&type_def.name);
     let filter_fields = Arc::new(filters::node_filter_fields(&type_def));
-    let field = Field::new(name, TypeRef::named_nn(connection_type), move |ctx| {
+    let field = Field::new(name, TypeRef::named(connection_type), move |ctx| {
         let type_def = type_def.clone();
         let filter_fields = filter_fields.clone();
         FieldFuture::new(async move {
@@ -345,7 +345,7 @@ pub(super) fn index_field(type_def: &TypeDef, index: &IndexDef) -> Field {
     );
     let field = Field::new(
         &index.query_field,
-        TypeRef::named_nn(format!("{}Connection", type_def.name)),
+        TypeRef::named(format!("{}Connection", type_def.name)),
         move |ctx| {
             let connection = connection.clone();
             let filter_fields = filter_fields.clone();

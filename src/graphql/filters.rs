@@ -141,10 +141,24 @@ pub(super) fn field_input(kind: FilterKind, scalar: &ScalarType) -> String {
     format!("{}{name}", kind.prefix())
 }
 
-/// Registers the per-field inputs of `kind`.
-pub(super) fn register_field_inputs(mut builder: SchemaBuilder, kind: FilterKind) -> SchemaBuilder {
+/// Registers the per-field inputs of `kind` that a field of `filtered` needs (only those, so
+/// that the schema holds no type nothing uses, and `tablegraph schema` prints what
+/// introspection shows).
+pub(super) fn register_field_inputs<'a>(
+    mut builder: SchemaBuilder,
+    kind: FilterKind,
+    filtered: impl IntoIterator<Item = &'a ScalarType>,
+) -> SchemaBuilder {
+    let used: Vec<String> = filtered
+        .into_iter()
+        .map(|scalar| field_input(kind, scalar))
+        .collect();
     for (name, element, operators) in FIELD_INPUTS {
-        let mut input = InputObject::new(format!("{}{name}", kind.prefix()));
+        let name = format!("{}{name}", kind.prefix());
+        if !used.contains(&name) {
+            continue;
+        }
+        let mut input = InputObject::new(name);
         for operator in operators.names() {
             let ty = match *operator {
                 "in" | "notIn" | "between" => TypeRef::named_list(element),

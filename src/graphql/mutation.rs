@@ -38,12 +38,12 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
         };
         root = root
             .field(
-                node_field(&format!("create{name}"), TypeRef::named_nn(name), name, create)
+                node_field(&format!("create{name}"), TypeRef::named(name), name, create)
                     .description(format!("Creates a {name}."))
                     .argument(InputValue::new("input", TypeRef::named_nn(format!("Create{name}Input")))),
             )
             .field(
-                node_field(&format!("update{name}"), TypeRef::named_nn(name), name, update)
+                node_field(&format!("update{name}"), TypeRef::named(name), name, update)
                     .description(format!("Changes the fields given in input; fields left out keep their values. With a condition, only if the stored {name} satisfies it (otherwise ConditionalCheckFailed)."))
                     .argument(InputValue::new("input", TypeRef::named_nn(format!("Update{name}Input"))))
                     .argument(condition()),
@@ -56,17 +56,17 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
                     .argument(condition()),
             )
             .field(
-                node_field(&format!("create{plural}"), TypeRef::named_nn_list_nn(name), name, create_many)
+                node_field(&format!("create{plural}"), TypeRef::named_nn_list(name), name, create_many)
                     .description(format!("Creates a {name} for each input, all or none, in one transaction."))
                     .argument(InputValue::new("input", TypeRef::named_nn_list_nn(format!("Create{name}Input")))),
             )
             .field(
-                node_field(&format!("update{plural}"), TypeRef::named_nn_list_nn(name), name, update_many)
+                node_field(&format!("update{plural}"), TypeRef::named_nn_list(name), name, update_many)
                     .description("Changes each input's node, all or none, in one transaction; fields left out keep their values.")
                     .argument(InputValue::new("input", TypeRef::named_nn_list_nn(format!("Update{name}Input")))),
             )
             .field(
-                node_field(&format!("delete{plural}"), TypeRef::named_nn_list_nn(name), name, delete_many)
+                node_field(&format!("delete{plural}"), TypeRef::named_nn_list(name), name, delete_many)
                     .description(format!("Deletes each {name}, all or none, in one transaction; an id with no such {name} fails the batch."))
                     .argument(InputValue::new("ids", TypeRef::named_nn_list_nn(TypeRef::ID))),
             );
@@ -259,7 +259,7 @@ fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
 /// `addGoalMembership` and `removeGoalMembership`.
 fn edge_fields(edge_def: &EdgeTypeDef) -> [Field; 2] {
     let name = edge_def.name.clone();
-    let add = Field::new(format!("add{name}"), TypeRef::named_nn(&name), move |ctx| {
+    let add = Field::new(format!("add{name}"), TypeRef::named(&name), move |ctx| {
         let name = name.clone();
         FieldFuture::new(async move {
             let edge = add_edge(&ctx, &name).await.map_err(graphql_error)?;
@@ -277,7 +277,7 @@ fn edge_fields(edge_def: &EdgeTypeDef) -> [Field; 2] {
     let name = edge_def.name.clone();
     let remove = Field::new(
         format!("remove{name}"),
-        TypeRef::named_nn(TypeRef::BOOLEAN),
+        TypeRef::named(TypeRef::BOOLEAN),
         move |ctx| {
             let name = name.clone();
             FieldFuture::new(async move {

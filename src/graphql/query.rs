@@ -45,7 +45,7 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
         .argument(InputValue::new("id", TypeRef::named_nn(TypeRef::ID))),
     )
     .field(
-        Field::new("nodes", TypeRef::named_list_nn("Node"), move |ctx| {
+        Field::new("nodes", TypeRef::named_list("Node"), move |ctx| {
             let types = all_types.clone();
             FieldFuture::new(async move {
                 let nodes = nodes(&ctx, &types).await.map_err(graphql_error)?;

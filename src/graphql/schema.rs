@@ -45,7 +45,17 @@ pub(super) fn register(
         builder = builder.register(ty);
     }
     let mut connected: Vec<String> = Vec::new();
-    builder = filters::register_field_inputs(builder, FilterKind::Condition);
+    let filtered: Vec<(String, crate::model::ScalarType)> = model
+        .types
+        .iter()
+        .flat_map(filters::node_filter_fields)
+        .chain(model.edges.iter().flat_map(filters::edge_filter_fields))
+        .collect();
+    builder = filters::register_field_inputs(
+        builder,
+        FilterKind::Condition,
+        filtered.iter().map(|(_, scalar)| scalar),
+    );
     builder = register_sorting(builder, model);
     for type_def in &model.types {
         builder = builder

@@ -42,7 +42,13 @@ fn filtered_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
 
 /// Registers the filter inputs and the `Subscription` root.
 pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> SchemaBuilder {
-    builder = filters::register_field_inputs(builder, FilterKind::Subscription);
+    let filtered: Vec<(String, ScalarType)> =
+        model.types.iter().flat_map(filtered_fields).collect();
+    builder = filters::register_field_inputs(
+        builder,
+        FilterKind::Subscription,
+        filtered.iter().map(|(_, scalar)| scalar),
+    );
     let mut root = Subscription::new("Subscription");
     for type_def in &model.types {
         let name = format!("ModelSubscription{}FilterInput", type_def.name);

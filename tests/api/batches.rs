@@ -253,7 +253,7 @@ async fn a_condition_that_does_not_hold_on_the_stored_node_writes_nothing() {
         )
         .await;
     assert_eq!(error_type(&refused), "ConditionalCheckFailed", "{refused}");
-    assert_eq!(refused["data"], Value::Null);
+    assert_eq!(refused["data"]["updateFarm"], Value::Null);
     assert_eq!(farm_name(&app, &id).await.as_deref(), Some("Hill"));
 
     let condition = json!({

@@ -59,22 +59,69 @@ async fn a_mutation_field_that_fails_is_null_and_the_one_before_it_stays() {
 }
 
 #[tokio::test]
-async fn a_non_null_mutation_field_that_fails_nulls_data_but_the_write_before_it_stands() {
+async fn in_a_document_of_several_mutations_each_committed_result_is_in_data_beside_the_errors() {
     let app = spawn_app().await;
     for media in MEDIA_TYPES {
-        let name = format!("Committed {media}");
-        // `removeGoalMembership` is `Boolean!`: its null makes `data` null, as GraphQL says.
+        let (x, y) = (format!("X {media}"), format!("Y {media}"));
+        // `b` takes `a`'s name in another case (UniqueConstraintViolation), `d` removes an edge
+        // that is not there, `e` a batch member's farm of `c`'s name: every generated root
+        // field is nullable, so each failure is a null of its own and `a` and `c`, which
+        // committed, are answered with their ids.
         let query = format!(
-            "mutation {{ a: createFarm(input: {{ name: \"{name}\" }}) {{ id }} b: removeGoalMembership(from: \"a\", to: \"b\") }}"
+            "mutation {{ a: createFarm(input: {{ name: \"{x}\" }}) {{ id name }}
+               b: createFarm(input: {{ name: \"{lower}\" }}) {{ id }}
+               c: createFarm(input: {{ name: \"{y}\" }}) {{ id name }}
+               d: removeGoalMembership(from: \"a\", to: \"b\")
+               e: createFarms(input: [{{ name: \"{y}\" }}]) {{ id }} }}",
+            lower = x.to_lowercase()
         );
         let (status, body) = post(&app, media, &query).await;
         assert_eq!(status, 200, "{media}: {body}");
-        assert_eq!(body.get("data"), Some(&Value::Null), "{body}");
-        assert_eq!(body["errors"][0]["path"], json!(["b"]), "{body}");
-        assert!(
-            farm_exists(&app, &name).await,
-            "{media}: the farm was created"
+        let data = &body["data"];
+        assert!(data["a"]["id"].is_string(), "{body}");
+        assert_eq!(data["a"]["name"], x.as_str());
+        assert!(data["c"]["id"].is_string(), "{body}");
+        assert_eq!(data["c"]["name"], y.as_str());
+        for failed in ["b", "d", "e"] {
+            assert_eq!(data[failed], Value::Null, "{failed}: {body}");
+        }
+        let paths: Vec<&Value> = body["errors"]
+            .as_array()
+            .expect("errors")
+            .iter()
+            .map(|e| &e["path"][0])
+            .collect();
+        assert_eq!(paths, [&json!("b"), &json!("d"), &json!("e")], "{body}");
+        // What `data` says is what the table holds.
+        for (key, name) in [("a", &x), ("c", &y)] {
+            let read = app
+                .graphql(
+                    "query($id: ID!) { farm(id: $id) { name } }",
+                    json!({ "id": data[key]["id"] }),
+                )
+                .await;
+            assert_eq!(read["data"]["farm"]["name"], name.as_str(), "{read}");
+        }
+    }
+    app.assert_table_consistent().await;
+}
+
+#[tokio::test]
+async fn a_failed_root_list_is_null_beside_the_fields_that_answered() {
+    let app = spawn_app().await;
+    let id = app.create_farm("Listed").await;
+    for media in MEDIA_TYPES {
+        let query = format!(
+            "{{ listFarms(after: \"forged\") {{ edges {{ cursor }} }} farm(id: \"{id}\") {{ name }} }}"
         );
+        let (status, body) = post(&app, media, &query).await;
+        assert_eq!(status, 200, "{media}: {body}");
+        assert_eq!(
+            body["data"],
+            json!({ "listFarms": null, "farm": { "name": "Listed" } }),
+            "{body}"
+        );
+        assert_eq!(body["errors"][0]["path"], json!(["listFarms"]), "{body}");
     }
 }
 

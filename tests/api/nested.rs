@@ -269,7 +269,7 @@ async fn a_nested_input_that_fails_anywhere_writes_nothing() {
             format!("mutation($input: Create{kind}Input!) {{ {field}(input: $input) {{ id }} }}");
         let body = app.graphql(&query, json!({ "input": input })).await;
         assert_eq!(error_type(&body), expected, "{input}: {body}");
-        assert_eq!(body["data"], Value::Null, "{body}");
+        assert_eq!(body["data"][field], Value::Null, "{body}");
         let report = app.assert_table_consistent().await;
         assert_eq!(
             (report.nodes, report.edges),

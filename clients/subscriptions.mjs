@@ -1,5 +1,6 @@
 // Subscriptions as real clients use them: graphql-ws (the graphql-transport-ws protocol, over
-// the `ws` package) and graphql-sse (distinct connections mode), against a running tablegraph
+// the `ws` package) and graphql-sse (both its distinct connections and its single connection
+// modes), against a running tablegraph
 // started by clients/run.sh with an API key and --max-event-bytes 400.
 //
 //   node clients/subscriptions.mjs http://127.0.0.1:8080/graphql <api key>
@@ -148,6 +149,87 @@ const checks = [
       await events.return();
       client.dispose();
       await subscriptionsOpen(0);
+    },
+  ],
+  [
+    'graphql-sse single connection: two subscriptions and a query share one stream',
+    async () => {
+      const client = createSseClient({
+        url,
+        headers: { 'x-api-key': apiKey },
+        singleConnection: true,
+        retryAttempts: 0,
+      });
+      const farms = client.iterate({ query: 'subscription { onCreateFarm { name } }' });
+      const cows = client.iterate({
+        query: 'subscription($n: String) { onCreateCow(name: $n) { name farm { name } } }',
+        variables: { n: 'Single Daisy' },
+      });
+      const [farmFirst, cowFirst] = [farms.next(), cows.next()];
+      await subscriptionsOpen(2);
+      const farm = await post('mutation { createFarm(input: { name: "Single Acres" }) { id } }');
+      await post('mutation($f: ID!) { createCow(input: { name: "Single Daisy", farmId: $f }) { id } }', {
+        f: farm.createFarm.id,
+      });
+      assertEqual((await withPatience(farmFirst, 'the farm')).value, { data: { onCreateFarm: { name: 'Single Acres' } } }, 'farm event');
+      assertEqual(
+        (await withPatience(cowFirst, 'the cow')).value,
+        { data: { onCreateCow: { name: 'Single Daisy', farm: { name: 'Single Acres' } } } },
+        'cow event',
+      );
+      // A query runs on the same stream: one result, then complete.
+      const answers = [];
+      for await (const answer of client.iterate({ query: '{ farmByName(name: "Single Acres") { name } }' })) {
+        answers.push(answer);
+      }
+      assertEqual(answers, [{ data: { farmByName: { name: 'Single Acres' } } }], 'query');
+      // Stopping one subscription (DELETE ?operationId=) leaves the other running.
+      await cows.return();
+      await subscriptionsOpen(1);
+      const next = farms.next();
+      await post('mutation { createFarm(input: { name: "Single Acres Two" }) { id } }');
+      assertEqual((await withPatience(next, 'the second farm')).value, { data: { onCreateFarm: { name: 'Single Acres Two' } } }, 'second farm');
+      await farms.return();
+      client.dispose();
+      await subscriptionsOpen(0);
+    },
+  ],
+  [
+    'graphql-sse single connection: a document that does not validate answers its errors',
+    async () => {
+      const client = createSseClient({
+        url,
+        headers: { 'x-api-key': apiKey },
+        singleConnection: true,
+        retryAttempts: 0,
+      });
+      const answers = [];
+      for await (const answer of client.iterate({ query: 'subscription { onCreateFarm { colour } }' })) {
+        answers.push(answer);
+      }
+      assertEqual(answers.length, 1, 'one answer');
+      if (!answers[0].errors?.[0]?.message) throw new Error(JSON.stringify(answers));
+      client.dispose();
+    },
+  ],
+  [
+    'graphql-sse single connection: without the API key, the reservation is refused',
+    async () => {
+      const client = createSseClient({
+        url,
+        headers: { 'x-api-key': 'not-the-key' },
+        singleConnection: true,
+        retryAttempts: 0,
+      });
+      const outcome = await client
+        .iterate({ query: 'subscription { onCreateFarm { name } }' })
+        .next()
+        .then(
+          () => 'no error',
+          (error) => error,
+        );
+      assertEqual(outcome?.response?.status, 401, 'status');
+      client.dispose();
     },
   ],
 ];

@@ -296,6 +296,19 @@ pub struct ServeArgs {
         default_value = "cognito:groups"
     )]
     pub groups_claim: String,
+    /// Let browsers' scripts send this request header too (repeat for several; the variable
+    /// takes a comma-separated list). Allowed already: content-type, authorization, x-api-key,
+    /// x-tablegraph-storage-calls, traceparent, tracestate, x-request-id,
+    /// apollographql-client-name and -version, x-amz-user-agent, x-amz-date,
+    /// x-amz-security-token, x-graphql-event-stream-token, accept.
+    #[arg(
+        long = "cors-allow-header",
+        env = "TABLEGRAPH_CORS_ALLOW_HEADERS",
+        value_delimiter = ',',
+        value_name = "NAME",
+        value_parser = header_name
+    )]
+    pub cors_allow_headers: Vec<String>,
     /// Production mode: no introspection, no field suggestions, no GraphiQL, no storage-call
     /// reports in responses.
     #[arg(long, env = "TABLEGRAPH_PRODUCTION")]
@@ -305,6 +318,15 @@ pub struct ServeArgs {
     /// variables also turn them on and tune them.
     #[arg(long, env = "TABLEGRAPH_OTLP_ENDPOINT", value_name = "URL")]
     pub otlp_endpoint: Option<String>,
+}
+
+/// A request header's name (RFC 9110's token), lower-cased.
+fn header_name(name: &str) -> Result<String, String> {
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() || !name.chars().all(token) {
+        return Err(format!("{name:?} is not a header name"));
+    }
+    Ok(name.to_ascii_lowercase())
 }
 
 const fn default_lease_secs() -> u64 {
@@ -367,6 +389,7 @@ impl ServeArgs {
                 ..SchemaOptions::default()
             },
             max_subscriptions_per_connection: self.max_subscriptions_per_connection,
+            cors_allow_headers: self.cors_allow_headers.clone(),
             ..HttpConfig::default()
         };
         let keys = match (

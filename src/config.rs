@@ -43,6 +43,11 @@ pub struct HttpConfig {
     pub max_subscriptions_per_connection: usize,
     /// The keys Relay cursors are signed with (`--cursor-key`); `None`: this process's own.
     pub cursor_keys: Option<std::sync::Arc<crate::keys::CursorKeys>>,
+    /// Request headers a browser's script may send besides those every client needs
+    /// (`--cors-allow-header`): a CORS preflight allows both.
+    pub cors_allow_headers: Vec<String>,
+    /// How long a graphql-sse reservation (`PUT /graphql`) waits for its stream to open.
+    pub sse_reservation_ttl: Duration,
 }
 
 impl Default for HttpConfig {
@@ -58,6 +63,8 @@ impl Default for HttpConfig {
             auth: AuthConfig::default(),
             max_subscriptions_per_connection: 100,
             cursor_keys: None,
+            cors_allow_headers: Vec::new(),
+            sse_reservation_ttl: Duration::from_secs(60),
         }
     }
 }

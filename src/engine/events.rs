@@ -314,6 +314,12 @@ impl EventHub {
         // The sender lives as long as `self`, so the wait cannot fail.
         let _ = in_place.wait_for(|in_place| *in_place >= count).await;
     }
+
+    /// Resolves once at most `count` receivers are in place: the others have ended.
+    pub async fn until_at_most_subscribers(&self, count: usize) {
+        let mut in_place = self.in_place.subscribe();
+        let _ = in_place.wait_for(|in_place| *in_place <= count).await;
+    }
 }
 
 impl EventReceiver {

@@ -49,6 +49,9 @@ pub struct GetParams {
     operation_name: Option<String>,
     variables: Option<String>,
     extensions: Option<String>,
+    /// A graphql-sse reservation's token, for a browser's `EventSource` (it cannot send the
+    /// header).
+    token: Option<String>,
 }
 
 pub async fn graphql_get(
@@ -62,6 +65,11 @@ pub async fn graphql_get(
         return super::websocket::upgrade(state, parts).await;
     }
     let headers = parts.headers;
+    if accepts(&headers, "text/event-stream")
+        && let Some(token) = super::sse::token_of(&headers, None).or(params.token)
+    {
+        return super::sse::open(&state, &token);
+    }
     let Some(caller) = caller_of(&state, &mut parts.extensions) else {
         return unguarded(&headers);
     };
@@ -117,6 +125,13 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
     let Some(caller) = caller_of(&state, &mut parts.extensions) else {
         return unguarded(&headers);
     };
+    // graphql-sse's single connection mode: the request carries its reservation's token.
+    let token = super::sse::token_of(&headers, parts.uri.query());
+    if let Some(token) = &token
+        && accepts(&headers, "text/event-stream")
+    {
+        return super::sse::open(&state, token);
+    }
     // Matched as a media type: any case, parameters allowed, no other subtype.
     let json = headers
         .get(header::CONTENT_TYPE)
@@ -159,10 +174,40 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
             return request_error(&headers, StatusCode::BAD_REQUEST, refusal(&error));
         }
     };
+    if let Some(token) = token {
+        return super::sse::run(&state, caller, &token, request);
+    }
     if accepts(&headers, "text/event-stream") {
         return super::sse::answer(&state, caller, request);
     }
     execute(&state, &headers, request, caller).await
+}
+
+/// `PUT /graphql`: reserves a graphql-sse stream (single connection mode).
+pub async fn graphql_put(State(state): State<AppState>, request: Request) -> Response {
+    let (mut parts, _) = request.into_parts();
+    let Some(caller) = caller_of(&state, &mut parts.extensions) else {
+        return unguarded(&parts.headers);
+    };
+    state.inner.sse.reserve(&caller)
+}
+
+/// `DELETE /graphql?operationId=`: stops an operation of a graphql-sse stream.
+pub async fn graphql_delete(State(state): State<AppState>, request: Request) -> Response {
+    let (mut parts, _) = request.into_parts();
+    let Some(caller) = caller_of(&state, &mut parts.extensions) else {
+        return unguarded(&parts.headers);
+    };
+    let query = parts.uri.query();
+    let Some(token) = super::sse::token_of(&parts.headers, query) else {
+        return request_error(
+            &parts.headers,
+            StatusCode::NOT_FOUND,
+            "Stream not found: send the reservation's token in x-graphql-event-stream-token",
+        );
+    };
+    let id = super::sse::query_parameter(query, "operationId");
+    super::sse::stop(&state, &caller, &token, id.as_deref())
 }
 
 /// Whether reading a body failed on the body limit (its error sits somewhere in the chain).

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tower::ServiceBuilder;
@@ -43,6 +43,7 @@ use tracing::Span;
 
 use super::graphql::Answer;
 use super::metrics::HttpMetrics;
+use super::sse::SSE_TOKEN_HEADER;
 use super::state::STORAGE_CALLS_HEADER;
 use crate::auth::API_KEY_HEADER;
 use crate::config::HttpConfig;
@@ -73,7 +74,7 @@ pub fn with_layers(router: Router, config: &HttpConfig, metrics: &HttpMetrics) -
             metrics.clone(),
             super::metrics::record,
         ))
-        .layer(cors())
+        .layer(cors(&config.cors_allow_headers))
         .layer(
             CompressionLayer::new()
                 .quality(CompressionLevel::Fastest)
@@ -191,18 +192,42 @@ fn log_answer<B>(response: &axum::http::Response<B>, took: Duration, span: &Span
     );
 }
 
-/// Any origin may `GET` and `POST` with the API's headers; browsers may cache that for 10
-/// minutes. Every `OPTIONS` request gets this answer, whatever it asks.
-fn cors() -> CorsLayer {
+/// The request headers a browser's script may send: the API's own, and those the clients in
+/// use send on every request: W3C trace context, a request id, Apollo Client's name and
+/// version, Amplify's user agent, date and session token, and graphql-sse's stream token.
+pub const CORS_ALLOW_HEADERS: [&str; 14] = [
+    "content-type",
+    "authorization",
+    API_KEY_HEADER,
+    STORAGE_CALLS_HEADER,
+    "traceparent",
+    "tracestate",
+    "x-request-id",
+    "apollographql-client-name",
+    "apollographql-client-version",
+    "x-amz-user-agent",
+    "x-amz-date",
+    "x-amz-security-token",
+    SSE_TOKEN_HEADER,
+    "accept",
+];
+
+/// Any origin may `GET`, `POST`, `PUT` and `DELETE` (graphql-sse's reservations) with the
+/// headers of [`CORS_ALLOW_HEADERS`] and those configured (`extra`), and read `x-request-id`
+/// on the answer; browsers may cache that for 10 minutes. Every `OPTIONS` request gets this
+/// answer, whatever it asks.
+fn cors(extra: &[String]) -> CorsLayer {
+    let headers: Vec<HeaderName> = CORS_ALLOW_HEADERS
+        .iter()
+        .map(|name| HeaderName::from_static(name))
+        // Checked as header names when the flags were read (`cli`).
+        .chain(extra.iter().filter_map(|name| name.parse().ok()))
+        .collect();
     CorsLayer::new()
         .allow_origin(AnyOrigin)
-        .allow_methods([Method::GET, Method::POST])
-        .allow_headers([
-            header::CONTENT_TYPE,
-            header::AUTHORIZATION,
-            HeaderName::from_static(API_KEY_HEADER),
-            HeaderName::from_static(STORAGE_CALLS_HEADER),
-        ])
+        .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
+        .allow_headers(headers)
+        .expose_headers([REQUEST_ID_HEADER])
         .max_age(Duration::from_secs(600))
 }
 

@@ -4,8 +4,9 @@
 //! the store answers; `/metrics` reports every storage call the process made. Only `/graphql`
 //! needs credentials, when any are configured. Every request passes the tower-http [`layers`]:
 //! request id, span, CORS, compression, time limit, panic capture, body limit. `/graphql` also
-//! speaks GraphQL over WebSocket (`websocket`) and over Server-Sent Events (`sse`), and serves
-//! GraphiQL from the binary (`graphiql`).
+//! speaks GraphQL over WebSocket (`websocket`) and over Server-Sent Events in both of
+//! graphql-sse's modes (`sse`: a `PUT` reserves a stream, a `DELETE` stops one of its
+//! operations), and serves GraphiQL from the binary (`graphiql`).
 
 mod graphiql;
 mod graphql;
@@ -40,7 +41,10 @@ pub fn router(state: AppState, config: &HttpConfig) -> Router {
     ] = ROUTES;
     let mut graphql = Router::new().route(
         graphql_path,
-        get(graphql::graphql_get).post(graphql::graphql_post),
+        get(graphql::graphql_get)
+            .post(graphql::graphql_post)
+            .put(graphql::graphql_put)
+            .delete(graphql::graphql_delete),
     );
     // Without credentials to check, the handler's caller is anonymous and nothing runs here.
     if let Some(auth) = &state.inner.auth {

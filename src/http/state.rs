@@ -37,6 +37,8 @@ pub(super) struct StateInner {
     pub(super) closing: tokio::sync::watch::Sender<bool>,
     /// WebSocket connections open now.
     pub(super) sockets: tokio::sync::watch::Sender<usize>,
+    /// graphql-sse's reservations (single connection mode).
+    pub(super) sse: super::sse::Streams,
 }
 
 impl AppState {
@@ -72,6 +74,10 @@ impl AppState {
                 max_subscriptions_per_connection: config.max_subscriptions_per_connection,
                 closing: tokio::sync::watch::Sender::new(false),
                 sockets: tokio::sync::watch::Sender::new(0),
+                sse: super::sse::Streams::new(
+                    config.sse_reservation_ttl,
+                    config.graphql.max_subscriptions,
+                ),
             }),
         }
     }

@@ -369,6 +369,35 @@ async fn browsers_on_other_origins_may_call_the_api() {
     }
     assert!(!headers["x-request-id"].is_empty());
 
+    // What Apollo Client, Amplify and trace-joining clients send on every request.
+    let sent = [
+        "traceparent",
+        "tracestate",
+        "x-request-id",
+        "apollographql-client-name",
+        "apollographql-client-version",
+        "x-amz-user-agent",
+        "x-amz-date",
+        "x-amz-security-token",
+    ];
+    let response = app
+        .client
+        .request(reqwest::Method::OPTIONS, app.url("/graphql"))
+        .header("origin", "https://farm.example")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", sent.join(","))
+        .send()
+        .await
+        .expect("the server answers");
+    let allowed = response.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap_or_default()
+        .to_owned();
+    for header in sent {
+        assert!(allowed.contains(header), "{header} not in {allowed}");
+    }
+    assert!(!allowed.contains("x-tenant"), "{allowed}");
+
     // Without the preflight headers, OPTIONS still answers what the API allows.
     let response = app
         .client
@@ -395,6 +424,11 @@ async fn browsers_on_other_origins_may_call_the_api() {
         .expect("the server answers");
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["access-control-allow-origin"], "*");
+    // The page's script may read the request id of the answer.
+    assert_eq!(
+        response.headers()["access-control-expose-headers"],
+        "x-request-id"
+    );
     assert!(
         response.headers()["vary"]
             .to_str()
@@ -596,4 +630,31 @@ async fn a_request_id_that_is_too_long_or_not_visible_ascii_is_replaced() {
         assert_eq!(answered == sent, kept, "{}", &sent[..sent.len().min(40)]);
         assert!(answered.len() <= 128);
     }
+}
+
+#[tokio::test]
+async fn an_operator_allows_more_request_headers() {
+    let app = spawn_app_with(HttpConfig {
+        cors_allow_headers: vec!["x-tenant".to_owned()],
+        ..HttpConfig::default()
+    })
+    .await;
+    let response = app
+        .client
+        .request(reqwest::Method::OPTIONS, app.url("/graphql"))
+        .header("origin", "https://farm.example")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "x-tenant, x-api-key")
+        .send()
+        .await
+        .expect("the server answers");
+    let allowed = response.headers()["access-control-allow-headers"]
+        .to_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(allowed.contains("x-tenant"), "{allowed}");
+    assert!(
+        allowed.contains("x-api-key"),
+        "the defaults stay: {allowed}"
+    );
 }

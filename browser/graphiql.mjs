@@ -1,13 +1,17 @@
 // Drives tablegraph's GraphiQL page in headless Chromium with no network but loopback: `/`
 // redirects to the page, it renders from the binary's own assets, its headers editor opens
-// with `x-api-key`, the README's first query runs and shows its result, the documentation
-// explorer opens, and a subscription over graphql-transport-ws shows an event. Every request
-// the page makes goes to the server.
+// with `x-api-key` and no UnauthorizedException, the README's first query runs and shows its
+// result, the documentation explorer opens with the schema fetched with the key that was
+// filled in, and a subscription over graphql-transport-ws shows an event. Every request the
+// page makes goes to the server. Then a page of another origin calls the API with the headers
+// Apollo Client, Amplify and trace-joining clients send, through the browser's real CORS
+// preflights, and reads the answer's x-request-id.
 //
 //   node browser/graphiql.mjs BASE_URL API_KEY CHROMIUM
 //
 // Prints one line per check and `N passed, N failed`; exits 1 when a check fails.
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import puppeteer from 'puppeteer-core';
 
 const [base, key, chromium] = process.argv.slice(2);
@@ -62,6 +66,15 @@ try {
     (await editors()).some((text) => text.includes('"x-api-key"')),
     'the headers editor opens with x-api-key',
   );
+  const responseText = () =>
+    page.evaluate(
+      () => document.querySelector('.graphiql-response .CodeMirror')?.CodeMirror.getValue() ?? '',
+    );
+  check(
+    !(await responseText()).includes('Unauthorized'),
+    'without a key the page asks for no schema (no UnauthorizedException)',
+    await responseText(),
+  );
 
   // The headers editor gets the key, the query editor the README's query; then run it.
   const run = async (text) => {
@@ -101,8 +114,7 @@ try {
     JSON.stringify(answer).slice(0, 300),
   );
 
-  // The schema was first fetched before the key was filled in: fetch it again, as a user does.
-  await page.click('[aria-label="Re-fetch GraphQL schema"]');
+  // The schema is fetched with the key once it is filled in: no re-fetch by hand.
   await page.click('[aria-label="Show Documentation Explorer"]');
   await page.waitForFunction(
     () => (document.querySelector('.graphiql-doc-explorer')?.textContent ?? '').includes('Query'),
@@ -141,6 +153,62 @@ try {
       .catch(() => false);
   }
   check(delivered, 'a subscription over graphql-transport-ws shows its event', await response());
+
+  // A page of another origin (another port of 127.0.0.1) calls the API as a browser client
+  // does: each request with headers of its own passes a real CORS preflight first.
+  const other = createServer((request, reply) => {
+    reply.writeHead(200, { 'content-type': 'text/html' }).end('<!DOCTYPE html><title>other</title>');
+  });
+  await new Promise((resolve) => other.listen(0, '127.0.0.1', resolve));
+  try {
+    const origin = `http://127.0.0.1:${other.address().port}`;
+    const foreign = await browser.newPage();
+    await foreign.goto(origin, { timeout: PATIENCE });
+    const outcome = await foreign.evaluate(
+      async (base, key) => {
+        const response = await fetch(`${base}/graphql`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-api-key': key,
+            traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+            'x-request-id': 'browser-request-1',
+            'apollographql-client-name': 'farm-web',
+            'apollographql-client-version': '1.0.0',
+            'x-amz-user-agent': 'aws-amplify/6.0.0 api/1 framework/0',
+            'x-amz-date': '20261127T000000Z',
+          },
+          body: JSON.stringify({ query: '{ __typename }' }),
+        });
+        const body = await response.json();
+        // graphql-sse's single connection mode: reserve, then stop an operation.
+        const put = await fetch(`${base}/graphql`, { method: 'PUT', headers: { 'x-api-key': key } });
+        const token = await put.text();
+        const stop = await fetch(`${base}/graphql?operationId=none`, {
+          method: 'DELETE',
+          headers: { 'x-api-key': key, 'x-graphql-event-stream-token': token },
+        });
+        return {
+          status: response.status,
+          body,
+          requestId: response.headers.get('x-request-id'),
+          put: put.status,
+          stop: stop.status,
+        };
+      },
+      base,
+      key,
+    );
+    check(
+      outcome.status === 200 && outcome.body?.data?.__typename === 'Query',
+      "another origin's request with Apollo's, Amplify's and trace headers passes the preflight",
+      JSON.stringify(outcome),
+    );
+    check(outcome.requestId === 'browser-request-1', "its script reads the answer's x-request-id", JSON.stringify(outcome));
+    check(outcome.put === 201 && outcome.stop === 200, 'it may PUT and DELETE graphql-sse reservations', JSON.stringify(outcome));
+  } finally {
+    other.close();
+  }
 } finally {
   await browser.close();
 }

@@ -97,16 +97,17 @@ pub async fn open_store(config: &StoreConfig) -> Result<OpenStore, StartupError>
                 embedded: Some(embedded),
             })
         }
-        StoreTarget::Endpoint(url) => Ok(OpenStore {
-            store: Store::connect(
-                Some(url),
-                Credentials::Environment,
-                &config.table,
-                &config.tuning,
-            )
-            .await,
-            embedded: None,
-        }),
+        StoreTarget::Endpoint(url) => {
+            let credentials = Credentials::for_endpoint(url);
+            let store = Store::connect(Some(url), credentials, &config.table, &config.tuning).await;
+            if credentials == Credentials::Environment {
+                store.check_credentials(url).await?;
+            }
+            Ok(OpenStore {
+                store,
+                embedded: None,
+            })
+        }
     }
 }
 

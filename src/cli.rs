@@ -29,10 +29,13 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve the GraphQL API (GraphiQL at /graphql in a browser).
+    /// Serve the GraphQL API (GraphiQL at /graphql in a browser). Creates the data directory
+    /// and its store when they do not exist.
     Serve(Box<ServeArgs>),
     /// Create the table and the indexes the schema needs, then apply the pending data
-    /// migrations of `migrations/` in name order; safe to run again.
+    /// migrations of `migrations/` in name order; safe to run again. Creates the data
+    /// directory and its store when they do not exist (with --dry-run, refuses a directory
+    /// that holds no store).
     Migrate {
         #[command(flatten)]
         schema: SchemaArgs,
@@ -46,6 +49,7 @@ pub enum Command {
         dry_run: bool,
     },
     /// Load the demo data set (farms, goals, users, teams) into the default schema's table.
+    /// Creates the data directory and its store when they do not exist.
     Demo {
         #[command(flatten)]
         schema: SchemaArgs,
@@ -53,7 +57,7 @@ pub enum Command {
         store: StoreArgs,
     },
     /// Verify every invariant of the table (unique values, relation slots, edges, edge sets);
-    /// exit 1 when one is broken.
+    /// exit 1 when one is broken. Refuses a data directory that holds no store.
     Check {
         #[command(flatten)]
         schema: SchemaArgs,
@@ -63,7 +67,8 @@ pub enum Command {
         #[arg(long)]
         repair: bool,
     },
-    /// Write every item of the table as JSON lines (DynamoDB's JSON form).
+    /// Write every item of the table as JSON lines (DynamoDB's JSON form). Refuses a data
+    /// directory that holds no store.
     Export {
         #[command(flatten)]
         schema: SchemaArgs,
@@ -73,7 +78,9 @@ pub enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
-    /// Write the items of a JSON-lines file (as `export` writes them) into the table.
+    /// Write the items of a JSON-lines file (as `export` writes them) into the table. The file
+    /// is read and checked whole first: a malformed one writes (and creates) nothing. Creates
+    /// the data directory and its store when they do not exist.
     Import {
         #[command(flatten)]
         schema: SchemaArgs,
@@ -334,6 +341,21 @@ const fn default_lease_secs() -> u64 {
 }
 
 impl StoreArgs {
+    /// Refuses a data directory that holds no store, and creates nothing: for the commands
+    /// that read a table (`check`, `export`, `migrate --dry-run`), which on a mistyped directory
+    /// would report an empty table as sound, or back it up.
+    fn require_a_store(&self) -> anyhow::Result<()> {
+        if let StoreTarget::Embedded(location) = self.config().target
+            && !location.holds_a_store()
+        {
+            anyhow::bail!(
+                "no tablegraph data in {}: give the directory `serve` used",
+                self.data_dir.display()
+            );
+        }
+        Ok(())
+    }
+
     pub fn config(&self) -> StoreConfig {
         let target = match (&self.dynamodb_endpoint, self.memory) {
             (Some(url), _) => StoreTarget::Endpoint(url.clone()),
@@ -496,6 +518,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             store,
             output,
         } => {
+            store.require_a_store()?;
             let (_model, open) = open_existing(&schema, &store).await?;
             let count = match output {
                 Some(path) => {
@@ -513,17 +536,37 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             store,
             file,
         } => {
-            let (model, open) = open_existing(&schema, &store).await?;
+            // The file is read and checked whole before the store is opened (or made).
             let input = std::fs::File::open(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
-            let count =
-                crate::transfer::import(&open.store, std::io::BufReader::new(input)).await?;
+            let import = crate::transfer::read_import(std::io::BufReader::new(input))
+                .with_context(|| format!("{} was not imported; nothing was written", file.display()))?;
+            let (model, open) = open_existing(&schema, &store).await?;
+            let count = crate::transfer::import(&open.store, &import).await?;
             // The items may be in earlier formats: the next `migrate` looks at every node again.
             crate::migrate::forget_builtins(&open.store, &model).await?;
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "imported {count} items")?;
+            if import.migration_records > 0 {
+                writeln!(
+                    out,
+                    "left out {} records of tablegraph's own format migrations: they describe the \
+                     table the file came from, and the next `migrate` applies them here",
+                    import.migration_records
+                )?;
+            }
+            if import.stream_items > 0 {
+                writeln!(
+                    out,
+                    "left out {} stream leases and relay items: they belong to the change stream \
+                     of the table the file came from",
+                    import.stream_items
+                )?;
+            }
             writeln!(
-                std::io::stdout().lock(),
-                "imported {count} items; run `tablegraph migrate` to bring them to today's \
-                 formats (their type index, unique values)"
+                out,
+                "run `tablegraph migrate` to bring them to today's formats (their type index, \
+                 unique values, counts)"
             )?;
         }
         Command::Plan { schema } => {
@@ -585,6 +628,9 @@ async fn migrate(
 ) -> anyhow::Result<()> {
     let (model, _) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
     let migrations = crate::migrate::load_migrations(migrations_dir, &model)?;
+    if dry_run {
+        store.require_a_store()?;
+    }
     let open = app::open_store(&store.config()).await?;
     let table = open.store.table_name().to_owned();
     let mut out = std::io::stdout().lock();
@@ -701,6 +747,7 @@ async fn open_existing(
 }
 
 async fn check(schema: &SchemaArgs, store: &StoreArgs, repair: bool) -> anyhow::Result<()> {
+    store.require_a_store()?;
     let (model, open) = open_existing(schema, store).await?;
     let mut out = std::io::stdout().lock();
     let report = if repair {

@@ -1,5 +1,7 @@
 //! Logging, traces and metrics. Logs: structured `tracing` events to stderr, filtered by
-//! `RUST_LOG` (default `info`); panics are logged as events too, inside the span that panicked,
+//! `RUST_LOG` (default [`DEFAULT_LOG_FILTER`]: `info`, and only errors of the AWS SDK's
+//! configuration loader, whose provider chain warns several KB for each place it found no
+//! region or credentials: the store says in one line what to set); panics are logged as events too, inside the span that panicked,
 //! so a request's panic is logged once and carries its request id. Traces: when `serve` is given
 //! an OTLP endpoint ([`TraceExport`]), the request spans and the storage-call spans below them
 //! go to it over OTLP/HTTP. Metrics: [`Metrics`], a registry rendered in Prometheus' text format
@@ -128,10 +130,14 @@ impl Telemetry {
     }
 }
 
+/// What is logged when `RUST_LOG` is not set.
+pub const DEFAULT_LOG_FILTER: &str = "info,aws_config=error";
+
 /// Starts logging to stderr and, when `traces` says so, exporting spans. Call it outside an
 /// async runtime: the trace exporter's HTTP client is a blocking one, made here.
 pub fn init(traces: Option<TraceExport>) -> anyhow::Result<Telemetry> {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())

@@ -4,14 +4,17 @@
 //! seeding.
 //!
 //! Invariant: an import reads and validates the whole file before it writes anything (JSON,
-//! attribute types, number range, key types, item size), so a malformed file changes nothing;
+//! attribute types, number range, key types, item size), and before the store is opened, so a
+//! malformed file changes nothing and creates nothing;
 //! what only the store can refuse afterwards (a throttled or failed transaction) stops the
 //! import with the items before it written. Items are written as they are (keys, versions,
 //! edge sets), in transactions of up to 100 items and 3.5 MB; an item with the same key is
 //! replaced.
 //!
 //! The replicas' bookkeeping of the table's change stream (`STREAM#` leases and relay items)
-//! belongs to that table's stream, so it is left out of an export.
+//! belongs to that table's stream, so it is left out of an export, and of an import; so are the
+//! records of the migrations tablegraph ships, which say what the exporting table went
+//! through, not what the imported items are: the next `migrate` applies them again.
 
 use std::io::BufRead;
 
@@ -53,12 +56,53 @@ fn key_of(item: &Item) -> (&str, &str) {
     (text("PK"), text("SK"))
 }
 
-/// Reads `input` whole, then writes its items. Answers the number of items written.
-pub async fn import(store: &Store, input: impl BufRead) -> Result<usize, TransferError> {
-    let items = read_lines(input)?;
+/// A file read whole and checked, ready to be written.
+#[derive(Debug)]
+pub struct Import {
+    items: Vec<Item>,
+    /// Records of migrations tablegraph ships, left out.
+    pub migration_records: usize,
+    /// Stream leases and relay items, left out.
+    pub stream_items: usize,
+}
+
+impl Import {
+    /// The items that will be written.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+/// Reads `input` whole and checks every line; nothing is written.
+pub fn read_import(input: impl BufRead) -> Result<Import, TransferError> {
+    let mut import = Import {
+        items: Vec::new(),
+        migration_records: 0,
+        stream_items: 0,
+    };
+    for item in read_lines(input)? {
+        let pk = key_of(&item).0;
+        if keys::is_stream_partition(pk) {
+            import.stream_items += 1;
+        } else if keys::is_shipped_migration_record(pk) {
+            import.migration_records += 1;
+        } else {
+            import.items.push(item);
+        }
+    }
+    Ok(import)
+}
+
+/// Writes the items of `import`. Answers the number of items written.
+pub async fn import(store: &Store, import: &Import) -> Result<usize, TransferError> {
+    let items = &import.items;
     let mut chunk: Vec<Write> = Vec::new();
     let mut chunk_bytes = 0;
-    for item in &items {
+    for item in items {
         let size = item_size(item);
         if chunk.len() == MAX_TRANSACTION_ITEMS || chunk_bytes + size > MAX_TRANSACTION_BYTES {
             store.transact_write(std::mem::take(&mut chunk)).await?;

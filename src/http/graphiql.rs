@@ -61,7 +61,9 @@ pub(super) async fn root() -> Redirect {
     Redirect::temporary("/graphql")
 }
 
-/// The page. With `needs_api_key`, its headers editor opens with `x-api-key` to fill in.
+/// The page. With `needs_api_key`, its headers editor opens with `x-api-key` to fill in, and the
+/// schema is fetched once the key is there, with it (and again whenever the headers change):
+/// never before, which would only show `UnauthorizedException`.
 pub(super) fn page(needs_api_key: bool) -> String {
     let options = if needs_api_key {
         r#"defaultEditorToolsVisibility: "headers",
@@ -71,6 +73,7 @@ pub(super) fn page(needs_api_key: bool) -> String {
         "defaultEditorToolsVisibility: true,"
     };
     PAGE.replace("{options}", options)
+        .replace("{needs_api_key}", if needs_api_key { "true" } else { "false" })
 }
 
 const PAGE: &str = r#"<!DOCTYPE html>
@@ -104,15 +107,49 @@ const PAGE: &str = r#"<!DOCTYPE html>
           return {};
         }
       };
-      ReactDOM.createRoot(document.getElementById("graphiql")).render(
-        React.createElement(GraphiQL, {
-          fetcher: GraphiQL.createFetcher({
-            url: url.toString(),
-            subscriptionUrl: socket.toString(),
-            wsConnectionParams: headers,
-          }),
+      const needsApiKey = {needs_api_key};
+      const canonical = (text) => {
+        try {
+          const parsed = JSON.parse(text || "{}");
+          return parsed && typeof parsed === "object" ? JSON.stringify(parsed) : null;
+        } catch {
+          return null;
+        }
+      };
+      // The headers the schema is fetched with: a new fetcher (and so a new fetch of the
+      // schema) each time they settle on another valid value. Without a key, no schema yet.
+      function Page() {
+        const [settled, setSettled] = React.useState(
+          () => canonical(localStorage.getItem("graphiql:headers")) ?? "{}",
+        );
+        const timer = React.useRef(null);
+        const fetcher = React.useMemo(
+          () =>
+            GraphiQL.createFetcher({
+              url: url.toString(),
+              subscriptionUrl: socket.toString(),
+              headers: JSON.parse(settled),
+              wsConnectionParams: headers,
+            }),
+          [settled],
+        );
+        const onEditHeaders = (text) => {
+          clearTimeout(timer.current);
+          timer.current = setTimeout(() => {
+            const next = canonical(text);
+            if (next !== null) setSettled(next);
+          }, 400);
+        };
+        const keyMissing = needsApiKey && !JSON.parse(settled)["x-api-key"];
+        return React.createElement(GraphiQL, {
+          fetcher,
+          onEditHeaders,
+          ...(keyMissing ? { schema: null } : {}),
         {options}
-        })
+        });
+      }
+      ReactDOM.createRoot(document.getElementById("graphiql")).render(
+        React.createElement(Page),
       );
     </script>
   </body>

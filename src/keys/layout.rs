@@ -378,6 +378,27 @@ pub fn is_stream_partition(pk: &str) -> bool {
     pk.starts_with("STREAM#")
 }
 
+/// The key (`PK` = `SK`) of the record of migration `name`.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::migration_key("0001_rename"), "MIGRATION#0001_rename");
+/// ```
+pub fn migration_key(name: &str) -> String {
+    format!("MIGRATION#{name}")
+}
+
+/// Whether `pk` is the record of a migration tablegraph ships (named `builtin-…`): a record of
+/// the table it was read from, not of the data.
+///
+/// ```
+/// use tablegraph::keys::is_shipped_migration_record;
+/// assert!(is_shipped_migration_record("MIGRATION#builtin-counts"));
+/// assert!(!is_shipped_migration_record("MIGRATION#0001_rename"));
+/// ```
+pub fn is_shipped_migration_record(pk: &str) -> bool {
+    pk.starts_with("MIGRATION#builtin-")
+}
+
 /// The `SK` of a stream shard's lease.
 pub const STREAM_LEASE: &str = "LEASE";
 

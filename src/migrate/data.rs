@@ -550,7 +550,7 @@ pub async fn apply_migrations(
 }
 
 fn record_key(name: &str) -> Key {
-    Key::same(format!("MIGRATION#{name}"))
+    Key::same(keys::migration_key(name))
 }
 
 /// Whether the table records migration `name` as applied.

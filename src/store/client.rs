@@ -40,6 +40,35 @@ pub enum Credentials {
     Local,
 }
 
+impl Credentials {
+    /// The credentials for `endpoint`: fixed local ones for a store on this machine (a
+    /// `tablegraph store`, dynoxide, DynamoDB Local: an address on the loopback interface)
+    /// unless the environment names some, so that no provider chain looks for a role that is
+    /// not there; the usual chain otherwise.
+    pub fn for_endpoint(endpoint: &str) -> Credentials {
+        let loopback = url::Url::parse(endpoint).is_ok_and(|url| match url.host() {
+            Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        });
+        let named = [
+            "AWS_ACCESS_KEY_ID",
+            "AWS_PROFILE",
+            "AWS_WEB_IDENTITY_TOKEN_FILE",
+            "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        ]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
+        if loopback && !named {
+            Credentials::Local
+        } else {
+            Credentials::Environment
+        }
+    }
+}
+
 /// A handle on the table. Cheap to clone; clones share the SDK client and its connection pool.
 #[derive(Clone)]
 pub struct Store {
@@ -54,6 +83,8 @@ pub struct Store {
     /// Whether an answer can be lost on the way back (see [`Store::connect_in_process`]):
     /// transactions then carry a client request token.
     lossy: bool,
+    /// Where the SDK finds its credentials, for [`Store::check_credentials`].
+    credentials: Option<aws_sdk_dynamodb::config::SharedCredentialsProvider>,
 }
 
 impl Store {
@@ -115,10 +146,15 @@ impl Store {
             loader = loader.endpoint_url(url);
         }
         if credentials == Credentials::Local {
-            // Nothing to look up: no region or credential provider chain (and no instance
-            // metadata calls) for a store on this machine.
+            // Nothing to look up: no credential provider chain (and no instance metadata
+            // calls) for a store on this machine. The region is the environment's when it
+            // names one (DynamoDB Local keeps a database per region), else us-east-1.
+            let region = ["AWS_REGION", "AWS_DEFAULT_REGION"]
+                .iter()
+                .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+                .unwrap_or_else(|| "us-east-1".to_owned());
             loader = loader
-                .region(aws_config::Region::new("us-east-1"))
+                .region(aws_config::Region::new(region))
                 .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
                     "tablegraph",
                     "local",
@@ -168,6 +204,7 @@ impl Store {
             calls: None,
             metrics: Arc::default(),
             lossy,
+            credentials: shared.credentials_provider(),
         }
     }
 
@@ -181,6 +218,22 @@ impl Store {
 
     pub fn table_name(&self) -> &str {
         &self.table
+    }
+
+    /// Whether the AWS environment gives credentials for this store's calls: a refusal names
+    /// what to set, in one line, instead of the provider chain's failures on the first call.
+    pub async fn check_credentials(&self, endpoint: &str) -> Result<(), StoreError> {
+        use aws_sdk_dynamodb::config::ProvideCredentials as _;
+        let Some(provider) = &self.credentials else {
+            return Err(StoreError::NoCredentials(endpoint.to_owned()));
+        };
+        match provider.provide_credentials().await {
+            Ok(_) => Ok(()),
+            Err(error) => {
+                tracing::debug!(error = %aws_sdk_dynamodb::error::DisplayErrorContext(&error), "no credentials");
+                Err(StoreError::NoCredentials(endpoint.to_owned()))
+            }
+        }
     }
 
     pub fn metrics(&self) -> &StoreMetrics {

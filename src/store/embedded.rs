@@ -23,6 +23,9 @@ use super::error::StoreError;
 use super::in_process;
 use super::stream_upkeep;
 
+/// The SQLite file of a data directory.
+const DATABASE_FILE: &str = "tablegraph.db";
+
 /// Where the embedded store keeps its data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EmbeddedLocation {
@@ -30,6 +33,17 @@ pub enum EmbeddedLocation {
     Directory(PathBuf),
     /// Nothing persists: for tests and demos.
     Memory,
+}
+
+impl EmbeddedLocation {
+    /// Whether a store is there already: a directory that holds a store's database (memory
+    /// always starts empty, and is always there).
+    pub fn holds_a_store(&self) -> bool {
+        match self {
+            EmbeddedLocation::Directory(dir) => dir.join(DATABASE_FILE).is_file(),
+            EmbeddedLocation::Memory => true,
+        }
+    }
 }
 
 /// A running embedded store. Dropping it stops the store and waits for its thread.
@@ -83,7 +97,7 @@ impl EmbeddedStore {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| unavailable(&format!("creating {}", dir.display()), &e))?;
                 lock = Some(lock_directory(dir)?);
-                let file = dir.join("tablegraph.db");
+                let file = dir.join(DATABASE_FILE);
                 let connections = in_process::Connections::file(&file.to_string_lossy())
                     .map_err(|e| opening(&e))?;
                 stream_upkeep::index(connections.location()).map_err(|e| opening(&e))?;

@@ -32,6 +32,12 @@ pub enum StoreError {
          one another --data-dir"
     )]
     DataDirInUse(String),
+    /// The AWS environment gives no credentials for an endpoint that needs them.
+    #[error(
+        "no AWS credentials for {0}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or \
+         AWS_PROFILE), or run where an instance or container role provides them"
+    )]
+    NoCredentials(String),
     /// The request has made as many storage calls as it may.
     #[error("the request spent its budget of {budget} storage calls")]
     CallBudgetSpent { budget: usize },

@@ -321,3 +321,52 @@ async fn replicas_share_the_table_of_one_tablegraph_store() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `tablegraph` with no AWS settings at all, and a home without `~/.aws`.
+fn bare_tablegraph(args: &[&str], home: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tablegraph"));
+    command
+        .args(args)
+        .env_clear()
+        .env("HOME", home)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .kill_on_drop(true);
+    command
+}
+
+#[tokio::test]
+async fn a_loopback_endpoint_needs_no_aws_settings_and_another_endpoint_names_what_to_set() {
+    let endpoint = start_dynoxide().await;
+    let home = crate::helpers::scratch("home");
+    std::fs::create_dir_all(&home).expect("a home directory");
+    // A store on this machine: local credentials and region, no provider chain.
+    let output = bare_tablegraph(&["migrate", "--dynamodb-endpoint", &endpoint], &home)
+        .output()
+        .await
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("created table tablegraph"),
+        "{output:?}"
+    );
+    assert!(!stderr.to_lowercase().contains("imds"), "{stderr}");
+    assert!(!stderr.contains("credentials"), "{stderr}");
+
+    // Any other endpoint with no credentials found: one line naming what to set. (Instance
+    // metadata is off, so that no machine's role answers for it.)
+    let output = bare_tablegraph(
+        &["migrate", "--dynamodb-endpoint", "https://dynamodb.example.invalid"],
+        &home,
+    )
+    .env("AWS_EC2_METADATA_DISABLED", "true")
+    .output()
+    .await
+    .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("AWS_ACCESS_KEY_ID"), "{stderr}");
+    assert!(stderr.contains("https://dynamodb.example.invalid"), "{stderr}");
+    std::fs::remove_dir_all(&home).expect("the home directory is removable");
+}

@@ -60,6 +60,9 @@ async fn an_export_imports_into_an_empty_store_as_the_same_table() {
     let file = scratch("export-file").with_extension("jsonl");
     let (ok, _, stderr) = run_tablegraph(&["demo"], &source).await;
     assert!(ok, "{stderr}");
+    // Migrated: the table records the migrations tablegraph ships.
+    let (ok, _, stderr) = run_tablegraph(&["migrate"], &source).await;
+    assert!(ok, "{stderr}");
     let output = file.to_str().expect("a UTF-8 path");
     let (ok, _, stderr) = run_tablegraph(&["export", "--output", output], &source).await;
     assert!(ok, "{stderr}");
@@ -78,17 +81,42 @@ async fn an_export_imports_into_an_empty_store_as_the_same_table() {
         "DynamoDB JSON lines"
     );
 
+    // Those records describe the source table, not the data: left out, and said so.
+    let records = exported
+        .lines()
+        .filter(|l| l.contains(r#""PK":{"S":"MIGRATION#builtin-"#))
+        .count();
+    assert!(records > 0, "the source recorded its shipped migrations");
     let (ok, stdout, stderr) = run_tablegraph(&["import", output], &target).await;
     assert!(ok, "{stderr}");
+    let written = lines - records;
     assert!(
-        stdout.contains(&format!("imported {lines} items")),
+        stdout.contains(&format!("imported {written} items\n")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "left out {records} records of tablegraph's own format migrations"
+        )),
         "{stdout}"
     );
     let (ok, again, _) = run_tablegraph(&["export"], &target).await;
     assert!(ok);
-    assert_eq!(again, exported, "the imported table exports identically");
+    let data = |export: &str| -> Vec<String> {
+        export
+            .lines()
+            .filter(|l| !l.contains(r#""PK":{"S":"MIGRATION#"#))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(data(&again), data(&exported), "the imported data exports identically");
+    // What `check` counts is what the import said it wrote.
     let (ok, stdout, _) = run_tablegraph(&["check"], &target).await;
     assert!(ok && stdout.contains("no violations"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("check: {written} items")),
+        "{stdout}"
+    );
     for dir in [&source, &target] {
         std::fs::remove_dir_all(dir).expect("removable");
     }
@@ -115,10 +143,7 @@ async fn a_malformed_import_names_its_line_and_writes_nothing() {
         stderr.contains(r#"line 3: version: "many" is not a number"#),
         "{stderr}"
     );
-    let (ok, exported, _) = run_tablegraph(&["export"], &dir).await;
-    assert!(ok);
-    assert_eq!(exported, "", "nothing was written");
-    std::fs::remove_dir_all(&dir).expect("removable");
+    assert!(!dir.exists(), "nothing was written, not even the data directory");
     std::fs::remove_file(&file).expect("removable");
 }
 
@@ -151,9 +176,40 @@ async fn an_import_refuses_what_dynamodb_would_refuse_before_writing_anything() 
         let (ok, _, stderr) =
             run_tablegraph(&["import", file.to_str().expect("UTF-8")], &dir).await;
         assert!(!ok && stderr.contains(expected), "{stderr}");
-        let (_, exported, _) = run_tablegraph(&["export"], &dir).await;
-        assert_eq!(exported, "", "nothing was written");
-        std::fs::remove_dir_all(&dir).expect("removable");
+        assert!(!dir.exists(), "nothing was written, not even the data directory");
         std::fs::remove_file(&file).expect("removable");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_that_read_a_table_refuse_a_directory_that_holds_no_store_and_create_nothing() {
+    let typo = scratch("data-typo");
+    for args in [
+        &["check"][..],
+        &["check", "--repair"],
+        &["export"],
+        &["migrate", "--dry-run"],
+    ] {
+        let (ok, stdout, stderr) = run_tablegraph(args, &typo).await;
+        assert!(!ok, "{args:?}: {stdout}");
+        assert!(
+            stderr.contains(&format!(
+                "no tablegraph data in {}: give the directory `serve` used",
+                typo.display()
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(!typo.exists(), "{args:?} created {}", typo.display());
+    }
+    // An unreadable import creates nothing either.
+    let (ok, _, stderr) = run_tablegraph(&["import", "/no/such/export.jsonl"], &typo).await;
+    assert!(!ok && stderr.contains("cannot read /no/such/export.jsonl"), "{stderr}");
+    assert!(!typo.exists());
+    // `demo` (like `serve`, `import` and `migrate`) makes the store; then the tools read it.
+    let (ok, _, stderr) = run_tablegraph(&["demo"], &typo).await;
+    assert!(ok, "{stderr}");
+    let (ok, stdout, stderr) = run_tablegraph(&["check"], &typo).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("no violations"), "{stdout}");
+    std::fs::remove_dir_all(&typo).expect("removable");
 }

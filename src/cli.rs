@@ -540,7 +540,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let input = std::fs::File::open(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
             let import = crate::transfer::read_import(std::io::BufReader::new(input))
-                .with_context(|| format!("{} was not imported; nothing was written", file.display()))?;
+                .with_context(|| {
+                    format!("{} was not imported; nothing was written", file.display())
+                })?;
             let (model, open) = open_existing(&schema, &store).await?;
             let count = crate::transfer::import(&open.store, &import).await?;
             // The items may be in earlier formats: the next `migrate` looks at every node again.

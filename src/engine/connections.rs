@@ -551,6 +551,10 @@ pub async fn read_ahead(
     page: &PageRequest,
 ) -> Result<bool, EngineError> {
     let plan = connection.plan(model, page, parent_id, &scope.cursors)?;
+    // A page of nothing proves nothing, and is not read (see `empty_page`).
+    if page.size == 0 {
+        return Ok(false);
+    }
     let read = read_items(scope, connection, &plan, page).await?;
     let proven = read
         .items
@@ -558,6 +562,20 @@ pub async fn read_ahead(
         .any(|item| connection.proves_parent_type(item, parent_type));
     scope.stash_page((connection.binding(parent_id), page.clone()), read);
     Ok(proven)
+}
+
+/// A page of nothing of `connection` under `parent_id` (`first: 0` when the reader wants no
+/// `pageInfo`, as for a count alone): its arguments and cursors are checked as for any page,
+/// and nothing is read.
+pub fn empty_page(
+    scope: &RequestScope,
+    model: &Model,
+    connection: &Connection,
+    parent_id: &str,
+    page: &PageRequest,
+) -> Result<Page, EngineError> {
+    connection.plan(model, page, parent_id, &scope.cursors)?;
+    Ok(Page::of(Vec::new(), page, false))
 }
 
 /// The page `page` of `connection` under `parent_id`. With `with_nodes`, each edge's node is

@@ -16,8 +16,8 @@ use super::page_reads::{self, Range, Reading};
 use super::page_request::{PageRequest, tighter_lower, tighter_upper};
 use super::scope::RequestScope;
 use crate::keys;
-use crate::model::TypeDef;
-use crate::store::AttrValue;
+use crate::model::{ListDef, TypeDef};
+use crate::store::{AttrValue, Bound};
 
 /// The page `page` of the list of `type_def`'s nodes.
 pub async fn read_list_page(
@@ -25,24 +25,13 @@ pub async fn read_list_page(
     type_def: &TypeDef,
     page: &PageRequest,
 ) -> Result<Page, EngineError> {
-    let list = type_def.list.ok_or_else(|| {
-        EngineError::bad_input(format!(
-            "{} has no list (@model(list: false))",
-            type_def.name
-        ))
-    })?;
-    let name = format!("list{}", crate::model::plural(&type_def.name));
-    if page.role.is_some() || page.min_role.is_some() {
-        return Err(EngineError::bad_input(format!("{name} takes no role")));
-    }
-    let binding = format!("list:{}", type_def.name);
-    let (lower, upper) = page.cursor_bounds(&binding, &scope.cursors)?;
-    let (key_lower, key_upper) =
-        key_condition_bounds(&name, list_key_field(type_def).as_ref(), page)?;
-    let (lower, upper) = (
-        tighter_lower(lower, key_lower),
-        tighter_upper(upper, key_upper),
-    );
+    let ListRange {
+        list,
+        name,
+        binding,
+        lower,
+        upper,
+    } = list_range(scope, type_def, page)?;
     let ranges: Vec<Range> = (0..list.shards)
         .map(|shard| Range {
             index: Some(list.slot),
@@ -86,6 +75,59 @@ pub async fn read_list_page(
         items,
     );
     Ok(Page::read(edges, page, &binding, &read))
+}
+
+/// A page of nothing of the list of `type_def`'s nodes (`first: 0` when the reader wants no
+/// `pageInfo`, as for a count alone): its arguments and cursors are checked as for any page,
+/// and nothing is read.
+pub fn empty_list_page(
+    scope: &RequestScope,
+    type_def: &TypeDef,
+    page: &PageRequest,
+) -> Result<Page, EngineError> {
+    list_range(scope, type_def, page)?;
+    Ok(Page::of(Vec::new(), page, false))
+}
+
+/// What a page of a list reads.
+struct ListRange {
+    list: ListDef,
+    /// The list's field (`listFarms`), for errors.
+    name: String,
+    /// What its cursors are bound to.
+    binding: String,
+    lower: Option<Bound>,
+    upper: Option<Bound>,
+}
+
+/// The range `page` reads of the list of `type_def`, after checking the page's arguments and
+/// cursors.
+fn list_range(
+    scope: &RequestScope,
+    type_def: &TypeDef,
+    page: &PageRequest,
+) -> Result<ListRange, EngineError> {
+    let list = type_def.list.ok_or_else(|| {
+        EngineError::bad_input(format!(
+            "{} has no list (@model(list: false))",
+            type_def.name
+        ))
+    })?;
+    let name = format!("list{}", crate::model::plural(&type_def.name));
+    if page.role.is_some() || page.min_role.is_some() {
+        return Err(EngineError::bad_input(format!("{name} takes no role")));
+    }
+    let binding = format!("list:{}", type_def.name);
+    let (lower, upper) = page.cursor_bounds(&binding, &scope.cursors)?;
+    let (key_lower, key_upper) =
+        key_condition_bounds(&name, list_key_field(type_def).as_ref(), page)?;
+    Ok(ListRange {
+        list,
+        name,
+        binding,
+        lower: tighter_lower(lower, key_lower),
+        upper: tighter_upper(upper, key_upper),
+    })
 }
 
 /// How many nodes of `type_def` there are: the sum of its type index shards' counters, read

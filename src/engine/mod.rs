@@ -32,7 +32,7 @@ pub use crate::store::{Filter, Test};
 pub use batch_writes::{UpdateMember, delete_nodes, update_nodes};
 pub use change::{Change, ChangeKind};
 pub use connections::{
-    Connection, KeyField, KeyKind, Page, PageEdge, read_ahead, read_page, total_count,
+    Connection, KeyField, KeyKind, Page, PageEdge, empty_page, read_ahead, read_page, total_count,
     whole_connection,
 };
 pub use creates::{NewEdge, NewNode, create_node, create_nodes, create_tree};
@@ -46,7 +46,7 @@ pub use error::EngineError;
 pub use events::{
     DYNAMODB_POLL, EMBEDDED_POLL, EVENT_BUFFER, Event, EventHub, EventReceiver, Watch,
 };
-pub use lists::{list_key_field, list_total_count, read_list_page};
+pub use lists::{empty_list_page, list_key_field, list_total_count, read_list_page};
 pub use node_writes::{FieldValues, Guard, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, load_nodes_each, prefetch};
 

@@ -308,7 +308,14 @@ async fn resolve_list(
             &format!("list{}", crate::model::plural(&type_def.name)),
         )?;
     }
-    let (page, count) = futures::join!(engine::read_list_page(scope, type_def, &request), async {
+    let read = async {
+        if reads_nothing(ctx, &request) {
+            engine::empty_list_page(scope, type_def, &request)
+        } else {
+            engine::read_list_page(scope, type_def, &request).await
+        }
+    };
+    let (page, count) = futures::join!(read, async {
         match counted {
             true => engine::list_total_count(scope, type_def).await.map(Some),
             false => Ok(None),
@@ -406,11 +413,21 @@ async fn resolve_index(
         )));
     }
     let node_selection = ctx.look_ahead().field("edges").field("node");
-    let page = engine::read_page(scope, model, connection, &value, &request, true).await?;
+    let page = if reads_nothing(ctx, &request) {
+        engine::empty_page(scope, model, connection, &value, &request)?
+    } else {
+        engine::read_page(scope, model, connection, &value, &request, true).await?
+    };
     note_filter_read(ctx, scope, &page);
     let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
     prefetch::relations(scope, model, &nodes, &node_selection).await?;
     Ok(page)
+}
+
+/// Whether the page asked for needs no read: a page of nothing (`first: 0`) whose reader does
+/// not ask whether more pages follow (`pageInfo`), as for a count alone.
+fn reads_nothing(ctx: &ResolverContext<'_>, request: &engine::PageRequest) -> bool {
+    request.size == 0 && !ctx.look_ahead().field("pageInfo").exists()
 }
 
 /// Notes what a filtered page read, under the path of its field, for the response's
@@ -444,15 +461,19 @@ async fn resolve(
     if counted {
         engine::whole_connection(&request, &connection.field)?;
     }
-    let mut page = engine::read_page(
-        scope,
-        model,
-        connection,
-        parent.id(),
-        &request,
-        node_selection.exists(),
-    )
-    .await?;
+    let mut page = if reads_nothing(ctx, &request) {
+        engine::empty_page(scope, model, connection, parent.id(), &request)?
+    } else {
+        engine::read_page(
+            scope,
+            model,
+            connection,
+            parent.id(),
+            &request,
+            node_selection.exists(),
+        )
+        .await?
+    };
     if counted {
         page.total_count = Some(engine::total_count(scope, connection, parent).await?);
     }

@@ -366,12 +366,14 @@ fn block_string_end(text: &[u8], from: usize) -> Option<usize> {
     None
 }
 
+/// The measure stops growing soon after it passes a limit (a document may be built to be
+/// exponential to walk), so each number told is a lower bound: "at least".
 fn check(limits: &QueryLimits, measure: &Measure) -> ServerResult<()> {
     if measure.depth > limits.max_depth {
         return over(
             "depth",
             format!(
-                "the query nests {} levels deep; at most {} are allowed",
+                "the query nests at least {} levels deep; at most {} are allowed",
                 measure.depth, limits.max_depth
             ),
         );
@@ -380,7 +382,7 @@ fn check(limits: &QueryLimits, measure: &Measure) -> ServerResult<()> {
         return over(
             "aliases",
             format!(
-                "the query has {} aliases; at most {} are allowed",
+                "the query has at least {} aliases; at most {} are allowed",
                 measure.aliases, limits.max_aliases
             ),
         );
@@ -389,7 +391,7 @@ fn check(limits: &QueryLimits, measure: &Measure) -> ServerResult<()> {
         return over(
             "rootFields",
             format!(
-                "the operation selects {} root fields; at most {} are allowed",
+                "the operation selects at least {} root fields; at most {} are allowed",
                 measure.root_fields, limits.max_root_fields
             ),
         );
@@ -398,7 +400,7 @@ fn check(limits: &QueryLimits, measure: &Measure) -> ServerResult<()> {
         return over(
             "introspectionDepth",
             format!(
-                "the query nests {} introspection lists (fields, interfaces, possibleTypes, inputFields); at most {MAX_INTROSPECTION_LISTS} are allowed",
+                "the query nests at least {} introspection lists (fields, interfaces, possibleTypes, inputFields); at most {MAX_INTROSPECTION_LISTS} are allowed",
                 measure.introspection_lists
             ),
         );
@@ -407,7 +409,7 @@ fn check(limits: &QueryLimits, measure: &Measure) -> ServerResult<()> {
         return over(
             "cost",
             format!(
-                "the query costs {} (fields times page sizes); at most {} is allowed; ask for smaller pages",
+                "the query costs at least {} (fields times page sizes); at most {} is allowed; ask for smaller pages",
                 measure.cost, limits.max_cost
             ),
         );

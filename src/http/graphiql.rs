@@ -72,8 +72,10 @@ pub(super) fn page(needs_api_key: bool) -> String {
     } else {
         "defaultEditorToolsVisibility: true,"
     };
-    PAGE.replace("{options}", options)
-        .replace("{needs_api_key}", if needs_api_key { "true" } else { "false" })
+    PAGE.replace("{options}", options).replace(
+        "{needs_api_key}",
+        if needs_api_key { "true" } else { "false" },
+    )
 }
 
 const PAGE: &str = r#"<!DOCTYPE html>

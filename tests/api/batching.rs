@@ -54,6 +54,33 @@ async fn fifty_cows_with_their_farms_and_logos_cost_one_batch_per_level() {
         .map(|calls| calls.iter().filter_map(|c| c["keys"].as_u64()).collect())
         .unwrap_or_default();
     assert_eq!(keys, [50, 5, 5], "cows, then their farms, then the logos");
+    // As a page of the list, the cows' level is one Query per shard of its type index (four):
+    // six calls, as the README says.
+    let (body, calls) = app
+        .graphql_counted(
+            "{ listCows(first: 50) { edges { node { name farm { name logo { url } } } } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        body["data"]["listCows"]["edges"].as_array().map(Vec::len),
+        Some(50),
+        "{body}"
+    );
+    let mut sorted = calls.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        [
+            "BatchGetItem",
+            "BatchGetItem",
+            "Query:GSI03",
+            "Query:GSI03",
+            "Query:GSI03",
+            "Query:GSI03"
+        ],
+        "{calls:?}"
+    );
 }
 
 #[tokio::test]

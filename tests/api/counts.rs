@@ -83,6 +83,41 @@ async fn counts_follow_creates_moves_deletes_and_edges() {
         calls,
         ["BatchGetItem", "Query:GSI01", "Query:GSI01", "Query:GSI02"]
     );
+    // A page of nothing reads nothing: a count alone costs its counters, or its parent.
+    let (body, calls) = app
+        .graphql_counted("{ listCows(first: 0) { totalCount } }", json!({}))
+        .await;
+    assert_eq!(body["data"]["listCows"]["totalCount"], 3, "{body}");
+    assert_eq!(calls, ["BatchGetItem"]);
+    let (body, calls) = app
+        .graphql_counted(
+            "query($id: ID!) { farm(id: $id) { cows(first: 0) { totalCount edges { cursor } }
+               animals(first: 0) { totalCount } } }",
+            json!({ "id": north }),
+        )
+        .await;
+    assert_eq!(body["data"]["farm"]["cows"]["totalCount"], 3, "{body}");
+    assert_eq!(body["data"]["farm"]["cows"]["edges"], json!([]), "{body}");
+    assert_eq!(calls, ["BatchGetItem"]);
+    // Its arguments are still checked: a forged cursor is refused.
+    let body = app
+        .graphql(
+            "{ listCows(first: 0, after: \"forged\") { totalCount } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(error_type(&body), "BadUserInput", "{body}");
+    // Asked whether more pages follow, it reads what it needs to answer.
+    let body = app
+        .graphql(
+            "{ listCows(first: 0) { pageInfo { hasNextPage } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        body["data"]["listCows"]["pageInfo"]["hasNextPage"], true,
+        "{body}"
+    );
 
     // A cow moved to another farm leaves one count for the other.
     let body = app

@@ -356,7 +356,11 @@ async fn a_loopback_endpoint_needs_no_aws_settings_and_another_endpoint_names_wh
     // Any other endpoint with no credentials found: one line naming what to set. (Instance
     // metadata is off, so that no machine's role answers for it.)
     let output = bare_tablegraph(
-        &["migrate", "--dynamodb-endpoint", "https://dynamodb.example.invalid"],
+        &[
+            "migrate",
+            "--dynamodb-endpoint",
+            "https://dynamodb.example.invalid",
+        ],
         &home,
     )
     .env("AWS_EC2_METADATA_DISABLED", "true")
@@ -367,6 +371,9 @@ async fn a_loopback_endpoint_needs_no_aws_settings_and_another_endpoint_names_wh
     assert!(!output.status.success());
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("AWS_ACCESS_KEY_ID"), "{stderr}");
-    assert!(stderr.contains("https://dynamodb.example.invalid"), "{stderr}");
+    assert!(
+        stderr.contains("https://dynamodb.example.invalid"),
+        "{stderr}"
+    );
     std::fs::remove_dir_all(&home).expect("the home directory is removable");
 }

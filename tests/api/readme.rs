@@ -2,7 +2,8 @@
 //! order, against one fresh server holding the demo data (the README's first step), so the
 //! README cannot drift from the API.
 //!
-//! - A query, mutation or subscription must answer without errors. A variable `$<type>Id` takes
+//! - A query, mutation or subscription must answer without errors, and a query must show
+//!   something: no list in its answer is empty, no root field null. A variable `$<type>Id` takes
 //!   the id of the last `create<Type>` answered before it (what a reader pastes into GraphiQL's
 //!   Variables pane).
 //! - A subscription stays open while the next block runs, and must deliver that block's
@@ -85,6 +86,20 @@ fn remember_ids(data: &Value, ids: &mut HashMap<String, String>) {
     }
 }
 
+/// Whether a query's `data` shows something: no root field null, no list empty anywhere.
+fn shows_something(data: &Value) -> bool {
+    fn no_empty_list(value: &Value) -> bool {
+        match value {
+            Value::Array(items) => !items.is_empty() && items.iter().all(no_empty_list),
+            Value::Object(fields) => fields.values().all(no_empty_list),
+            _ => true,
+        }
+    }
+    data.as_object()
+        .is_some_and(|roots| roots.values().all(|root| !root.is_null()))
+        && no_empty_list(data)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_graphql_block_of_the_readme_runs_in_order() {
     let readme = std::fs::read_to_string(repository_file("README.md")).expect("the README");
@@ -143,6 +158,13 @@ async fn every_graphql_block_of_the_readme_runs_in_order() {
             "README line {}: {body}",
             block.line
         );
+        if kind == OperationType::Query {
+            assert!(
+                shows_something(&body["data"]),
+                "README line {}: the query shows nothing at this point of the walkthrough: {body}",
+                block.line
+            );
+        }
         remember_ids(&body["data"], &mut ids);
         if let Some((line, mut response)) = subscription.take() {
             // Events of earlier writes may still arrive first: the one this block caused

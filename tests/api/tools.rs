@@ -109,7 +109,11 @@ async fn an_export_imports_into_an_empty_store_as_the_same_table() {
             .map(str::to_owned)
             .collect()
     };
-    assert_eq!(data(&again), data(&exported), "the imported data exports identically");
+    assert_eq!(
+        data(&again),
+        data(&exported),
+        "the imported data exports identically"
+    );
     // What `check` counts is what the import said it wrote.
     let (ok, stdout, _) = run_tablegraph(&["check"], &target).await;
     assert!(ok && stdout.contains("no violations"), "{stdout}");
@@ -143,7 +147,10 @@ async fn a_malformed_import_names_its_line_and_writes_nothing() {
         stderr.contains(r#"line 3: version: "many" is not a number"#),
         "{stderr}"
     );
-    assert!(!dir.exists(), "nothing was written, not even the data directory");
+    assert!(
+        !dir.exists(),
+        "nothing was written, not even the data directory"
+    );
     std::fs::remove_file(&file).expect("removable");
 }
 
@@ -176,7 +183,10 @@ async fn an_import_refuses_what_dynamodb_would_refuse_before_writing_anything() 
         let (ok, _, stderr) =
             run_tablegraph(&["import", file.to_str().expect("UTF-8")], &dir).await;
         assert!(!ok && stderr.contains(expected), "{stderr}");
-        assert!(!dir.exists(), "nothing was written, not even the data directory");
+        assert!(
+            !dir.exists(),
+            "nothing was written, not even the data directory"
+        );
         std::fs::remove_file(&file).expect("removable");
     }
 }
@@ -203,7 +213,10 @@ async fn tools_that_read_a_table_refuse_a_directory_that_holds_no_store_and_crea
     }
     // An unreadable import creates nothing either.
     let (ok, _, stderr) = run_tablegraph(&["import", "/no/such/export.jsonl"], &typo).await;
-    assert!(!ok && stderr.contains("cannot read /no/such/export.jsonl"), "{stderr}");
+    assert!(
+        !ok && stderr.contains("cannot read /no/such/export.jsonl"),
+        "{stderr}"
+    );
     assert!(!typo.exists());
     // `demo` (like `serve`, `import` and `migrate`) makes the store; then the tools read it.
     let (ok, _, stderr) = run_tablegraph(&["demo"], &typo).await;

@@ -83,8 +83,6 @@ pub struct Store {
     /// Whether an answer can be lost on the way back (see [`Store::connect_in_process`]):
     /// transactions then carry a client request token.
     lossy: bool,
-    /// Where the SDK finds its credentials, for [`Store::check_credentials`].
-    credentials: Option<aws_sdk_dynamodb::config::SharedCredentialsProvider>,
 }
 
 impl Store {
@@ -96,7 +94,34 @@ impl Store {
         table: &str,
         tuning: &StoreTuning,
     ) -> Store {
-        Store::connect_with(endpoint, credentials, None, table, tuning, true).await
+        Store::connect_with(endpoint, credentials, None, table, tuning, true)
+            .await
+            .0
+    }
+
+    /// [`Store::connect`], refused in one line naming what to set when the AWS environment
+    /// gives no credentials (rather than with the provider chain's failures on the first call).
+    pub async fn connect_with_credentials(
+        endpoint: &str,
+        credentials: Credentials,
+        table: &str,
+        tuning: &StoreTuning,
+    ) -> Result<Store, StoreError> {
+        use aws_sdk_dynamodb::config::ProvideCredentials as _;
+        let (store, provider) =
+            Store::connect_with(Some(endpoint), credentials, None, table, tuning, true).await;
+        let missing = || StoreError::NoCredentials(endpoint.to_owned());
+        let provider = provider.ok_or_else(missing)?;
+        match provider.provide_credentials().await {
+            Ok(_) => Ok(store),
+            Err(error) => {
+                tracing::debug!(
+                    error = %aws_sdk_dynamodb::error::DisplayErrorContext(&error),
+                    "no credentials"
+                );
+                Err(missing())
+            }
+        }
     }
 
     /// Connects to the embedded store of this process, whose requests never leave it
@@ -121,11 +146,14 @@ impl Store {
         // sign (`connect_with`).
         let endpoint = Some("http://embedded-store.invalid");
         let http = Some(embedded.http_client());
-        Store::connect_with(endpoint, Credentials::Local, http, table, tuning, lossy).await
+        Store::connect_with(endpoint, Credentials::Local, http, table, tuning, lossy)
+            .await
+            .0
     }
 
     /// `http`: the SDK's HTTP client, when not the one it builds by default: the in-process
-    /// client, whose requests are not signed ([`in_process::UNSIGNED`]).
+    /// client, whose requests are not signed ([`in_process::UNSIGNED`]). Also answers where
+    /// the SDK finds its credentials.
     async fn connect_with(
         endpoint: Option<&str>,
         credentials: Credentials,
@@ -133,7 +161,10 @@ impl Store {
         table: &str,
         tuning: &StoreTuning,
         lossy: bool,
-    ) -> Store {
+    ) -> (
+        Store,
+        Option<aws_sdk_dynamodb::config::SharedCredentialsProvider>,
+    ) {
         let mut timeouts =
             aws_config::timeout::TimeoutConfig::builder().connect_timeout(Duration::from_secs(3));
         if lossy {
@@ -197,15 +228,15 @@ impl Store {
             });
             config = config.http_client(simulate::wrap(base, tuning.clone()));
         }
-        Store {
+        let store = Store {
             client: Client::from_conf(config.build()),
             streams: aws_sdk_dynamodbstreams::Client::from_conf(streams.build()),
             table: Arc::from(table),
             calls: None,
             metrics: Arc::default(),
             lossy,
-            credentials: shared.credentials_provider(),
-        }
+        };
+        (store, shared.credentials_provider())
     }
 
     /// A handle that records its calls in `calls`.
@@ -218,22 +249,6 @@ impl Store {
 
     pub fn table_name(&self) -> &str {
         &self.table
-    }
-
-    /// Whether the AWS environment gives credentials for this store's calls: a refusal names
-    /// what to set, in one line, instead of the provider chain's failures on the first call.
-    pub async fn check_credentials(&self, endpoint: &str) -> Result<(), StoreError> {
-        use aws_sdk_dynamodb::config::ProvideCredentials as _;
-        let Some(provider) = &self.credentials else {
-            return Err(StoreError::NoCredentials(endpoint.to_owned()));
-        };
-        match provider.provide_credentials().await {
-            Ok(_) => Ok(()),
-            Err(error) => {
-                tracing::debug!(error = %aws_sdk_dynamodb::error::DisplayErrorContext(&error), "no credentials");
-                Err(StoreError::NoCredentials(endpoint.to_owned()))
-            }
-        }
     }
 
     pub fn metrics(&self) -> &StoreMetrics {

@@ -99,13 +99,9 @@ pub async fn open_store(config: &StoreConfig) -> Result<OpenStore, StartupError>
         }
         StoreTarget::Endpoint(url) => {
             let credentials = Credentials::for_endpoint(url);
-            let store = Store::connect_with_credentials(
-                url,
-                credentials,
-                &config.table,
-                &config.tuning,
-            )
-            .await?;
+            let store =
+                Store::connect_with_credentials(url, credentials, &config.table, &config.tuning)
+                    .await?;
             Ok(OpenStore {
                 store,
                 embedded: None,

@@ -15,6 +15,7 @@ mod health;
 mod layers;
 mod metrics;
 mod sse;
+mod sse_reservations;
 mod state;
 mod websocket;
 

@@ -5,7 +5,7 @@
 //! A subscription's stream lasts until the client goes away; a query or a mutation answers one
 //! `next`.
 //!
-//! **Single connection** ([`Streams`]): a `PUT /graphql` reserves a stream and answers `201`
+//! **Single connection** (`sse_reservations`): a `PUT /graphql` reserves a stream and answers `201`
 //! with its token; a `GET` (or a `POST`) that accepts `text/event-stream` and carries the token
 //! (in `x-graphql-event-stream-token`, or the `token` query parameter, for `EventSource`) opens
 //! the one stream of that reservation. Operations are then `POST`ed with the token and
@@ -28,27 +28,20 @@
 //! async-graphql-axum serves GraphQL over WebSocket only, and no Rust crate speaks graphql-sse's
 //! protocol; axum's `Sse` writes the events.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use async_graphql::{Data, Executor as _};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use tokio::sync::mpsc;
 
+use super::sse_reservations::refusal;
 use super::state::AppState;
 use crate::auth::Caller;
 
 /// The header that carries a reservation's token.
 pub const SSE_TOKEN_HEADER: &str = "x-graphql-event-stream-token";
-
-/// Events an operation may have sent ahead of the stream: a stream that reads nothing (or is
-/// not open yet) holds its operations back here, and a subscription further behind misses
-/// events as it would over a WebSocket (`EventsMissed`).
-const STREAM_BUFFER: usize = 256;
 
 /// The answer to `request` as an event stream (distinct connections mode).
 pub(super) fn answer(
@@ -71,50 +64,6 @@ pub(super) fn answer(
         .into_response()
 }
 
-/// The reservations of single connection mode, in this process.
-pub(super) struct Streams {
-    reservations: Mutex<HashMap<String, Reservation>>,
-    /// How long a reservation waits for its stream to open.
-    ttl: Duration,
-    /// Reservations held at most; past it, a `PUT` answers 429.
-    limit: usize,
-}
-
-struct Reservation {
-    /// Who made it (see [`owner_of`]); only their requests find it.
-    owner: String,
-    reserved_at: Instant,
-    /// Where operations send their events; the stream reads them.
-    sender: mpsc::Sender<Event>,
-    /// Taken by the one stream that fulfils the reservation; `None` once it is open.
-    receiver: Option<mpsc::Receiver<Event>>,
-    /// The operations running on it, by id; `None` while one is being started.
-    operations: HashMap<String, Option<tokio::task::AbortHandle>>,
-}
-
-impl Reservation {
-    fn expired(&self, ttl: Duration) -> bool {
-        self.receiver.is_some() && self.reserved_at.elapsed() >= ttl
-    }
-}
-
-/// What a reservation answers to: the caller's kind and, for a token, its issuer and subject.
-fn owner_of(caller: &Caller) -> String {
-    match caller {
-        Caller::Anonymous => "anonymous".to_owned(),
-        Caller::ApiKey => "api-key".to_owned(),
-        Caller::Token(_) => {
-            let claim = |name| {
-                caller
-                    .claim(name)
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or_default()
-            };
-            format!("token {} {}", claim("iss"), claim("sub"))
-        }
-    }
-}
-
 /// The token a request carries: its header, or the `token` query parameter.
 pub(super) fn token_of(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
     if let Some(token) = headers.get(SSE_TOKEN_HEADER).and_then(|v| v.to_str().ok()) {
@@ -130,105 +79,13 @@ pub(super) fn query_parameter(query: Option<&str>, name: &str) -> Option<String>
         .map(|(_, value)| value.into_owned())
 }
 
-/// `{"errors": [{"message": …}]}` with `status`.
-fn refusal(status: StatusCode, message: &str) -> Response {
-    let body = serde_json::json!({ "errors": [{ "message": message }] });
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        body.to_string(),
-    )
-        .into_response()
-}
-
-impl Streams {
-    pub(super) fn new(ttl: Duration, limit: usize) -> Streams {
-        Streams {
-            reservations: Mutex::default(),
-            ttl,
-            limit,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Reservation>> {
-        self.reservations
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// `PUT`: a new reservation for `caller`; `201` with its token.
-    pub(super) fn reserve(&self, caller: &Caller) -> Response {
-        let mut reservations = self.lock();
-        let ttl = self.ttl;
-        reservations.retain(|_, reservation| !reservation.expired(ttl));
-        if reservations.len() >= self.limit {
-            return refusal(
-                StatusCode::TOO_MANY_REQUESTS,
-                &format!(
-                    "this server holds {} event stream reservations, its most; try again later",
-                    self.limit
-                ),
-            );
-        }
-        // From the operating system's CSPRNG: whoever holds the token reads the stream.
-        let token = uuid::Uuid::new_v4().simple().to_string();
-        let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
-        reservations.insert(
-            token.clone(),
-            Reservation {
-                owner: owner_of(caller),
-                reserved_at: Instant::now(),
-                sender,
-                receiver: Some(receiver),
-                operations: HashMap::new(),
-            },
-        );
-        (
-            StatusCode::CREATED,
-            [(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; charset=utf-8"),
-            )],
-            token,
-        )
-            .into_response()
-    }
-
-    /// Ends a reservation: its stream closed. Its operations stop.
-    fn end(&self, token: &str) {
-        let ended = self.lock().remove(token);
-        for handle in ended
-            .into_iter()
-            .flat_map(|r| r.operations.into_values())
-            .flatten()
-        {
-            handle.abort();
-        }
-    }
-}
-
 /// `GET` or `POST` accepting `text/event-stream` with a token: opens the reservation's stream.
 /// The stream itself needs no credentials (a browser's `EventSource` cannot send them): its
 /// token is its ticket.
 pub(super) fn open(state: &AppState, token: &str) -> Response {
-    let streams = &state.inner.sse;
-    let receiver = {
-        let mut reservations = streams.lock();
-        let ttl = streams.ttl;
-        match reservations.get_mut(token) {
-            Some(reservation) if reservation.expired(ttl) => {
-                reservations.remove(token);
-                return refusal(StatusCode::NOT_FOUND, "Stream not found");
-            }
-            None => return refusal(StatusCode::NOT_FOUND, "Stream not found"),
-            Some(reservation) => match reservation.receiver.take() {
-                Some(receiver) => receiver,
-                None => return refusal(StatusCode::CONFLICT, "Stream already open"),
-            },
-        }
+    let receiver = match state.inner.sse.open(token) {
+        Ok(receiver) => receiver,
+        Err(refused) => return refused.into_response(),
     };
     // Dropped with the response's body: when the client goes away, the reservation ends.
     let ending = Ending {
@@ -268,21 +125,9 @@ pub(super) fn run(
         Some(async_graphql::Value::Number(id)) => id.to_string(),
         _ => return refusal(StatusCode::BAD_REQUEST, "Operation ID is missing"),
     };
-    let streams = &state.inner.sse;
-    let sender = {
-        let mut reservations = streams.lock();
-        let ttl = streams.ttl;
-        let Some(reservation) = reservations
-            .get_mut(token)
-            .filter(|r| r.owner == owner_of(&caller) && !r.expired(ttl))
-        else {
-            return refusal(StatusCode::NOT_FOUND, "Stream not found");
-        };
-        if reservation.operations.contains_key(&id) {
-            return refusal(StatusCode::CONFLICT, "Operation with ID already exists");
-        }
-        reservation.operations.insert(id.clone(), None);
-        reservation.sender.clone()
+    let sender = match state.inner.sse.start(token, &caller, &id) {
+        Ok(sender) => sender,
+        Err(refused) => return refused.into_response(),
     };
     let mut data = Data::default();
     data.insert(caller);
@@ -312,18 +157,10 @@ pub(super) fn run(
             if let Ok(complete) = complete {
                 let _ = sender.send(complete).await;
             }
-            if let Some(reservation) = state.inner.sse.lock().get_mut(&token) {
-                reservation.operations.remove(&id);
-            }
+            state.inner.sse.ended(&token, &id);
         })
     };
-    if let Some(slot) = streams
-        .lock()
-        .get_mut(token)
-        .and_then(|r| r.operations.get_mut(&id))
-    {
-        *slot = Some(task.abort_handle());
-    }
+    state.inner.sse.running(token, &id, task.abort_handle());
     StatusCode::ACCEPTED.into_response()
 }
 
@@ -336,32 +173,8 @@ struct OperationResult<'a> {
 
 /// `DELETE ?operationId=` with a token: stops that operation; `200`.
 pub(super) fn stop(state: &AppState, caller: &Caller, token: &str, id: Option<&str>) -> Response {
-    let Some(id) = id.filter(|id| !id.is_empty()) else {
-        return refusal(StatusCode::BAD_REQUEST, "Operation ID is missing");
-    };
-    let streams = &state.inner.sse;
-    let (stopped, sender) = {
-        let mut reservations = streams.lock();
-        let Some(reservation) = reservations
-            .get_mut(token)
-            .filter(|r| r.owner == owner_of(caller))
-        else {
-            return refusal(StatusCode::NOT_FOUND, "Stream not found");
-        };
-        (
-            reservation.operations.remove(id),
-            reservation.sender.clone(),
-        )
-    };
-    if let Some(handle) = stopped.flatten() {
-        handle.abort();
-        // Told, as an operation that ends by itself is; a stream with no room left misses it.
-        if let Ok(complete) = Event::default()
-            .event("complete")
-            .json_data(serde_json::json!({ "id": id }))
-        {
-            let _ = sender.try_send(complete);
-        }
+    match id.filter(|id| !id.is_empty()) {
+        Some(id) => state.inner.sse.stop(token, caller, id),
+        None => refusal(StatusCode::BAD_REQUEST, "Operation ID is missing"),
     }
-    StatusCode::OK.into_response()
 }

@@ -38,7 +38,7 @@ pub(super) struct StateInner {
     /// WebSocket connections open now.
     pub(super) sockets: tokio::sync::watch::Sender<usize>,
     /// graphql-sse's reservations (single connection mode).
-    pub(super) sse: super::sse::Streams,
+    pub(super) sse: super::sse_reservations::Reservations,
 }
 
 impl AppState {
@@ -74,7 +74,7 @@ impl AppState {
                 max_subscriptions_per_connection: config.max_subscriptions_per_connection,
                 closing: tokio::sync::watch::Sender::new(false),
                 sockets: tokio::sync::watch::Sender::new(0),
-                sse: super::sse::Streams::new(
+                sse: super::sse_reservations::Reservations::new(
                     config.sse_reservation_ttl,
                     config.graphql.max_subscriptions,
                 ),

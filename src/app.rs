@@ -1,5 +1,11 @@
-//! Start-up and shutdown: schema file → model → store and table → GraphQL schema → router →
-//! listener. Everything is built here once; a failure stops start-up with a precise message.
+//! Start-up and shutdown: schema file → model → listener → store and table → GraphQL schema →
+//! router. Everything is built here once; a failure stops start-up with a precise message.
+//!
+//! The listener is bound as soon as the schema is read, and while the rest starts (opening the
+//! store, upgrading stored formats: minutes on a large table) it answers `/healthz` with
+//! `starting` and `/readyz` with 503 and what start-up waits for (`http::starting_router`).
+//! Then that server stops and the API's own serves on the same socket: connections that arrive
+//! between the two wait in the kernel's queue.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -143,9 +149,108 @@ fn refuse_mixed_identities(model: &Model, issuers: usize) -> Result<(), StartupE
 /// How long a stopping server waits for its WebSockets to close.
 const CLOSING_SOCKETS: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// The listening socket, shared by the server that answers while start-up runs and the one
+/// that serves the API after it.
+#[derive(Clone)]
+struct SharedListener(Arc<tokio::net::TcpListener>);
+
+impl axum::serve::Listener for SharedListener {
+    type Io = tokio::net::TcpStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            match self.0.accept().await {
+                Ok(accepted) => return accepted,
+                // A connection that failed while it was accepted is that connection's
+                // failure; anything else (no descriptors left) waits a moment rather than
+                // spinning, as axum's own listener does.
+                Err(error) if is_connection_error(&error) => {}
+                Err(error) => {
+                    tracing::error!(%error, "accept error");
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.0.local_addr()
+    }
+}
+
+fn is_connection_error(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
+    )
+}
+
+/// The server that answers while start-up runs (`http::starting_router`), and what start-up
+/// is doing. Stopped when the API serves, or when start-up fails (dropped).
+struct Starting {
+    phase: tokio::sync::watch::Sender<String>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Starting {
+    fn serve(listener: SharedListener) -> Starting {
+        let phase = tokio::sync::watch::Sender::new("reading the schema".to_owned());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let router = http::starting_router(phase.subscribe());
+        let server = tokio::spawn(async move {
+            let serving = axum::serve(listener, router).with_graceful_shutdown(async {
+                let _ = stopped.await;
+            });
+            if let Err(error) = serving.await {
+                tracing::error!(%error, "the start-up server stopped");
+            }
+        });
+        Starting {
+            phase,
+            stop: Some(stop),
+            server: Some(server),
+        }
+    }
+
+    /// Start-up now does `what`: logged, and told on `/readyz`.
+    fn phase(&self, what: impl Into<String>) {
+        let what = what.into();
+        tracing::info!("starting: {what}");
+        self.phase.send_replace(what);
+    }
+
+    /// Start-up now does `what` (a progress line: told on `/readyz` only; `info` logs it).
+    fn progress(&self, what: String) {
+        self.phase.send_replace(what);
+    }
+
+    /// Stops the server, and waits for the requests it is answering.
+    async fn finish(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(server) = self.server.take() {
+            let _ = server.await;
+        }
+    }
+}
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
 /// A server ready to run: bound, with its store open and table checked.
 pub struct Application {
-    listener: tokio::net::TcpListener,
+    listener: SharedListener,
+    /// Answers while start-up runs; stopped when the API serves.
+    starting: Option<Starting>,
     router: axum::Router,
     state: AppState,
     store: OpenStore,
@@ -157,10 +262,21 @@ impl Application {
         let (model, resolvers) = load_schema(&config.schema_path, config.resolvers_dir.as_deref())?;
         let model = Arc::new(model);
         refuse_mixed_identities(&model, config.http.auth.jwt.len())?;
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|source| StartupError::Listen {
+                address: config.listen,
+                source,
+            })?;
+        let listener = SharedListener(Arc::new(listener));
+        let starting = Starting::serve(listener.clone());
+        starting.phase("reading the credentials' keys");
         let authenticator = Authenticator::from_config(&config.http.auth).await?;
+        starting.phase("opening the store");
         let store = open_store(&config.store).await?;
         if store.is_embedded() {
             // The embedded store is ours: make its table match the schema.
+            starting.phase("making the table match the schema");
             let report = migrate::ensure_table(&store.store, &model).await?;
             // A table made just now holds nothing written in an earlier format: the shipped
             // migrations are recorded as done, so that the next start does not run them.
@@ -174,9 +290,25 @@ impl Application {
                     migrate::record_builtins_applied(&store.store, &model).await?;
                 }
             } else {
-                migrate::upgrade_formats(&store.store, &model).await?;
+                starting.phase("upgrading stored formats");
+                let pace = migrate::Pace::default();
+                let progress = |step: migrate::Step<'_>| {
+                    if let migrate::Step::Page { name, run } = step
+                        && let Some(estimate) = pace.estimate(run, false)
+                    {
+                        starting.progress(format!(
+                            "upgrading stored formats: {name}: {}",
+                            migrate::describe(run, &estimate)
+                        ));
+                    }
+                    if let Some(line) = pace.line(step) {
+                        tracing::info!("stored formats: {line}");
+                    }
+                };
+                migrate::upgrade_formats(&store.store, &model, &progress).await?;
             }
         }
+        starting.phase("checking the table");
         let table = migrate::verify_table(&store.store, &model).await?;
         if !store.is_embedded() {
             let pending = migrate::pending_builtins(&store.store, &model).await?;
@@ -187,6 +319,7 @@ impl Application {
                 );
             }
         }
+        starting.phase("following the table's change stream");
         let events = EventHub::new(
             config.http.graphql.max_pending_events,
             config.http.graphql.max_subscriptions,
@@ -230,6 +363,7 @@ impl Application {
             groups: (auth.groups_claim.clone())
                 .unwrap_or_else(|| engine::DEFAULT_GROUPS_CLAIM.to_owned()),
         };
+        starting.phase("building the API");
         let rules = Arc::new(engine::Rules::of(&model, claims));
         let api = graphql::Api::build(model, &options, events.clone())
             .map_err(|e| StartupError::Schema(e.to_string()))?;
@@ -242,14 +376,10 @@ impl Application {
             &config.http,
         );
         let router = http::router(state.clone(), &config.http);
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .map_err(|source| StartupError::Listen {
-                address: config.listen,
-                source,
-            })?;
+        starting.phase("ready to serve the API");
         Ok(Application {
             listener,
+            starting: Some(starting),
             router,
             state,
             store,
@@ -269,15 +399,19 @@ impl Application {
 
     pub fn local_addr(&self) -> SocketAddr {
         self.listener
+            .0
             .local_addr()
             .expect("a bound TCP listener has a local address")
     }
 
     /// Serves until `shutdown` resolves, then lets running requests finish.
     pub async fn run_until_stopped(
-        self,
+        mut self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        if let Some(starting) = self.starting.take() {
+            starting.finish().await;
+        }
         tracing::info!("listening on http://{}/graphql", self.local_addr());
         let state = self.state.clone();
         let shutdown = async move {
@@ -324,4 +458,49 @@ pub async fn shutdown_signal() {
         () = terminate => {}
     }
     tracing::info!("shutting down");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn get(address: SocketAddr, path: &str) -> (u16, String) {
+        let response = reqwest::get(format!("http://{address}{path}"))
+            .await
+            .expect("the server answers");
+        let status = response.status().as_u16();
+        (status, response.text().await.expect("a body"))
+    }
+
+    #[tokio::test]
+    async fn while_it_starts_the_server_is_alive_not_ready_and_says_what_it_waits_for() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let address = listener.local_addr().expect("an address");
+        let listener = SharedListener(Arc::new(listener));
+        let starting = Starting::serve(listener.clone());
+        starting.phase("upgrading stored formats");
+        assert_eq!(get(address, "/healthz").await, (200, "starting".to_owned()));
+        assert_eq!(
+            get(address, "/readyz").await,
+            (503, "starting: upgrading stored formats".to_owned())
+        );
+        starting.progress("upgrading stored formats: 40 of about 100 items scanned".to_owned());
+        let (status, body) = get(address, "/readyz").await;
+        assert_eq!(status, 503);
+        assert!(body.contains("40 of about 100"), "{body}");
+        let (status, body) = get(address, "/graphql?query=%7B__typename%7D").await;
+        assert_eq!(status, 503);
+        assert!(
+            body.contains("\"errorType\":\"ServiceUnavailable\""),
+            "{body}"
+        );
+
+        // Then the API's server takes the same socket.
+        starting.finish().await;
+        let api = axum::Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
+        tokio::spawn(async move { axum::serve(listener, api).await });
+        assert_eq!(get(address, "/healthz").await, (200, "ok".to_owned()));
+    }
 }

@@ -47,6 +47,10 @@ pub enum Command {
         /// Print what would change; change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Tests only: how often, in milliseconds, a running migration's progress is printed
+        /// when stderr is no terminal (2000 by default).
+        #[arg(long, hide = true, default_value_t = 2000)]
+        progress_every_ms: u64,
     },
     /// Load the demo data set (farms, goals, users, teams) into the default schema's table.
     /// Creates the data directory and its store when they do not exist.
@@ -488,7 +492,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             store,
             migrations,
             dry_run,
-        } => migrate(&schema, &store, &migrations, dry_run).await?,
+            progress_every_ms,
+        } => {
+            let every = Duration::from_millis(progress_every_ms);
+            migrate(&schema, &store, &migrations, dry_run, every).await?;
+        }
         Command::Demo { schema, store } => {
             let (model, open) = open_existing(&schema, &store).await?;
             let outcome = crate::demo::load(&open.store, Arc::new(model)).await?;
@@ -627,6 +635,7 @@ async fn migrate(
     store: &StoreArgs,
     migrations_dir: &std::path::Path,
     dry_run: bool,
+    progress_every: Duration,
 ) -> anyhow::Result<()> {
     let (model, _) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
     let migrations = crate::migrate::load_migrations(migrations_dir, &model)?;
@@ -679,26 +688,11 @@ async fn migrate(
         writeln!(out, "table {table} is up to date")?;
     }
     drop(out);
-    let terminal = std::io::stderr().is_terminal();
-    let progress = move |name: &str, run: &crate::migrate::MigrationRun| {
-        let line = format!(
-            "{name}: scanned {} items, changed {}",
-            run.scanned, run.changed
-        );
-        let mut err = std::io::stderr().lock();
-        // A line that redraws itself on a terminal; one line per page in a log.
-        let _ = if terminal {
-            write!(err, "\r{line}")
-        } else {
-            writeln!(err, "{line}")
-        };
-    };
+    let shown = MigrationProgress::new(std::io::stderr().is_terminal(), progress_every);
+    let progress = |step: crate::migrate::Step<'_>| shown.step(step);
     let runs =
         crate::migrate::apply_migrations(&open.store, &model, &migrations, dry_run, &progress)
             .await?;
-    if terminal && runs.iter().any(|r| !r.skipped) {
-        writeln!(std::io::stderr().lock())?;
-    }
     let mut out = std::io::stdout().lock();
     for (run, migration) in runs.iter().zip(&migrations) {
         let verb = if dry_run { "would change" } else { "changed" };
@@ -730,6 +724,63 @@ async fn migrate(
         writeln!(out, "no data migrations in {}", migrations_dir.display())?;
     }
     Ok(())
+}
+
+/// How `migrate` shows a run on stderr: a bar that redraws itself on a terminal (indicatif),
+/// plain lines at most every [`crate::migrate::PACE`] otherwise; either way one line when each
+/// migration ends, with its counts and time.
+struct MigrationProgress {
+    pace: crate::migrate::Pace,
+    bar: Option<std::sync::Mutex<Option<indicatif::ProgressBar>>>,
+}
+
+impl MigrationProgress {
+    fn new(terminal: bool, every: Duration) -> MigrationProgress {
+        MigrationProgress {
+            pace: crate::migrate::Pace::new(every),
+            bar: terminal.then(std::sync::Mutex::default),
+        }
+    }
+
+    fn step(&self, step: crate::migrate::Step<'_>) {
+        use crate::migrate::Step;
+        let Some(bar) = &self.bar else {
+            if let Some(line) = self.pace.line(step) {
+                let _ = writeln!(std::io::stderr().lock(), "{line}");
+            }
+            return;
+        };
+        let mut bar = bar.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match step {
+            Step::Started { name, about } => {
+                self.pace.line(step);
+                let drawn = match about {
+                    Some(items) => indicatif::ProgressBar::new(items),
+                    None => indicatif::ProgressBar::new_spinner(),
+                };
+                let style = indicatif::ProgressStyle::with_template(
+                    "{msg} [{bar:30}] {pos}/{len} items scanned, {per_sec}, {eta} left",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+                drawn.set_style(style);
+                drawn.set_message(name.to_owned());
+                *bar = Some(drawn);
+            }
+            Step::Page { run, .. } => {
+                if let Some(drawn) = bar.as_ref() {
+                    drawn.set_position(run.evaluated as u64);
+                }
+            }
+            Step::Finished { .. } => {
+                if let Some(drawn) = bar.take() {
+                    drawn.finish_and_clear();
+                }
+                if let Some(line) = self.pace.line(step) {
+                    let _ = writeln!(std::io::stderr().lock(), "{line}");
+                }
+            }
+        }
+    }
 }
 
 /// The model and an open store whose table matches it: made to match on the embedded store,

@@ -16,6 +16,7 @@ mod layers;
 mod metrics;
 mod sse;
 mod sse_reservations;
+mod starting;
 mod state;
 mod websocket;
 
@@ -28,6 +29,7 @@ use state::ROUTES;
 
 pub use layers::with_layers;
 pub use metrics::HttpMetrics;
+pub use starting::starting_router;
 pub use state::{AppState, STORAGE_CALLS_HEADER};
 
 /// The application's routes under the [`layers`].

@@ -24,6 +24,16 @@
 //! written with a condition on the version it was read at (and its version bumped), so a client
 //! write racing the migration is never lost: the node is read again and migrated again.
 //!
+//! # Why a page is one transaction
+//!
+//! The store has one writer, and a transaction per node was most of a run's time (about 120
+//! nodes a second on the embedded store, `bench/migrate.py`). The changed nodes of a Scan page
+//! are written together, up to 100 items and 3.5 MB a transaction, each with its own version
+//! condition: a node that changed meanwhile fails only its own condition, is read again,
+//! migrated again and the transaction tried again without it written twice; a transaction that
+//! keeps conflicting with other writers is split in two, down to single nodes, rather than
+//! failed whole.
+//!
 //! The record's `changed` adds up the changes of every run, each page's saved with its
 //! checkpoint. A run stopped midway leaves uncounted the nodes of the pages it had in flight
 //! (at most one page per segment), which the next run finds already migrated.
@@ -34,16 +44,20 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use sha2::Digest as _;
 
+use super::progress::{Progress, Step};
 use crate::check;
 use crate::engine;
 use crate::keys;
 use crate::model::{FieldKind, Model, ScalarType, TypeDef};
-use crate::store::{AttrValue, Clause, Item, Key, Store, StoreError, Write};
+use crate::store::{AttrValue, Clause, Item, Key, ScanPage, Store, StoreError, Write};
 
 /// Parallel Scan segments of a migration.
 const SEGMENTS: u16 = 4;
-/// Items a Scan page evaluates; a checkpoint is written after each page.
-const PAGE: usize = 50;
+/// Items a Scan page evaluates; a checkpoint is written after each page. As many as one
+/// transaction writes, so that a page's changed nodes are one write.
+const PAGE: usize = crate::store::MAX_TRANSACTION_ITEMS;
+/// A transaction's bytes stay well under DynamoDB's 4 MB.
+const MAX_TRANSACTION_BYTES: usize = 3_500_000;
 /// Times a node changed by someone else meanwhile is read and migrated again.
 const WRITE_ATTEMPTS: usize = 5;
 
@@ -506,6 +520,8 @@ pub struct MigrationRun {
     pub skipped: bool,
     /// Items of the type this run scanned (after the checkpoint when resumed).
     pub scanned: usize,
+    /// Items its scans evaluated, of every type.
+    pub evaluated: usize,
     /// Items this run changed (or would change, in a dry run).
     pub changed: usize,
     /// Whether this run started from a checkpoint of an earlier one.
@@ -514,9 +530,6 @@ pub struct MigrationRun {
     /// are compared today, one line each.
     pub collisions: Vec<String>,
 }
-
-/// Called after each page with the migration's name and the run so far.
-pub type Progress<'a> = &'a (dyn Fn(&str, &MigrationRun) + Sync);
 
 /// Applies every migration not yet applied, in order. With `dry_run`, writes nothing and
 /// reports what would change.
@@ -529,7 +542,21 @@ pub async fn apply_migrations(
 ) -> Result<Vec<MigrationRun>, DataMigrationError> {
     let mut runs = Vec::with_capacity(migrations.len());
     for migration in migrations {
-        runs.push(apply(store, model, migration, dry_run, progress).await?);
+        // Each scans the whole table: its item count is how far a scan goes.
+        let about = store
+            .describe_table()
+            .await?
+            .and_then(|status| status.item_count);
+        progress(Step::Started {
+            name: &migration.name,
+            about,
+        });
+        let run = apply(store, model, migration, dry_run, progress).await?;
+        progress(Step::Finished {
+            name: &migration.name,
+            run: &run,
+        });
+        runs.push(run);
     }
     // A migration file writes nodes whole, outside the engine's writes, which keep the counts:
     // once one has changed anything, the counts are set again from what the table holds.
@@ -711,7 +738,7 @@ async fn apply(
         return Err(DataMigrationError::Rejected(problem.clone()));
     }
     if migration.fill_counts {
-        return fill_counts(store, model, migration, dry_run, progress).await;
+        return fill_counts(store, model, migration, dry_run).await;
     }
     // A resumed run counts on from what the runs before it changed.
     let changed_before = record.as_ref().map_or(0, |r| r.changed);
@@ -782,7 +809,6 @@ async fn fill_counts(
     model: &Model,
     migration: &Migration,
     dry_run: bool,
-    progress: Progress<'_>,
 ) -> Result<MigrationRun, DataMigrationError> {
     let repair = check::repair_counts(store, model, dry_run).await?;
     let mut run = MigrationRun {
@@ -795,7 +821,7 @@ async fn fill_counts(
         },
         ..MigrationRun::default()
     };
-    progress(&migration.name, &run);
+    run.evaluated = repair.before.items;
     if dry_run {
         return Ok(run);
     }
@@ -901,7 +927,11 @@ async fn migrate_segment(
         .type_def(&migration.type_name)
         .expect("migrations are validated against the model");
     loop {
-        let (items, next) = store
+        let ScanPage {
+            items,
+            next,
+            evaluated,
+        } = store
             .scan_page(
                 segment,
                 SEGMENTS,
@@ -912,18 +942,26 @@ async fn migrate_segment(
             .await?;
         let mut changed = 0;
         let mut collisions = Vec::new();
-        for item in items.iter().filter(|item| is_node(item)) {
-            if migration.rekey_unique {
+        let nodes: Vec<&Item> = items.iter().filter(|item| is_node(item)).collect();
+        if migration.rekey_unique {
+            for item in nodes {
                 let (moved, collided) = rekey_unique_values(store, type_def, item, dry_run).await?;
                 changed += moved;
                 collisions.extend(collided);
-            } else if migrate_node(store, model, type_def, migration, item, dry_run).await? {
-                changed += 1;
             }
+        } else {
+            let batch = Batch {
+                store,
+                model,
+                type_def,
+                migration,
+            };
+            changed += batch.migrate(&nodes, dry_run).await?;
         }
         let mut guard = shared.lock().await;
         let (run, checkpoints, record) = &mut *guard;
         run.scanned += items.len();
+        run.evaluated += evaluated;
         run.changed += changed;
         run.collisions.extend(collisions);
         checkpoints.insert(segment, next.clone());
@@ -941,7 +979,10 @@ async fn migrate_segment(
                 .await
                 .map_err(|e| contended(e, &migration.name))?;
         }
-        progress(&migration.name, run);
+        progress(Step::Page {
+            name: &migration.name,
+            run,
+        });
         drop(guard);
         match next {
             Some(key) => cursor = Some(key),
@@ -955,34 +996,61 @@ fn is_node(item: &Item) -> bool {
     text("PK").starts_with("NODE#") && text("PK") == text("SK")
 }
 
-/// Migrates one node; answers whether it changed. A node changed by someone else meanwhile is
-/// read again and migrated again.
-async fn migrate_node(
-    store: &Store,
-    model: &Model,
-    type_def: &TypeDef,
-    migration: &Migration,
-    scanned: &Item,
-    dry_run: bool,
-) -> Result<bool, DataMigrationError> {
-    let mut current = scanned.clone();
-    for _ in 0..WRITE_ATTEMPTS {
-        let next = transform(store, model, type_def, migration, &current).await?;
-        if next == current {
-            return Ok(false);
+/// The nodes of one Scan page, migrated together.
+struct Batch<'a> {
+    store: &'a Store,
+    model: &'a Model,
+    type_def: &'a TypeDef,
+    migration: &'a Migration,
+}
+
+/// One node's write: as it was read, and as the migration leaves it.
+struct NodeWrite {
+    current: Item,
+    next: Item,
+    /// Times it was read again because someone else changed it meanwhile.
+    reread: usize,
+}
+
+impl Batch<'_> {
+    /// Migrates `scanned`; answers how many changed (or would, in a dry run).
+    async fn migrate(&self, scanned: &[&Item], dry_run: bool) -> Result<usize, DataMigrationError> {
+        let mut writes = Vec::new();
+        for current in scanned {
+            if let Some(write) = self.write_of((*current).clone(), 0).await? {
+                writes.push(write);
+            }
         }
         if dry_run {
-            return Ok(true);
+            return Ok(writes.len());
         }
-        // A node written without a version (by hand, or by an old tool) is only checked to exist.
-        let condition = match current.get("version") {
-            Some(version) => Clause::Equals("version".to_owned(), version.clone()),
-            None => Clause::Exists,
-        };
-        let mut next = next;
+        let mut changed = 0;
+        for chunk in chunks(writes) {
+            changed += self.commit(chunk).await?;
+        }
+        Ok(changed)
+    }
+
+    /// The write that migrates `current`, or `None` when it has nothing to change.
+    async fn write_of(
+        &self,
+        current: Item,
+        reread: usize,
+    ) -> Result<Option<NodeWrite>, DataMigrationError> {
+        let mut next = transform(
+            self.store,
+            self.model,
+            self.type_def,
+            self.migration,
+            &current,
+        )
+        .await?;
+        if next == current {
+            return Ok(None);
+        }
         // A node's place in an index is no change of the node: its version stays, so a
         // client's `expectedVersion` still holds. The condition still guards the write.
-        if !migration.fills_an_index() {
+        if !self.migration.fills_an_index() {
             let bumped = current
                 .get("version")
                 .and_then(AttrValue::as_i64)
@@ -990,32 +1058,86 @@ async fn migrate_node(
                 + 1;
             next.insert("version".to_owned(), AttrValue::N(bumped.to_string()));
         }
-        match store
-            .transact_write(vec![Write::Put {
-                item: next,
-                condition: vec![condition],
-            }])
-            .await
-        {
-            Ok(()) => return Ok(true),
-            Err(StoreError::ConditionFailed { .. }) => {
-                let key = Key::same(
-                    current
-                        .get("PK")
-                        .and_then(AttrValue::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
-                );
-                match store.get_item_consistent(&key).await? {
-                    Some(fresh) => current = fresh,
-                    // Deleted meanwhile: nothing left to migrate.
-                    None => return Ok(false),
-                }
+        Ok(Some(NodeWrite {
+            current,
+            next,
+            reread,
+        }))
+    }
+
+    /// Writes `writes` in one transaction; answers how many nodes it changed. A node someone
+    /// else changed meanwhile is read again and migrated again (at most [`WRITE_ATTEMPTS`]
+    /// times); a transaction that keeps conflicting is split in two.
+    async fn commit(&self, mut writes: Vec<NodeWrite>) -> Result<usize, DataMigrationError> {
+        loop {
+            if writes.is_empty() {
+                return Ok(0);
             }
-            Err(e) => return Err(e.into()),
+            let transaction = writes
+                .iter()
+                .map(|write| Write::Put {
+                    item: write.next.clone(),
+                    // A node written without a version (by hand, or by an old tool) is only
+                    // checked to exist.
+                    condition: vec![match write.current.get("version") {
+                        Some(version) => Clause::Equals("version".to_owned(), version.clone()),
+                        None => Clause::Exists,
+                    }],
+                })
+                .collect();
+            match self.store.transact_write(transaction).await {
+                Ok(()) => return Ok(writes.len()),
+                Err(StoreError::ConditionFailed { index }) if index < writes.len() => {
+                    let failed = writes.remove(index);
+                    if failed.reread + 1 >= WRITE_ATTEMPTS {
+                        return Err(StoreError::TransactionConflict.into());
+                    }
+                    let key = Key::same(
+                        failed
+                            .current
+                            .get("PK")
+                            .and_then(AttrValue::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                    );
+                    // Deleted meanwhile: nothing left to migrate.
+                    if let Some(fresh) = self.store.get_item_consistent(&key).await?
+                        && let Some(again) = self.write_of(fresh, failed.reread + 1).await?
+                    {
+                        writes.insert(index, again);
+                    }
+                }
+                Err(StoreError::TransactionConflict) if writes.len() > 1 => {
+                    let second = writes.split_off(writes.len() / 2);
+                    let first = Box::pin(self.commit(writes)).await?;
+                    return Ok(first + Box::pin(self.commit(second)).await?);
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
     }
-    Err(StoreError::TransactionConflict.into())
+}
+
+/// `writes` in transactions of at most [`PAGE`] items and [`MAX_TRANSACTION_BYTES`].
+fn chunks(writes: Vec<NodeWrite>) -> Vec<Vec<NodeWrite>> {
+    let mut chunks = Vec::new();
+    let mut chunk: Vec<NodeWrite> = Vec::new();
+    let mut bytes = 0;
+    for write in writes {
+        let size = crate::store::item_size(&write.next);
+        if chunk.len() == crate::store::MAX_TRANSACTION_ITEMS
+            || (!chunk.is_empty() && bytes + size > MAX_TRANSACTION_BYTES)
+        {
+            chunks.push(std::mem::take(&mut chunk));
+            bytes = 0;
+        }
+        bytes += size;
+        chunk.push(write);
+    }
+    if !chunk.is_empty() {
+        chunks.push(chunk);
+    }
+    chunks
 }
 
 /// Moves each unique value `scanned` holds at its key under the earlier comparison (trimmed and

@@ -6,6 +6,7 @@
 //! same table may still read it.
 
 mod data;
+mod progress;
 
 use std::time::Duration;
 
@@ -13,6 +14,7 @@ pub use data::{
     DataMigrationError, Migration, MigrationRun, apply_migrations, builtin_migrations,
     forget_builtins, load_migrations, record_builtins_applied,
 };
+pub use progress::{Estimate, PACE, Pace, Progress, Step, describe};
 
 use crate::model::Model;
 use crate::store::{Store, StoreError, TableStatus};
@@ -102,11 +104,16 @@ pub async fn ensure_table(store: &Store, model: &Model) -> Result<TableReport, M
 }
 
 /// Brings the items of a table `serve` owns (the embedded store's) to today's formats: the
-/// [`builtin_migrations`], applied as `migrate` applies them. Unique values another node now
-/// holds are logged rather than fatal: the engine still lets their nodes change or drop them.
-pub async fn upgrade_formats(store: &Store, model: &Model) -> Result<(), MigrationError> {
+/// [`builtin_migrations`], applied as `migrate` applies them, each step told to `progress`.
+/// Unique values another node now holds are logged rather than fatal: the engine still lets
+/// their nodes change or drop them.
+pub async fn upgrade_formats(
+    store: &Store,
+    model: &Model,
+    progress: Progress<'_>,
+) -> Result<(), MigrationError> {
     let builtins = builtin_migrations(model);
-    match apply_migrations(store, model, &builtins, false, &|_, _| {}).await {
+    match apply_migrations(store, model, &builtins, false, progress).await {
         Ok(runs) => {
             for run in runs.iter().filter(|run| run.changed > 0) {
                 tracing::info!(migration = %run.name, changed = run.changed, "stored formats upgraded");
@@ -204,6 +211,7 @@ mod tests {
             active: true,
             indexes: BTreeMap::from([(1, true), (3, true)]),
             stream: None,
+            item_count: None,
         };
         assert_eq!(
             plan_indexes(Some(&status), &model),

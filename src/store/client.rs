@@ -596,11 +596,11 @@ impl Store {
         let mut items = Vec::new();
         let mut start = None;
         loop {
-            let (page, next) = self
+            let page = self
                 .scan_page_of(segment, segments, start.as_ref(), None, None)
                 .await?;
-            items.extend(page);
-            match next {
+            items.extend(page.items);
+            match page.next {
                 Some(key) => start = Some(key),
                 None => return Ok(items),
             }
@@ -608,8 +608,9 @@ impl Store {
     }
 
     /// One page of one Scan segment: at most `limit` items evaluated from after `start`, keeping
-    /// those whose `__typename` is `typename`. Answers the items and where the next page starts
-    /// (`None` when the segment is done). For resumable table walks (`migrate`).
+    /// those whose `__typename` is `typename`. Answers the items, where the next page starts
+    /// (`None` when the segment is done) and how many items it evaluated. For resumable table
+    /// walks (`migrate`).
     pub async fn scan_page(
         &self,
         segment: u16,
@@ -617,7 +618,7 @@ impl Store {
         start: Option<&Key>,
         typename: &str,
         limit: usize,
-    ) -> Result<(Vec<Item>, Option<Key>), StoreError> {
+    ) -> Result<ScanPage, StoreError> {
         self.scan_page_of(segment, segments, start, Some(typename), Some(limit))
             .await
     }
@@ -629,7 +630,7 @@ impl Store {
         start: Option<&Key>,
         typename: Option<&str>,
         limit: Option<usize>,
-    ) -> Result<(Vec<Item>, Option<Key>), StoreError> {
+    ) -> Result<ScanPage, StoreError> {
         let start = start.map(key_map);
         let output = retry::call(|| async {
             self.begin_call()?;
@@ -678,7 +679,12 @@ impl Store {
                 sk: text("SK")?,
             })
         });
-        Ok((items, next))
+        let evaluated = usize::try_from(output.scanned_count).unwrap_or(items.len());
+        Ok(ScanPage {
+            items,
+            next,
+            evaluated,
+        })
     }
 
     /// Writes all of `writes` or none, as one TransactWriteItems. Transaction conflicts are
@@ -730,6 +736,17 @@ impl Store {
             .await
             .1
     }
+}
+
+/// What one call of [`Store::scan_page`] read.
+#[derive(Debug, Default)]
+pub struct ScanPage {
+    /// The items of the type asked for.
+    pub items: Vec<Item>,
+    /// Where the segment's next page starts; `None` when it is done.
+    pub next: Option<Key>,
+    /// Items the store evaluated (`ScannedCount`), those of other types included.
+    pub evaluated: usize,
 }
 
 /// What one Query call of [`Store::query_page`] read.

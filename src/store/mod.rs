@@ -38,7 +38,7 @@ mod write;
 pub use calls::{CallLog, CallRecord};
 #[cfg(test)]
 pub(crate) use client::loopback_store;
-pub use client::{Credentials, RangePage, Store};
+pub use client::{Credentials, RangePage, ScanPage, Store};
 pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
 pub use filter::{Filter, Test};

@@ -23,6 +23,9 @@ pub struct TableStatus {
     /// The ARN of the table's change stream, when it is on with both images (what
     /// subscriptions read).
     pub stream: Option<String>,
+    /// How many items the table holds, as the store tells it: exact on the embedded store,
+    /// updated about every six hours by DynamoDB. For estimates only.
+    pub item_count: Option<u64>,
 }
 
 fn attribute(name: &str) -> Result<AttributeDefinition, StoreError> {
@@ -108,6 +111,7 @@ impl Store {
             active: table.table_status() == Some(&SdkTableStatus::Active),
             indexes,
             stream,
+            item_count: table.item_count().and_then(|n| u64::try_from(n).ok()),
         }))
     }
 

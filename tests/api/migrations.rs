@@ -213,20 +213,35 @@ async fn an_applied_migration_that_was_edited_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_migration_killed_midway_resumes_from_its_checkpoint() {
     let dir = scratch("killed");
-    let cows = 240;
+    // Several Scan pages (of 100 items) for each of the four segments.
+    let cows = 1000;
     let farm = write_v1_data(&dir, cows).await;
-    // Slowed down so that it is still running when it reports its first pages.
-    let mut child = tablegraph(&["migrate", "--simulated-latency-ms", "40"], &dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("migrate starts");
+    // Slowed down so that it is still running when it reports its first pages; every page
+    // reported.
+    let mut child = tablegraph(
+        &[
+            "migrate",
+            "--simulated-latency-ms",
+            "40",
+            "--progress-every-ms",
+            "0",
+        ],
+        &dir,
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("migrate starts");
     let mut progress = BufReader::new(child.stderr.take().expect("stderr")).lines();
     let mut changed_before_kill = 0;
     while let Some(line) = progress.next_line().await.expect("a line") {
+        // `0001_…: 400 of about 1010 items scanned (… items/s), 300 changed, about 1 s left`
         if let Some(count) = line
-            .strip_prefix("0001_cows_join_farm_animals: scanned ")
-            .and_then(|rest| rest.split(", changed ").nth(1))
+            .strip_prefix("0001_cows_join_farm_animals: ")
+            .and_then(|rest| {
+                rest.split(", ")
+                    .find_map(|part| part.strip_suffix(" changed"))
+            })
             .and_then(|n| n.trim().parse::<usize>().ok())
             && count > 0
         {
@@ -529,4 +544,162 @@ async fn serve_moves_unique_values_of_the_earlier_comparison_on_the_embedded_sto
         "only the colliding ones are left: {stdout}"
     );
     std::fs::remove_dir_all(&dir).expect("removable");
+}
+
+/// An export file of `count` farms as an earlier version wrote them: each node with its
+/// unique value's item, but not in its type index and with no counts.
+fn earlier_farms(count: usize) -> String {
+    let mut lines = String::new();
+    for n in 0..count {
+        let id = tablegraph::keys::new_id();
+        let name = format!("Earlier Farm {n:05}");
+        let node = json!({ "Item": {
+            "PK": { "S": format!("NODE#{id}") }, "SK": { "S": format!("NODE#{id}") },
+            "__typename": { "S": "Farm" }, "id": { "S": id }, "name": { "S": name },
+            "createdAt": { "S": "2025-01-01T00:00:00.000Z" },
+            "updatedAt": { "S": "2025-01-01T00:00:00.000Z" },
+            "version": { "N": "1" },
+        } });
+        let unique = format!("Farm#name#{}", name.to_lowercase());
+        let value = json!({ "Item": {
+            "PK": { "S": unique }, "SK": { "S": unique },
+            "__typename": { "S": "Farm#name" }, "id": { "S": id },
+        } });
+        lines.push_str(&format!("{node}\n{value}\n"));
+    }
+    lines
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_of_nodes_is_migrated_in_one_transaction() {
+    let dir = scratch("batched");
+    let file = scratch("batched-file").with_extension("jsonl");
+    let farms = 600;
+    std::fs::write(&file, earlier_farms(farms)).expect("a file");
+    let (ok, _, stderr) = run_tablegraph(&["import", file.to_str().expect("UTF-8")], &dir).await;
+    assert!(ok, "{stderr}");
+    {
+        let open = open_store(&dir).await;
+        let model = tablegraph::app::load_schema(&repository_file("schema.graphql"), None)
+            .expect("the schema")
+            .0;
+        let calls = std::sync::Arc::new(tablegraph::store::CallLog::with_budget(usize::MAX));
+        let store = open.store.recording(calls.clone());
+        let builtins = tablegraph::migrate::builtin_migrations(&model);
+        let runs = tablegraph::migrate::apply_migrations(&store, &model, &builtins, false, &|_| {})
+            .await
+            .expect("the migrations apply");
+        let filled: usize = runs
+            .iter()
+            .filter(|run| run.name.starts_with("builtin-type-index-Farm"))
+            .map(|run| run.changed)
+            .sum();
+        assert_eq!(filled, farms, "{runs:?}");
+        // Every farm was written in a transaction with the others of its Scan page: the
+        // writes of more than one item carry them all, in far fewer transactions than farms.
+        let transactions: Vec<usize> = calls
+            .calls()
+            .iter()
+            .filter(|call| call.operation == "TransactWriteItems")
+            .filter_map(|call| call.keys)
+            .collect();
+        // (The others are the migration records, one item each, saved after every page.)
+        let batched: Vec<usize> = transactions
+            .iter()
+            .copied()
+            .filter(|&keys| keys > 1)
+            .collect();
+        // (A page that held a single farm writes it alone.)
+        assert!(
+            batched.iter().sum::<usize>() >= farms * 9 / 10,
+            "{transactions:?}"
+        );
+        assert!(batched.len() <= farms / 25, "{batched:?}");
+        assert!(batched.iter().all(|&keys| keys <= 100), "{batched:?}");
+    }
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
+    assert!(ok && stdout.contains("no violations"), "{stdout}");
+    std::fs::remove_dir_all(&dir).expect("removable");
+    std::fs::remove_file(&file).expect("removable");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_tells_each_migration_once_with_its_counts_and_serve_logs_its_phases() {
+    let dir = scratch("progress");
+    let file = scratch("progress-file").with_extension("jsonl");
+    let farms = 300;
+    std::fs::write(&file, earlier_farms(farms)).expect("a file");
+    let (ok, _, stderr) = run_tablegraph(&["import", file.to_str().expect("UTF-8")], &dir).await;
+    assert!(ok, "{stderr}");
+    // `serve` on the embedded store upgrades the formats as it starts, and says so.
+    let mut child = tablegraph(&["serve", "--listen", "127.0.0.1:0"], &dir)
+        .env("RUST_LOG", "info")
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("serve starts");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut log = Vec::new();
+    while let Some(line) = lines.next_line().await.expect("a line") {
+        let listening = line.contains("listening on http://");
+        log.push(line);
+        if listening {
+            break;
+        }
+    }
+    child.start_kill().expect("SIGKILL");
+    child.wait().await.expect("it stops");
+    let log = log.join("\n");
+    for phase in [
+        "starting: opening the store",
+        "starting: upgrading stored formats",
+        "starting: building the API",
+    ] {
+        assert!(log.contains(phase), "{phase} in\n{log}");
+    }
+    let filled = log
+        .lines()
+        .find(|l| l.contains("stored formats: builtin-type-index-Farm") && l.contains(": done,"))
+        .unwrap_or_else(|| panic!("the type index's line in\n{log}"));
+    assert!(
+        filled.contains(&format!("{farms} nodes of the type, {farms} changed")),
+        "{filled}"
+    );
+
+    // `migrate` on another copy: one line for each migration, with its counts; stdout as before.
+    let again = scratch("progress-migrate");
+    let (ok, _, stderr) = run_tablegraph(&["import", file.to_str().expect("UTF-8")], &again).await;
+    assert!(ok, "{stderr}");
+    let (ok, stdout, stderr) = run_tablegraph(&["migrate"], &again).await;
+    assert!(ok, "{stderr}");
+    let ran = stdout
+        .lines()
+        .filter(|l| l.starts_with("migration "))
+        .count();
+    let done = stderr
+        .lines()
+        .filter(|l| l.contains(": done, ") || l.ends_with(": applied before"))
+        .count();
+    assert_eq!(done, ran, "{stdout}\n{stderr}");
+    // Nothing else but progress lines, each with its rate (and the log's own lines).
+    for line in stderr.lines().filter(|l| !l.contains(" INFO ")) {
+        assert!(
+            line.contains(": done, ")
+                || line.ends_with(": applied before")
+                || line.contains(" items scanned (") && line.contains(" items/s)"),
+            "{line}"
+        );
+    }
+    let filled = stderr
+        .lines()
+        .find(|l| l.starts_with("builtin-type-index-Farm") && l.contains(": done, "))
+        .unwrap_or_else(|| panic!("the type index's line in\n{stderr}"));
+    assert!(
+        filled.contains(&format!("{farms} nodes of the type, {farms} changed")),
+        "{filled}"
+    );
+    for path in [&dir, &again] {
+        std::fs::remove_dir_all(path).expect("removable");
+    }
+    std::fs::remove_file(&file).expect("removable");
 }

@@ -40,7 +40,7 @@ pub enum TransferError {
 /// Writes every item of the table to `out`, sorted by key so that two exports of the same data
 /// are the same file. Answers the number of items.
 pub async fn export(store: &Store, out: &mut impl std::io::Write) -> Result<usize, TransferError> {
-    let mut items = store.scan_all(4).await?;
+    let mut items = store.scan_all().await?;
     items.retain(|item| !keys::is_stream_partition(key_of(item).0));
     items.sort_by(|a, b| key_of(a).cmp(&key_of(b)));
     for item in &items {

@@ -45,6 +45,13 @@ impl Reservation {
     fn expired(&self, ttl: Duration) -> bool {
         self.receiver.is_some() && self.reserved_at.elapsed() >= ttl
     }
+
+    /// Stops every operation running on it: it is forgotten.
+    fn stop_all(self) {
+        for handle in self.operations.into_values().flatten() {
+            handle.abort();
+        }
+    }
 }
 
 /// What a reservation answers to: the caller's kind and, for a token, its issuer and subject.
@@ -118,7 +125,9 @@ impl Reservations {
     pub(super) fn reserve(&self, caller: &Caller) -> Response {
         let mut held = self.lock();
         let ttl = self.ttl;
-        held.retain(|_, reservation| !reservation.expired(ttl));
+        for (_, expired) in held.extract_if(|_, reservation| reservation.expired(ttl)) {
+            expired.stop_all();
+        }
         if held.len() >= self.limit {
             return refusal(
                 StatusCode::TOO_MANY_REQUESTS,
@@ -158,7 +167,9 @@ impl Reservations {
         let mut held = self.lock();
         match held.get_mut(token) {
             Some(reservation) if reservation.expired(self.ttl) => {
-                held.remove(token);
+                if let Some(expired) = held.remove(token) {
+                    expired.stop_all();
+                }
                 Err(Refused::NotFound)
             }
             None => Err(Refused::NotFound),
@@ -233,12 +244,8 @@ impl Reservations {
     /// Ends `token`'s reservation: its stream closed. Its operations stop.
     pub(super) fn end(&self, token: &str) {
         let ended = self.lock().remove(token);
-        for handle in ended
-            .into_iter()
-            .flat_map(|r| r.operations.into_values())
-            .flatten()
-        {
-            handle.abort();
+        if let Some(ended) = ended {
+            ended.stop_all();
         }
     }
 }

@@ -6,15 +6,15 @@
 //! same table may still read it.
 
 mod data;
+mod nodes;
 mod progress;
+mod run;
 
 use std::time::Duration;
 
-pub use data::{
-    DataMigrationError, Migration, MigrationRun, apply_migrations, builtin_migrations,
-    forget_builtins, load_migrations, record_builtins_applied,
-};
+pub use data::{DataMigrationError, Migration, MigrationRun, builtin_migrations, load_migrations};
 pub use progress::{Estimate, PACE, Pace, Progress, Step, describe};
+pub use run::{apply_migrations, forget_builtins, record_builtins_applied};
 
 use crate::model::Model;
 use crate::store::{Store, StoreError, TableStatus};
@@ -137,7 +137,7 @@ pub async fn upgrade_formats(
 pub async fn pending_builtins(store: &Store, model: &Model) -> Result<Vec<String>, StoreError> {
     let mut pending = Vec::new();
     for migration in builtin_migrations(model) {
-        if !data::is_applied(store, &migration).await? {
+        if !run::is_applied(store, &migration).await? {
             pending.push(migration.name);
         }
     }

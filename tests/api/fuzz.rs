@@ -353,7 +353,7 @@ async fn generated_requests_never_fail_the_server_or_break_the_table() {
         .expect("the demo data loads");
     let ids: Arc<Vec<String>> = Arc::new(
         app.store
-            .scan_all(1)
+            .scan_all()
             .await
             .expect("a scan")
             .iter()

@@ -87,6 +87,16 @@ wait_healthy() { # wait_healthy CONTAINER
   fail "$1 is $status after 90 s"
 }
 
+wait_ready() { # wait_ready CONTAINER: healthy (alive) is not yet serving; /readyz says when it is
+  for _ in $(seq 90); do
+    docker exec "$1" /usr/local/bin/tablegraph healthcheck --ready >/dev/null 2>&1 && return 0
+    [ "$(docker inspect -f '{{.State.Running}}' "$1")" = true ] || { docker logs "$1" | tail -n 20; fail "$1 exited"; }
+    sleep 1
+  done
+  docker logs "$1" | tail -n 20
+  fail "$1 is not ready after 90 s"
+}
+
 run() { # run NAME [docker run options...]
   local name=$1; shift
   docker run -d --name "$name" --network host -v "$volume:/app/data" \
@@ -106,6 +116,7 @@ step "Runs as uid 65532 and turns healthy"
 [ "$(docker image inspect -f '{{.Config.User}}' "$IMAGE")" = 65532:65532 ] || fail "USER is not 65532:65532"
 run tablegraph-ci-1
 wait_healthy tablegraph-ci-1
+wait_ready tablegraph-ci-1
 pid=$(docker inspect -f '{{.State.Pid}}' tablegraph-ci-1)
 uids=$(awk '/^Uid:/ {print $2, $3, $4, $5}' "/proc/$pid/status")
 [ "$uids" = "65532 65532 65532 65532" ] || fail "the process runs with uids $uids"
@@ -128,6 +139,7 @@ step "Data survives: a new container on the same volume reads it"
 # Each storage call of this container takes 1 s, so a request can be caught running.
 run tablegraph-ci-2 -e TABLEGRAPH_SIMULATED_LATENCY_MS=1000
 wait_healthy tablegraph-ci-2
+wait_ready tablegraph-ci-2
 read=$(graphql '{ farmByName(name: "container farm") { id name } }')
 echo "$read"
 [ "$read" = "{\"data\":{\"farmByName\":{\"id\":\"$id\",\"name\":\"Container Farm\"}}}" ] || fail "the farm did not survive"
@@ -176,8 +188,10 @@ container_of() { # container_of SERVICE → its container's id, running or not
 }
 compose up -d >/var/tmp/tablegraph-compose.log 2>&1 \
   || { cat /var/tmp/tablegraph-compose.log; compose logs | tail -n 40; fail "docker-compose up"; }
-wait_healthy "$(container_of api-1)"
-wait_healthy "$(container_of api-2)"
+for service in api-1 api-2; do
+  wait_healthy "$(container_of "$service")"
+  wait_ready "$(container_of "$service")"
+done
 migrate=$(container_of migrate)
 [ "$(docker inspect -f '{{.State.ExitCode}}' "$migrate")" = 0 ] || fail "the migrate job failed"
 migrated=$(docker inspect -f '{{.State.FinishedAt}}' "$migrate")

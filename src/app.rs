@@ -270,6 +270,9 @@ impl Application {
             })?;
         let listener = SharedListener(Arc::new(listener));
         let starting = Starting::serve(listener.clone());
+        if let Ok(address) = listener.0.local_addr() {
+            tracing::info!("starting: answering /healthz and /readyz on http://{address}");
+        }
         starting.phase("reading the credentials' keys");
         let authenticator = Authenticator::from_config(&config.http.auth).await?;
         starting.phase("opening the store");
@@ -480,6 +483,9 @@ mod tests {
         let address = listener.local_addr().expect("an address");
         let listener = SharedListener(Arc::new(listener));
         let starting = Starting::serve(listener.clone());
+        if let Ok(address) = listener.0.local_addr() {
+            tracing::info!("starting: answering /healthz and /readyz on http://{address}");
+        }
         starting.phase("upgrading stored formats");
         assert_eq!(get(address, "/healthz").await, (200, "starting".to_owned()));
         assert_eq!(

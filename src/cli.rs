@@ -133,8 +133,12 @@ pub enum Command {
         #[arg(long, env = "TABLEGRAPH_LISTEN", default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
         /// Check a `tablegraph store` at that address instead (it answers `GET /`).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "ready")]
         store: bool,
+        /// Ask /readyz instead: exit 0 only once the API serves and the store answers (for a
+        /// load balancer's or a dependent service's check; /healthz answers during start-up).
+        #[arg(long)]
+        ready: bool,
     },
     /// Serve the embedded store alone, as a DynamoDB-compatible endpoint for several `serve
     /// --dynamodb-endpoint` replicas (see compose.yaml). It checks no credentials: keep it on a
@@ -606,7 +610,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             )?;
             writeln!(std::io::stdout().lock(), "{token}")?;
         }
-        Command::Healthcheck { listen, store } => healthcheck(listen, store).await?,
+        Command::Healthcheck {
+            listen,
+            store,
+            ready,
+        } => healthcheck(listen, store, ready).await?,
         Command::Store {
             listen,
             data_dir,
@@ -865,12 +873,16 @@ fn print_report(
     Ok(())
 }
 
-async fn healthcheck(listen: SocketAddr, store: bool) -> anyhow::Result<()> {
+async fn healthcheck(listen: SocketAddr, store: bool, ready: bool) -> anyhow::Result<()> {
     let mut address = listen;
     if address.ip().is_unspecified() {
         address.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
     }
-    let path = if store { "" } else { "healthz" };
+    let path = match (store, ready) {
+        (true, _) => "",
+        (false, true) => "readyz",
+        (false, false) => "healthz",
+    };
     let url = format!("http://{address}/{path}");
     let response = reqwest::Client::builder()
         .timeout(Duration::from_secs(3))

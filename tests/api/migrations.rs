@@ -708,3 +708,77 @@ async fn migrate_tells_each_migration_once_with_its_counts_and_serve_logs_its_ph
     }
     std::fs::remove_file(&file).expect("removable");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_serve_upgrades_formats_it_is_alive_and_not_ready() {
+    let dir = scratch("not-ready");
+    let file = scratch("not-ready-file").with_extension("jsonl");
+    std::fs::write(&file, earlier_farms(20)).expect("a file");
+    let (ok, _, stderr) = run_tablegraph(&["import", file.to_str().expect("UTF-8")], &dir).await;
+    assert!(ok, "{stderr}");
+    // Every storage call takes 2 s, so that the upgrade (a Scan, a transaction, its records)
+    // is still running when the checks below ask.
+    let mut child = tablegraph(&["serve", "--listen", "127.0.0.1:0"], &dir)
+        .env("RUST_LOG", "info")
+        .env("TABLEGRAPH_SIMULATED_LATENCY_MS", "2000")
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("serve starts");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut address = None;
+    while let Some(line) = lines.next_line().await.expect("a line") {
+        if let Some(rest) = line
+            .split("answering /healthz and /readyz on http://")
+            .nth(1)
+        {
+            address = Some(rest.trim().to_owned());
+        }
+        if line.contains("starting: upgrading stored formats") {
+            break;
+        }
+    }
+    let address = address.expect("serve said where it answers while it starts");
+    let healthcheck = |ready: bool| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_tablegraph"));
+        command.args(["healthcheck", "--listen", &address]);
+        if ready {
+            command.arg("--ready");
+        }
+        command.output()
+    };
+    let live = healthcheck(false).await.expect("runs");
+    assert!(live.status.success(), "{live:?}");
+    let ready = healthcheck(true).await.expect("runs");
+    assert!(
+        !ready.status.success(),
+        "not ready while upgrading: {ready:?}"
+    );
+    assert!(
+        String::from_utf8_lossy(&ready.stderr).contains("503"),
+        "{ready:?}"
+    );
+    let said = reqwest::get(format!("http://{address}/readyz"))
+        .await
+        .expect("an answer");
+    assert_eq!(said.status(), 503);
+    let said = said.text().await.expect("a body");
+    assert!(
+        said.starts_with("starting: upgrading stored formats"),
+        "{said}"
+    );
+
+    // Once the API serves, the same address is ready.
+    while let Some(line) = lines.next_line().await.expect("a line") {
+        if line.contains("listening on http://") {
+            break;
+        }
+    }
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    let ready = healthcheck(true).await.expect("runs");
+    assert!(ready.status.success(), "{ready:?}");
+    child.start_kill().expect("SIGKILL");
+    child.wait().await.expect("it stops");
+    std::fs::remove_dir_all(&dir).expect("removable");
+    std::fs::remove_file(&file).expect("removable");
+}

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::auth::{AuthSetupError, Authenticator};
-use crate::config::{ServeConfig, StoreConfig, StoreTarget};
+use crate::config::{ConnectionLimits, ServeConfig, StoreConfig, StoreTarget};
 use crate::engine::{self, EventHub};
 use crate::graphql;
 use crate::http::{self, AppState};
@@ -154,39 +154,6 @@ const CLOSING_SOCKETS: std::time::Duration = std::time::Duration::from_secs(5);
 #[derive(Clone)]
 struct SharedListener(Arc<tokio::net::TcpListener>);
 
-impl axum::serve::Listener for SharedListener {
-    type Io = tokio::net::TcpStream;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            match self.0.accept().await {
-                Ok(accepted) => return accepted,
-                // A connection that failed while it was accepted is that connection's
-                // failure; anything else (no descriptors left) waits a moment rather than
-                // spinning, as axum's own listener does.
-                Err(error) if is_connection_error(&error) => {}
-                Err(error) => {
-                    tracing::error!(%error, "accept error");
-                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                }
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.0.local_addr()
-    }
-}
-
-fn is_connection_error(error: &std::io::Error) -> bool {
-    use std::io::ErrorKind;
-    matches!(
-        error.kind(),
-        ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
-    )
-}
-
 /// The server that answers while start-up runs (`http::starting_router`), and what start-up
 /// is doing. Stopped when the API serves, or when start-up fails (dropped).
 struct Starting {
@@ -196,17 +163,15 @@ struct Starting {
 }
 
 impl Starting {
-    fn serve(listener: SharedListener) -> Starting {
+    fn serve(listener: SharedListener, limits: ConnectionLimits) -> Starting {
         let phase = tokio::sync::watch::Sender::new("reading the schema".to_owned());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let router = http::starting_router(phase.subscribe());
         let server = tokio::spawn(async move {
-            let serving = axum::serve(listener, router).with_graceful_shutdown(async {
+            let stopped = async {
                 let _ = stopped.await;
-            });
-            if let Err(error) = serving.await {
-                tracing::error!(%error, "the start-up server stopped");
-            }
+            };
+            http::serve(listener.0, router, limits, None, stopped).await;
         });
         Starting {
             phase,
@@ -252,6 +217,7 @@ pub struct Application {
     /// Answers while start-up runs; stopped when the API serves.
     starting: Option<Starting>,
     router: axum::Router,
+    limits: ConnectionLimits,
     state: AppState,
     store: OpenStore,
     events: EventHub,
@@ -269,7 +235,7 @@ impl Application {
                 source,
             })?;
         let listener = SharedListener(Arc::new(listener));
-        let starting = Starting::serve(listener.clone());
+        let starting = Starting::serve(listener.clone(), config.http.connections);
         if let Ok(address) = listener.0.local_addr() {
             tracing::info!("starting: answering /healthz and /readyz on http://{address}");
         }
@@ -384,6 +350,7 @@ impl Application {
             listener,
             starting: Some(starting),
             router,
+            limits: config.http.connections,
             state,
             store,
             events,
@@ -422,15 +389,20 @@ impl Application {
             // WebSockets outlive the HTTP exchange that opened them: told apart.
             state.close_connections();
         };
-        let result = axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await;
+        http::serve(
+            self.listener.0,
+            self.router,
+            self.limits,
+            Some(self.state.http_metrics()),
+            shutdown,
+        )
+        .await;
         // Each WebSocket sends its close frame before the process ends; a peer that does not
         // read it gets a few seconds, no more.
         let _ = tokio::time::timeout(CLOSING_SOCKETS, self.state.connections_closed()).await;
         tracing::info!("stopped");
         drop(self.store);
-        result
+        Ok(())
     }
 }
 
@@ -482,10 +454,7 @@ mod tests {
             .expect("a port");
         let address = listener.local_addr().expect("an address");
         let listener = SharedListener(Arc::new(listener));
-        let starting = Starting::serve(listener.clone());
-        if let Ok(address) = listener.0.local_addr() {
-            tracing::info!("starting: answering /healthz and /readyz on http://{address}");
-        }
+        let starting = Starting::serve(listener.clone(), ConnectionLimits::default());
         starting.phase("upgrading stored formats");
         assert_eq!(get(address, "/healthz").await, (200, "starting".to_owned()));
         assert_eq!(
@@ -506,7 +475,14 @@ mod tests {
         // Then the API's server takes the same socket.
         starting.finish().await;
         let api = axum::Router::new().route("/healthz", axum::routing::get(|| async { "ok" }));
-        tokio::spawn(async move { axum::serve(listener, api).await });
+        let limits = ConnectionLimits::default();
+        tokio::spawn(http::serve(
+            listener.0,
+            api,
+            limits,
+            None,
+            std::future::pending(),
+        ));
         assert_eq!(get(address, "/healthz").await, (200, "ok".to_owned()));
     }
 }

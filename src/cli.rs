@@ -12,7 +12,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::app::{self, Application};
 use crate::auth::{AuthConfig, DEFAULT_REFETCH_INTERVAL, JwtConfig, JwtKeys};
-use crate::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
+use crate::config::{ConnectionLimits, HttpConfig, ServeConfig, StoreConfig, StoreTarget};
 use crate::graphql::{QueryLimits, SchemaOptions};
 use crate::store::{EmbeddedLocation, StoreTuning};
 
@@ -324,6 +324,18 @@ pub struct ServeArgs {
         value_parser = header_name
     )]
     pub cors_allow_headers: Vec<String>,
+    /// Close a connection that sends no request head within this many seconds: a new
+    /// connection that sends nothing, or one sending a request's head too slowly.
+    #[arg(long, env = "TABLEGRAPH_HEADER_READ_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_read_timeout_secs: u64,
+    /// Close a kept-alive connection after this many seconds with no request running.
+    #[arg(long, env = "TABLEGRAPH_IDLE_TIMEOUT_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_secs: u64,
+    /// Keep at most this many connections open: at the cap, a new connection closes the
+    /// oldest idle one (or itself, when none is idle). Default: three quarters of the
+    /// process's limit on open files.
+    #[arg(long, env = "TABLEGRAPH_MAX_CONNECTIONS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: Option<u64>,
     /// Production mode: no introspection, no field suggestions, no GraphiQL, no storage-call
     /// reports in responses.
     #[arg(long, env = "TABLEGRAPH_PRODUCTION")]
@@ -420,6 +432,13 @@ impl ServeArgs {
             },
             max_subscriptions_per_connection: self.max_subscriptions_per_connection,
             cors_allow_headers: self.cors_allow_headers.clone(),
+            connections: ConnectionLimits {
+                header_read_timeout: Duration::from_secs(self.header_read_timeout_secs),
+                idle_timeout: Duration::from_secs(self.idle_timeout_secs),
+                max_connections: self
+                    .max_connections
+                    .map(|cap| usize::try_from(cap).unwrap_or(usize::MAX)),
+            },
             ..HttpConfig::default()
         };
         let keys = match (

@@ -48,6 +48,32 @@ pub struct HttpConfig {
     pub cors_allow_headers: Vec<String>,
     /// How long a graphql-sse reservation (`PUT /graphql`) waits for its stream to open.
     pub sse_reservation_ttl: Duration,
+    /// How long a connection may stay silent, and how many may be open.
+    pub connections: ConnectionLimits,
+}
+
+/// How the server bounds its TCP connections (`http::serve`).
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    /// A connection's first byte, and each request's head once its first byte came, must
+    /// arrive within this (`--header-read-timeout-secs`).
+    pub header_read_timeout: Duration,
+    /// A kept-alive connection with no request running is closed after this
+    /// (`--idle-timeout-secs`).
+    pub idle_timeout: Duration,
+    /// Connections open at once (`--max-connections`); `None`: three quarters of the
+    /// process's descriptor limit.
+    pub max_connections: Option<usize>,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: None,
+        }
+    }
 }
 
 impl Default for HttpConfig {
@@ -65,6 +91,7 @@ impl Default for HttpConfig {
             cursor_keys: None,
             cors_allow_headers: Vec::new(),
             sse_reservation_ttl: Duration::from_secs(60),
+            connections: ConnectionLimits::default(),
         }
     }
 }

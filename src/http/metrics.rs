@@ -1,5 +1,6 @@
 //! HTTP metrics for `/metrics`: requests answered, by route and status, and their latency, by
-//! route (until the answer's head is ready); WebSocket connections open.
+//! route (until the answer's head is ready); WebSocket and TCP connections open, and those
+//! closed at the connection cap.
 //!
 //! Invariant: recording a request takes no lock. Each route's handles are registered the first
 //! time it answers with a status, and kept; the routes are the router's own paths, and
@@ -24,12 +25,23 @@ const BUCKETS: [f64; 14] = [
 const REQUESTS: &str = "tablegraph_http_requests_total";
 const SECONDS: &str = "tablegraph_http_request_seconds";
 const CONNECTIONS: &str = "tablegraph_websocket_connections";
+const TCP_CONNECTIONS: &str = "tablegraph_connections_open";
+const SHED: &str = "tablegraph_connections_shed_total";
 
 /// The route label of a request no route matched.
 const UNMATCHED: &str = "unmatched";
 
 /// The status codes a counter slot exists for; HTTP has no others.
 const STATUSES: std::ops::Range<u16> = 100..600;
+
+/// Which connection the cap closed.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Shed {
+    /// The oldest idle one, to make room.
+    Idle,
+    /// The one just accepted: none was idle.
+    New,
+}
 
 /// Shared by every clone of the router.
 #[derive(Clone)]
@@ -40,6 +52,10 @@ pub struct HttpMetrics {
 struct Inner {
     metrics: Metrics,
     connections: Gauge,
+    tcp_connections: Gauge,
+    /// Connections closed at the cap: the oldest idle one, or the new one when none is idle.
+    shed_idle: Counter,
+    shed_new: Counter,
     /// The router's paths, then [`UNMATCHED`].
     routes: Vec<RouteMetrics>,
 }
@@ -70,9 +86,18 @@ impl HttpMetrics {
             })
             .collect();
         metrics.describe_gauge(CONNECTIONS, "GraphQL WebSocket connections open now.");
+        metrics.describe_gauge(TCP_CONNECTIONS, "TCP connections open now.");
+        metrics.describe_counter(
+            SHED,
+            "Connections closed at --max-connections: the oldest idle one (which=idle), or \
+             the new one when none was idle (which=new).",
+        );
         HttpMetrics {
             inner: Arc::new(Inner {
                 connections: metrics.gauge(CONNECTIONS, &[]),
+                tcp_connections: metrics.gauge(TCP_CONNECTIONS, &[]),
+                shed_idle: metrics.counter(SHED, &[("which", "idle")]),
+                shed_new: metrics.counter(SHED, &[("which", "new")]),
                 metrics,
                 routes,
             }),
@@ -82,6 +107,19 @@ impl HttpMetrics {
     /// Records how many WebSocket connections are open now.
     pub(super) fn websocket_connections(&self, open: usize) {
         self.inner.connections.set(open as f64);
+    }
+
+    /// Records how many TCP connections are open now.
+    pub(super) fn tcp_connections(&self, open: usize) {
+        self.inner.tcp_connections.set(open as f64);
+    }
+
+    /// Counts a connection closed at the cap.
+    pub(super) fn connection_shed(&self, which: Shed) {
+        match which {
+            Shed::Idle => self.inner.shed_idle.increment(1),
+            Shed::New => self.inner.shed_new.increment(1),
+        }
     }
 
     /// The index of the route whose path a request matched.

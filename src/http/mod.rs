@@ -1,4 +1,5 @@
-//! The HTTP server: routes over the shared state (`state`), and the layers every request passes.
+//! The HTTP server: the accept loop that bounds connections (`serve`), routes over the shared
+//! state (`state`), and the layers every request passes.
 //!
 //! Invariant: `/healthz` answers without touching the store; `/readyz` answers 200 only when
 //! the store answers; `/metrics` reports every storage call the process made. Only `/graphql`
@@ -14,6 +15,7 @@ mod guard;
 mod health;
 mod layers;
 mod metrics;
+mod serve;
 mod sse;
 mod sse_reservations;
 mod starting;
@@ -29,6 +31,7 @@ use state::ROUTES;
 
 pub use layers::with_layers;
 pub use metrics::HttpMetrics;
+pub use serve::{connection_cap, serve};
 pub use starting::starting_router;
 pub use state::{AppState, STORAGE_CALLS_HEADER};
 

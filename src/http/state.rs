@@ -84,6 +84,11 @@ impl AppState {
 }
 
 impl AppState {
+    /// The metrics `/metrics` renders, for the accept loop's connection counts.
+    pub fn http_metrics(&self) -> HttpMetrics {
+        self.inner.metrics.clone()
+    }
+
     /// Closes every WebSocket connection (`1012`, service restart); the server is shutting down.
     pub fn close_connections(&self) {
         self.inner.closing.send_replace(true);

@@ -8,6 +8,7 @@ mod bad_input;
 mod batches;
 mod batching;
 mod check;
+mod connections;
 mod counts;
 mod engine;
 mod enums;

@@ -1,0 +1,562 @@
+//! The accept loop: every TCP connection the server takes, served by hyper through
+//! hyper-util's connection builder, with the bounds a public server needs.
+//!
+//! `axum::serve` gives hyper no timer, so hyper's header read timeout never fires, and it caps
+//! nothing: silent connections, or headers sent a byte at a time, stayed open until the
+//! process ran out of descriptors. This loop is `axum::serve`'s own shape (hyper-util's
+//! `auto::Builder`, `serve_connection_with_upgrades`, graceful shutdown) with these bounds:
+//!
+//! - **Header read timeout** (`--header-read-timeout-secs`, 10 s): a connection that sends no
+//!   byte within it is closed before hyper sees it (hyper-util's version sniffing waits for
+//!   bytes with no timer of its own); then hyper's `header_read_timeout` bounds each request's
+//!   head once its first byte came.
+//! - **Idle timeout** (`--idle-timeout-secs`, 60 s): a kept-alive connection with no request
+//!   running for that long is closed (hyper's header timer does not run while a connection
+//!   waits for its next request with nothing to read, so this loop keeps its own).
+//! - **A cap on open connections** (`--max-connections`; by default three quarters of the
+//!   process's descriptor limit): a connection accepted at the cap makes the oldest idle
+//!   connection close (one with no request running, never an upgraded WebSocket); when none is
+//!   idle, the new connection is closed at once. Either is counted on `/metrics`.
+//! - **Accept errors** back off (from 10 ms, doubling, to 1 s) instead of spinning; running out
+//!   of descriptors also sheds the oldest idle connection, and is logged once until an accept
+//!   succeeds again.
+//!
+//! Invariant: a connection is counted open from accept until its socket is dropped (after an
+//! upgrade, when the WebSocket ends); a request is running from its head until its answer's
+//! body is dropped, so a streaming answer (SSE) is never idle.
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, Response, StatusCode};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, watch};
+
+use super::metrics::{HttpMetrics, Shed};
+use crate::config::ConnectionLimits;
+
+/// The cap in force: `--max-connections`, or three quarters of the process's soft limit on
+/// open descriptors (the rest is for the store's files, logs, outgoing connections).
+pub fn connection_cap(limits: &ConnectionLimits) -> usize {
+    limits
+        .max_connections
+        .unwrap_or_else(|| descriptor_limit().map_or(10_000, |limit| limit / 4 * 3))
+        .max(1)
+}
+
+/// The process's soft limit on open descriptors, where the platform tells it.
+fn descriptor_limit() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        let (soft, _) = rlimit::getrlimit(rlimit::Resource::NOFILE).ok()?;
+        (soft != rlimit::INFINITY).then(|| usize::try_from(soft).ok())?
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// Serves `router` on every connection `listener` accepts until `shutdown` resolves, then
+/// lets the requests running finish (graceful shutdown) and returns.
+pub async fn serve(
+    listener: Arc<TcpListener>,
+    router: Router,
+    limits: ConnectionLimits,
+    metrics: Option<HttpMetrics>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let connections = Connections::new(connection_cap(&limits), metrics);
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    // CONNECT for WebSockets over HTTP/2, as `axum::serve` enables it.
+    builder.http2().enable_connect_protocol();
+    let builder = Arc::new(builder);
+    let (stop, stopping) = watch::channel(false);
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut backoff = Backoff::default();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => accepted,
+        };
+        while tasks.try_join_next().is_some() {}
+        let stream = match accepted {
+            Ok((stream, _)) => {
+                backoff.succeeded();
+                stream
+            }
+            Err(error) if is_connection_error(&error) => continue,
+            Err(error) => {
+                if is_out_of_descriptors(&error) {
+                    connections.shed_oldest_idle();
+                }
+                backoff.failed(&error).await;
+                continue;
+            }
+        };
+        let Some(registration) = connections.admit() else {
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        tasks.spawn(connection(
+            stream,
+            registration,
+            Arc::clone(&builder),
+            router.clone(),
+            limits,
+            stopping.clone(),
+        ));
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    while tasks.join_next().await.is_some() {}
+}
+
+/// Serves one connection until it ends, is shed, or the server stops.
+async fn connection(
+    stream: TcpStream,
+    registration: Registration,
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    router: Router,
+    limits: ConnectionLimits,
+    mut stopping: watch::Receiver<bool>,
+) {
+    let entry = Arc::clone(&registration.entry);
+    // hyper-util reads the first bytes to tell HTTP/1 from HTTP/2 with no timer: a connection
+    // that never sends one is closed here.
+    let spoke = tokio::select! {
+        waited = tokio::time::timeout(limits.header_read_timeout, stream.readable()) => {
+            matches!(waited, Ok(Ok(())))
+        }
+        () = entry.shed.notified() => false,
+        _ = stopping.wait_for(|stop| *stop) => false,
+    };
+    if !spoke {
+        // No longer counted once the peer can see it closed.
+        drop(registration);
+        drop(stream);
+        return;
+    }
+    let service = TowerToHyperService::new(Tracking {
+        inner: router,
+        entry: Arc::clone(&entry),
+    });
+    let io = TokioIo::new(Counted {
+        _registration: registration,
+        stream,
+    });
+    let mut conn = std::pin::pin!(builder.serve_connection_with_upgrades(io, service));
+    loop {
+        let idle_until = entry.idle_deadline(limits.idle_timeout);
+        tokio::select! {
+            served = conn.as_mut() => {
+                if let Err(error) = served {
+                    tracing::debug!(%error, "connection ended");
+                }
+                return;
+            }
+            () = entry.shed.notified() => break,
+            _ = stopping.wait_for(|stop| *stop) => break,
+            () = tokio::time::sleep_until(idle_until) => {
+                if entry.is_idle() && entry.idle_deadline(limits.idle_timeout) <= idle_until {
+                    break;
+                }
+            }
+        }
+    }
+    conn.as_mut().graceful_shutdown();
+    if let Err(error) = conn.await {
+        tracing::debug!(%error, "connection ended");
+    }
+}
+
+/// The connections open now, oldest first.
+struct Connections {
+    cap: usize,
+    metrics: Option<HttpMetrics>,
+    registry: Arc<Registry>,
+}
+
+/// Shared by the accept loop and each connection's [`Registration`].
+#[derive(Default)]
+struct Registry {
+    open: Mutex<BTreeMap<u64, Arc<Entry>>>,
+    next: AtomicU64,
+}
+
+impl Registry {
+    fn open(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Entry>>> {
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// What the accept loop knows of one open connection.
+struct Entry {
+    /// Requests whose answer is not yet done.
+    running: AtomicUsize,
+    /// When a request last started or ended.
+    active: Mutex<tokio::time::Instant>,
+    /// Upgraded to a WebSocket: never idle.
+    upgraded: AtomicBool,
+    /// Asked to close (shed): it is going.
+    shedding: AtomicBool,
+    shed: Notify,
+}
+
+impl Entry {
+    fn new() -> Entry {
+        Entry {
+            running: AtomicUsize::new(0),
+            active: Mutex::new(tokio::time::Instant::now()),
+            upgraded: AtomicBool::new(false),
+            shedding: AtomicBool::new(false),
+            shed: Notify::new(),
+        }
+    }
+
+    fn touch(&self) {
+        *self
+            .active
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = tokio::time::Instant::now();
+    }
+
+    /// When the connection is due to close if it stays idle: `timeout` after the last request
+    /// started or ended (while one runs, this is only when to look again).
+    fn idle_deadline(&self, timeout: Duration) -> tokio::time::Instant {
+        *self
+            .active
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            + timeout
+    }
+
+    fn is_idle(&self) -> bool {
+        self.running.load(Ordering::Acquire) == 0
+            && !self.upgraded.load(Ordering::Acquire)
+            && !self.shedding.load(Ordering::Acquire)
+    }
+}
+
+/// A connection's place among the open ones, given up when dropped (with its socket).
+struct Registration {
+    id: u64,
+    entry: Arc<Entry>,
+    registry: Arc<Registry>,
+    metrics: Option<HttpMetrics>,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut open = self.registry.open();
+        open.remove(&self.id);
+        // Under the lock, so that the gauge's last value is the last count.
+        if let Some(metrics) = &self.metrics {
+            metrics.tcp_connections(open.len());
+        }
+    }
+}
+
+impl Connections {
+    fn new(cap: usize, metrics: Option<HttpMetrics>) -> Connections {
+        Connections {
+            cap,
+            metrics,
+            registry: Arc::new(Registry::default()),
+        }
+    }
+
+    /// Registers a connection just accepted; `None` when it must close at once (the cap is
+    /// reached and no connection is idle).
+    fn admit(&self) -> Option<Registration> {
+        let id = self.registry.next.fetch_add(1, Ordering::Relaxed);
+        let entry = Arc::new(Entry::new());
+        {
+            let mut open = self.registry.open();
+            // Those already asked to close do not count against the cap: they are going.
+            let staying = open
+                .values()
+                .filter(|entry| !entry.shedding.load(Ordering::Acquire))
+                .count();
+            if staying >= self.cap && !self.shed_in(&open) {
+                drop(open);
+                self.count_shed(Shed::New);
+                return None;
+            }
+            open.insert(id, Arc::clone(&entry));
+            if let Some(metrics) = &self.metrics {
+                metrics.tcp_connections(open.len());
+            }
+        }
+        Some(Registration {
+            id,
+            entry,
+            registry: Arc::clone(&self.registry),
+            metrics: self.metrics.clone(),
+        })
+    }
+
+    /// Asks the oldest idle connection to close; whether there was one.
+    fn shed_oldest_idle(&self) -> bool {
+        let open = self.registry.open();
+        self.shed_in(&open)
+    }
+
+    fn shed_in(&self, open: &BTreeMap<u64, Arc<Entry>>) -> bool {
+        let Some(oldest) = open.values().find(|entry| entry.is_idle()) else {
+            return false;
+        };
+        oldest.shedding.store(true, Ordering::Release);
+        oldest.shed.notify_one();
+        self.count_shed(Shed::Idle);
+        true
+    }
+
+    fn count_shed(&self, which: Shed) {
+        if let Some(metrics) = &self.metrics {
+            metrics.connection_shed(which);
+        }
+    }
+}
+
+fn is_connection_error(error: &io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        error.kind(),
+        ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset
+    )
+}
+
+fn is_out_of_descriptors(error: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(error.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = error;
+        false
+    }
+}
+
+/// How long the accept loop waits after an error it cannot blame on one connection.
+#[derive(Default)]
+struct Backoff {
+    next: Option<Duration>,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(10);
+    const MOST: Duration = Duration::from_secs(1);
+
+    async fn failed(&mut self, error: &io::Error) {
+        let wait = match self.next {
+            None => {
+                tracing::error!(%error, "accept error; waiting before the next accept");
+                Self::FIRST
+            }
+            Some(wait) => wait,
+        };
+        self.next = Some((wait * 2).min(Self::MOST));
+        tokio::time::sleep(wait).await;
+    }
+
+    fn succeeded(&mut self) {
+        if self.next.take().is_some() {
+            tracing::info!("accepting connections again");
+        }
+    }
+}
+
+/// The connection's socket, holding its place among the open connections until dropped.
+struct Counted {
+    /// Dropped first (fields drop in order): no longer counted once the peer sees the close.
+    _registration: Registration,
+    stream: TcpStream,
+}
+
+impl AsyncRead for Counted {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Counted {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+}
+
+/// The router, counting the requests of one connection while they run.
+#[derive(Clone)]
+struct Tracking {
+    inner: Router,
+    entry: Arc<Entry>,
+}
+
+impl tower::Service<Request<Incoming>> for Tracking {
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Incoming>) -> Self::Future {
+        let running = Running::start(&self.entry);
+        let answer = tower::Service::call(&mut self.inner, request.map(Body::new));
+        Box::pin(async move {
+            let response = answer.await?;
+            if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+                running.entry.upgraded.store(true, Ordering::Release);
+                return Ok(response);
+            }
+            // Running until the body is done: a stream (SSE) keeps its connection busy.
+            Ok(response.map(|body| {
+                Body::new(WithGuard {
+                    body,
+                    _running: running,
+                })
+            }))
+        })
+    }
+}
+
+/// A request of a connection running; dropped when its answer is done.
+struct Running {
+    entry: Arc<Entry>,
+}
+
+impl Running {
+    fn start(entry: &Arc<Entry>) -> Running {
+        entry.running.fetch_add(1, Ordering::AcqRel);
+        entry.touch();
+        Running {
+            entry: Arc::clone(entry),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.entry.touch();
+        self.entry.running.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// An answer's body, holding its request's [`Running`] until dropped.
+struct WithGuard {
+    body: Body,
+    _running: Running,
+}
+
+impl http_body::Body for WithGuard {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_the_cap_the_oldest_idle_connection_goes_and_a_busy_one_stays() {
+        let connections = Connections::new(2, None);
+        let first = connections.admit().expect("room");
+        let second = connections.admit().expect("room");
+        let _busy = Running::start(&first.entry);
+        let third = connections.admit().expect("the idle one makes room");
+        assert!(!first.entry.shedding.load(Ordering::Acquire), "busy: kept");
+        assert!(second.entry.shedding.load(Ordering::Acquire), "idle: shed");
+        third.entry.upgraded.store(true, Ordering::Release);
+        assert!(
+            connections.admit().is_none(),
+            "a busy and an upgraded connection: the new one closes"
+        );
+        drop(second);
+        assert_eq!(
+            connections.registry.open().len(),
+            2,
+            "a connection dropped is no longer open"
+        );
+    }
+
+    #[test]
+    fn the_default_cap_leaves_a_quarter_of_the_descriptors() {
+        let limits = ConnectionLimits {
+            max_connections: Some(7),
+            ..ConnectionLimits::default()
+        };
+        assert_eq!(connection_cap(&limits), 7);
+        if let Some(limit) = descriptor_limit() {
+            assert_eq!(
+                connection_cap(&ConnectionLimits::default()),
+                (limit / 4 * 3).max(1)
+            );
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Connections that send nothing, or too little, cannot hold the server's descriptors: they are
+//! closed by the header read timeout, and at the connection cap the oldest idle one makes room.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tablegraph::config::{ConnectionLimits, HttpConfig};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+
+use crate::helpers::spawn_app_with;
+
+/// How long a test waits for what must happen before it calls it a failure (not a measure).
+const FAIL_AFTER: Duration = Duration::from_secs(60);
+
+/// Reads until the server closes `stream`; what it sent before.
+async fn read_to_close(stream: &mut TcpStream) -> String {
+    let mut said = Vec::new();
+    let read = tokio::time::timeout(FAIL_AFTER, async {
+        loop {
+            let mut buffer = [0_u8; 1024];
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => said.extend_from_slice(&buffer[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the server kept the connection open");
+    String::from_utf8_lossy(&said).into_owned()
+}
+
+#[tokio::test]
+async fn a_silent_connection_a_half_sent_head_and_an_idle_keep_alive_are_closed() {
+    let app = spawn_app_with(HttpConfig {
+        connections: ConnectionLimits {
+            header_read_timeout: Duration::from_secs(1),
+            idle_timeout: Duration::from_secs(1),
+            max_connections: None,
+        },
+        ..HttpConfig::default()
+    })
+    .await;
+    let address = app.address.to_string();
+    let mut silent = TcpStream::connect(&address).await.expect("connects");
+    let mut half = TcpStream::connect(&address).await.expect("connects");
+    half.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Drip: a")
+        .await
+        .expect("writes");
+    let mut kept = TcpStream::connect(&address).await.expect("connects");
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .expect("writes");
+
+    assert_eq!(read_to_close(&mut silent).await, "");
+    let said = read_to_close(&mut half).await;
+    assert!(!said.contains("200 OK"), "{said}");
+    let said = read_to_close(&mut kept).await;
+    assert!(
+        said.starts_with("HTTP/1.1 200 OK") && said.ends_with("ok"),
+        "answered, then closed when no next request came: {said}"
+    );
+}
+
+/// The value of the sample `name` (with its labels) in a Prometheus text page.
+fn sample(page: &str, name: &str) -> f64 {
+    page.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} in\n{page}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_a_low_descriptor_limit_silent_connections_make_room_for_a_request() {
+    // The server may open 256 descriptors: its cap is three quarters, 192 connections. The
+    // header read timeout is long, so that the cap, not the timeout, closes connections here.
+    let mut server = tokio::process::Command::new("sh")
+        .args(["-c", "ulimit -n 256 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_tablegraph"))
+        .args([
+            "serve",
+            "--memory",
+            "--listen",
+            "127.0.0.1:0",
+            "--header-read-timeout-secs",
+            "600",
+            "--idle-timeout-secs",
+            "600",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("RUST_LOG", "info")
+        .env_remove("TABLEGRAPH_DYNAMODB_ENDPOINT")
+        .env_remove("TABLEGRAPH_SIMULATED_LATENCY_MS")
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("serve starts");
+    let mut lines = BufReader::new(server.stderr.take().expect("stderr")).lines();
+    let address = loop {
+        let line = lines
+            .next_line()
+            .await
+            .expect("a line")
+            .expect("serve logs where it listens");
+        if let Some(rest) = line.split("listening on http://").nth(1) {
+            break rest.trim().trim_end_matches("/graphql").to_owned();
+        }
+    };
+    let log = tokio::spawn(async move {
+        let mut log = Vec::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            log.push(line);
+        }
+        log
+    });
+
+    let opened = 600;
+    let mut silent = Vec::with_capacity(opened);
+    for _ in 0..opened {
+        silent.push(TcpStream::connect(&address).await.expect("connects"));
+    }
+    let client = reqwest::Client::new();
+    let answer = tokio::time::timeout(
+        FAIL_AFTER,
+        client.get(format!("http://{address}/healthz")).send(),
+    )
+    .await
+    .expect("a request is answered while 600 silent connections are open")
+    .expect("answered");
+    assert_eq!(answer.status(), 200);
+
+    // The oldest went first: 600 - 192 of them to make room for the newer ones, and one more
+    // for the request's own connection.
+    let closed = opened - 192 + 1;
+    for stream in &mut silent[..closed] {
+        assert_eq!(read_to_close(stream).await, "");
+    }
+    let page = client
+        .get(format!("http://{address}/metrics"))
+        .send()
+        .await
+        .expect("metrics answer")
+        .text()
+        .await
+        .expect("a page");
+    let shed = sample(&page, "tablegraph_connections_shed_total{which=\"idle\"}");
+    assert!(shed >= closed as f64, "{shed} shed\n{page}");
+    let open = sample(&page, "tablegraph_connections_open");
+    assert!(open <= 192.0, "{open} open\n{page}");
+
+    server.start_kill().expect("SIGKILL");
+    server.wait().await.expect("it stops");
+    let log = log.await.expect("the log").join("\n");
+    assert!(!log.contains("Too many open files"), "{log}");
+}

@@ -297,9 +297,20 @@ pub struct ServeArgs {
     /// by OIDC discovery (`<issuer>/.well-known/openid-configuration`).
     #[arg(long, env = "TABLEGRAPH_JWT_ISSUER", value_delimiter = ',')]
     pub jwt_issuer: Vec<String>,
-    /// The `aud` a token must include, when set.
-    #[arg(long, env = "TABLEGRAPH_JWT_AUDIENCE", requires = "jwt_issuer")]
-    pub jwt_audience: Option<String>,
+    /// The audience a token must be for, when set: in `aud` (an ID token) or `client_id` (a
+    /// Cognito access token). `AUD` applies to every issuer; `ISSUER=AUD` to that issuer only
+    /// (repeat for each).
+    #[arg(
+        long,
+        env = "TABLEGRAPH_JWT_AUDIENCE",
+        value_delimiter = ',',
+        requires = "jwt_issuer"
+    )]
+    pub jwt_audience: Vec<String>,
+    /// Refuse tokens that expire further ahead than this (`3600`, `90m`, `24h`, `7d`)
+    /// [default: 24h].
+    #[arg(long, env = "TABLEGRAPH_JWT_MAX_LIFETIME", value_name = "DURATION", value_parser = duration_arg)]
+    pub jwt_max_lifetime: Option<Duration>,
     /// The token claim that names a node's owner for `@auth` owner rules [default: `sub`, or
     /// `cognito:username` / `username` for a Cognito user pool's tokens].
     #[arg(long, env = "TABLEGRAPH_OWNER_CLAIM")]
@@ -356,6 +367,33 @@ fn header_name(name: &str) -> Result<String, String> {
     Ok(name.to_ascii_lowercase())
 }
 
+/// A duration given as seconds, or a number with `s`, `m`, `h` or `d`.
+fn duration_arg(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => {
+            return Err(format!(
+                "{text:?}: write seconds, or a number with s, m, h or d"
+            ));
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|&secs| secs > 0)
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!("{text:?}: write a positive whole number, as 3600 or 24h"))
+}
+
 const fn default_lease_secs() -> u64 {
     crate::engine::LEASE_DURATION.as_secs()
 }
@@ -396,9 +434,45 @@ impl StoreArgs {
 }
 
 impl ServeArgs {
+    /// `--jwt-audience` values as (issuer, audience): the issuer is `None` for a value that
+    /// names no configured issuer before its `=`.
+    fn audiences(&self) -> impl Iterator<Item = (Option<&str>, &str)> {
+        self.jwt_audience
+            .iter()
+            .map(|value| match value.split_once('=') {
+                Some((issuer, audience)) if self.jwt_issuer.iter().any(|known| known == issuer) => {
+                    (Some(issuer), audience)
+                }
+                _ => (None, value.as_str()),
+            })
+    }
+
+    /// The audience tokens of `issuer` must be for: its own, else the one for every issuer.
+    fn audience_of(&self, issuer: &str) -> Option<String> {
+        let mut every = None;
+        for (named, audience) in self.audiences() {
+            match named {
+                Some(named) if named == issuer => return Some(audience.to_owned()),
+                Some(_) => {}
+                None => every = Some(audience.to_owned()),
+            }
+        }
+        every
+    }
+
     /// Refuses keys named for several issuers at once: a JWKS file, URL or secret is one
-    /// issuer's.
+    /// issuer's; and two audiences for the same issuers.
     pub fn check_issuers(&self) -> anyhow::Result<()> {
+        let mut seen: Vec<Option<&str>> = Vec::new();
+        for (issuer, _) in self.audiences() {
+            anyhow::ensure!(
+                !seen.contains(&issuer),
+                "--jwt-audience is given twice for {}: give one AUD for every issuer, or \
+                 ISSUER=AUD once for each",
+                issuer.unwrap_or("every issuer")
+            );
+            seen.push(issuer);
+        }
         let named_keys = self.jwt_jwks_file.is_some()
             || self.jwt_jwks_url.is_some()
             || self.jwt_hs256_secret.is_some();
@@ -459,11 +533,12 @@ impl ServeArgs {
                 .map(|issuer| JwtConfig {
                     keys: keys.clone(),
                     issuer: issuer.clone(),
-                    audience: self.jwt_audience.clone(),
+                    audience: self.audience_of(issuer),
                     refetch_interval: DEFAULT_REFETCH_INTERVAL,
                 })
                 .collect(),
             owner_claim: self.owner_claim.clone(),
+            jwt_max_lifetime: self.jwt_max_lifetime,
             groups_claim: Some(self.groups_claim.clone()),
         };
         http.cursor_keys = self.cursor_key.as_deref().map(|key| {
@@ -931,6 +1006,25 @@ mod tests {
     }
 
     #[test]
+    fn a_token_lifetime_is_seconds_or_a_number_with_its_unit() {
+        for (given, secs) in [
+            ("3600", 3600),
+            ("90m", 5400),
+            ("24h", 86_400),
+            ("7d", 604_800),
+        ] {
+            assert_eq!(
+                duration_arg(given),
+                Ok(Duration::from_secs(secs)),
+                "{given}"
+            );
+        }
+        for refused in ["", "0", "h", "1.5h", "-1", "3w", "99999999999999999999d"] {
+            assert!(duration_arg(refused).is_err(), "{refused}");
+        }
+    }
+
+    #[test]
     fn api_keys_and_a_token_verifier_come_from_flags() {
         let config = serve(&[
             "--api-key",
@@ -1004,6 +1098,50 @@ mod tests {
             panic!("serve");
         };
         assert!(args.check_issuers().is_err());
+    }
+
+    #[test]
+    fn an_audience_is_for_every_issuer_or_for_the_one_it_names() {
+        let parse = |audiences: &[&str]| {
+            let mut argv = vec![
+                "tablegraph",
+                "serve",
+                "--jwt-issuer",
+                "https://one.example",
+                "--jwt-issuer",
+                "https://two.example",
+            ];
+            for audience in audiences {
+                argv.extend(["--jwt-audience", audience]);
+            }
+            let Command::Serve(args) = Cli::try_parse_from(argv).expect("parses").command else {
+                panic!("serve");
+            };
+            args
+        };
+        let audiences = |args: &ServeArgs| {
+            args.config()
+                .http
+                .auth
+                .jwt
+                .iter()
+                .map(|issuer| issuer.audience.clone())
+                .collect::<Vec<_>>()
+        };
+        let args = parse(&["https://one.example=client-one", "every-api"]);
+        assert!(args.check_issuers().is_ok());
+        assert_eq!(
+            audiences(&args),
+            [Some("client-one".to_owned()), Some("every-api".to_owned())]
+        );
+        let args = parse(&["https://two.example=client-two"]);
+        assert_eq!(audiences(&args), [None, Some("client-two".to_owned())]);
+        assert!(parse(&["a", "b"]).check_issuers().is_err());
+        assert!(
+            parse(&["https://one.example=a", "https://one.example=b"])
+                .check_issuers()
+                .is_err()
+        );
     }
 
     #[test]

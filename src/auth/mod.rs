@@ -14,7 +14,6 @@ mod jwks;
 
 use std::path::PathBuf;
 
-use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use subtle::ConstantTimeEq as _;
 
@@ -35,7 +34,15 @@ pub struct AuthConfig {
     pub owner_claim: Option<String>,
     /// The claim listing a token's groups (`--groups-claim`); `cognito:groups` without.
     pub groups_claim: Option<String>,
+    /// A token whose `exp` is further ahead than this is refused (`--jwt-max-lifetime`);
+    /// [`DEFAULT_MAX_TOKEN_LIFETIME`] without.
+    pub jwt_max_lifetime: Option<std::time::Duration>,
 }
+
+/// A day: the longest Cognito lets an ID or access token live. A token valid for longer (a
+/// century ahead) is more likely forged with a leaked key or minted by mistake than meant.
+pub const DEFAULT_MAX_TOKEN_LIFETIME: std::time::Duration =
+    std::time::Duration::from_secs(24 * 3600);
 
 #[derive(Debug, Clone)]
 pub struct JwtConfig {
@@ -112,6 +119,10 @@ pub enum Unauthorized {
     BadApiKey,
     #[error("the bearer token is not valid: {0}")]
     BadToken(&'static str),
+    /// An `Authorization` header with nothing to check: never passed over for another
+    /// credential, so that a client's broken token is not hidden by its API key.
+    #[error("the Authorization header holds no credentials")]
+    EmptyAuthorization,
 }
 
 /// Checks credentials; built once at start-up.
@@ -119,6 +130,8 @@ pub struct Authenticator {
     api_keys: Vec<String>,
     /// One per issuer.
     jwt: Vec<JwtVerifier>,
+    /// How far ahead a token's `exp` may be.
+    max_lifetime: std::time::Duration,
 }
 
 struct JwtVerifier {
@@ -162,6 +175,9 @@ impl Authenticator {
         Ok(Some(Authenticator {
             api_keys: config.api_keys.clone(),
             jwt,
+            max_lifetime: config
+                .jwt_max_lifetime
+                .unwrap_or(DEFAULT_MAX_TOKEN_LIFETIME),
         }))
     }
 
@@ -176,6 +192,9 @@ impl Authenticator {
         authorization: Option<&str>,
         api_key: Option<&str>,
     ) -> Result<Caller, Unauthorized> {
+        if authorization.is_some_and(holds_no_credentials) {
+            return Err(Unauthorized::EmptyAuthorization);
+        }
         let bearer = authorization.and_then(|value| {
             let (scheme, token) = value.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
@@ -192,7 +211,22 @@ impl Authenticator {
                 .iter()
                 .find(|verifier| Some(&verifier.issuer) == issuer.as_ref())
                 .ok_or(Unauthorized::BadToken("it was issued by another issuer"))?;
-            return verifier.verify(token).await.map(Caller::Token);
+            let claims = verifier.verify(token).await?;
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs();
+            let latest = now
+                .saturating_add(self.max_lifetime.as_secs())
+                .saturating_add(CLOCK_SKEW_SECS);
+            // `exp` is there: the verifier requires it.
+            let expires = claims.get("exp").and_then(serde_json::Value::as_f64);
+            if expires.is_none_or(|exp| exp > latest as f64) {
+                return Err(Unauthorized::BadToken(
+                    "it expires later than --jwt-max-lifetime allows",
+                ));
+            }
+            return Ok(Caller::Token(claims));
         }
         match api_key {
             Some(given) if !self.api_keys.is_empty() => {
@@ -209,6 +243,18 @@ impl Authenticator {
             _ => Err(Unauthorized::Missing),
         }
     }
+}
+
+/// Whether an `Authorization` value is empty, or a scheme's name with nothing after it
+/// (`Bearer`, `Basic `): a token (a JWT has dots) is never a bare word of letters.
+fn holds_no_credentials(value: &str) -> bool {
+    let value = value.trim();
+    let credentials = match value.split_once(' ') {
+        Some((_, credentials)) => credentials.trim(),
+        None if value.chars().all(|c| c.is_ascii_alphabetic()) => "",
+        None => value,
+    };
+    credentials.is_empty()
 }
 
 /// The one claim read before a token is verified: which issuer's keys to verify it with.
@@ -245,6 +291,42 @@ impl JwtVerifier {
         })
     }
 
+    /// Checks a verified token's audience, as AppSync does for a Cognito user pool: an ID
+    /// token (`token_use: id`, or a token without `token_use`) names it in `aud`, an access
+    /// token (`token_use: access`, which aws-amplify sends) in `client_id`. Any other
+    /// `token_use` (a refresh token is not a JWT, but another kind might be) is refused.
+    fn audience_of(
+        &self,
+        claims: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), &'static str> {
+        let access = match claims.get("token_use").map(serde_json::Value::as_str) {
+            None | Some(Some("id")) => false,
+            Some(Some("access")) => true,
+            Some(_) => return Err("its token_use is neither id nor access"),
+        };
+        let Some(audience) = &self.audience else {
+            return Ok(());
+        };
+        let given = if access {
+            claims.get("client_id")
+        } else {
+            claims.get("aud")
+        };
+        let matches = match given {
+            None => return Err("it lacks a required claim (exp, iss, aud)"),
+            Some(serde_json::Value::String(given)) => given == audience,
+            Some(serde_json::Value::Array(given)) => {
+                !access && given.iter().any(|one| one.as_str() == Some(audience))
+            }
+            Some(_) => false,
+        };
+        if matches {
+            Ok(())
+        } else {
+            Err("it is meant for another audience")
+        }
+    }
+
     async fn verify(
         &self,
         token: &str,
@@ -275,16 +357,9 @@ impl JwtVerifier {
         let mut validation = Validation::new(header.alg);
         validation.leeway = CLOCK_SKEW_SECS;
         validation.set_issuer(&[&self.issuer]);
-        match &self.audience {
-            Some(audience) => {
-                validation.set_audience(&[audience]);
-                validation.set_required_spec_claims(&["exp", "iss", "aud"]);
-            }
-            None => {
-                validation.validate_aud = false;
-                validation.set_required_spec_claims(&["exp", "iss"]);
-            }
-        }
+        // The audience is checked below: where it sits depends on the kind of token.
+        validation.validate_aud = false;
+        validation.set_required_spec_claims(&["exp", "iss"]);
         validation.validate_nbf = true;
         use jsonwebtoken::errors::ErrorKind;
         let mut failure = ErrorKind::InvalidSignature;
@@ -294,7 +369,12 @@ impl JwtVerifier {
                 &key.key,
                 &validation,
             ) {
-                Ok(data) => return Ok(data.claims),
+                Ok(data) => {
+                    return self
+                        .audience_of(&data.claims)
+                        .map(|()| data.claims)
+                        .map_err(Unauthorized::BadToken);
+                }
                 // Another key of the same algorithm may have signed it.
                 Err(error) if *error.kind() == ErrorKind::InvalidSignature => {}
                 // The signature matched this key (claims are checked after it) or the token
@@ -364,31 +444,66 @@ fn read_jwks(path: &std::path::Path) -> Result<Vec<VerifyingKey>, AuthSetupError
     })
 }
 
-/// The keys of a JWKS document.
+/// The signing keys of a JWKS document. A key marked for encryption (`"use": "enc"`), or of
+/// a kind or algorithm this server cannot verify with, is skipped (and logged), as issuers
+/// publish such keys beside their signing keys; the document fails only when no key is left.
 pub(crate) fn parse_jwks(text: &str) -> Result<Vec<VerifyingKey>, String> {
-    let error = |reason: String| reason;
-    let set: JwkSet = serde_json::from_str(text).map_err(|e| error(e.to_string()))?;
-    let mut keys = Vec::with_capacity(set.keys.len());
-    for jwk in &set.keys {
-        let key = DecodingKey::from_jwk(jwk).map_err(|e| error(e.to_string()))?;
-        let algorithm = match jwk.common.key_algorithm {
-            Some(algorithm) => Algorithm::try_from(algorithm).map_err(|e| error(e.to_string()))?,
-            None => match &jwk.algorithm {
-                jsonwebtoken::jwk::AlgorithmParameters::RSA(_) => Algorithm::RS256,
-                jsonwebtoken::jwk::AlgorithmParameters::EllipticCurve(_) => Algorithm::ES256,
-                _ => return Err(error("a key without \"alg\" must be RSA or EC".to_owned())),
-            },
-        };
-        keys.push(VerifyingKey {
-            kid: jwk.common.key_id.clone(),
-            algorithm,
-            key,
-        });
+    #[derive(serde::Deserialize)]
+    struct Document {
+        keys: Vec<serde_json::Value>,
+    }
+    let document: Document = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let mut keys = Vec::with_capacity(document.keys.len());
+    let mut skipped = Vec::new();
+    for value in document.keys {
+        let kid = value
+            .get("kid")
+            .and_then(|kid| kid.as_str())
+            .map(str::to_owned);
+        match signing_key(value) {
+            Ok(key) => keys.push(key),
+            Err(reason) => skipped.push(format!(
+                "{}: {reason}",
+                kid.as_deref().unwrap_or("a key without kid")
+            )),
+        }
+    }
+    if !skipped.is_empty() {
+        tracing::warn!(skipped = %skipped.join("; "), "JWKS keys that cannot verify tokens are skipped");
     }
     if keys.is_empty() {
-        return Err(error("it has no keys".to_owned()));
+        return Err(if skipped.is_empty() {
+            "it has no keys".to_owned()
+        } else {
+            format!(
+                "it has no key that can verify a token ({})",
+                skipped.join("; ")
+            )
+        });
     }
     Ok(keys)
+}
+
+/// One JWK as a key to verify signatures with, or why it is not one.
+fn signing_key(value: serde_json::Value) -> Result<VerifyingKey, String> {
+    if value.get("use").and_then(|use_| use_.as_str()) == Some("enc") {
+        return Err("it is an encryption key (\"use\": \"enc\")".to_owned());
+    }
+    let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    let key = DecodingKey::from_jwk(&jwk).map_err(|e| e.to_string())?;
+    let algorithm = match jwk.common.key_algorithm {
+        Some(algorithm) => Algorithm::try_from(algorithm).map_err(|e| e.to_string())?,
+        None => match &jwk.algorithm {
+            jsonwebtoken::jwk::AlgorithmParameters::RSA(_) => Algorithm::RS256,
+            jsonwebtoken::jwk::AlgorithmParameters::EllipticCurve(_) => Algorithm::ES256,
+            _ => return Err("a key without \"alg\" must be RSA or EC".to_owned()),
+        },
+    };
+    Ok(VerifyingKey {
+        kid: jwk.common.key_id.clone(),
+        algorithm,
+        key,
+    })
 }
 
 #[cfg(test)]

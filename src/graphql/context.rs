@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use async_graphql::dynamic::{FieldValue, ResolverContext};
+use async_graphql::dynamic::{FieldValue, ResolverContext, ValueAccessor};
 
 use super::null_items::missing_node;
 use crate::engine::{EngineError, Node, RequestScope};
@@ -23,9 +23,21 @@ pub(super) fn model<'a>(ctx: &ResolverContext<'a>) -> Result<&'a Arc<Model>, Eng
 
 /// An id argument, refused when it could not be a node's id.
 pub(super) fn id_argument(ctx: &ResolverContext<'_>, name: &str) -> Result<String, EngineError> {
-    let id = ctx.args.try_get(name)?.string()?;
-    keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("{name}: {e}")))?;
-    Ok(id.to_owned())
+    let id = id_text(&ctx.args.try_get(name)?)?;
+    keys::validate_id(&id).map_err(|e| EngineError::bad_input(format!("{name}: {e}")))?;
+    Ok(id)
+}
+
+/// The text of a value given for an `ID`: a string, or an integer, which the GraphQL spec
+/// coerces to its decimal string ("ID" input coercion) wherever a variable's JSON gives one.
+pub(super) fn id_text(value: &ValueAccessor<'_>) -> Result<String, EngineError> {
+    match value.as_value() {
+        async_graphql::Value::String(text) => Ok(text.clone()),
+        async_graphql::Value::Number(number) if number.is_i64() || number.is_u64() => {
+            Ok(number.to_string())
+        }
+        _ => Err(EngineError::bad_input("an ID is a string or an integer")),
+    }
 }
 
 /// The node types a field of type `name` (an object type, a union, `Node`) may return.

@@ -128,6 +128,9 @@ impl Limits {
     /// This runs before async-graphql's own checks of the document, some of which take time
     /// exponential in its fragments.
     pub fn check(&self, registry: &Registry, request: &mut Request) -> ServerResult<()> {
+        if let Some(operation_name) = &request.operation_name {
+            super::shape::name(operation_name)?;
+        }
         let cached = self.take_cached(request);
         if !cached {
             text_within_limits(&request.query)?;

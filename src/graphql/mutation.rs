@@ -9,7 +9,7 @@ use async_graphql::dynamic::{
     ValueAccessor,
 };
 
-use super::context::{id_argument, model, node_field_value, scope};
+use super::context::{id_argument, id_text, model, node_field_value, scope};
 use super::edge_types::EdgeItem;
 use super::embedded::embedded_from_input;
 use super::errors::graphql_error;
@@ -122,7 +122,7 @@ fn update_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeF
                 let member = || -> Result<engine::UpdateMember, EngineError> {
                     let input = input.object()?;
                     Ok(engine::UpdateMember {
-                        id: input.try_get("id")?.string()?.to_owned(),
+                        id: id_text(&input.try_get("id")?)?,
                         fields: field_values(model(ctx)?, type_def, &input, &[])?,
                         guard: engine::Guard::version(expected_version(
                             input.get("expectedVersion"),
@@ -145,7 +145,7 @@ fn delete_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeF
             .try_get("ids")?
             .list()?
             .iter()
-            .map(|id| Ok(id.string()?.to_owned()))
+            .map(|id| id_text(&id))
             .collect::<Result<Vec<String>, EngineError>>()?;
         engine::delete_nodes(scope(ctx)?, model(ctx)?, type_def, &ids)
             .await
@@ -234,7 +234,7 @@ fn create<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
 fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture<'a> {
     Box::pin(async move {
         let input = ctx.args.try_get("input")?.object()?;
-        let id = input.try_get("id")?.string()?.to_owned();
+        let id = id_text(&input.try_get("id")?)?;
         let expected = expected_version(input.get("expectedVersion"))?;
         let guard = guard(ctx, type_def, expected)?;
         let absent = unsent_variable_fields(ctx, "input");
@@ -299,15 +299,15 @@ async fn add_edge(ctx: &ResolverContext<'_>, edge_name: &str) -> Result<Arc<Item
     let model = model(ctx)?;
     let edge_def = model.edge_def(edge_name).ok_or(EngineError::Internal)?;
     let input = ctx.args.try_get("input")?.object()?;
-    let from = input.try_get("from")?.string()?;
-    let to = input.try_get("to")?.string()?;
+    let from = &id_text(&input.try_get("from")?)?;
+    let to = &id_text(&input.try_get("to")?)?;
     let metadata = edge_metadata(edge_def, &input)?;
     engine::add_edge(scope(ctx)?, model, edge_def, from, to, &metadata).await
 }
 
 async fn remove_edge(ctx: &ResolverContext<'_>, edge_name: &str) -> Result<(), EngineError> {
-    let from = ctx.args.try_get("from")?.string()?;
-    let to = ctx.args.try_get("to")?.string()?;
+    let from = &id_text(&ctx.args.try_get("from")?)?;
+    let to = &id_text(&ctx.args.try_get("to")?)?;
     engine::remove_edge(scope(ctx)?, model(ctx)?, edge_name, from, to).await
 }
 
@@ -373,7 +373,7 @@ fn new_node(
                     let ids = link
                         .list()?
                         .iter()
-                        .map(|id| Ok(id.string()?.to_owned()))
+                        .map(|id| id_text(&id))
                         .collect::<Result<Vec<_>, EngineError>>()?;
                     node.linked.push((name.clone(), ids));
                 }
@@ -383,7 +383,7 @@ fn new_node(
                     let edge = edge.object()?;
                     node.edges.push(NewEdge {
                         edge: edge_def.name.clone(),
-                        to: edge.try_get("to")?.string()?.to_owned(),
+                        to: id_text(&edge.try_get("to")?)?,
                         metadata: edge_metadata(edge_def, &edge)?,
                     });
                 }

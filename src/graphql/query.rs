@@ -6,7 +6,7 @@ use async_graphql::PathSegment;
 use async_graphql::dynamic::{Field, FieldFuture, InputValue, Object, ResolverContext, TypeRef};
 
 use super::connection::page_request;
-use super::context::{id_argument, model, node_field_value, node_list, scope};
+use super::context::{id_argument, id_text, model, node_field_value, node_list, scope};
 use super::errors::graphql_error;
 use super::prefetch;
 use crate::engine::{self, Connection, EngineError, Node};
@@ -183,9 +183,9 @@ async fn nodes(
     }
     let mut checked = Vec::with_capacity(ids.len());
     for id in ids.iter() {
-        let id = id.string()?;
-        keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("ids: {e}")))?;
-        checked.push(id.to_owned());
+        let id = id_text(&id)?;
+        keys::validate_id(&id).map_err(|e| EngineError::bad_input(format!("ids: {e}")))?;
+        checked.push(id);
     }
     let scope = scope(ctx)?;
     let allowed: Vec<&str> = types.iter().map(String::as_str).collect();

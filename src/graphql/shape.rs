@@ -186,8 +186,9 @@ fn type_names(ty: &Type) -> ServerResult<()> {
     }
 }
 
-/// Refuses a name too long to echo, without echoing it.
-fn name(name: &str) -> ServerResult<()> {
+/// Refuses a name too long to echo, without echoing it: the document's names, and the
+/// request's `operationName`.
+pub(super) fn name(name: &str) -> ServerResult<()> {
     if name.len() > MAX_NAME_BYTES {
         return over(
             "nameLength",
@@ -209,12 +210,34 @@ pub(super) fn check_values(
     operation_name: Option<&str>,
     variables: &Variables,
 ) -> ServerResult<()> {
-    let ints = Values { registry };
     // Only the operation that runs: another may declare the same variable as a Float.
     let runs = |name: Option<&async_graphql::Name>| match (&document.operations, operation_name) {
         (DocumentOperations::Single(_), _) => true,
         (DocumentOperations::Multiple(_), wanted) => name.map(|n| n.as_str()) == wanted,
     };
+    // Its variables, for the positions they are used in (fragments included: they run with
+    // the variables of the operation that spreads them).
+    let declared = document
+        .operations
+        .iter()
+        .filter(|(name, _)| runs(*name))
+        .flat_map(|(_, operation)| &operation.node.variable_definitions)
+        .map(|variable| {
+            let variable = &variable.node;
+            let ty = &variable.var_type.node;
+            // A nullable variable with a default is non-null where it is used.
+            let ty = if ty.nullable && variable.default_value.is_some() {
+                Type {
+                    base: ty.base.clone(),
+                    nullable: false,
+                }
+            } else {
+                ty.clone()
+            };
+            (variable.name.node.as_str(), ty)
+        })
+        .collect();
+    let ints = Values { registry, declared };
     for (name, operation) in document.operations.iter() {
         if !runs(name) {
             continue;
@@ -245,10 +268,32 @@ pub(super) fn check_values(
     Ok(())
 }
 
+/// Whether a variable of type `variable` may be used where `location` is expected (the
+/// spec's AreTypesCompatible).
+fn fits(variable: &Type, location: &Type) -> bool {
+    if !location.nullable {
+        if variable.nullable {
+            return false;
+        }
+        return fits_base(&variable.base, &location.base);
+    }
+    fits_base(&variable.base, &location.base)
+}
+
+fn fits_base(variable: &BaseType, location: &BaseType) -> bool {
+    match (variable, location) {
+        (BaseType::List(variable), BaseType::List(location)) => fits(variable, location),
+        (BaseType::Named(variable), BaseType::Named(location)) => variable == location,
+        _ => false,
+    }
+}
+
 /// The walk of [`check_values`]: each selection once, typed by the schema; fragments where they
 /// are defined, not where they are spread.
 struct Values<'r> {
     registry: &'r Registry,
+    /// The running operation's variables and their types.
+    declared: std::collections::HashMap<&'r str, Type>,
 }
 
 impl Values<'_> {
@@ -266,6 +311,7 @@ impl Values<'_> {
                     if let Some(meta) = meta {
                         for (argument, value) in &field.arguments {
                             if let Some(input) = meta.args.get(argument.node.as_str()) {
+                                self.variables_in(&input.ty, &value.node, value.pos)?;
                                 let constant = value.node.clone().into_const_with(|_| {
                                     // Variables are checked with their own values.
                                     Ok::<_, ()>(ConstValue::Null)
@@ -297,6 +343,55 @@ impl Values<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Refuses a variable used where its type does not fit ("All Variable Usages Are
+    /// Allowed" of the spec's validation), anywhere inside `value`, given where `ty` is
+    /// expected: an `Int` variable in an `ID` position would otherwise reach a resolver.
+    fn variables_in(&self, ty: &str, value: &Value, pos: Pos) -> ServerResult<()> {
+        match value {
+            Value::Variable(name) => {
+                let (Some(declared), Some(expected)) =
+                    (self.declared.get(name.as_str()), Type::new(ty))
+                else {
+                    return Ok(());
+                };
+                if fits(declared, &expected) {
+                    return Ok(());
+                }
+                Err(ServerError::new(
+                    format!(
+                        "Variable \"${name}\" of type \"{declared}\" used in position expecting type \"{expected}\"."
+                    ),
+                    Some(pos),
+                ))
+            }
+            Value::List(items) => {
+                let element = ty.strip_suffix('!').unwrap_or(ty);
+                let element = element
+                    .strip_prefix('[')
+                    .and_then(|t| t.strip_suffix(']'))
+                    .unwrap_or(element);
+                items
+                    .iter()
+                    .try_for_each(|item| self.variables_in(element, item, pos))
+            }
+            Value::Object(fields) => {
+                let named = ty.trim_end_matches('!');
+                match self.registry.types.get(named) {
+                    Some(MetaType::InputObject { input_fields, .. }) => {
+                        fields.iter().try_for_each(|(name, field)| {
+                            match input_fields.get(name.as_str()) {
+                                Some(input) => self.variables_in(&input.ty, field, pos),
+                                None => Ok(()),
+                            }
+                        })
+                    }
+                    _ => Ok(()),
+                }
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Checks `value`, given where the type `ty` is expected, at `path`: a literal of the
@@ -341,7 +436,7 @@ impl Values<'_> {
                     Some(MetaType::Enum { .. }) => {
                         let mut error = ServerError::new(
                             format!(
-                                "{path}: an enum value is written without quotes; {:?} is a                                  string",
+                                "{path}: an enum value is written without quotes; {:?} is a string",
                                 cut(text)
                             ),
                             literal,

@@ -241,6 +241,13 @@ fn refusal(error: &ParseRequestError) -> &'static str {
         ParseRequestError::InvalidRequest(error)
             if error
                 .downcast_ref::<serde_json::Error>()
+                .is_some_and(is_too_deep) =>
+        {
+            "the body nests arrays and objects deeper than 128 levels, the most a JSON body may"
+        }
+        ParseRequestError::InvalidRequest(error)
+            if error
+                .downcast_ref::<serde_json::Error>()
                 .is_some_and(|e| e.is_syntax() || e.is_eof()) =>
         {
             "the body is not valid JSON"
@@ -250,6 +257,11 @@ fn refusal(error: &ParseRequestError) -> &'static str {
              optionally `operationName` (a string), `variables` and `extensions` (objects)"
         }
     }
+}
+
+/// Whether serde_json stopped at its nesting limit (128), which it reports as a syntax error.
+fn is_too_deep(error: &serde_json::Error) -> bool {
+    error.to_string().starts_with("recursion limit exceeded")
 }
 
 /// The caller the credentials layer attached; anonymous only when the server checks no

@@ -52,6 +52,18 @@ pub async fn authenticate(
             }] });
             let mut response =
                 Answer::for_request(request.headers()).json(StatusCode::UNAUTHORIZED, &body);
+            // Refused before its body was read: hyper closes the connection rather than read
+            // the body, so the client is told not to send another request on it.
+            let has_body = request
+                .headers()
+                .get(header::CONTENT_LENGTH)
+                .is_some_and(|length| length.as_bytes() != b"0")
+                || request.headers().contains_key(header::TRANSFER_ENCODING);
+            if has_body {
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
             if auth.accepts_tokens() {
                 response.headers_mut().insert(
                     header::WWW_AUTHENTICATE,

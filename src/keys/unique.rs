@@ -84,10 +84,21 @@ pub fn unique_value_fault(value: &str) -> Option<&'static str> {
     if !value.is_ascii() && value.chars().any(|c| bidi.contains(c)) {
         return Some("must not contain bidirectional control characters");
     }
-    if normalize_unique(value).is_empty() {
+    if normalize_unique(value).is_empty() || !value.chars().any(is_visible) {
         return Some("must have a visible character");
     }
     None
+}
+
+/// Whether `c` shows as something: not a space, not a control character (U+0000 among them),
+/// not default-ignorable, and not one of the blanks that render as nothing though Unicode
+/// calls them letters or symbols (the braille blank U+2800, the Hangul fillers).
+fn is_visible(c: char) -> bool {
+    const BLANKS: [char; 5] = ['\u{2800}', '\u{3164}', '\u{FFA0}', '\u{115F}', '\u{1160}'];
+    if c.is_whitespace() || c.is_control() || BLANKS.contains(&c) {
+        return false;
+    }
+    c.is_ascii() || !CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
 }
 
 #[cfg(test)]
@@ -141,6 +152,10 @@ mod tests {
             "\u{200B}",
             "\u{200B}\u{FEFF}\u{2060}",
             "\u{3000}\u{200D}",
+            "\u{0}",
+            "\u{0}\u{0}\u{0}",
+            "\u{2800}\u{2800}",
+            " \u{2800}\u{0} \u{3164}",
         ] {
             assert_eq!(
                 unique_value_fault(value),

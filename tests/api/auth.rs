@@ -124,6 +124,46 @@ async fn an_api_key_is_required_when_keys_are_configured() {
 }
 
 #[tokio::test]
+async fn an_authorization_header_with_nothing_in_it_is_refused_whatever_else_is_sent() {
+    let app = app_with(api_keys()).await;
+    for empty in ["", "Bearer", "Bearer ", "bearer   ", "Basic"] {
+        assert_unauthorized(
+            &call(&app, &[("authorization", empty), ("x-api-key", "key-one")]).await,
+            "the Authorization header holds no credentials",
+        );
+    }
+    let (status, _) = call(&app, &[("x-api-key", "key-one")]).await;
+    assert_eq!(status, 200, "the key alone passes");
+}
+
+#[tokio::test]
+async fn a_refusal_sent_before_the_body_was_read_closes_the_connection_and_says_so() {
+    let app = app_with(api_keys()).await;
+    let mut stream = tokio::net::TcpStream::connect(app.address)
+        .await
+        .expect("connects");
+    // A head that announces a body, and only part of it: the server refuses before reading.
+    let body = r#"{"query": "{ __typename }"}"#;
+    let head = format!(
+        "POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len() + 1000
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut stream, format!("{head}{body}").as_bytes())
+        .await
+        .expect("writes");
+    let mut answer = Vec::new();
+    let read = tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut answer);
+    tokio::time::timeout(std::time::Duration::from_secs(60), read)
+        .await
+        .expect("the server closes the connection")
+        .expect("reads to the close");
+    let answer = String::from_utf8_lossy(&answer).to_lowercase();
+    assert!(answer.starts_with("http/1.1 401"), "{answer}");
+    assert!(answer.contains("\r\nconnection: close\r\n"), "{answer}");
+}
+
+#[tokio::test]
 async fn health_and_the_graphiql_page_stay_open() {
     let app = app_with(api_keys()).await;
     for path in ["/healthz", "/readyz", "/metrics"] {
@@ -143,6 +183,85 @@ async fn health_and_the_graphiql_page_stay_open() {
         html.contains(r#"defaultHeaders: '{ "x-api-key": "" }'"#),
         "GraphiQL offers the header to fill in: {html}"
     );
+}
+
+#[tokio::test]
+async fn a_token_that_expires_further_ahead_than_the_maximum_lifetime_is_refused() {
+    let app = app_with(jwt(JwtKeys::Hs256Secret(SECRET.to_owned()))).await;
+    let bearer = |expires_in: i64| {
+        format!(
+            "Bearer {}",
+            hs256(&claims(ISSUER, AUDIENCE, expires_in), SECRET)
+        )
+    };
+    let century = 100 * 365 * 24 * 3600;
+    assert_unauthorized(
+        &call(&app, &[("authorization", &bearer(century))]).await,
+        "the bearer token is not valid: it expires later than --jwt-max-lifetime allows",
+    );
+    assert_unauthorized(
+        &call(&app, &[("authorization", &bearer(25 * 3600))]).await,
+        "the bearer token is not valid: it expires later than --jwt-max-lifetime allows",
+    );
+    let (status, body) = call(&app, &[("authorization", &bearer(23 * 3600))]).await;
+    assert_eq!(status, 200, "a day is the default: {body}");
+
+    // A deployment whose issuer gives longer tokens says so.
+    let longer = app_with(AuthConfig {
+        jwt_max_lifetime: Some(std::time::Duration::from_secs(30 * 24 * 3600)),
+        ..jwt(JwtKeys::Hs256Secret(SECRET.to_owned()))
+    })
+    .await;
+    let (status, body) = call(&longer, &[("authorization", &bearer(25 * 3600))]).await;
+    assert_eq!(status, 200, "{body}");
+    assert_unauthorized(
+        &call(&longer, &[("authorization", &bearer(century))]).await,
+        "the bearer token is not valid: it expires later than --jwt-max-lifetime allows",
+    );
+}
+
+#[tokio::test]
+async fn cognito_id_and_access_tokens_name_the_audience_each_in_its_own_claim() {
+    let app = app_with(jwt(JwtKeys::Hs256Secret(SECRET.to_owned()))).await;
+    let token = |claims: Value| format!("Bearer {}", hs256(&claims, SECRET));
+    let base = |extra: Value| {
+        let mut claims = json!({ "sub": "user-42", "iss": ISSUER, "exp": now() + 300 });
+        for (name, value) in extra.as_object().expect("an object") {
+            claims[name] = value.clone();
+        }
+        claims
+    };
+    for accepted in [
+        json!({ "token_use": "id", "aud": AUDIENCE }),
+        json!({ "token_use": "access", "client_id": AUDIENCE }),
+    ] {
+        let (status, body) = call(&app, &[("authorization", &token(base(accepted.clone())))]).await;
+        assert_eq!(status, 200, "{accepted}: {body}");
+    }
+    for (refused, message) in [
+        (
+            json!({ "token_use": "access", "client_id": "another-client" }),
+            "it is meant for another audience",
+        ),
+        (
+            // An access token's `aud` is not where its client is named.
+            json!({ "token_use": "access", "aud": AUDIENCE, "client_id": "another-client" }),
+            "it is meant for another audience",
+        ),
+        (
+            json!({ "token_use": "id", "client_id": AUDIENCE }),
+            "it lacks a required claim (exp, iss, aud)",
+        ),
+        (
+            json!({ "token_use": "refresh", "aud": AUDIENCE }),
+            "its token_use is neither id nor access",
+        ),
+    ] {
+        assert_unauthorized(
+            &call(&app, &[("authorization", &token(base(refused)))]).await,
+            &format!("the bearer token is not valid: {message}"),
+        );
+    }
 }
 
 #[tokio::test]

@@ -343,6 +343,103 @@ async fn a_small_request_never_makes_a_large_answer() {
 }
 
 #[tokio::test]
+async fn an_int_variable_is_refused_where_an_id_belongs_and_an_integer_id_is_its_string() {
+    let app = spawn_app().await;
+    // "Variables in allowed positions": an Int variable is not an ID, at the root or inside a
+    // list or an input object.
+    for query in [
+        "query($id: Int!) { farm(id: $id) { id } }",
+        "query($id: Int!) { nodes(ids: [$id]) { id } }",
+        "mutation($id: Int!) { createCow(input: { name: \"c\", farmId: $id }) { id } }",
+    ] {
+        let body = app.graphql(query, json!({ "id": 5 })).await;
+        assert!(body.get("data").is_none(), "{query}: {body}");
+        let message = error_message(&body);
+        assert!(
+            message.contains("$id") && !message.contains("internal"),
+            "{query}: {body}"
+        );
+    }
+    // An integer given for an ID variable, or written as a literal, is coerced to its string.
+    let id = app.create_farm("Coerced").await;
+    for (query, variables) in [
+        (
+            "query($id: ID!) { farm(id: $id) { id } }",
+            json!({ "id": 5 }),
+        ),
+        ("{ farm(id: 5) { id } }", json!({})),
+        (
+            "query($ids: [ID!]!) { nodes(ids: $ids) { id } }",
+            json!({ "ids": [5] }),
+        ),
+    ] {
+        let body = app.graphql(query, variables).await;
+        let answer = body.to_string();
+        assert!(!answer.contains("internal"), "{query}: {answer}");
+        assert!(
+            body["errors"].is_null() || error_type(&body) == "BadUserInput",
+            "{query}: {answer}"
+        );
+    }
+    let body = app
+        .graphql(
+            "query($ids: [ID!]!) { nodes(ids: $ids) { id } }",
+            json!({ "ids": [id, 5] }),
+        )
+        .await;
+    assert_eq!(body["data"]["nodes"][0]["id"], json!(id), "{body}");
+}
+
+#[tokio::test]
+async fn a_body_nested_past_json_s_limit_is_told_so() {
+    let app = spawn_app().await;
+    let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+    let response = reqwest::Client::new()
+        .post(app.url("/graphql"))
+        .header("content-type", "application/json")
+        .body(format!(
+            r#"{{"query": "{{ __typename }}", "variables": {{"a": {deep}}}}}"#
+        ))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.expect("JSON");
+    assert_eq!(
+        error_message(&body),
+        "the body nests arrays and objects deeper than 128 levels, the most a JSON body may"
+    );
+}
+
+#[tokio::test]
+async fn an_operation_name_is_held_to_the_length_of_any_other_name() {
+    let app = spawn_app().await;
+    let long_name = "a".repeat(500 * 1024);
+    let body: Value = reqwest::Client::new()
+        .post(app.url("/graphql"))
+        .json(&json!({ "query": "{ __typename }", "operationName": long_name }))
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON");
+    let answer = body.to_string();
+    assert_eq!(
+        error_type(&body),
+        "QueryLimitExceeded",
+        "{}",
+        &answer[..answer.len().min(300)]
+    );
+    assert_eq!(body["errors"][0]["extensions"]["limit"], "nameLength");
+    assert!(
+        answer.len() < 1024,
+        "nothing echoed: {} bytes",
+        answer.len()
+    );
+}
+
+#[tokio::test]
 async fn an_answer_carries_at_most_a_hundred_errors_and_counts_the_rest() {
     let app = spawn_app().await;
     let document = repeated("{ farm(id: \"x\") { ", |n| format!("a{n} "), "} }", 5000);

@@ -145,8 +145,10 @@ async fn at_a_low_descriptor_limit_silent_connections_make_room_for_a_request() 
         .expect("a page");
     let shed = sample(&page, "tablegraph_connections_shed_total{which=\"idle\"}");
     assert!(shed >= closed as f64, "{shed} shed\n{page}");
+    // The cap, and at most one more: the metrics request, when it came on a new connection,
+    // shed one whose socket may still be closing.
     let open = sample(&page, "tablegraph_connections_open");
-    assert!(open <= 192.0, "{open} open\n{page}");
+    assert!(open <= 193.0, "{open} open\n{page}");
 
     server.start_kill().expect("SIGKILL");
     server.wait().await.expect("it stops");

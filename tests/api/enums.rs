@@ -136,7 +136,8 @@ impl Place<'_> {
             ("literal", self.document(value, ""), self.variables(None)),
             (
                 "variable",
-                self.document("$v", &format!("$v: {enum_name}")),
+                // Non-null: it fits a nullable position and a non-null one alike.
+                self.document("$v", &format!("$v: {enum_name}!")),
                 self.variables(Some(("v", value))),
             ),
             (

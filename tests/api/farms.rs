@@ -599,6 +599,8 @@ async fn invisible_names_and_bidirectional_controls_are_refused_and_nothing_is_w
         ("\u{200B}\u{200B}", "must have a visible character"),
         (" \u{FEFF}\u{2060} ", "must have a visible character"),
         ("", "must have a visible character"),
+        ("\u{0}\u{0}", "must have a visible character"),
+        ("\u{2800}", "must have a visible character"),
         (
             "Farm\u{202E}mraF",
             "must not contain bidirectional control characters",

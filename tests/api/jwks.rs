@@ -168,6 +168,35 @@ async fn keys_found_by_oidc_discovery_verify_tokens_of_each_of_several_issuers()
 }
 
 #[tokio::test]
+async fn encryption_keys_and_keys_of_other_algorithms_are_skipped_not_fatal() {
+    let mut set: Value = serde_json::from_str(&fixture("jwks.json")).expect("JSON");
+    let signing = set["keys"][0].clone();
+    let keys = set["keys"].as_array_mut().expect("keys");
+    // The same public key, published for encryption: it must not verify a signature.
+    let mut encryption = signing.clone();
+    encryption["kid"] = json!("enc-1");
+    encryption["use"] = json!("enc");
+    keys.push(encryption);
+    // A key management algorithm, and a curve jsonwebtoken does not verify with.
+    let mut oaep = signing.clone();
+    oaep["kid"] = json!("oaep-1");
+    oaep["alg"] = json!("RSA-OAEP-256");
+    keys.push(oaep);
+    keys.push(json!({ "kty": "OKP", "crv": "X448", "kid": "x448-1", "x": "AAAA" }));
+    let issuer = issuer(set.to_string()).await;
+    let app = app_trusting(vec![config(
+        &issuer.url,
+        JwtKeys::Discovered,
+        DEFAULT_REFETCH_INTERVAL,
+    )])
+    .await;
+    let kid = signing["kid"].as_str().expect("a kid");
+    assert_eq!(status_with(&app, &token(&issuer.url, kid)).await, 200);
+    assert_eq!(status_with(&app, &token(&issuer.url, "enc-1")).await, 401);
+    assert_eq!(status_with(&app, &token(&issuer.url, "oaep-1")).await, 401);
+}
+
+#[tokio::test]
 async fn a_key_rotated_in_at_the_issuer_is_fetched_when_a_token_names_it() {
     // The issuer serves only another key at first.
     let issuer = issuer(without("jwks-two-keys.json", "test-key-1")).await;

@@ -108,6 +108,23 @@ impl Caller {
             _ => None,
         }
     }
+
+    /// When the caller's token expires (`exp`, seconds since the epoch), if it has one.
+    pub fn expires_at(&self) -> Option<u64> {
+        self.claim("exp").and_then(serde_json::Value::as_u64)
+    }
+}
+
+/// Resolves when a token that expires at `exp` (seconds since the epoch) has expired; never
+/// without one. What a long-lived answer (a WebSocket, an event stream) ends on.
+pub async fn expired(exp: Option<u64>) {
+    let Some(exp) = exp else {
+        return std::future::pending().await;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs());
+    tokio::time::sleep(std::time::Duration::from_secs(exp.saturating_sub(now))).await;
 }
 
 /// Why a request was refused. The message is safe to show the client.

@@ -497,6 +497,7 @@ async fn read_items(
         // The filter of an edge connection tests the edges, whose fields have no rules.
         Source::Outgoing { .. } | Source::Incoming { .. } => (None, Vec::new()),
     };
+    let rules = matches!(readable, Some(Access::Where(_)));
     let matching = readable_matching(scope, &connection.name, &tested, page, readable)?;
     page_reads::read(
         scope,
@@ -506,6 +507,7 @@ async fn read_items(
             ascending: page.reads_ascending(),
             size: page.size,
             matching: matching.as_ref(),
+            rules,
             budget: scope.filter_budget,
         },
     )
@@ -729,6 +731,8 @@ async fn readable_edges(
     let mut result = Page::of(kept, page, has_more || budget_stop.is_some());
     if let Some(total) = filtered.as_mut() {
         total.budget_stop.clone_from(&budget_stop);
+        // Edges whose nodes the caller may not read were read and left out here.
+        total.rules = true;
     }
     result.budget_cursor = budget_stop.map(cursor);
     result.filtered = filtered.filter(|_| page.filter.is_some());

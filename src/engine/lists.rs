@@ -14,6 +14,7 @@ use super::connections::{
 use super::error::EngineError;
 use super::page_reads::{self, Range, Reading};
 use super::page_request::{PageRequest, tighter_lower, tighter_upper};
+use super::rules::Access;
 use super::scope::RequestScope;
 use crate::keys;
 use crate::model::{ListDef, TypeDef};
@@ -43,6 +44,7 @@ pub async fn read_list_page(
         .collect();
     let sort_attribute = keys::slot_sort_attribute(list.slot);
     let readable = scope.read_access(&[type_def.name.as_str()]);
+    let rules = matches!(readable, Access::Where(_));
     let matching = readable_matching(
         scope,
         &name,
@@ -58,6 +60,7 @@ pub async fn read_list_page(
             ascending: page.reads_ascending(),
             size: page.size,
             matching: matching.as_ref(),
+            rules,
             budget: scope.filter_budget,
         },
     )

@@ -44,6 +44,8 @@ pub(super) struct Reading<'a> {
     /// The page's size: the read looks for one settled item more.
     pub size: usize,
     pub matching: Option<&'a Filter>,
+    /// `matching` holds the caller's `@auth` rules.
+    pub rules: bool,
     /// Items a filtered page may evaluate before it stops.
     pub budget: usize,
 }
@@ -143,6 +145,7 @@ pub(super) async fn read(
                     evaluated,
                     matched,
                     budget_stop: if stopped { frontier } else { None },
+                    rules: reading.rules,
                 }),
             });
         }

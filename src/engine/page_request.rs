@@ -199,6 +199,9 @@ pub struct FilterRead {
     pub matched: usize,
     /// The sort key the page ends at: the next page starts past it.
     pub budget_stop: Option<String>,
+    /// The caller's `@auth` rules filtered the page too: the counts include nodes the caller
+    /// may not read, so they are not told (`extensions.filters` leaves them out).
+    pub rules: bool,
 }
 
 /// The higher of two lower bounds (exclusive wins a tie).

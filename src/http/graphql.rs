@@ -302,6 +302,14 @@ async fn execute(
         let reads: Vec<serde_json::Value> = filter_reads
             .into_iter()
             .map(|(path, read)| {
+                // Under the caller's rules the counts include nodes it may not read: they
+                // would tell how many there are.
+                if read.rules {
+                    return serde_json::json!({
+                        "path": path,
+                        "budgetExhausted": read.budget_stop.is_some(),
+                    });
+                }
                 serde_json::json!({
                     "path": path,
                     "itemsRead": read.evaluated,

@@ -16,7 +16,8 @@
 //! - **A cap on open connections** (`--max-connections`; by default three quarters of the
 //!   process's descriptor limit): a connection accepted at the cap makes the oldest idle
 //!   connection close (one with no request running, never an upgraded WebSocket); when none is
-//!   idle, the new connection is closed at once. Either is counted on `/metrics`.
+//!   idle, or an eighth of the cap is still closing, the new connection is closed at once.
+//!   Either is counted on `/metrics`.
 //! - **Accept errors** back off (from 10 ms, doubling, to 1 s) instead of spinning; running out
 //!   of descriptors also sheds the oldest idle connection, and is logged once until an accept
 //!   succeeds again.
@@ -298,7 +299,10 @@ impl Connections {
                 .values()
                 .filter(|entry| !entry.shedding.load(Ordering::Acquire))
                 .count();
-            if staying >= self.cap && !self.shed_in(&open) {
+            // Those asked to close still hold their sockets until their tasks close them: at
+            // most an eighth of the cap more is let in meanwhile.
+            let closing_room = open.len() < self.cap + (self.cap / 8).max(1);
+            if staying >= self.cap && !(closing_room && self.shed_in(&open)) {
                 drop(open);
                 self.count_shed(Shed::New);
                 return None;

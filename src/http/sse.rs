@@ -43,18 +43,20 @@ use crate::auth::Caller;
 /// The header that carries a reservation's token.
 pub const SSE_TOKEN_HEADER: &str = "x-graphql-event-stream-token";
 
-/// The answer to `request` as an event stream (distinct connections mode).
+/// The answer to `request` as an event stream (distinct connections mode). When the caller's
+/// token expires, the stream's last `next` says so, and it completes.
 pub(super) fn answer(
     state: &AppState,
     caller: Caller,
     request: async_graphql::Request,
 ) -> Response {
+    let expires = caller.expires_at();
     let mut data = Data::default();
     data.insert(caller);
     let responses = state
         .transport()
         .execute_stream(request, Some(Arc::new(data)));
-    let events = responses
+    let events = until_expired(responses, expires)
         .map(|response| Event::default().event("next").json_data(&response))
         .chain(futures::stream::once(async {
             Ok(Event::default().event("complete").data(""))
@@ -62,6 +64,38 @@ pub(super) fn answer(
     Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// `responses` until the token that expires at `expires` has: then one response that says so.
+fn until_expired(
+    responses: impl futures::Stream<Item = async_graphql::Response> + Send + 'static,
+    expires: Option<u64>,
+) -> futures::stream::BoxStream<'static, async_graphql::Response> {
+    let expired = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let marked = Arc::clone(&expired);
+    responses
+        .take_until(async move {
+            crate::auth::expired(expires).await;
+            marked.store(true, std::sync::atomic::Ordering::Release);
+        })
+        .chain(
+            futures::stream::once(async move {
+                expired
+                    .load(std::sync::atomic::Ordering::Acquire)
+                    .then(token_expired)
+            })
+            .filter_map(std::future::ready),
+        )
+        .boxed()
+}
+
+/// The last response of an operation whose caller's token expired.
+fn token_expired() -> async_graphql::Response {
+    let mut error = async_graphql::ServerError::new("the token expired", None);
+    let mut extensions = async_graphql::ErrorExtensionValues::default();
+    extensions.set("errorType", "UnauthorizedException");
+    error.extensions = Some(extensions);
+    async_graphql::Response::from_errors(vec![error])
 }
 
 /// The token a request carries: its header, or the `token` query parameter.
@@ -129,11 +163,15 @@ pub(super) fn run(
         Ok(sender) => sender,
         Err(refused) => return refused.into_response(),
     };
+    let expires = caller.expires_at();
     let mut data = Data::default();
     data.insert(caller);
-    let responses = state
-        .transport()
-        .execute_stream(request, Some(Arc::new(data)));
+    let responses = until_expired(
+        state
+            .transport()
+            .execute_stream(request, Some(Arc::new(data))),
+        expires,
+    );
     let task = {
         let (state, token, id) = (state.clone(), token.to_owned(), id.clone());
         tokio::spawn(async move {

@@ -234,7 +234,7 @@ async fn serve(
             tracing::info!(%reason, "refused a WebSocket connection without valid credentials");
             async_graphql::Error::new(format!("{FORBIDDEN}: {reason}"))
         })?;
-                if let Some(exp) = caller.claim("exp").and_then(serde_json::Value::as_u64) {
+                if let Some(exp) = caller.expires_at() {
                     let _ = expiry_known.send(exp);
                 }
                 let mut data = Data::default();
@@ -288,13 +288,10 @@ impl Drop for Counted {
 
 /// Resolves when the connection's token expires; never when it has none.
 async fn token_expiry(expiry: tokio::sync::oneshot::Receiver<u64>) {
-    let Ok(exp) = expiry.await else {
-        return std::future::pending().await;
-    };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs());
-    tokio::time::sleep(Duration::from_secs(exp.saturating_sub(now))).await;
+    match expiry.await {
+        Ok(exp) => crate::auth::expired(Some(exp)).await,
+        Err(_) => std::future::pending().await,
+    }
 }
 
 /// Resolves when `connection_init` did not come in time.

@@ -5,13 +5,19 @@
 //! another connection or another parent is refused instead of addressing another partition: the
 //! partition of every read is computed from the parent, never taken from the cursor.
 //!
-//! A cursor also carries a MAC (HMAC-SHA256, cut to 16 bytes) of both under a server key, so a
-//! client cannot forge the sort key to start a page where no page of its ended. Replicas share
-//! the key (`--cursor-key`); a key being replaced is still accepted while it is named as the
-//! previous one (`--cursor-key-previous`), so a rotation breaks no page in flight.
+//! Both are sealed with AES-256-GCM-SIV (aws-lc-rs, the TLS stack's own library) under a key
+//! derived from the server's cursor key, with a random nonce: a client can neither read the
+//! sort key (under `@auth`, a page a read budget stopped on a node the caller may not read
+//! would otherwise hand out that node's sort value and id) nor forge one to start a page
+//! where no page of its ended. GCM-SIV, so that a nonce drawn twice reveals only that two
+//! cursors are equal. Replicas share the key (`--cursor-key`); a key being replaced is still
+//! accepted while it is named as the previous one (`--cursor-key-previous`), so a rotation
+//! breaks no page in flight. Cursors of the earlier format (`c2`: the same text in the clear
+//! with an HMAC-SHA256 tag) are still read, under the same keys, until the key rotates.
 
 use std::sync::{Arc, OnceLock};
 
+use aws_lc_rs::aead::{AES_256_GCM_SIV, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
@@ -19,16 +25,45 @@ use sha2::{Digest, Sha256};
 
 use super::layout::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, id_from_slot_sort_key};
 
-const VERSION_PREFIX: &str = "c2:";
+/// The earlier format's prefix, inside its signed text.
+const SIGNED_PREFIX: &str = "c2:";
+/// The sealed format's prefix, before its nonce and ciphertext.
+const SEALED_PREFIX: &[u8] = b"c3:";
 
-/// The bytes of a cursor's MAC.
+/// The bytes of a `c2` cursor's MAC.
 const MAC_BYTES: usize = 16;
+/// The bytes of a sealed cursor's authentication tag.
+const TAG_BYTES: usize = 16;
 
-/// The keys cursors are signed with: the current one signs, it and the previous one verify.
+/// One cursor key: the secret `c2` tags were made with, and the sealing key derived from it.
+#[derive(Clone)]
+struct Key {
+    secret: [u8; 32],
+    sealing: Arc<LessSafeKey>,
+}
+
+impl Key {
+    fn new(secret: [u8; 32]) -> Key {
+        // A key of its own for sealing, so that no two uses share one.
+        let derived = Hmac::<Sha256>::new_from_slice(&secret)
+            .expect("HMAC takes any key")
+            .chain_update(b"tablegraph cursor sealing")
+            .finalize()
+            .into_bytes();
+        let unbound =
+            UnboundKey::new(&AES_256_GCM_SIV, &derived).expect("32 bytes: an AES-256 key");
+        Key {
+            secret,
+            sealing: Arc::new(LessSafeKey::new(unbound)),
+        }
+    }
+}
+
+/// The keys cursors are sealed with: the current one seals, it and the previous one open.
 #[derive(Clone)]
 pub struct CursorKeys {
-    current: [u8; 32],
-    previous: Option<[u8; 32]>,
+    current: Key,
+    previous: Option<Key>,
 }
 
 impl std::fmt::Debug for CursorKeys {
@@ -40,42 +75,91 @@ impl std::fmt::Debug for CursorKeys {
 impl CursorKeys {
     /// Keys from secrets as an operator gives them (any text; only its SHA-256 is kept).
     pub fn from_secrets(current: &str, previous: Option<&str>) -> CursorKeys {
-        let key = |secret: &str| -> [u8; 32] { Sha256::digest(secret.as_bytes()).into() };
+        let key = |secret: &str| Key::new(Sha256::digest(secret.as_bytes()).into());
         CursorKeys {
             current: key(current),
             previous: previous.map(key),
         }
     }
 
-    /// This process's keys when none is configured: random, made once, so cursors hold across
-    /// the requests of one process but not across processes or restarts.
+    /// This process's keys when none is configured: drawn once from the operating system's
+    /// random source, so cursors hold across the requests of one process but not across
+    /// processes or restarts.
     pub fn of_this_process() -> Arc<CursorKeys> {
         static KEYS: OnceLock<Arc<CursorKeys>> = OnceLock::new();
         KEYS.get_or_init(|| {
-            let mut current = [0u8; 32];
-            current.iter_mut().for_each(|byte| *byte = fastrand::u8(..));
+            let mut secret = [0u8; 32];
+            aws_lc_rs::rand::fill(&mut secret).expect("the operating system's random source");
             Arc::new(CursorKeys {
-                current,
+                current: Key::new(secret),
                 previous: None,
             })
         })
         .clone()
     }
 
-    fn mac(key: &[u8; 32], payload: &[u8]) -> Hmac<Sha256> {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key");
+    fn keys(&self) -> impl Iterator<Item = &Key> {
+        std::iter::once(&self.current).chain(&self.previous)
+    }
+
+    fn mac(secret: &[u8; 32], payload: &[u8]) -> Hmac<Sha256> {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret).expect("HMAC takes any key");
         mac.update(payload);
         mac
     }
 
+    #[cfg(test)]
     fn sign(&self, payload: &[u8]) -> Vec<u8> {
-        Self::mac(&self.current, payload).finalize().into_bytes()[..MAC_BYTES].to_vec()
+        Self::mac(&self.current.secret, payload)
+            .finalize()
+            .into_bytes()[..MAC_BYTES]
+            .to_vec()
     }
 
     fn verify(&self, payload: &[u8], tag: &[u8]) -> bool {
-        std::iter::once(&self.current)
-            .chain(&self.previous)
-            .any(|key| Self::mac(key, payload).verify_truncated_left(tag).is_ok())
+        self.keys().any(|key| {
+            Self::mac(&key.secret, payload)
+                .verify_truncated_left(tag)
+                .is_ok()
+        })
+    }
+
+    /// `c3:`, a random nonce, and `text` sealed under the current key.
+    fn seal(&self, text: &str) -> Vec<u8> {
+        let mut nonce = [0u8; NONCE_LEN];
+        aws_lc_rs::rand::fill(&mut nonce).expect("the operating system's random source");
+        let mut sealed =
+            Vec::with_capacity(SEALED_PREFIX.len() + NONCE_LEN + text.len() + TAG_BYTES);
+        sealed.extend_from_slice(SEALED_PREFIX);
+        sealed.extend_from_slice(&nonce);
+        let mut body = text.as_bytes().to_vec();
+        self.current
+            .sealing
+            .seal_in_place_append_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(SEALED_PREFIX),
+                &mut body,
+            )
+            .expect("a cursor is far below AES-GCM-SIV's message limit");
+        sealed.extend_from_slice(&body);
+        sealed
+    }
+
+    /// The text of a sealed cursor (what follows `c3:`), if a key opens it.
+    fn open(&self, sealed: &[u8]) -> Option<String> {
+        if sealed.len() < NONCE_LEN + TAG_BYTES {
+            return None;
+        }
+        let (nonce, body) = sealed.split_at(NONCE_LEN);
+        self.keys().find_map(|key| {
+            let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
+            let mut body = body.to_vec();
+            let text = key
+                .sealing
+                .open_in_place(nonce, Aad::from(SEALED_PREFIX), &mut body)
+                .ok()?;
+            String::from_utf8(text.to_vec()).ok()
+        })
     }
 }
 
@@ -110,34 +194,33 @@ impl Cursor {
     /// ```
     pub fn max_encoded_len(connection: &str) -> usize {
         let unpadded = |bytes: usize| (bytes * 4).div_ceil(3);
-        let payload = VERSION_PREFIX.len()
-            + connection.len()
-            + MAX_PARTITION_KEY_BYTES
-            + 1
-            + MAX_SORT_KEY_BYTES;
-        unpadded(payload) + 1 + unpadded(MAC_BYTES)
+        let text = connection.len() + MAX_PARTITION_KEY_BYTES + 1 + MAX_SORT_KEY_BYTES;
+        let sealed = unpadded(SEALED_PREFIX.len() + NONCE_LEN + text + TAG_BYTES);
+        let signed = unpadded(SIGNED_PREFIX.len() + text) + 1 + unpadded(MAC_BYTES);
+        sealed.max(signed)
     }
 
-    /// The opaque string handed to clients: the payload and its MAC under `keys`.
+    /// The opaque string handed to clients: its connection and sort key, sealed under `keys`.
+    /// It tells nothing of either.
     ///
     /// ```
+    /// use base64::Engine as _;
     /// use tablegraph::keys::{Cursor, CursorKeys};
     /// let keys = CursorKeys::from_secrets("s3cret", None);
     /// let cursor = Cursor { connection: "Farm.cows:0190".into(), sort_key: "bessie#0191".into() };
-    /// assert!(cursor.encode(&keys).starts_with("YzI6RmFybS5jb3dzOjAxOTAKYmVzc2llIzAxOTE."));
+    /// let encoded = cursor.encode(&keys);
+    /// let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&encoded).unwrap();
+    /// assert!(bytes.starts_with(b"c3:"));
+    /// assert!(!String::from_utf8_lossy(&bytes).contains("bessie"));
+    /// assert_ne!(encoded, cursor.encode(&keys), "a nonce of its own each time");
     /// ```
     pub fn encode(&self, keys: &CursorKeys) -> String {
-        let payload = format!("{VERSION_PREFIX}{}\n{}", self.connection, self.sort_key);
-        let tag = keys.sign(payload.as_bytes());
-        format!(
-            "{}.{}",
-            URL_SAFE_NO_PAD.encode(payload),
-            URL_SAFE_NO_PAD.encode(tag)
-        )
+        let text = format!("{}\n{}", self.connection, self.sort_key);
+        URL_SAFE_NO_PAD.encode(keys.seal(&text))
     }
 
     /// Reads a client's cursor for `connection`, refusing one that was not issued by it (or
-    /// whose MAC `keys` do not verify).
+    /// that `keys` do not open).
     ///
     /// ```
     /// use tablegraph::keys::{Cursor, CursorError, CursorKeys};
@@ -157,21 +240,34 @@ impl Cursor {
         if encoded.len() > Self::max_encoded_len(connection) {
             return Err(CursorError::Malformed);
         }
-        let (payload, tag) = encoded.split_once('.').ok_or(CursorError::Malformed)?;
-        let bytes = URL_SAFE_NO_PAD
-            .decode(payload)
-            .map_err(|_| CursorError::Malformed)?;
-        let tag = URL_SAFE_NO_PAD
-            .decode(tag)
-            .map_err(|_| CursorError::Malformed)?;
-        if tag.len() != MAC_BYTES || !keys.verify(&bytes, &tag) {
-            return Err(CursorError::Malformed);
-        }
-        let text = String::from_utf8(bytes).map_err(|_| CursorError::Malformed)?;
-        let body = text
-            .strip_prefix(VERSION_PREFIX)
-            .ok_or(CursorError::Malformed)?;
-        let (issued_for, sort_key) = body.split_once('\n').ok_or(CursorError::Malformed)?;
+        let text = match encoded.split_once('.') {
+            // The earlier format: the text in the clear, and its MAC.
+            Some((payload, tag)) => {
+                let bytes = URL_SAFE_NO_PAD
+                    .decode(payload)
+                    .map_err(|_| CursorError::Malformed)?;
+                let tag = URL_SAFE_NO_PAD
+                    .decode(tag)
+                    .map_err(|_| CursorError::Malformed)?;
+                if tag.len() != MAC_BYTES || !keys.verify(&bytes, &tag) {
+                    return Err(CursorError::Malformed);
+                }
+                let text = String::from_utf8(bytes).map_err(|_| CursorError::Malformed)?;
+                text.strip_prefix(SIGNED_PREFIX)
+                    .ok_or(CursorError::Malformed)?
+                    .to_owned()
+            }
+            None => {
+                let bytes = URL_SAFE_NO_PAD
+                    .decode(encoded)
+                    .map_err(|_| CursorError::Malformed)?;
+                let sealed = bytes
+                    .strip_prefix(SEALED_PREFIX)
+                    .ok_or(CursorError::Malformed)?;
+                keys.open(sealed).ok_or(CursorError::Malformed)?
+            }
+        };
+        let (issued_for, sort_key) = text.split_once('\n').ok_or(CursorError::Malformed)?;
         if sort_key.len() > MAX_SORT_KEY_BYTES || id_from_slot_sort_key(sort_key).is_none() {
             return Err(CursorError::Malformed);
         }
@@ -260,6 +356,31 @@ mod tests {
             );
         }
         assert!(Cursor::decode_for(&signed("c2:Farm.cows:1\nx#1"), "Farm.cows:1", &keys()).is_ok());
+    }
+
+    #[test]
+    fn a_sealed_cursor_changed_anywhere_is_refused() {
+        let cursor = Cursor {
+            connection: "Farm.cows:1".into(),
+            sort_key: "bessie#1".into(),
+        };
+        let bytes = URL_SAFE_NO_PAD
+            .decode(cursor.encode(&keys()))
+            .expect("base64");
+        for at in 0..bytes.len() {
+            let mut changed = bytes.clone();
+            changed[at] ^= 0x01;
+            assert_eq!(
+                Cursor::decode_for(&URL_SAFE_NO_PAD.encode(&changed), "Farm.cows:1", &keys()),
+                Err(CursorError::Malformed),
+                "byte {at}"
+            );
+        }
+        let cut = URL_SAFE_NO_PAD.encode(&bytes[..bytes.len() - 1]);
+        assert_eq!(
+            Cursor::decode_for(&cut, "Farm.cows:1", &keys()),
+            Err(CursorError::Malformed)
+        );
     }
 
     #[test]

@@ -451,3 +451,29 @@ async fn a_websocket_is_closed_when_its_token_expires() {
         other => panic!("expected 4403, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn an_event_stream_ends_when_its_token_expires() {
+    let app = app_with(jwt(JwtKeys::Hs256Secret(SECRET.to_owned()))).await;
+    let token = hs256(&claims(ISSUER, AUDIENCE, 2), SECRET);
+    let mut response = app
+        .client
+        .post(app.url("/graphql"))
+        .header("authorization", format!("Bearer {token}"))
+        .header("accept", "text/event-stream")
+        .json(&json!({ "query": "subscription { onCreateFarm { id } }" }))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(response.status(), 200);
+    // The server's timer, at the token's `exp`, ends it; the client only waits.
+    let events = crate::helpers::sse_events(&mut response, 2).await;
+    assert_eq!(events[0].0, "next", "{events:?}");
+    let said: Value = serde_json::from_str(&events[0].1).expect("JSON");
+    assert_eq!(
+        said["errors"][0]["extensions"]["errorType"], "UnauthorizedException",
+        "{said}"
+    );
+    assert_eq!(said["errors"][0]["message"], "the token expired");
+    assert_eq!(events[1].0, "complete", "{events:?}");
+}

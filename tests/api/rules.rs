@@ -929,3 +929,36 @@ async fn a_resolvers_count_covers_only_what_its_reader_may_read() {
         "dan's note is not counted: {count}"
     );
 }
+
+#[tokio::test]
+async fn a_filtered_page_under_the_rules_tells_no_count_of_what_the_caller_may_not_read() {
+    let app = notes_app(StoreTuning::default()).await;
+    for title in ["ann's one", "ann's two", "ann's three"] {
+        let body = body(
+            &app,
+            Who::Owner,
+            "mutation ($t: String!) { createNote(input: { title: $t }) { id } }",
+            json!({ "t": title }),
+        )
+        .await;
+        assert!(body.get("errors").is_none(), "{body}");
+    }
+    let query =
+        "{ listNotes(filter: { title: { contains: \"one\" } }) { edges { node { title } } } }";
+    // dan reads none of ann's notes: his page is empty, and says nothing of how many it passed.
+    let dan = body(&app, Who::Other, query, json!({})).await;
+    assert_eq!(dan["data"]["listNotes"]["edges"], json!([]), "{dan}");
+    let told = &dan["extensions"]["filters"][0];
+    assert_eq!(told["path"], "listNotes", "{dan}");
+    assert!(
+        told.get("itemsRead").is_none() && told.get("itemsMatched").is_none(),
+        "{dan}"
+    );
+    // An admin, whom no rule filters, is told the counts.
+    let admin = body(&app, Who::Admin, query, json!({})).await;
+    assert_eq!(admin["extensions"]["filters"][0]["itemsRead"], 3, "{admin}");
+    assert_eq!(
+        admin["extensions"]["filters"][0]["itemsMatched"], 1,
+        "{admin}"
+    );
+}

@@ -339,6 +339,10 @@ pub struct ServeArgs {
     /// connection that sends nothing, or one sending a request's head too slowly.
     #[arg(long, env = "TABLEGRAPH_HEADER_READ_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     pub header_read_timeout_secs: u64,
+    /// Let at most this many WebSockets wait for `connection_init` at once; past it the one
+    /// that waited longest is closed (`4408`, which clients retry).
+    #[arg(long, env = "TABLEGRAPH_MAX_PENDING_SOCKETS", default_value_t = HttpConfig::default().max_pending_sockets, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_pending_sockets: usize,
     /// Close a kept-alive connection after this many seconds with no request running.
     #[arg(long, env = "TABLEGRAPH_IDLE_TIMEOUT_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_secs: u64,
@@ -506,6 +510,7 @@ impl ServeArgs {
             },
             max_subscriptions_per_connection: self.max_subscriptions_per_connection,
             cors_allow_headers: self.cors_allow_headers.clone(),
+            max_pending_sockets: self.max_pending_sockets,
             connections: ConnectionLimits {
                 header_read_timeout: Duration::from_secs(self.header_read_timeout_secs),
                 idle_timeout: Duration::from_secs(self.idle_timeout_secs),

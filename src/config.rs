@@ -50,6 +50,9 @@ pub struct HttpConfig {
     pub sse_reservation_ttl: Duration,
     /// How long a connection may stay silent, and how many may be open.
     pub connections: ConnectionLimits,
+    /// WebSockets that may wait for `connection_init` at once (`--max-pending-sockets`); past
+    /// it the one that waited longest closes with `4408`.
+    pub max_pending_sockets: usize,
 }
 
 /// How the server bounds its TCP connections (`http::serve`).
@@ -92,6 +95,7 @@ impl Default for HttpConfig {
             cors_allow_headers: Vec::new(),
             sse_reservation_ttl: Duration::from_secs(60),
             connections: ConnectionLimits::default(),
+            max_pending_sockets: 256,
         }
     }
 }

@@ -15,6 +15,7 @@ mod guard;
 mod health;
 mod layers;
 mod metrics;
+mod pending;
 mod serve;
 mod sse;
 mod sse_reservations;

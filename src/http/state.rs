@@ -39,6 +39,10 @@ pub(super) struct StateInner {
     pub(super) sockets: tokio::sync::watch::Sender<usize>,
     /// graphql-sse's reservations (single connection mode).
     pub(super) sse: super::sse_reservations::Reservations,
+    /// WebSockets waiting for `connection_init`.
+    pub(super) pending: Arc<super::pending::PendingSockets>,
+    /// The largest WebSocket message a client may send: the body limit of HTTP requests.
+    pub(super) max_message_bytes: usize,
 }
 
 impl AppState {
@@ -78,6 +82,8 @@ impl AppState {
                     config.sse_reservation_ttl,
                     config.graphql.max_subscriptions,
                 ),
+                pending: super::pending::PendingSockets::new(config.max_pending_sockets),
+                max_message_bytes: config.max_body_bytes,
             }),
         }
     }

@@ -4,7 +4,10 @@
 //!
 //! Credentials come in `connection_init`'s payload (`x-api-key` or `Authorization`, at its top
 //! level or under `headers`, as clients send them), or else with the upgrade request's headers:
-//! a browser cannot set headers on a WebSocket. A connection whose token expires is closed
+//! a browser cannot set headers on a WebSocket; credentials in the upgrade's headers are checked
+//! before it is answered (401 when they are wrong). At most `--max-pending-sockets` sockets
+//! wait for `connection_init` (`pending`), each with a 4 KiB read buffer, and a message may be
+//! as large as a request body (`--max-body-bytes`). A connection whose token expires is closed
 //! then (`4403`); when the server shuts down, every connection is closed with `1012` (service
 //! restart), which clients retry.
 //!
@@ -36,6 +39,12 @@ use crate::auth::{API_KEY_HEADER, Authenticator, Caller};
 
 /// How long a client has to send `connection_init` after the upgrade.
 const INIT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The bytes a socket reads into at once (tungstenite allocates them up front: 128 KiB by
+/// default, which 5,000 sockets that never send `connection_init` turned into 485 MB). A
+/// larger message is read in several reads.
+const READ_BUFFER_BYTES: usize = 4 * 1024;
+/// What a socket buffers before it writes: events are small, and flushed one by one.
+const WRITE_BUFFER_BYTES: usize = 8 * 1024;
 /// The start of the message of a refused `connection_init`, to tell its close frame from
 /// others that async-graphql sends with the same code.
 const FORBIDDEN: &str = "Forbidden";
@@ -65,6 +74,19 @@ pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
         }
     };
     let header_credentials = Credentials::from_headers(&parts.headers);
+    // Credentials sent with the upgrade are checked before it is answered: a wrong one costs
+    // no socket.
+    if let Some(auth) = state.inner.auth.as_deref()
+        && !header_credentials.is_empty()
+        && let Err(reason) = caller(Some(auth), &header_credentials).await
+    {
+        tracing::info!(%reason, "refused a WebSocket upgrade with invalid credentials");
+        let body = serde_json::json!({ "errors": [{
+            "message": reason,
+            "extensions": { "errorType": "UnauthorizedException" },
+        }] });
+        return (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
+    }
     // The protocol the extractor chose: the first of the client's it knows.
     let legacy = parts
         .headers
@@ -76,7 +98,12 @@ pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
                 .find_map(|p| p.trim().parse::<WebSocketProtocols>().ok())
         })
         == Some(WebSocketProtocols::SubscriptionsTransportWS);
+    let max_message = state.inner.max_message_bytes;
     upgrade
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .write_buffer_size(WRITE_BUFFER_BYTES)
+        .max_message_size(max_message)
+        .max_frame_size(max_message)
         .protocols(ALL_WEBSOCKET_PROTOCOLS)
         .on_upgrade(move |socket| serve(state, socket, protocol, legacy, header_credentials))
 }
@@ -161,6 +188,7 @@ async fn serve(
     header_credentials: Credentials,
 ) {
     let _counted = Counted::new(state.clone());
+    let waiting = Arc::new(state.inner.pending.enter());
     let (socket_sink, socket_stream) = socket.split();
     // Everything the connection sends passes one channel: the protocol's messages and this
     // module's own close frames, in order.
@@ -180,6 +208,7 @@ async fn serve(
     let incoming = {
         let session = session.clone();
         let sender = sender.clone();
+        let waiting = Arc::clone(&waiting);
         socket_stream
             .filter_map(move |message| {
                 let verdict = match &message {
@@ -187,6 +216,7 @@ async fn serve(
                     _ => Verdict::Pass,
                 };
                 if let (Verdict::Initialising, Some(seen)) = (&verdict, init_seen.take()) {
+                    waiting.initialised();
                     let _ = seen.send(());
                 }
                 let mut sender = sender.clone();
@@ -245,6 +275,10 @@ async fn serve(
     let close = tokio::select! {
         () = connection => None,
         () = init_deadline(init_wait) => Some((4408, "Connection initialisation timeout")),
+        () = waiting.evicted() => Some((
+            4408,
+            "Connection initialisation timeout: too many connections wait to initialise",
+        )),
         () = token_expiry(expiry) => Some((4403, "Forbidden: the token expired")),
         // 1012 (service restart): clients reconnect, to another replica or this one restarted.
         _ = closing.wait_for(|closing| *closing) => Some((1012, "the server is restarting")),

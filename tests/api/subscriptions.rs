@@ -1101,3 +1101,79 @@ async fn the_event_limit_leaves_queries_over_the_transports_whole() {
         json!({ "data": { "farmByName": { "name": name } } })
     );
 }
+
+#[tokio::test]
+async fn sockets_that_never_initialise_are_held_to_a_number_and_a_client_still_subscribes() {
+    let app = spawn_app_with(HttpConfig {
+        auth: AuthConfig {
+            api_keys: vec!["key".to_owned()],
+            ..AuthConfig::default()
+        },
+        max_pending_sockets: 5,
+        ..HttpConfig::default()
+    })
+    .await;
+    let mut bare = Vec::new();
+    for _ in 0..20 {
+        bare.push(Client::open(app.address, "graphql-transport-ws").await);
+    }
+    // The 15 that waited longest were closed as newer ones came, with the initialisation
+    // timeout's code, which clients retry.
+    for (n, client) in bare.iter_mut().take(15).enumerate() {
+        match client.receive().await {
+            Received::Closed(code, reason) => {
+                assert_eq!(code, 4408, "socket {n}: {reason}");
+                assert!(reason.contains("too many"), "{reason}");
+            }
+            other => panic!("socket {n}: expected 4408, got {other:?}"),
+        }
+    }
+    // A real client is let in (it makes the oldest of the five close) and subscribes.
+    let mut client = Client::connected(&app, json!({ "x-api-key": "key" })).await;
+    client
+        .subscribe("1", "subscription { onCreateFarm { name } }", json!({}))
+        .await;
+    app.events.until_subscribers(1).await;
+    let created = app
+        .client
+        .post(app.url("/graphql"))
+        .header("x-api-key", "key")
+        .json(&json!({ "query": "mutation { createFarm(input: { name: \"Held\" }) { id } }" }))
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(created.status(), 200);
+    assert_eq!(
+        client.next_of("1").await["data"]["onCreateFarm"]["name"],
+        "Held"
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_credential_in_the_upgrade_s_headers_is_refused_before_the_upgrade() {
+    let app = spawn_app_with(HttpConfig {
+        auth: AuthConfig {
+            api_keys: vec!["key".to_owned()],
+            ..AuthConfig::default()
+        },
+        ..HttpConfig::default()
+    })
+    .await;
+    let mut request = format!("ws://{}/graphql", app.address)
+        .into_client_request()
+        .expect("a WebSocket request");
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        "graphql-transport-ws".parse().expect("a header value"),
+    );
+    request
+        .headers_mut()
+        .insert("x-api-key", "wrong".parse().expect("a header value"));
+    match tokio_tungstenite::connect_async(request).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status(), 401);
+        }
+        Err(other) => panic!("expected a 401, got {other}"),
+        Ok(_) => panic!("the upgrade was answered"),
+    }
+}

@@ -117,7 +117,7 @@ impl Rules {
     pub fn access(&self, identity: &Identity, type_name: &str, operation: Operation) -> Access {
         match self.types.get(type_name) {
             None => Access::All,
-            Some(rules) => self.decide(identity, rules, operation, None),
+            Some(rules) => self.decide(identity, rules, operation, false),
         }
     }
 
@@ -132,7 +132,7 @@ impl Rules {
     ) -> Access {
         match self.fields.get(&(type_name.to_owned(), field.to_owned())) {
             None => self.access(identity, type_name, operation),
-            Some(rules) => self.decide(identity, rules, operation, None),
+            Some(rules) => self.decide(identity, rules, operation, false),
         }
     }
 
@@ -142,24 +142,26 @@ impl Rules {
             .contains_key(&(type_name.to_owned(), field.to_owned()))
     }
 
-    /// What `rules` let `identity` do by `operation`; with `owners_only`, only as an owner by
-    /// the owner rules of that field.
+    /// What `rules` let `identity` do by `operation`; with `managing`, only through the rules
+    /// that may change who reaches the node ([`AuthRule::manages_owners`]).
     fn decide(
         &self,
         identity: &Identity,
         rules: &[AuthRule],
         operation: Operation,
-        owners_only: Option<&str>,
+        managing: bool,
     ) -> Access {
         if *identity == Identity::Tool {
             return Access::All;
         }
         let mut filters = Vec::new();
-        for rule in rules.iter().filter(|rule| rule.covers(operation)) {
+        let counted =
+            |rule: &&AuthRule| rule.covers(operation) && (!managing || rule.manages_owners());
+        for rule in rules.iter().filter(counted) {
             let claims = match (identity, rule.provider) {
                 (Identity::Token(claims), Provider::Token) => claims,
                 (Identity::ApiKey | Identity::Anonymous, Provider::ApiKey) => {
-                    if rule.allow == Allow::Public && owners_only.is_none() {
+                    if rule.allow == Allow::Public {
                         return Access::All;
                     }
                     continue;
@@ -168,11 +170,11 @@ impl Rules {
             };
             match &rule.allow {
                 Allow::Public => {}
-                Allow::Private if owners_only.is_none() => return Access::All,
+                Allow::Private => return Access::All,
                 Allow::Groups {
                     groups,
                     group_claim,
-                } if owners_only.is_none() => {
+                } => {
                     let mine = self.groups_of(claims, group_claim.as_deref());
                     if groups.iter().any(|group| mine.contains(group)) {
                         return Access::All;
@@ -182,7 +184,7 @@ impl Rules {
                     field,
                     many,
                     identity_claim,
-                } if owners_only.is_none_or(|only| only == field) => {
+                } => {
                     if let Some(owner) = self.owner_of(claims, identity_claim.as_deref()) {
                         filters.push(holds(field, *many, owner));
                     }
@@ -191,12 +193,11 @@ impl Rules {
                     field,
                     many,
                     group_claim,
-                } if owners_only.is_none() => {
+                } => {
                     for group in self.groups_of(claims, group_claim.as_deref()) {
                         filters.push(holds(field, *many, group));
                     }
                 }
-                _ => {}
             }
         }
         if filters.is_empty() {
@@ -284,14 +285,17 @@ impl Rules {
         owners
     }
 
-    /// The owner fields of `type_name`'s rules.
-    fn owner_fields(&self, type_name: &str) -> Vec<&str> {
+    /// The fields that say who may reach a `type_name` node: its rules' owner fields and
+    /// `groupsField`s.
+    fn access_fields(&self, type_name: &str) -> Vec<&str> {
         self.types
             .get(type_name)
             .into_iter()
             .flatten()
             .filter_map(|rule| match &rule.allow {
-                Allow::Owner { field, .. } => Some(field.as_str()),
+                Allow::Owner { field, .. } | Allow::GroupsField { field, .. } => {
+                    Some(field.as_str())
+                }
                 _ => None,
             })
             .collect()
@@ -432,8 +436,10 @@ pub fn authorize_create(
 }
 
 /// The condition an update of `given` fields of a `type_def` node must hold on the stored
-/// node; `None` when the rules allow it whatever the node holds. Changing an owner field takes
-/// a caller allowed outright, or an owner: not one allowed through `groupsField`.
+/// node; `None` when the rules allow it whatever the node holds. Changing who reaches the node
+/// (an owner field or a `groupsField`: granting or revoking) takes a caller allowed outright,
+/// or an owner through a rule that may manage owners ([`AuthRule::manages_owners`]): not a
+/// co-owner whose rule is limited to some operations, nor a member through `groupsField`.
 pub fn update_condition(
     rules: &Rules,
     identity: &Identity,
@@ -449,14 +455,14 @@ pub fn update_condition(
     if access[0] != Access::All
         && let Some(type_rules) = rules.types.get(name)
     {
-        // Who owns a node is changed by its owners of that field, not by whoever else may
+        // Who reaches a node is changed by those who manage it, not by whoever else may
         // update it.
-        let owners = rules.owner_fields(name);
-        for field in given
+        let access_fields = rules.access_fields(name);
+        if given
             .iter()
-            .filter(|field| owners.contains(&field.as_str()))
+            .any(|field| access_fields.contains(&field.as_str()))
         {
-            access.push(rules.decide(identity, type_rules, Operation::Update, Some(field)));
+            access.push(rules.decide(identity, type_rules, Operation::Update, true));
         }
     }
     for field in given {

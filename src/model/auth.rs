@@ -16,6 +16,9 @@ pub struct AuthRule {
     /// What the rule allows; all four when the rule does not say.
     pub operations: Vec<Operation>,
     pub provider: Provider,
+    /// `manageOwners: true` (owner rules): its owners may change the node's owner and group
+    /// fields even when the rule does not grant every operation, as any owner may in Amplify.
+    pub manage_owners: bool,
 }
 
 /// Whom a rule allows.
@@ -91,6 +94,20 @@ impl AuthRule {
         self.operations.contains(&operation)
     }
 
+    /// Whether the callers it allows may change who owns the node and which group it is
+    /// shared with (its owner and group fields): an owner rule that grants every operation,
+    /// or one that says `manageOwners: true`; never a `groupsField` rule. (Rules that allow
+    /// callers whatever the node holds, as groups and private rules do, allow any update.)
+    pub fn manages_owners(&self) -> bool {
+        match self.allow {
+            Allow::Owner { .. } => {
+                self.manage_owners || Operation::ALL.iter().all(|op| self.covers(*op))
+            }
+            Allow::GroupsField { .. } => false,
+            _ => true,
+        }
+    }
+
     /// The node field the rule reads to decide, with whether it holds a list.
     pub fn field(&self) -> Option<(&str, bool)> {
         match &self.allow {
@@ -142,6 +159,7 @@ pub(super) fn appsync_rule(name: &str, groups: Option<&ConstValue>) -> Result<Au
         allow,
         operations: Operation::ALL.to_vec(),
         provider: Provider::Token,
+        manage_owners: false,
     };
     let groups = match groups {
         None => None,
@@ -192,7 +210,7 @@ fn read_rule(value: &ConstValue) -> Result<AuthRule, String> {
     let ConstValue::Object(arguments) = value else {
         return Err("each @auth rule is an object, like { allow: owner }".to_owned());
     };
-    const KNOWN: [&str; 8] = [
+    const KNOWN: [&str; 9] = [
         "allow",
         "ownerField",
         "identityClaim",
@@ -201,6 +219,7 @@ fn read_rule(value: &ConstValue) -> Result<AuthRule, String> {
         "groupClaim",
         "operations",
         "provider",
+        "manageOwners",
     ];
     if let Some(unknown) = arguments.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(format!(
@@ -232,6 +251,16 @@ fn read_rule(value: &ConstValue) -> Result<AuthRule, String> {
         }
     };
     let group_claim = text("groupClaim")?;
+    let manage_owners = match get("manageOwners") {
+        None => false,
+        Some(ConstValue::Boolean(manage)) if allow == "owner" => *manage,
+        Some(ConstValue::Boolean(_)) => {
+            return Err(format!(
+                "manageOwners: belongs to allow: owner rules, not allow: {allow}"
+            ));
+        }
+        Some(_) => return Err("manageOwners: takes true or false".to_owned()),
+    };
     let allow = match allow.as_str() {
         "owner" => {
             only_for("groups", "allow: groups")?;
@@ -335,6 +364,7 @@ fn read_rule(value: &ConstValue) -> Result<AuthRule, String> {
         allow,
         operations,
         provider,
+        manage_owners,
     })
 }
 
@@ -402,6 +432,7 @@ mod tests {
                 },
                 operations: Operation::ALL.to_vec(),
                 provider: Provider::Token,
+                manage_owners: false,
             })
         );
         assert_eq!(
@@ -413,6 +444,7 @@ mod tests {
                 },
                 operations: vec![Operation::Read, Operation::Update],
                 provider: Provider::Token,
+                manage_owners: false,
             })
         );
         assert_eq!(
@@ -422,6 +454,27 @@ mod tests {
         assert_eq!(
             rule("{ allow: private, provider: oidc }").map(|r| r.provider),
             Ok(Provider::Token)
+        );
+        // Who may change a node's owner and group fields.
+        let manages = |text: &str| rule(text).map(|r| r.manages_owners());
+        assert_eq!(manages("{ allow: owner }"), Ok(true));
+        assert_eq!(
+            manages("{ allow: owner, ownerField: \"editors\", operations: [read, update] }"),
+            Ok(false)
+        );
+        assert_eq!(
+            manages(
+                "{ allow: owner, ownerField: \"editors\", operations: [update], manageOwners: true }"
+            ),
+            Ok(true)
+        );
+        assert_eq!(
+            manages("{ allow: groups, groupsField: \"team\" }"),
+            Ok(false)
+        );
+        assert!(
+            rule("{ allow: groups, groups: [\"A\"], manageOwners: true }")
+                .is_err_and(|e| e.contains("belongs to allow: owner"))
         );
     }
 

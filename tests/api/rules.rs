@@ -291,6 +291,31 @@ async fn each_caller_may_do_what_the_rules_say_and_a_refusal_changes_nothing() {
         }
         let as_stored = after;
 
+        // grant (share the note with one more editor, and with another team), then revoke:
+        // the owner and admins manage who reaches the note; an editor changes its content only
+        let allowed = matches!(who, Owner | Admin);
+        for (column, editors, team) in [
+            ("grant", json!(["bob", "dan"]), json!("red")),
+            ("revoke", json!(["bob"]), json!("blue")),
+        ] {
+            let (status, answer) = run(
+                &app,
+                who,
+                "mutation ($id: ID!, $editors: [String], $team: String) { updateNote(input: { id: $id, editors: $editors, team: $team }) { editors team } }",
+                json!({ "id": id, "editors": editors, "team": team }),
+            )
+            .await;
+            assert_cell(who, column, allowed, status, &answer, "updateNote");
+            let after = stored(&app, &id).await;
+            if allowed {
+                assert_eq!(after["editors"], editors, "{who:?} {column}");
+                assert_eq!(after["team"], team, "{who:?} {column}");
+            } else {
+                assert_eq!(after, as_stored, "{who:?}'s refused {column} wrote nothing");
+            }
+        }
+        let as_stored = stored(&app, &id).await;
+
         // delete
         let allowed = matches!(who, Owner | Admin);
         let (status, answer) = run(
@@ -961,4 +986,91 @@ async fn a_filtered_page_under_the_rules_tells_no_count_of_what_the_caller_may_n
         admin["extensions"]["filters"][0]["itemsMatched"], 1,
         "{admin}"
     );
+}
+
+#[tokio::test]
+async fn an_editor_may_neither_share_a_note_nor_take_it_from_another_editor() {
+    let app = notes_app(StoreTuning::default()).await;
+    let id = anns_note(&app).await;
+    let update = "mutation ($id: ID!, $editors: [String], $team: String) { updateNote(input: { id: $id, editors: $editors, team: $team }) { id } }";
+    // bob edits the note, and cannot share it further, take eve's access away, or hand it to
+    // a whole group.
+    let as_stored = stored(&app, &id).await;
+    for (editors, team) in [
+        (json!(["bob", "dan"]), json!("blue")),
+        (json!([]), json!("blue")),
+        (json!(["bob"]), json!("everyone")),
+    ] {
+        let (status, answer) = run(
+            &app,
+            Who::Editor,
+            update,
+            json!({ "id": id, "editors": editors, "team": team }),
+        )
+        .await;
+        assert!(refused(status, &answer, "updateNote"), "{answer}");
+        assert_eq!(stored(&app, &id).await, as_stored, "nothing written");
+    }
+    // Content he may change.
+    let answer = body(
+        &app,
+        Who::Editor,
+        r#"mutation ($id: ID!) { updateNote(input: { id: $id, body: "more" }) { id } }"#,
+        json!({ "id": id }),
+    )
+    .await;
+    assert!(answer.get("errors").is_none(), "{answer}");
+    // ann takes bob's access away, and bob can no longer read the note.
+    let answer = body(
+        &app,
+        Who::Owner,
+        update,
+        json!({ "id": id, "editors": [], "team": "blue" }),
+    )
+    .await;
+    assert!(answer.get("errors").is_none(), "{answer}");
+    let (status, answer) = run(
+        &app,
+        Who::Editor,
+        "query ($id: ID!) { note(id: $id) { id } }",
+        json!({ "id": id }),
+    )
+    .await;
+    assert!(refused(status, &answer, "note"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_rule_with_manage_owners_lets_its_co_owners_share_as_amplify_does() {
+    let schema = std::fs::read_to_string(crate::helpers::repository_file(SCHEMA))
+        .expect("the notes schema")
+        .replace(
+            r#"{ allow: owner, ownerField: "editors", operations: [read, update] }"#,
+            r#"{ allow: owner, ownerField: "editors", operations: [read, update], manageOwners: true }"#,
+        );
+    assert!(
+        schema.contains("manageOwners: true"),
+        "the rule is in the schema"
+    );
+    let path = crate::helpers::scratch("manage-owners").with_extension("graphql");
+    std::fs::write(&path, schema).expect("a schema file");
+    let app = spawn_schema_tuned(
+        notes_app_config(),
+        path.to_str().expect("UTF-8"),
+        StoreTuning::default(),
+    )
+    .await;
+    let id = anns_note(&app).await;
+    let answer = body(
+        &app,
+        Who::Editor,
+        "mutation ($id: ID!) { updateNote(input: { id: $id, editors: [\"bob\", \"dan\"] }) { editors } }",
+        json!({ "id": id }),
+    )
+    .await;
+    assert_eq!(
+        answer["data"]["updateNote"]["editors"],
+        json!(["bob", "dan"]),
+        "{answer}"
+    );
+    std::fs::remove_file(&path).expect("removable");
 }

@@ -247,7 +247,7 @@ pub async fn delete_node(
             // keeps every edge set equal to its edges, then look again. A delete that stops
             // midway leaves a consistent node with fewer edges; deleting it again resumes.
             let step: Vec<_> = edges.into_iter().take(EDGES_PER_STEP).collect();
-            let plan = detach(model, &step, None);
+            let plan = detach_step(model, id, &step, &guard);
             match commit(scope, plan).await? {
                 Ok(()) => guard.expected = None,
                 Err(Purpose::Node | Purpose::Edge) => lost_races += 1,
@@ -277,6 +277,25 @@ pub async fn delete_node(
     }
     tracing::warn!(%id, "delete gave up after losing every race to other writers");
     Err(EngineError::ConflictUnhandled)
+}
+
+/// The writes of a step of a delete that removes `step`, some of the edges of the node `id`:
+/// on condition that the node still holds what `guard` needs of it (the caller's rules, the
+/// client's condition), so that a step never removes edges of a node the delete may no longer
+/// delete. (A node changed since it was read fails the step as a lost race: it is read again.)
+fn detach_step(model: &Model, id: &str, step: &[Arc<Item>], guard: &Guard) -> Plan {
+    let mut plan = detach(model, step, None);
+    let condition: Vec<Clause> = guard.clauses().collect();
+    if !condition.is_empty() {
+        plan.push(
+            Write::Check {
+                key: Key::same(keys::node_key(id)),
+                condition,
+            },
+            Purpose::Node,
+        );
+    }
+    plan
 }
 
 /// The writes that delete `current`, a node of `type_def` at `version` that satisfies the
@@ -442,6 +461,64 @@ fn unique_item_owned_elsewhere(type_def: &TypeDef, id: &str) -> EngineError {
 mod tests {
     use super::*;
     use crate::store::{Filter, Test};
+
+    /// A step that removes some of a node's edges before it is deleted holds the node to the
+    /// caller's rules: an owner changed since the read fails the step, and no edge goes.
+    #[tokio::test]
+    async fn a_step_of_a_delete_removes_edges_only_while_the_rules_hold() {
+        let model = Model::parse(
+            "s.graphql",
+            "type Farm @model { name: String! }\n\
+             type Likes @edge(from: \"Farm\", to: \"Farm\")",
+        )
+        .expect("a schema");
+        let store = crate::store::loopback_store_indexed("delete-steps", &model.indexes).await;
+        let farm = model.type_def("Farm").expect("Farm");
+        let scope = RequestScope::new(&store, 100);
+        for id in ["a", "b"] {
+            let fields = vec![("name".to_owned(), Some(AttrValue::S("Hill".into())))];
+            let item = Arc::new(new_item(&model, farm, id, &fields).expect("an item"));
+            let plan = plan_new_item(&model, farm, &item).expect("a plan");
+            assert!(matches!(commit(&scope, plan).await, Ok(Ok(()))));
+        }
+        let likes = model.edge_def("Likes").expect("Likes");
+        crate::engine::add_edge(&scope, &model, likes, "a", "b", &Item::default())
+            .await
+            .expect("an edge");
+        let edges = edges_touching(&scope, &model, farm, "a")
+            .await
+            .expect("the edges");
+        assert_eq!(edges.len(), 1);
+        let hill = Filter::Field {
+            field: "name".into(),
+            test: Test::Eq(AttrValue::S("Hill".into())),
+        };
+        let ruled = Guard {
+            rule: Some((hill, EngineError::Unauthorized("no".into()))),
+            ..Guard::default()
+        };
+        // Someone renames the farm: the rule the delete was allowed by no longer holds.
+        let mut renamed = read_to_change(&scope, farm, "a", &Guard::default())
+            .await
+            .expect("the farm");
+        renamed.insert("name".into(), AttrValue::S("Dale".into()));
+        store
+            .transact_write(vec![Write::Put {
+                item: renamed,
+                condition: Vec::new(),
+            }])
+            .await
+            .expect("a write");
+        let step = detach_step(&model, "a", &edges, &ruled);
+        assert!(matches!(
+            commit(&scope, step).await,
+            Ok(Err(Purpose::Node | Purpose::Edge))
+        ));
+        let still = edges_touching(&scope, &model, farm, "a")
+            .await
+            .expect("the edges");
+        assert_eq!(still.len(), 1, "no edge was removed");
+    }
 
     /// A writer outside the API changes a field but not the version after the update read the
     /// node: the condition, which held on the read, no longer holds on the stored item, and

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::change::Change;
 use super::error::EngineError;
+use super::rules::Access;
 use super::scope::RequestScope;
 use crate::keys;
 use crate::model::{FieldKind, Model, SlotDef, TypeDef};
@@ -419,8 +420,11 @@ pub async fn commit(scope: &RequestScope, plan: Plan) -> Result<Result<(), Purpo
 /// The same, answering also the part of the plan whose write failed.
 pub async fn commit_at(
     scope: &RequestScope,
-    plan: Plan,
+    mut plan: Plan,
 ) -> Result<Result<(), (usize, Purpose)>, EngineError> {
+    if let Some(refused) = plan.readable_references(scope) {
+        return Ok(Err(refused));
+    }
     let plan = plan.folded().map_err(|clash| {
         tracing::error!(?clash, "a plan writes one item twice");
         EngineError::Internal
@@ -443,6 +447,45 @@ pub async fn commit_at(
             .map(|purpose| Err((plan.parts[index], purpose)))
             .ok_or(EngineError::Internal),
         Err(e) => Err(EngineError::from_store(&e)),
+    }
+}
+
+impl Plan {
+    /// Makes each node the plan refers to (a `@belongsTo` key, a parent counted) one the
+    /// caller may read: its read rules join the reference's condition, so that a node the
+    /// caller may not read fails it exactly as a node that is not there, and nothing is
+    /// written. A reference to a type the caller may read none of fails at once, as the same.
+    fn readable_references(&mut self, scope: &RequestScope) -> Option<(usize, Purpose)> {
+        for (index, purpose) in self.purposes.iter().enumerate() {
+            if !matches!(purpose, Purpose::Reference { .. }) {
+                continue;
+            }
+            let Some(condition) = self.writes[index].condition_mut() else {
+                continue;
+            };
+            // The types the reference may be: its condition names them.
+            let types: Vec<String> = condition
+                .iter()
+                .flat_map(|clause| match clause {
+                    Clause::OneOf(attribute, values) if attribute == "__typename" => values
+                        .iter()
+                        .filter_map(AttrValue::as_str)
+                        .map(str::to_owned)
+                        .collect(),
+                    Clause::Equals(attribute, value) if attribute == "__typename" => {
+                        value.as_str().map(str::to_owned).into_iter().collect()
+                    }
+                    _ => Vec::new(),
+                })
+                .collect();
+            let types: Vec<&str> = types.iter().map(String::as_str).collect();
+            match scope.read_access(&types) {
+                Access::All => {}
+                Access::Where(filter) => condition.push(Clause::Holds(filter)),
+                Access::Denied => return Some((self.parts[index], purpose.clone())),
+            }
+        }
+        None
     }
 }
 

@@ -873,6 +873,12 @@ fn keys_and_attributes(keys: &[String]) -> Result<KeysAndAttributes, StoreError>
 /// A store on dynoxide's HTTP server in this process, with an empty table: for unit tests.
 #[cfg(test)]
 pub(crate) async fn loopback_store(table: &str) -> Store {
+    loopback_store_indexed(table, &[]).await
+}
+
+/// The same, with the generic indexes of `slots`.
+#[cfg(test)]
+pub(crate) async fn loopback_store_indexed(table: &str, slots: &[u8]) -> Store {
     let endpoint = loopback_endpoint().await;
     let store = Store::connect(
         Some(&endpoint),
@@ -881,7 +887,7 @@ pub(crate) async fn loopback_store(table: &str) -> Store {
         &StoreTuning::default(),
     )
     .await;
-    store.create_table(&[]).await.expect("a table");
+    store.create_table(slots).await.expect("a table");
     store
 }
 

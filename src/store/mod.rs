@@ -36,9 +36,9 @@ mod table;
 mod write;
 
 pub use calls::{CallLog, CallRecord};
-#[cfg(test)]
-pub(crate) use client::loopback_store;
 pub use client::{Credentials, RangePage, ScanPage, Store};
+#[cfg(test)]
+pub(crate) use client::{loopback_store, loopback_store_indexed};
 pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
 pub use filter::{Filter, Test};

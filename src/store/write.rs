@@ -82,6 +82,17 @@ impl Write {
             | Write::Tally { key, .. } => key.clone(),
         }
     }
+
+    /// The clauses its condition joins with AND; `None` for a write without one.
+    pub fn condition_mut(&mut self) -> Option<&mut Vec<Clause>> {
+        match self {
+            Write::Put { condition, .. }
+            | Write::Delete { condition, .. }
+            | Write::Bump { condition, .. }
+            | Write::Check { condition, .. } => Some(condition),
+            Write::Tally { .. } => None,
+        }
+    }
 }
 
 /// A clause of a write's condition; clauses are joined with AND.

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 use tablegraph::config::HttpConfig;
 use tablegraph::store::StoreTuning;
 
-use crate::helpers::{TestApp, api_key_and_tokens, spawn_schema_tuned, user_token};
+use crate::helpers::{
+    TestApp, api_key_and_tokens, error_message, error_type, spawn_schema_tuned, user_token,
+};
 use crate::subscriptions::Client;
 
 const API_KEY: &str = "notes-key";
@@ -1073,4 +1075,56 @@ async fn a_rule_with_manage_owners_lets_its_co_owners_share_as_amplify_does() {
         "{answer}"
     );
     std::fs::remove_file(&path).expect("removable");
+}
+
+#[tokio::test]
+async fn a_reference_to_a_node_the_caller_may_not_read_is_answered_as_one_to_no_node() {
+    let app = notes_app(StoreTuning::default()).await;
+    let id = anns_note(&app).await;
+    let before = stored(&app, &id).await;
+    let comment =
+        "mutation ($note: ID!) { createComment(input: { noteId: $note, text: \"spam\" }) { id } }";
+    let comments = || async {
+        body(
+            &app,
+            Who::Admin,
+            "{ listComments { totalCount } }",
+            json!({}),
+        )
+        .await["data"]["listComments"]["totalCount"]
+            .clone()
+    };
+    let count = comments().await;
+    // dan may not read ann's note: his comment on it is refused as one on a note that is not
+    // there, and writes nothing, the note's version included.
+    let made_up = "0190d1c2-0000-7000-8000-000000000000";
+    let (_, on_anns) = run(&app, Who::Other, comment, json!({ "note": id })).await;
+    let (_, on_none) = run(&app, Who::Other, comment, json!({ "note": made_up })).await;
+    assert_eq!(
+        error_type(&on_anns),
+        error_type(&on_none),
+        "{on_anns}\n{on_none}"
+    );
+    assert_eq!(
+        error_message(&on_anns).replace(&id, "ID"),
+        error_message(&on_none).replace(made_up, "ID"),
+    );
+    assert_eq!(stored(&app, &id).await, before, "the note is as it was");
+    assert_eq!(comments().await, count, "no comment was written");
+    // bob, who may read it, comments.
+    let (status, answer) = run(&app, Who::Editor, comment, json!({ "note": id })).await;
+    assert_eq!(status, 200);
+    assert!(answer.get("errors").is_none(), "{answer}");
+    // And in a batch of comments, one on ann's note fails the batch as a missing note would.
+    let (_, batch) = run(
+        &app,
+        Who::Other,
+        "mutation ($note: ID!) { createComments(input: [{ noteId: $note, text: \"a\" }]) { id } }",
+        json!({ "note": id }),
+    )
+    .await;
+    assert!(
+        error_message(&batch).contains("there is no Note"),
+        "{batch}"
+    );
 }

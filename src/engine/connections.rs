@@ -15,10 +15,10 @@ use super::page_reads::{self, Range, Reading};
 use super::page_request::{
     FilterRead, KeyCondition, PageRead, PageRequest, SortOperand, tighter_lower, tighter_upper,
 };
-use super::rules::{Access, admits, check_filter_fields};
+use super::rules::{Access, admits, check_filter_fields, within_limits};
 use super::scope::RequestScope;
 use crate::keys::{self, Cursor, CursorKeys};
-use crate::model::{FieldDef, FieldKind, IndexDef, Model, ScalarType, TypeDef};
+use crate::model::{FieldDef, FieldKind, IndexDef, Model, Operation, ScalarType, TypeDef};
 use crate::store::{AttrValue, Bound, Filter, Item};
 
 /// Where a connection's items come from.
@@ -527,6 +527,9 @@ pub(super) fn readable_matching(
     if let Some(own) = &own {
         check_filter_fields(&scope.rules, &scope.identity, types, own)?;
     }
+    let readable = readable
+        .map(|access| within_limits(access, Operation::Read, name))
+        .transpose()?;
     Ok(match readable {
         None | Some(Access::All) => own,
         Some(Access::Denied) => {

@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use super::change::Change;
 use super::error::EngineError;
-use super::rules::Access;
+use super::rules::{Access, within_limits};
 use super::scope::RequestScope;
 use crate::keys;
+use crate::model::Operation;
 use crate::model::{FieldKind, Model, SlotDef, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, StoreError, Write};
 
@@ -422,7 +423,7 @@ pub async fn commit_at(
     scope: &RequestScope,
     mut plan: Plan,
 ) -> Result<Result<(), (usize, Purpose)>, EngineError> {
-    if let Some(refused) = plan.readable_references(scope) {
+    if let Some(refused) = plan.readable_references(scope)? {
         return Ok(Err(refused));
     }
     let plan = plan.folded().map_err(|clash| {
@@ -455,7 +456,10 @@ impl Plan {
     /// caller may read: its read rules join the reference's condition, so that a node the
     /// caller may not read fails it exactly as a node that is not there, and nothing is
     /// written. A reference to a type the caller may read none of fails at once, as the same.
-    fn readable_references(&mut self, scope: &RequestScope) -> Option<(usize, Purpose)> {
+    fn readable_references(
+        &mut self,
+        scope: &RequestScope,
+    ) -> Result<Option<(usize, Purpose)>, EngineError> {
         for (index, purpose) in self.purposes.iter().enumerate() {
             if !matches!(purpose, Purpose::Reference { .. }) {
                 continue;
@@ -479,13 +483,14 @@ impl Plan {
                 })
                 .collect();
             let types: Vec<&str> = types.iter().map(String::as_str).collect();
-            match scope.read_access(&types) {
+            let access = scope.read_access(&types);
+            match within_limits(access, Operation::Read, &types.join(" or "))? {
                 Access::All => {}
                 Access::Where(filter) => condition.push(Clause::Holds(filter)),
-                Access::Denied => return Some((self.parts[index], purpose.clone())),
+                Access::Denied => return Ok(Some((self.parts[index], purpose.clone()))),
             }
         }
-        None
+        Ok(None)
     }
 }
 

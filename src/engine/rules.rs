@@ -194,8 +194,20 @@ impl Rules {
                     many,
                     group_claim,
                 } => {
-                    for group in self.groups_of(claims, group_claim.as_deref()) {
-                        filters.push(holds(field, *many, group));
+                    let mine = self.groups_of(claims, group_claim.as_deref());
+                    if *many {
+                        for group in mine {
+                            filters.push(holds(field, true, group));
+                        }
+                    } else {
+                        // One `IN` per hundred groups (DynamoDB's most), not an `OR` per group:
+                        // a caller in many groups stays within the expression's limits.
+                        for chunk in mine.chunks(MAX_IN_VALUES) {
+                            filters.push(Filter::Field {
+                                field: field.clone(),
+                                test: Test::In(chunk.iter().cloned().map(AttrValue::S).collect()),
+                            });
+                        }
                     }
                 }
             }
@@ -312,6 +324,29 @@ fn holds(field: &str, many: bool, value: String) -> Filter {
             Test::Eq(AttrValue::S(value))
         },
     }
+}
+
+/// The values DynamoDB takes in one `IN`.
+const MAX_IN_VALUES: usize = 100;
+
+/// `access`, unless what it needs of a node is more than DynamoDB takes in one expression (a
+/// caller in hundreds of groups, against a `groupsField`): then a refusal that says so, rather
+/// than a request DynamoDB would refuse.
+pub fn within_limits(
+    access: Access,
+    operation: Operation,
+    type_name: &str,
+) -> Result<Access, EngineError> {
+    if let Access::Where(filter) = &access
+        && let Some(why) = filter.beyond_limits()
+    {
+        return Err(EngineError::Unauthorized(format!(
+            "Not Authorized to {} {type_name}: what the rules need of it for this caller is \
+             {why} (a caller in very many groups, against a groupsField rule)",
+            operation.name()
+        )));
+    }
+    Ok(access)
 }
 
 /// The error of an operation the rules do not allow. It names the operation and the type,
@@ -477,11 +512,19 @@ pub fn update_condition(
             Access::Denied => return Err(unauthorized(Operation::Update, name)),
         }
     }
-    Ok(match conditions.len() {
-        0 => None,
+    let condition = match conditions.len() {
+        0 => return Ok(None),
         1 => conditions.pop(),
         _ => Some(Filter::All(conditions)),
-    })
+    };
+    match within_limits(
+        condition.map_or(Access::All, Access::Where),
+        Operation::Update,
+        name,
+    )? {
+        Access::Where(filter) => Ok(Some(filter)),
+        _ => Ok(None),
+    }
 }
 
 /// The condition a delete of a `type_def` node must hold on the stored node.
@@ -490,7 +533,8 @@ pub fn delete_condition(
     identity: &Identity,
     type_def: &TypeDef,
 ) -> Result<Option<Filter>, EngineError> {
-    match rules.access(identity, &type_def.name, Operation::Delete) {
+    let access = rules.access(identity, &type_def.name, Operation::Delete);
+    match within_limits(access, Operation::Delete, &type_def.name)? {
         Access::All => Ok(None),
         Access::Where(filter) => Ok(Some(filter)),
         Access::Denied => Err(unauthorized(Operation::Delete, &type_def.name)),

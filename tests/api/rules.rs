@@ -1128,3 +1128,50 @@ async fn a_reference_to_a_node_the_caller_may_not_read_is_answered_as_one_to_no_
         "{batch}"
     );
 }
+
+#[tokio::test]
+async fn a_caller_in_hundreds_of_groups_is_tested_against_a_groups_field_within_dynamodb_s_limits()
+{
+    let app = notes_app(StoreTuning::default()).await;
+    let id = anns_note(&app).await;
+    let list = "{ listNotes(first: 100) { edges { node { id } } } }";
+    let as_member_of = |count: usize| {
+        let mut groups: Vec<String> = (0..count).map(|n| format!("group-{n:04}")).collect();
+        groups.push("blue".to_owned());
+        let groups: Vec<&str> = groups.iter().map(String::as_str).collect();
+        format!("Bearer {}", user_token("cat", &groups))
+    };
+    let listed = |answer: &Value| {
+        answer["data"]["listNotes"]["edges"]
+            .as_array()
+            .is_some_and(|edges| edges.iter().any(|edge| edge["node"]["id"] == id))
+    };
+    // 250 groups: one IN a hundred groups, and the note of team blue is listed.
+    let answer: Value = app
+        .client
+        .post(app.url("/graphql"))
+        .header("authorization", as_member_of(250))
+        .json(&json!({ "query": list }))
+        .send()
+        .await
+        .expect("answers")
+        .json()
+        .await
+        .expect("JSON");
+    assert!(answer.get("errors").is_none(), "{answer}");
+    assert!(listed(&answer), "{answer}");
+    // 2,000 groups are more than one expression holds: refused, and told why.
+    let answer: Value = app
+        .client
+        .post(app.url("/graphql"))
+        .header("authorization", as_member_of(2000))
+        .json(&json!({ "query": list }))
+        .send()
+        .await
+        .expect("answers")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(error_type(&answer), "Unauthorized", "{answer}");
+    assert!(error_message(&answer).contains("groupsField"), "{answer}");
+}

@@ -226,7 +226,13 @@ async fn read_for(
     let linked = links.iter().map(|(field, element, id)| async move {
         keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("{field}.link: {e}")))?;
         let current = read_node_consistent(scope, element, id).await?;
-        let current = current.ok_or_else(|| {
+        // A node the caller may not read is answered as one that is not there.
+        let readable = |item: &Item| match scope.read_access(&[element.as_str()]) {
+            Access::All => true,
+            Access::Denied => false,
+            Access::Where(filter) => filter.matches(item),
+        };
+        let current = current.filter(readable).ok_or_else(|| {
             EngineError::bad_input(format!("{field}.link: there is no {element} with id {id}"))
         })?;
         Ok::<_, EngineError>((id.clone(), current))

@@ -482,7 +482,7 @@ mod tests {
             assert!(matches!(commit(&scope, plan).await, Ok(Ok(()))));
         }
         let likes = model.edge_def("Likes").expect("Likes");
-        crate::engine::add_edge(&scope, &model, likes, "a", "b", &Item::default())
+        super::super::edge_writes::add_edge(&scope, &model, likes, "a", "b", &Item::default())
             .await
             .expect("an edge");
         let edges = edges_touching(&scope, &model, farm, "a")

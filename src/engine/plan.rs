@@ -13,8 +13,8 @@ use super::error::EngineError;
 use super::rules::{Access, within_limits};
 use super::scope::RequestScope;
 use crate::keys;
-use crate::model::Operation;
-use crate::model::{FieldKind, Model, SlotDef, TypeDef};
+
+use crate::model::{FieldKind, Model, Operation, SlotDef, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, StoreError, Write};
 
 /// Why a write is in a plan: what a failed condition on it means.

@@ -1175,3 +1175,47 @@ async fn a_caller_in_hundreds_of_groups_is_tested_against_a_groups_field_within_
     assert_eq!(error_type(&answer), "Unauthorized", "{answer}");
     assert!(error_message(&answer).contains("groupsField"), "{answer}");
 }
+
+#[tokio::test]
+async fn linking_a_node_the_caller_may_not_read_is_answered_as_linking_none() {
+    let schema = r#"
+type Box @model @auth(rules: [{ allow: owner }]) {
+  name: String!
+  things: [Thing] @hasMany(index: "GSI01", field: "boxId")
+}
+type Thing @model @auth(rules: [{ allow: owner }]) {
+  name: String!
+  boxId: ID
+  box: Box @belongsTo(field: "boxId")
+}
+"#;
+    let path = crate::helpers::scratch("linking").with_extension("graphql");
+    std::fs::write(&path, schema).expect("a schema file");
+    let app = spawn_schema_tuned(
+        notes_app_config(),
+        path.to_str().expect("UTF-8"),
+        StoreTuning::default(),
+    )
+    .await;
+    let anns = body(
+        &app,
+        Who::Owner,
+        r#"mutation { createThing(input: { name: "ann's" }) { id } }"#,
+        json!({}),
+    )
+    .await;
+    let thing = anns["data"]["createThing"]["id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let link = "mutation ($thing: ID!) { createBox(input: { name: \"dan's\", things: { link: [$thing] } }) { id } }";
+    let made_up = "0190d1c2-0000-7000-8000-000000000000";
+    let (_, on_anns) = run(&app, Who::Other, link, json!({ "thing": thing })).await;
+    let (_, on_none) = run(&app, Who::Other, link, json!({ "thing": made_up })).await;
+    assert_eq!(error_type(&on_anns), error_type(&on_none), "{on_anns}");
+    assert_eq!(
+        error_message(&on_anns).replace(&thing, "ID"),
+        error_message(&on_none).replace(made_up, "ID"),
+    );
+    std::fs::remove_file(&path).expect("removable");
+}

@@ -111,7 +111,9 @@ impl Caller {
 
     /// When the caller's token expires (`exp`, seconds since the epoch), if it has one.
     pub fn expires_at(&self) -> Option<u64> {
-        self.claim("exp").and_then(serde_json::Value::as_u64)
+        // A number of any JSON form: a token may write `exp` with a fraction.
+        let exp = self.claim("exp").and_then(serde_json::Value::as_f64)?;
+        (exp.is_finite() && exp >= 0.0).then(|| exp.floor() as u64)
     }
 }
 
@@ -526,6 +528,25 @@ fn signing_key(value: serde_json::Value) -> Result<VerifyingKey, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_expires_when_its_exp_says_in_any_json_number() {
+        let caller = |exp: serde_json::Value| {
+            let mut claims = serde_json::Map::new();
+            claims.insert("exp".into(), exp);
+            Caller::Token(claims)
+        };
+        assert_eq!(
+            caller(serde_json::json!(1_900_000_000)).expires_at(),
+            Some(1_900_000_000)
+        );
+        assert_eq!(
+            caller(serde_json::json!(1_900_000_000.5)).expires_at(),
+            Some(1_900_000_000)
+        );
+        assert_eq!(caller(serde_json::json!("soon")).expires_at(), None);
+        assert_eq!(Caller::Anonymous.expires_at(), None);
+    }
 
     async fn keys_only(keys: &[&str]) -> Authenticator {
         Authenticator::from_config(&AuthConfig {

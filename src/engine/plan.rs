@@ -15,7 +15,9 @@ use super::scope::RequestScope;
 use crate::keys;
 
 use crate::model::{FieldKind, Model, Operation, SlotDef, TypeDef};
-use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, StoreError, Write};
+use crate::store::{
+    AttrValue, Clause, Filter, Item, Key, MAX_TRANSACTION_ITEMS, StoreError, Write,
+};
 
 /// Why a write is in a plan: what a failed condition on it means.
 #[derive(Debug, Clone)]
@@ -423,9 +425,7 @@ pub async fn commit_at(
     scope: &RequestScope,
     mut plan: Plan,
 ) -> Result<Result<(), (usize, Purpose)>, EngineError> {
-    if let Some(refused) = plan.readable_references(scope)? {
-        return Ok(Err(refused));
-    }
+    plan.readable_references(scope)?;
     let plan = plan.folded().map_err(|clash| {
         tracing::error!(?clash, "a plan writes one item twice");
         EngineError::Internal
@@ -452,22 +452,20 @@ pub async fn commit_at(
 }
 
 impl Plan {
-    /// Makes each node the plan refers to (a `@belongsTo` key, a parent counted) one the
-    /// caller may read: its read rules join the reference's condition, so that a node the
-    /// caller may not read fails it exactly as a node that is not there, and nothing is
-    /// written. A reference to a type the caller may read none of fails at once, as the same.
-    fn readable_references(
-        &mut self,
-        scope: &RequestScope,
-    ) -> Result<Option<(usize, Purpose)>, EngineError> {
+    /// Makes each node the plan refers to (a `@belongsTo` key, a parent counted, an edge's
+    /// end) one the caller may read: its read rules join the reference's condition, so that a
+    /// node the caller may not read fails it exactly as a node that is not there, and nothing
+    /// is written. A reference is a write whose condition names the types the node may be
+    /// (`__typename`), whatever purpose it kept when writes of one item were folded together.
+    fn readable_references(&mut self, scope: &RequestScope) -> Result<(), EngineError> {
         for (index, purpose) in self.purposes.iter().enumerate() {
-            if !matches!(purpose, Purpose::Reference { .. }) {
+            // The node's own write: the caller's rules for it are its guard's.
+            if matches!(purpose, Purpose::Node) {
                 continue;
             }
             let Some(condition) = self.writes[index].condition_mut() else {
                 continue;
             };
-            // The types the reference may be: its condition names them.
             let types: Vec<String> = condition
                 .iter()
                 .flat_map(|clause| match clause {
@@ -482,15 +480,19 @@ impl Plan {
                     _ => Vec::new(),
                 })
                 .collect();
+            if types.is_empty() {
+                continue;
+            }
             let types: Vec<&str> = types.iter().map(String::as_str).collect();
             let access = scope.read_access(&types);
             match within_limits(access, Operation::Read, &types.join(" or "))? {
                 Access::All => {}
                 Access::Where(filter) => condition.push(Clause::Holds(filter)),
-                Access::Denied => return Ok(Some((self.parts[index], purpose.clone()))),
+                // Never holds: fails as a node that is not there does.
+                Access::Denied => condition.push(Clause::Holds(Filter::Any(Vec::new()))),
             }
         }
-        Ok(None)
+        Ok(())
     }
 }
 

@@ -47,6 +47,7 @@ impl PendingSockets {
             id,
             evicted,
             sockets: Arc::clone(self),
+            initialised: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -70,16 +71,23 @@ pub(super) struct Waiting {
     id: u64,
     evicted: Arc<Notify>,
     sockets: Arc<PendingSockets>,
+    /// Its `connection_init` arrived: an eviction that crossed it is void.
+    initialised: std::sync::atomic::AtomicBool,
 }
 
 impl Waiting {
-    /// Resolves when this socket must close to make room for newer ones.
+    /// Resolves when this socket must close to make room for newer ones; never once its
+    /// `connection_init` arrived.
     pub(super) async fn evicted(&self) {
         self.evicted.notified().await;
+        if self.initialised.load(Ordering::Acquire) {
+            std::future::pending::<()>().await;
+        }
     }
 
     /// Its `connection_init` arrived: it no longer waits.
     pub(super) fn initialised(&self) {
+        self.initialised.store(true, Ordering::Release);
         self.sockets.leave(self.id);
     }
 }

@@ -166,7 +166,13 @@ async fn connection(
     });
     let mut conn = std::pin::pin!(builder.serve_connection_with_upgrades(io, service));
     loop {
-        let idle_until = entry.idle_deadline(limits.idle_timeout);
+        // While a request runs (a stream may run for hours) its last start is long past: the
+        // connection is looked at again a whole timeout from now, not at once, over and over.
+        let idle_until = if entry.running.load(Ordering::Acquire) == 0 {
+            entry.idle_deadline(limits.idle_timeout)
+        } else {
+            tokio::time::Instant::now() + limits.idle_timeout
+        };
         tokio::select! {
             served = conn.as_mut() => {
                 if let Err(error) = served {
@@ -457,10 +463,14 @@ impl tower::Service<Request<Incoming>> for Tracking {
 
     fn call(&mut self, request: Request<Incoming>) -> Self::Future {
         let running = Running::start(&self.entry);
+        // A WebSocket over HTTP/2 is an extended CONNECT answered 200, not a 101.
+        let connect = request.method() == axum::http::Method::CONNECT;
         let answer = tower::Service::call(&mut self.inner, request.map(Body::new));
         Box::pin(async move {
             let response = answer.await?;
-            if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+            let upgraded = response.status() == StatusCode::SWITCHING_PROTOCOLS
+                || (connect && response.status().is_success());
+            if upgraded {
                 running.entry.upgraded.store(true, Ordering::Release);
                 return Ok(response);
             }

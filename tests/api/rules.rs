@@ -1219,3 +1219,77 @@ type Thing @model @auth(rules: [{ allow: owner }]) {
     );
     std::fs::remove_file(&path).expect("removable");
 }
+
+#[tokio::test]
+async fn a_batch_cannot_move_a_node_under_a_parent_the_caller_may_no_longer_read() {
+    let app = notes_app(StoreTuning::default()).await;
+    // ann's note, which dan may read while he is its editor; dan comments on it, and keeps a
+    // note of his own with a comment.
+    let anns = body(
+        &app,
+        Who::Owner,
+        r#"mutation { createNote(input: { title: "Shared", editors: ["dan"] }) { id } }"#,
+        json!({}),
+    )
+    .await["data"]["createNote"]["id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let dans = body(
+        &app,
+        Who::Other,
+        r#"mutation { createNote(input: { title: "Mine" }) { id } }"#,
+        json!({}),
+    )
+    .await["data"]["createNote"]["id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let comment = |note: String| {
+        let app = &app;
+        async move {
+            body(
+                app,
+                Who::Other,
+                "mutation ($note: ID!) { createComment(input: { noteId: $note, text: \"c\" }) { id } }",
+                json!({ "note": note }),
+            )
+            .await["data"]["createComment"]["id"]
+                .as_str()
+                .expect("an id")
+                .to_owned()
+        }
+    };
+    let on_anns = comment(anns.clone()).await;
+    let on_dans = comment(dans.clone()).await;
+    // ann takes dan's access away.
+    let answer = body(
+        &app,
+        Who::Owner,
+        "mutation ($id: ID!) { updateNote(input: { id: $id, editors: [] }) { id } }",
+        json!({ "id": anns }),
+    )
+    .await;
+    assert!(answer.get("errors").is_none(), "{answer}");
+    // One batch moves his comment out of ann's note and another into it: the two writes of
+    // her note fold into one, which must still hold dan to her note's read rules.
+    let (_, answer) = run(
+        &app,
+        Who::Other,
+        "mutation ($input: [UpdateCommentInput!]!) { updateComments(input: $input) { id } }",
+        json!({ "input": [
+            { "id": on_anns, "noteId": dans },
+            { "id": on_dans, "noteId": anns },
+        ] }),
+    )
+    .await;
+    assert!(answer.get("errors").is_some(), "{answer}");
+    let moved = body(
+        &app,
+        Who::Admin,
+        "query ($id: ID!) { comment(id: $id) { noteId } }",
+        json!({ "id": on_dans }),
+    )
+    .await;
+    assert_eq!(moved["data"]["comment"]["noteId"], json!(dans), "{moved}");
+}

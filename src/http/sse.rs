@@ -57,6 +57,7 @@ pub(super) fn answer(
         .transport()
         .execute_stream(request, Some(Arc::new(data)));
     let events = until_expired(responses, expires)
+        .take_until(shutting_down(state))
         .map(|response| Event::default().event("next").json_data(&response))
         .chain(futures::stream::once(async {
             Ok(Event::default().event("complete").data(""))
@@ -98,6 +99,16 @@ fn token_expired() -> async_graphql::Response {
     async_graphql::Response::from_errors(vec![error])
 }
 
+/// Resolves when the server begins to shut down: an event stream then ends (its client
+/// reconnects, to another replica or to this one restarted), so that shutdown does not wait
+/// for streams that would never end by themselves.
+fn shutting_down(state: &AppState) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let mut closing = state.inner.closing.subscribe();
+    async move {
+        let _ = closing.wait_for(|closing| *closing).await;
+    }
+}
+
 /// The token a request carries: its header, or the `token` query parameter.
 pub(super) fn token_of(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
     if let Some(token) = headers.get(SSE_TOKEN_HEADER).and_then(|v| v.to_str().ok()) {
@@ -129,7 +140,8 @@ pub(super) fn open(state: &AppState, token: &str) -> Response {
     let events = futures::stream::unfold((receiver, ending), |(mut receiver, ending)| async {
         let event = receiver.recv().await?;
         Some((Ok::<_, std::convert::Infallible>(event), (receiver, ending)))
-    });
+    })
+    .take_until(shutting_down(state));
     Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response()

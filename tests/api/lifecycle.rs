@@ -94,6 +94,43 @@ async fn data_survives_a_restart_and_sigterm_stops_gracefully() {
     std::fs::remove_dir_all(&dir).expect("the data directory is removable");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_an_open_event_stream_and_stops() {
+    let dir = std::env::temp_dir().join(format!("tablegraph-sse-{}", uuid::Uuid::now_v7()));
+    let server = start(&dir).await;
+    let mut stream = reqwest::Client::new()
+        .post(&server.url)
+        .header("accept", "text/event-stream")
+        .json(&json!({ "query": "subscription { onCreateFarm { id } }" }))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(stream.status(), 200);
+    // The subscription is open: a created farm reaches it.
+    let body = server
+        .graphql("mutation { createFarm(input: { name: \"Streamed\" }) { id } }")
+        .await;
+    assert!(body["data"]["createFarm"]["id"].is_string(), "{body}");
+    let events = crate::helpers::sse_events(&mut stream, 1).await;
+    assert_eq!(events[0].0, "next", "{events:?}");
+    // SIGTERM: the stream completes and the server exits, without waiting for the client.
+    let stopping = tokio::spawn(server.terminate());
+    let mut rest = String::new();
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while let Ok(Some(chunk)) = stream.chunk().await {
+            rest.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the stream was still open: {rest}");
+    assert!(rest.contains("event: complete"), "{rest}");
+    assert!(
+        stopping.await.expect("the task"),
+        "the log says the server stopped"
+    );
+    std::fs::remove_dir_all(&dir).expect("the data directory is removable");
+}
+
 /// The first GraphQL block of README.md that contains `needle`.
 fn readme_query(needle: &str) -> String {
     let readme = std::fs::read_to_string(crate::helpers::repository_file("README.md"))

@@ -94,25 +94,10 @@ pub async fn record_builtins_applied(store: &Store, model: &Model) -> Result<(),
     let writes = builtin_migrations(model)
         .into_iter()
         .map(|migration| {
-            let key = record_key(&migration.name);
+            let mut item = record_item(&migration, 0, RecordStatus::Applied);
+            item.insert("checkpoint".to_owned(), AttrValue::M(Item::default()));
             Write::Put {
-                item: Item::from_iter([
-                    ("PK".to_owned(), AttrValue::S(key.pk.clone())),
-                    ("SK".to_owned(), AttrValue::S(key.sk)),
-                    (
-                        "__typename".to_owned(),
-                        AttrValue::S("Migration".to_owned()),
-                    ),
-                    ("checksum".to_owned(), AttrValue::S(migration.checksum)),
-                    (
-                        "description".to_owned(),
-                        AttrValue::S(migration.description),
-                    ),
-                    ("status".to_owned(), AttrValue::S("applied".to_owned())),
-                    ("appliedAt".to_owned(), AttrValue::S(engine::now())),
-                    ("changed".to_owned(), AttrValue::N("0".to_owned())),
-                    ("checkpoint".to_owned(), AttrValue::M(Item::default())),
-                ]),
+                item,
                 condition: vec![Clause::NotExists],
             }
         })
@@ -376,7 +361,11 @@ impl<'a> Pass<'a> {
             });
             // A resumed run counts on from what the runs before it changed.
             let changed_before = record.as_ref().map_or(0, |r| r.changed);
-            items.push(record_item(migration, changed_before, segments));
+            items.push(record_item(
+                migration,
+                changed_before,
+                RecordStatus::Running { segments },
+            ));
         }
         Pass {
             store,
@@ -613,10 +602,19 @@ fn typename_of(item: &Item) -> &str {
         .unwrap_or_default()
 }
 
-/// A record of `migration`, running, with `changed` so far and its Scan's segment count.
-fn record_item(migration: &Migration, changed: usize, segments: u16) -> Item {
+/// Where a migration's record says it is.
+enum RecordStatus {
+    /// Running, over a Scan of this many segments.
+    Running {
+        segments: u16,
+    },
+    Applied,
+}
+
+/// The record of `migration`, with `changed` so far.
+fn record_item(migration: &Migration, changed: usize, status: RecordStatus) -> Item {
     let key = record_key(&migration.name);
-    Item::from_iter([
+    let mut item = Item::from_iter([
         ("PK".to_owned(), AttrValue::S(key.pk)),
         ("SK".to_owned(), AttrValue::S(key.sk)),
         (
@@ -631,11 +629,21 @@ fn record_item(migration: &Migration, changed: usize, segments: u16) -> Item {
             "description".to_owned(),
             AttrValue::S(migration.description.clone()),
         ),
-        ("status".to_owned(), AttrValue::S("running".to_owned())),
-        ("startedAt".to_owned(), AttrValue::S(engine::now())),
         ("changed".to_owned(), AttrValue::N(changed.to_string())),
-        ("segments".to_owned(), AttrValue::N(segments.to_string())),
-    ])
+    ]);
+    let text = |value: &str| AttrValue::S(value.to_owned());
+    match status {
+        RecordStatus::Running { segments } => {
+            item.insert("status".to_owned(), text("running"));
+            item.insert("startedAt".to_owned(), AttrValue::S(engine::now()));
+            item.insert("segments".to_owned(), AttrValue::N(segments.to_string()));
+        }
+        RecordStatus::Applied => {
+            item.insert("status".to_owned(), text("applied"));
+            item.insert("appliedAt".to_owned(), AttrValue::S(engine::now()));
+        }
+    }
+    item
 }
 
 /// The counts migration: one repair of every count over a full scan (which a stopped run
@@ -674,26 +682,7 @@ async fn fill_counts(
         )));
     }
     {
-        let key = record_key(&migration.name);
-        let record = Item::from_iter([
-            ("PK".to_owned(), AttrValue::S(key.pk.clone())),
-            ("SK".to_owned(), AttrValue::S(key.sk)),
-            (
-                "__typename".to_owned(),
-                AttrValue::S("Migration".to_owned()),
-            ),
-            (
-                "checksum".to_owned(),
-                AttrValue::S(migration.checksum.clone()),
-            ),
-            (
-                "description".to_owned(),
-                AttrValue::S(migration.description.clone()),
-            ),
-            ("status".to_owned(), AttrValue::S("applied".to_owned())),
-            ("appliedAt".to_owned(), AttrValue::S(engine::now())),
-            ("changed".to_owned(), AttrValue::N(run.changed.to_string())),
-        ]);
+        let record = record_item(migration, run.changed, RecordStatus::Applied);
         save_records(store, vec![(record, HashMap::new())], &[migration]).await?;
     }
     run.scanned = repair.before.items;

@@ -1,7 +1,11 @@
 //! The command line: `serve`, `migrate`, `schema`, `healthcheck`. Every flag also reads a
-//! `TABLEGRAPH_*` environment variable, for containers.
+//! `TABLEGRAPH_*` environment variable, for containers. The arguments several commands share
+//! are in `args`; the bodies of `migrate` and `check` in `maintenance`.
 
-use std::io::{IsTerminal as _, Write as _};
+mod args;
+mod maintenance;
+
+use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,9 +16,12 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::app::{self, Application};
 use crate::auth::{AuthConfig, DEFAULT_REFETCH_INTERVAL, JwtConfig, JwtKeys};
-use crate::config::{ConnectionLimits, HttpConfig, ServeConfig, StoreConfig, StoreTarget};
+use crate::config::{ConnectionLimits, HttpConfig, ServeConfig};
 use crate::graphql::{QueryLimits, SchemaOptions};
-use crate::store::{EmbeddedLocation, StoreTuning};
+use crate::store::EmbeddedLocation;
+
+use args::open_existing;
+pub use args::{SchemaArgs, StoreArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -154,41 +161,6 @@ pub enum Command {
         #[arg(long, env = "TABLEGRAPH_MEMORY")]
         memory: bool,
     },
-}
-
-#[derive(Debug, Args)]
-pub struct SchemaArgs {
-    /// The schema file.
-    #[arg(long, env = "TABLEGRAPH_SCHEMA", default_value = "schema.graphql")]
-    pub schema: PathBuf,
-    /// The directory of declarative resolvers (`<Type>.<field>.toml`); by default the
-    /// `resolvers/` directory beside the schema.
-    #[arg(long, env = "TABLEGRAPH_RESOLVERS")]
-    pub resolvers: Option<PathBuf>,
-}
-
-/// Where the table lives. Precedence: `--dynamodb-endpoint`, then `--memory`, then
-/// `--data-dir`.
-#[derive(Debug, Args)]
-pub struct StoreArgs {
-    /// Keep the embedded store's data in this directory.
-    #[arg(long, env = "TABLEGRAPH_DATA_DIR", default_value = "./data")]
-    pub data_dir: PathBuf,
-    /// Run the embedded store in memory: nothing persists.
-    #[arg(long, env = "TABLEGRAPH_MEMORY")]
-    pub memory: bool,
-    /// Use this DynamoDB-compatible endpoint (e.g. https://dynamodb.eu-west-1.amazonaws.com)
-    /// instead of the embedded store; region and credentials come from the AWS environment.
-    #[arg(long, env = "TABLEGRAPH_DYNAMODB_ENDPOINT")]
-    pub dynamodb_endpoint: Option<String>,
-    /// The table's name.
-    #[arg(long, env = "TABLEGRAPH_TABLE", default_value = "tablegraph")]
-    pub table: String,
-    /// Benchmarks only: no storage call answers sooner than this many milliseconds after it
-    /// was sent, like a round trip to DynamoDB in the same region (the store's own work
-    /// overlaps the wait).
-    #[arg(long, env = "TABLEGRAPH_SIMULATED_LATENCY_MS", hide = true)]
-    pub simulated_latency_ms: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -402,41 +374,6 @@ const fn default_lease_secs() -> u64 {
     crate::engine::LEASE_DURATION.as_secs()
 }
 
-impl StoreArgs {
-    /// Refuses a data directory that holds no store, and creates nothing: for the commands
-    /// that read a table (`check`, `export`, `migrate --dry-run`), which on a mistyped directory
-    /// would report an empty table as sound, or back it up.
-    fn require_a_store(&self) -> anyhow::Result<()> {
-        if let StoreTarget::Embedded(location) = self.config().target
-            && !location.holds_a_store()
-        {
-            anyhow::bail!(
-                "no tablegraph data in {}: give the directory `serve` used",
-                self.data_dir.display()
-            );
-        }
-        Ok(())
-    }
-
-    pub fn config(&self) -> StoreConfig {
-        let target = match (&self.dynamodb_endpoint, self.memory) {
-            (Some(url), _) => StoreTarget::Endpoint(url.clone()),
-            (None, true) => StoreTarget::Embedded(EmbeddedLocation::Memory),
-            (None, false) => {
-                StoreTarget::Embedded(EmbeddedLocation::Directory(self.data_dir.clone()))
-            }
-        };
-        StoreConfig {
-            target,
-            table: self.table.clone(),
-            tuning: StoreTuning {
-                latency: self.simulated_latency_ms.map(Duration::from_millis),
-                faults: None,
-            },
-        }
-    }
-}
-
 impl ServeArgs {
     /// `--jwt-audience` values as (issuer, audience): the issuer is `None` for a value that
     /// names no configured issuer before its `=`.
@@ -598,7 +535,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             progress_every_ms,
         } => {
             let every = Duration::from_millis(progress_every_ms);
-            migrate(&schema, &store, &migrations, dry_run, every).await?;
+            maintenance::migrate(&schema, &store, &migrations, dry_run, every).await?;
         }
         Command::Demo { schema, store } => {
             let (model, open) = open_existing(&schema, &store).await?;
@@ -623,7 +560,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             schema,
             store,
             repair,
-        } => check(&schema, &store, repair).await?,
+        } => maintenance::check(&schema, &store, repair).await?,
         Command::Export {
             schema,
             store,
@@ -733,241 +670,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             drop(store);
             tracing::info!("stopped");
         }
-    }
-    Ok(())
-}
-
-async fn migrate(
-    schema: &SchemaArgs,
-    store: &StoreArgs,
-    migrations_dir: &std::path::Path,
-    dry_run: bool,
-    progress_every: Duration,
-) -> anyhow::Result<()> {
-    let (model, _) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
-    let migrations = crate::migrate::load_migrations(migrations_dir, &model)?;
-    if dry_run {
-        store.require_a_store()?;
-    }
-    let open = app::open_store(&store.config()).await?;
-    let table = open.store.table_name().to_owned();
-    let mut out = std::io::stdout().lock();
-    if dry_run {
-        let status = open.store.describe_table().await?;
-        let (create, missing, _) = crate::migrate::plan_indexes(status.as_ref(), &model);
-        if create {
-            writeln!(out, "would create table {table}")?;
-        }
-        if status
-            .as_ref()
-            .is_some_and(|status| status.stream.is_none())
-        {
-            writeln!(out, "would turn on the table's change stream")?;
-        }
-        for slot in &missing {
-            writeln!(out, "would create index {}", crate::keys::gsi_name(*slot))?;
-        }
-        if create {
-            writeln!(out, "would then apply {} data migrations", migrations.len())?;
-            return Ok(());
-        }
-    } else {
-        let report = crate::migrate::ensure_table(&open.store, &model).await?;
-        if report.created_table {
-            writeln!(out, "created table {table}")?;
-        }
-        if report.enabled_stream {
-            writeln!(
-                out,
-                "turned on the table's change stream (new and old images)"
-            )?;
-        }
-        for slot in &report.created_indexes {
-            writeln!(out, "created index {}", crate::keys::gsi_name(*slot))?;
-        }
-        for slot in &report.unused_indexes {
-            writeln!(
-                out,
-                "index {} is not used by the schema (kept)",
-                crate::keys::gsi_name(*slot)
-            )?;
-        }
-        writeln!(out, "table {table} is up to date")?;
-    }
-    drop(out);
-    let shown = MigrationProgress::new(std::io::stderr().is_terminal(), progress_every);
-    let progress = |step: crate::migrate::Step<'_>| shown.step(step);
-    let runs =
-        crate::migrate::apply_migrations(&open.store, &model, &migrations, dry_run, &progress)
-            .await?;
-    let mut out = std::io::stdout().lock();
-    for (run, migration) in runs.iter().zip(&migrations) {
-        let verb = if dry_run { "would change" } else { "changed" };
-        if run.skipped {
-            writeln!(out, "migration {}: already applied", run.name)?;
-        } else {
-            writeln!(
-                out,
-                "migration {}: {} ({}scanned {} items, {verb} {})",
-                run.name,
-                migration.description,
-                if run.resumed {
-                    "resumed from its checkpoint; "
-                } else {
-                    ""
-                },
-                run.scanned,
-                run.changed
-            )?;
-            for collision in &run.collisions {
-                writeln!(
-                    out,
-                    "  would stay, now the same value as another: {collision}"
-                )?;
-            }
-        }
-    }
-    if migrations.iter().all(crate::migrate::Migration::is_builtin) {
-        writeln!(out, "no data migrations in {}", migrations_dir.display())?;
-    }
-    Ok(())
-}
-
-/// How `migrate` shows a run on stderr: a bar that redraws itself on a terminal (indicatif),
-/// plain lines at most every [`crate::migrate::PACE`] otherwise; either way one line when each
-/// migration ends, with its counts and time.
-struct MigrationProgress {
-    pace: crate::migrate::Pace,
-    bar: Option<std::sync::Mutex<Option<indicatif::ProgressBar>>>,
-}
-
-impl MigrationProgress {
-    fn new(terminal: bool, every: Duration) -> MigrationProgress {
-        MigrationProgress {
-            pace: crate::migrate::Pace::new(every),
-            bar: terminal.then(std::sync::Mutex::default),
-        }
-    }
-
-    fn step(&self, step: crate::migrate::Step<'_>) {
-        use crate::migrate::Step;
-        let Some(bar) = &self.bar else {
-            if let Some(line) = self.pace.line(step) {
-                let _ = writeln!(std::io::stderr().lock(), "{line}");
-            }
-            return;
-        };
-        let mut bar = bar.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        match step {
-            Step::Started { name, about } => {
-                self.pace.line(step);
-                let drawn = match about {
-                    Some(items) => indicatif::ProgressBar::new(items),
-                    None => indicatif::ProgressBar::new_spinner(),
-                };
-                let style = indicatif::ProgressStyle::with_template(
-                    "{msg} [{bar:30}] {pos}/{len} items scanned, {per_sec}, {eta} left",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-                drawn.set_style(style);
-                drawn.set_message(name.to_owned());
-                *bar = Some(drawn);
-            }
-            Step::Page { run, .. } => {
-                if let Some(drawn) = bar.as_ref() {
-                    drawn.set_position(run.evaluated as u64);
-                }
-            }
-            Step::Finished { .. } => {
-                if let Some(drawn) = bar.take() {
-                    drawn.finish_and_clear();
-                }
-                if let Some(line) = self.pace.line(step) {
-                    let _ = writeln!(std::io::stderr().lock(), "{line}");
-                }
-            }
-        }
-    }
-}
-
-/// The model and an open store whose table matches it: made to match on the embedded store,
-/// verified on an endpoint.
-async fn open_existing(
-    schema: &SchemaArgs,
-    store: &StoreArgs,
-) -> anyhow::Result<(crate::model::Model, app::OpenStore)> {
-    let (model, _) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
-    let open = app::open_store(&store.config()).await?;
-    if open.is_embedded() {
-        crate::migrate::ensure_table(&open.store, &model).await?;
-    } else {
-        crate::migrate::verify_table(&open.store, &model).await?;
-    }
-    Ok((model, open))
-}
-
-async fn check(schema: &SchemaArgs, store: &StoreArgs, repair: bool) -> anyhow::Result<()> {
-    store.require_a_store()?;
-    let (model, open) = open_existing(schema, store).await?;
-    let mut out = std::io::stdout().lock();
-    let report = if repair {
-        let outcome = crate::check::repair(&open.store, &model).await?;
-        print_report(&mut out, "before repair", &outcome.before)?;
-        writeln!(out, "wrote {} fixes", outcome.fixed)?;
-        print_report(&mut out, "after repair", &outcome.after)?;
-        outcome.after
-    } else {
-        let report = crate::check::check(&open.store, &model).await?;
-        print_report(&mut out, "check", &report)?;
-        report
-    };
-    anyhow::ensure!(
-        report.is_clean(),
-        "{} violations{}",
-        report.violations.len(),
-        if repair {
-            " left"
-        } else {
-            "; run tablegraph check --repair to fix them"
-        }
-    );
-    Ok(())
-}
-
-fn print_report(
-    out: &mut impl std::io::Write,
-    title: &str,
-    report: &crate::check::Report,
-) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{title}: {} items: {} nodes, {} unique values, {} edges, {} migration records{}{}",
-        report.items,
-        report.nodes,
-        report.unique_values,
-        report.edges,
-        report.migrations,
-        match report.counters {
-            0 => String::new(),
-            n => format!(", {n} list counters"),
-        },
-        match report.stream_items {
-            0 => String::new(),
-            n => format!(", {n} stream leases and relay items"),
-        }
-    )?;
-    for violation in &report.violations {
-        writeln!(
-            out,
-            "  {:?} {} / {}: {}",
-            violation.kind, violation.pk, violation.sk, violation.detail
-        )?;
-    }
-    for (kind, count) in report.counts() {
-        writeln!(out, "  {count} {}", kind.describe())?;
-    }
-    if report.is_clean() {
-        writeln!(out, "  no violations")?;
     }
     Ok(())
 }

@@ -205,12 +205,20 @@ struct Connections {
 /// Shared by the accept loop and each connection's [`Registration`].
 #[derive(Default)]
 struct Registry {
-    open: Mutex<BTreeMap<u64, Arc<Entry>>>,
+    open: Mutex<Open>,
     next: AtomicU64,
 }
 
+/// The open connections, oldest first, and how many of them were asked to close: counted as
+/// they are asked and as they go, so that an accept costs no walk over every connection.
+#[derive(Default)]
+struct Open {
+    entries: BTreeMap<u64, Arc<Entry>>,
+    shedding: usize,
+}
+
 impl Registry {
-    fn open(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Entry>>> {
+    fn open(&self) -> std::sync::MutexGuard<'_, Open> {
         self.open
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -276,10 +284,12 @@ struct Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         let mut open = self.registry.open();
-        open.remove(&self.id);
+        if open.entries.remove(&self.id).is_some() && self.entry.shedding.load(Ordering::Acquire) {
+            open.shedding -= 1;
+        }
         // Under the lock, so that the gauge's last value is the last count.
         if let Some(metrics) = &self.metrics {
-            metrics.tcp_connections(open.len());
+            metrics.tcp_connections(open.entries.len());
         }
     }
 }
@@ -301,21 +311,18 @@ impl Connections {
         {
             let mut open = self.registry.open();
             // Those already asked to close do not count against the cap: they are going.
-            let staying = open
-                .values()
-                .filter(|entry| !entry.shedding.load(Ordering::Acquire))
-                .count();
+            let staying = open.entries.len() - open.shedding;
             // Those asked to close still hold their sockets until their tasks close them: at
             // most an eighth of the cap more is let in meanwhile.
-            let closing_room = open.len() < self.cap + (self.cap / 8).max(1);
-            if staying >= self.cap && !(closing_room && self.shed_in(&open)) {
+            let closing_room = open.entries.len() < self.cap + (self.cap / 8).max(1);
+            if staying >= self.cap && !(closing_room && self.shed_in(&mut open)) {
                 drop(open);
                 self.count_shed(Shed::New);
                 return None;
             }
-            open.insert(id, Arc::clone(&entry));
+            open.entries.insert(id, Arc::clone(&entry));
             if let Some(metrics) = &self.metrics {
-                metrics.tcp_connections(open.len());
+                metrics.tcp_connections(open.entries.len());
             }
         }
         Some(Registration {
@@ -328,16 +335,18 @@ impl Connections {
 
     /// Asks the oldest idle connection to close; whether there was one.
     fn shed_oldest_idle(&self) -> bool {
-        let open = self.registry.open();
-        self.shed_in(&open)
+        let mut open = self.registry.open();
+        self.shed_in(&mut open)
     }
 
-    fn shed_in(&self, open: &BTreeMap<u64, Arc<Entry>>) -> bool {
-        let Some(oldest) = open.values().find(|entry| entry.is_idle()) else {
+    /// The walk runs only at the cap, and stops at the first idle connection.
+    fn shed_in(&self, open: &mut Open) -> bool {
+        let Some(oldest) = open.entries.values().find(|entry| entry.is_idle()) else {
             return false;
         };
         oldest.shedding.store(true, Ordering::Release);
         oldest.shed.notify_one();
+        open.shedding += 1;
         self.count_shed(Shed::Idle);
         true
     }
@@ -553,9 +562,14 @@ mod tests {
         );
         drop(second);
         assert_eq!(
-            connections.registry.open().len(),
+            connections.registry.open().entries.len(),
             2,
             "a connection dropped is no longer open"
+        );
+        assert_eq!(
+            connections.registry.open().shedding,
+            0,
+            "the connection asked to close is gone, and no longer counted as closing"
         );
     }
 

@@ -244,10 +244,7 @@ async fn node_fix(store: &Store, model: &Model, key: &str) -> Result<Option<Writ
         Some(version) => Clause::Equals("version".to_owned(), version.clone()),
         None => Clause::Exists,
     };
-    Ok(Some(Write::Put {
-        item: derived,
-        condition: vec![condition],
-    }))
+    Ok(Some(engine::node_update(&node, &derived, vec![condition])))
 }
 
 /// A check that `id`'s node is still as the scan saw it: absent, or of the scanned version.
@@ -364,19 +361,12 @@ fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Fix> {
                 for (attribute, count) in wanted_nodes.get(&violation.pk).into_iter().flatten() {
                     fixed.insert(attribute.clone(), AttrValue::N(count.to_string()));
                 }
-                let version = node.get("version").and_then(AttrValue::as_i64).unwrap_or(0);
-                fixed.insert(
-                    "version".to_owned(),
-                    AttrValue::N((version + 1).to_string()),
-                );
-                let condition = match node.get("version") {
-                    Some(version) => Clause::Equals("version".to_owned(), version.clone()),
-                    None => Clause::Exists,
-                };
-                puts.push(Fix::Write(vec![Write::Put {
-                    item: fixed,
-                    condition: vec![condition],
-                }]));
+                // Only the counts are written, each on condition that it is as scanned.
+                puts.push(Fix::Write(vec![engine::node_update(
+                    node,
+                    &fixed,
+                    vec![Clause::Exists],
+                )]));
             }
             (ViolationKind::WrongCount, counter) => {
                 // A shard counter, as the scan saw it (or missing): set to the nodes counted.
@@ -438,8 +428,7 @@ fn unique_typename_of(model: &Model, node: &Item, key: &str) -> Option<String> {
     })
 }
 
-/// A node as the model derives it: its slots from its fields, its edge set from its edges (the
-/// version bumped when the edge set changes).
+/// A node as the model derives it: its slots from its fields, its edge set from its edges.
 fn derived_node(model: &Model, node: &Item, edge_set: Option<&BTreeSet<String>>) -> Option<Item> {
     let type_def = model.type_def(text(node, "__typename"))?;
     let mut derived = node.clone();
@@ -455,11 +444,6 @@ fn derived_node(model: &Model, node: &Item, edge_set: Option<&BTreeSet<String>>)
         if !wanted.is_empty() {
             derived.insert("edges".to_owned(), AttrValue::Ss(wanted));
         }
-        let version = node.get("version").and_then(AttrValue::as_i64).unwrap_or(0);
-        derived.insert(
-            "version".to_owned(),
-            AttrValue::N((version + 1).to_string()),
-        );
     }
     Some(derived)
 }

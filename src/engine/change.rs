@@ -2,8 +2,8 @@
 //! after. Every write of the engine records them on its request's scope once its transaction
 //! has committed, never before.
 //!
-//! Version bumps that only guard an edge write against a racing delete are not changes: they
-//! change no field a client reads.
+//! Writes that only add to a node's counts or edge set (a child created, an edge added) are
+//! not changes of the node: they change no field a client reads.
 
 use std::sync::Arc;
 

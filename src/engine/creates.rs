@@ -6,7 +6,7 @@
 //!
 //! Two writes on one item cannot share a transaction, so the plan is folded (see
 //! [`Plan::folded`]): a reference check of a node created in the same transaction is implied
-//! by its put, and two edges to one target bump it once. Writes that do not fold (a node linked
+//! by its put, and two edges to one target add to its counts in one update. Writes that do not fold (a node linked
 //! twice, one value taken twice) refuse the input before anything is sent.
 
 use std::collections::{BTreeSet, HashMap};

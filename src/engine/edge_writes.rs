@@ -4,7 +4,9 @@
 //! Every write of an edge changes the edge item and its source node's edge set in one
 //! transaction, conditioned on what was read of the edge. Adding or removing one entry of the
 //! set commutes with changes to other entries, so it does not depend on the source's version
-//! (writers of one goal's edges do not race); replacing an entry does.
+//! (writers of one goal's edges do not race); replacing an entry holds on the set as read.
+//! No edge write moves a node's version, which tells clients of changes to its fields only; a
+//! node's edge counts tell its delete that its edges changed.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,7 +19,7 @@ use super::derive::{
 use super::error::EngineError;
 use super::guard::Guard;
 use super::nodes::read_node_consistent;
-use super::plan::{Plan, Purpose, commit, next_version, version_is};
+use super::plan::{Plan, Purpose, adjust_node, commit, node_update, version_is};
 use super::rules::{Access, admits, unauthorized};
 use super::scalars::now;
 use super::scope::RequestScope;
@@ -239,9 +241,10 @@ fn edge_item(
     Ok(edge)
 }
 
-/// The transaction of an add: the edge (conditioned on what was read of it), the source's new
-/// edge set or a bump of its version, and a bump of the target's version. The bumps make a
-/// delete of either end that read its edges before this add fail and read them again.
+/// The transaction of an add: the edge (conditioned on what was read of it), the entry put
+/// into the source's edge set (or the set written whole, on condition that it is as read), and
+/// one more to each end's edge count. The counts make a delete of either end that read its
+/// edges before this add fail and read them again.
 fn add_plan(
     model: &Model,
     edge_def: &EdgeTypeDef,
@@ -273,12 +276,7 @@ fn add_plan(
     let count = |outgoing: bool| vec![(keys::edges_count_attribute(edge_name, outgoing), added)];
     let source_gets = if edge_def.edge_set {
         let entry = edge_set_entry(model, edge_def, &edge);
-        let (mut next, version) = next_version(with_edge_set_entry(
-            &ends.source,
-            edge_name,
-            to,
-            Some(entry.clone()),
-        ));
+        let mut next = with_edge_set_entry(&ends.source, edge_name, to, Some(entry.clone()));
         if added != 0 {
             let attribute = keys::edges_count_attribute(edge_name, true);
             let total = next
@@ -299,8 +297,9 @@ fn add_plan(
         // so it goes in without a condition on the source's version: writers of one goal's
         // edges do not race each other. Whether the set holds an older entry for this target
         // is told by the edge as read (the edge write is conditioned on exactly that), not by
-        // the source, which was read before it. Replacing an entry (a new role), or growing a
-        // source near DynamoDB's item limit, writes the source whole on its version instead.
+        // the source, which was read before it. Replacing an entry (a new role) writes the
+        // edge set whole, on condition that it is as read; growing a source near DynamoDB's
+        // item limit also holds it to the version read, so that nothing grew it meanwhile.
         let replaces = ends
             .existing
             .as_ref()
@@ -309,11 +308,13 @@ fn add_plan(
         if commutes {
             Some(vec![entry])
         } else {
+            let version = ends
+                .source
+                .get("version")
+                .and_then(AttrValue::as_i64)
+                .unwrap_or(0);
             plan.push(
-                Write::Put {
-                    item: next,
-                    condition: vec![version_is(version)],
-                },
+                node_update(&ends.source, &next, vec![version_is(version)]),
                 Purpose::Node,
             );
             None
@@ -354,8 +355,8 @@ fn add_plan(
 /// so well over a hundred adds at once; a source closer to the limit is written whole.
 const COMMUTING_MARGIN_BYTES: usize = 128 * 1024;
 
-/// A bump of one end of an edge (`end`: `from` or `to`) that puts `added` into its edge set and
-/// adds `counts`, on condition that it is still a node of `node_type`; a failure names
+/// An update of one end of an edge (`end`: `from` or `to`) that puts `added` into its edge set
+/// and adds `counts`, on condition that it is still a node of `node_type`; a failure names
 /// `expected`, the type the edge wants there.
 fn bump_end(
     end: &str,
@@ -369,16 +370,16 @@ fn bump_end(
         .into_iter()
         .filter(|(_, delta)| *delta != 0)
         .collect();
-    let bump = Write::Bump {
-        key: Key::same(keys::node_key(id)),
-        add_to_edges: added,
-        remove_from_edges: Vec::new(),
+    let bump = adjust_node(
+        id,
         counts,
-        condition: vec![Clause::Equals(
+        added,
+        Vec::new(),
+        vec![Clause::Equals(
             "__typename".to_owned(),
             AttrValue::S(node_type.to_owned()),
         )],
-    };
+    );
     let purpose = Purpose::Reference {
         field: end.to_owned(),
         target: expected.to_owned(),
@@ -388,7 +389,7 @@ fn bump_end(
 }
 
 /// The writes that add an edge of `edge_def` from `source`, a node created in the same
-/// transaction, to the node `to` of `target_type`: the edge item and a bump of the target. The
+/// transaction, to the node `to` of `target_type`: the edge item and the target's count. The
 /// edge's entry goes into `source` itself when the edge type keeps edge sets.
 pub(super) fn plan_edge_from_new(
     model: &Model,
@@ -486,9 +487,10 @@ pub async fn remove_edge(
 }
 
 /// The writes that remove `edges` and take their entries out of their sources' edge sets,
-/// without reading the sources: each source gets one update that deletes its entries from the
-/// set and bumps its version. `deleting` is a node deleted in the same transaction, whose own
-/// edge set needs no change. Each edge is deleted only if it is still as it was read.
+/// without reading the sources: each end gets one update that takes its entries out of the set
+/// and its counts down, leaving its version. `deleting` is a node deleted in the same
+/// transaction, whose own edge set needs no change. Each edge is deleted only if it is still as
+/// it was read.
 pub fn detach(model: &Model, edges: &[Arc<Item>], deleting: Option<&str>) -> Plan {
     // Node id → the entries to take out of its edge set and the counts to take from it, in a
     // stable order: each source loses its edge out, each target its edge in.
@@ -517,13 +519,7 @@ pub fn detach(model: &Model, edges: &[Arc<Item>], deleting: Option<&str>) -> Pla
     let mut plan = Plan::default();
     for (id, (removed, counts)) in ends {
         plan.push(
-            Write::Bump {
-                key: Key::same(keys::node_key(&id)),
-                add_to_edges: Vec::new(),
-                remove_from_edges: removed,
-                counts,
-                condition: vec![Clause::Exists],
-            },
+            adjust_node(&id, counts, Vec::new(), removed, vec![Clause::Exists]),
             Purpose::Node,
         );
     }
@@ -544,6 +540,42 @@ pub fn detach(model: &Model, edges: &[Arc<Item>], deleting: Option<&str>) -> Pla
         plan.changes(Change::edge(Some(edge.clone()), None));
     }
     plan
+}
+
+/// Conditions that each count of the edges of node `id` of `type_def` (out of it and into it,
+/// of each type) is the number of them in `edges`, the edges a write read to act on all of
+/// them (its delete). Edge writes leave the node's version as it is; this is how that write
+/// learns that its edges changed since it read them. Each edge of `edges` is held to what was
+/// read of it, so at commit the node's edges include `edges`; with as many of each kind as
+/// `edges` has, they are `edges`, whatever was added and removed in between.
+pub fn edge_counts_held(
+    model: &Model,
+    type_def: &TypeDef,
+    id: &str,
+    edges: &[Arc<Item>],
+) -> Vec<Clause> {
+    let mut clauses = Vec::new();
+    for edge_def in &model.edges {
+        for (outgoing, end, end_type) in
+            [(true, "from", &edge_def.from), (false, "to", &edge_def.to)]
+        {
+            if !model
+                .possible_types(end_type)
+                .contains(&type_def.name.as_str())
+            {
+                continue;
+            }
+            let held = edges
+                .iter()
+                .filter(|edge| text(edge, "__typename") == edge_def.name && text(edge, end) == id)
+                .count();
+            clauses.push(Clause::Count(
+                keys::edges_count_attribute(&edge_def.name, outgoing),
+                i64::try_from(held).unwrap_or(i64::MAX),
+            ));
+        }
+    }
+    clauses
 }
 
 /// Every edge touching node `id` of `type_def`: the edge items in its own partition and the
@@ -663,7 +695,12 @@ mod tests {
         )
         .expect("an edge");
         let plan = add_plan(&model, edge_def, &ends, Arc::new(edge)).expect("a plan");
-        assert!(matches!(commit(&scope, plan).await, Ok(Err(Purpose::Node))));
+        let result = commit(&scope, plan).await;
+        assert!(
+            matches!(result, Ok(Err(Purpose::Node))),
+            "{:?}",
+            result.map(|r| r.map_err(|p| format!("{p:?}")))
+        );
         let goal = store
             .get_item_consistent(&Key::same(keys::node_key("g")))
             .await

@@ -4,8 +4,8 @@
 //! One reader per process follows the stream ([`crate::store::StreamTail`]) and publishes each
 //! record of a node or an edge as a [`Change`] on a broadcast channel (`tokio::sync::broadcast`);
 //! each subscription holds a receiver. Records of unique-value and migration items are not
-//! events, nor are updates that change no field a client reads (a version bump that guards an
-//! edge write, an edge set, the relation slots).
+//! events, nor are updates that change no field a client reads (the counts, the edge set, the
+//! relation slots).
 //!
 //! The embedded store's reader rests while nobody subscribes: it asks the stream nothing (an
 //! idle poll cost the store about 0.8 ms of CPU every 20 ms). When a subscriber arrives it

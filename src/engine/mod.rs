@@ -55,7 +55,7 @@ pub use page_request::{
     PageRequest, SortOperand,
 };
 pub use pipelines::{Found, PipelineInput, run_pipeline};
-pub use plan::LIST_COUNT;
+pub use plan::{LIST_COUNT, node_update};
 pub use relay::LEASE_DURATION;
 pub use rules::{Access, ClaimNames, DEFAULT_GROUPS_CLAIM, Identity, Rules, admits};
 pub use scalars::{is_aws_date, is_aws_date_time, is_aws_email, now, stored_text, valid_text};

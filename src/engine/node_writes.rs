@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 use super::change::Change;
 use super::derive::{check_limits, set_slot_attributes};
-use super::edge_writes::{detach, edges_touching};
+use super::edge_writes::{detach, edge_counts_held, edges_touching};
 use super::error::EngineError;
 pub use super::guard::Guard;
 use super::nodes::{Node, read_node_consistent};
 use super::plan::{
-    Plan, Purpose, check_references, commit, count_members, free_unique_values, refused, remember,
-    take_unique_values, version_is,
+    Plan, Purpose, check_references, commit, count_members, free_unique_values, node_update,
+    refused, remember, take_unique_values, version_is,
 };
 use super::scalars::now;
 use super::scope::RequestScope;
@@ -187,13 +187,9 @@ pub(super) fn plan_update(
     // writer outside the API that changed a field but not the version is caught as well.
     let mut condition = vec![version_is(version)];
     condition.extend(guard.clauses());
-    plan.push(
-        Write::Put {
-            item: (*next).clone(),
-            condition,
-        },
-        Purpose::Node,
-    );
+    // Only what changed is written: a child created or an edge added meanwhile (which add to
+    // the node's counts and edge set without moving its version) stays.
+    plan.push(node_update(&current, &next, condition), Purpose::Node);
     take_unique_values(type_def, Some(&current), &next, &mut plan);
     check_references(model, type_def, Some(&current), &next, &mut plan)?;
     count_members(
@@ -223,10 +219,9 @@ pub async fn delete_node(
 ) -> Result<Option<Node>, EngineError> {
     keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("id: {e}")))?;
     guard.validate()?;
-    // The client's expected version is about the node as it is now. Steps that remove edges
-    // move the version themselves, so after the first step it no longer applies (the
-    // condition on its fields still does: those steps leave them as they were).
-    let mut guard = guard.ruled(scope, type_def, Operation::Delete, &FieldValues::new())?;
+    // Steps that remove edges leave the node's version as it is (they change only its counts
+    // and edge set), so the client's expected version holds through them.
+    let guard = guard.ruled(scope, type_def, Operation::Delete, &FieldValues::new())?;
     let mut lost_races = 0;
     let mut held_at = HashMap::new();
     let mut absent = BTreeSet::new();
@@ -249,7 +244,7 @@ pub async fn delete_node(
             let step: Vec<_> = edges.into_iter().take(EDGES_PER_STEP).collect();
             let plan = detach_step(model, id, &step, &guard);
             match commit(scope, plan).await? {
-                Ok(()) => guard.expected = None,
+                Ok(()) => {}
                 Err(Purpose::Node | Purpose::Edge) => lost_races += 1,
                 Err(_) => return Err(EngineError::Internal),
             }
@@ -313,6 +308,9 @@ pub(super) fn plan_delete(
     let id = super::derive::text(current, "id");
     let mut condition = vec![version_is(version)];
     condition.extend(guard.clauses());
+    // Edges added since `edges` were read move none of the node's version, but they leave
+    // its edge counts other than the number of `edges`: the delete fails and reads again.
+    condition.extend(edge_counts_held(model, type_def, id, edges));
     let mut plan = Plan::default();
     plan.push(
         Write::Delete {
@@ -575,5 +573,142 @@ mod tests {
                 "{id}"
             );
         }
+    }
+
+    /// An update planned from a read, committed after a child was created under the node and
+    /// an edge added from it: the update writes only the fields it changes, so the count and
+    /// the edge-set entry written meanwhile stay, and the version it read still holds.
+    #[tokio::test]
+    async fn an_update_keeps_counts_and_edge_set_entries_written_after_its_read() {
+        let model = Model::parse(
+            "s.graphql",
+            "type Farm @model { name: String! cows: [Cow] @hasMany(index: \"GSI01\", field: \"farmId\") likes: [Farm] @outgoing(edge: \"Likes\") }\n\
+             type Cow @model { name: String! farmId: ID farm: Farm @belongsTo(field: \"farmId\") }\n\
+             type Likes @edge(from: \"Farm\", to: \"Farm\")",
+        )
+        .expect("a schema");
+        let store = crate::store::loopback_store_indexed("narrow-updates", &model.indexes).await;
+        let (farm, cow) = (
+            model.type_def("Farm").expect("Farm"),
+            model.type_def("Cow").expect("Cow"),
+        );
+        let scope = RequestScope::new(&store, 100);
+        for id in ["a", "b"] {
+            let fields = vec![("name".to_owned(), Some(AttrValue::S("Hill".into())))];
+            let item = Arc::new(new_item(&model, farm, id, &fields).expect("an item"));
+            let plan = plan_new_item(&model, farm, &item).expect("a plan");
+            assert!(matches!(commit(&scope, plan).await, Ok(Ok(()))));
+        }
+        let read = read_to_change(&scope, farm, "a", &Guard::default())
+            .await
+            .expect("the farm");
+
+        let fields = vec![
+            ("name".to_owned(), Some(AttrValue::S("Daisy".into()))),
+            ("farmId".to_owned(), Some(AttrValue::S("a".into()))),
+        ];
+        let item = Arc::new(new_item(&model, cow, "c", &fields).expect("an item"));
+        let plan = plan_new_item(&model, cow, &item).expect("a plan");
+        assert!(matches!(commit(&scope, plan).await, Ok(Ok(()))));
+        let likes = model.edge_def("Likes").expect("Likes");
+        super::super::edge_writes::add_edge(&scope, &model, likes, "a", "b", &Item::default())
+            .await
+            .expect("an edge");
+
+        let change = vec![("name".to_owned(), Some(AttrValue::S("Vale".into())))];
+        let guard = Guard::version(Some(1));
+        let planned = plan_update(&model, farm, read, &change, &guard, &BTreeSet::new())
+            .expect("the version read is the version stored");
+        assert!(matches!(commit(&scope, planned.plan).await, Ok(Ok(()))));
+        let stored = store
+            .get_item_consistent(&Key::same(keys::node_key("a")))
+            .await
+            .expect("a read")
+            .expect("the farm");
+        assert_eq!(stored.get("name"), Some(&AttrValue::S("Vale".into())));
+        assert_eq!(stored.get("version"), Some(&AttrValue::N("2".into())));
+        let count = |attribute: String| stored.get(&attribute).and_then(AttrValue::as_i64);
+        assert_eq!(count(keys::members_count_attribute(1, "Cow")), Some(1));
+        assert_eq!(count(keys::edges_count_attribute("Likes", true)), Some(1));
+        assert!(
+            matches!(stored.get("edges"), Some(AttrValue::Ss(set)) if set.len() == 1),
+            "{stored:?}"
+        );
+    }
+
+    /// A delete planned from a read of a node and its edges, committed after an edge to or
+    /// from it was added: the edge moved no version, but the node's count of its edges is no
+    /// longer the number the delete read, so it fails as a lost race and nothing is written.
+    /// The same when the node was read, then one edge removed and another added before its
+    /// edges were read: the count is as read, but not the number of edges read.
+    #[tokio::test]
+    async fn a_delete_that_read_the_edges_before_one_was_added_reads_them_again() {
+        let model = Model::parse(
+            "s.graphql",
+            "type Farm @model { name: String! }\n\
+             type Likes @edge(from: \"Farm\", to: \"Farm\")",
+        )
+        .expect("a schema");
+        let store = crate::store::loopback_store_indexed("stale-deletes", &model.indexes).await;
+        let farm = model.type_def("Farm").expect("Farm");
+        let scope = RequestScope::new(&store, 100);
+        for id in ["a", "b", "c", "d"] {
+            let fields = vec![("name".to_owned(), Some(AttrValue::S("Hill".into())))];
+            let item = Arc::new(new_item(&model, farm, id, &fields).expect("an item"));
+            let plan = plan_new_item(&model, farm, &item).expect("a plan");
+            assert!(matches!(commit(&scope, plan).await, Ok(Ok(()))));
+        }
+        let likes = model.edge_def("Likes").expect("Likes");
+        let (empty, unguarded) = (Item::default(), Guard::default());
+        let add = |from: &'static str, to: &'static str| {
+            super::super::edge_writes::add_edge(&scope, &model, likes, from, to, &empty)
+        };
+        let read = |id: &'static str| read_to_change(&scope, farm, id, &unguarded);
+        let stale_delete = |id: &'static str, current: Item, edges: Vec<Arc<Item>>| {
+            let plan = plan_delete(
+                &model,
+                farm,
+                &Arc::new(current),
+                &unguarded,
+                1,
+                &edges,
+                &BTreeSet::new(),
+            );
+            let scope = &scope;
+            async move {
+                assert!(
+                    matches!(commit(scope, plan).await, Ok(Err(Purpose::Node))),
+                    "{id}"
+                );
+                assert!(
+                    read_node_consistent(scope, "Farm", id)
+                        .await
+                        .expect("a read")
+                        .is_some(),
+                    "{id} stays"
+                );
+            }
+        };
+        // An edge out of "a", and one into "c", added after their edges were read.
+        for (deleted, from, to) in [("a", "a", "b"), ("c", "b", "c")] {
+            let current = read(deleted).await.expect("the farm");
+            let edges = edges_touching(&scope, &model, farm, deleted)
+                .await
+                .expect("the edges");
+            add(from, to).await.expect("an edge");
+            stale_delete(deleted, current, edges).await;
+        }
+        // "d" is read with one edge in (a → d); it goes and another comes (b → d) around the
+        // read of d's edges, so the count is as read but d's edges are not.
+        add("a", "d").await.expect("an edge");
+        let current = read("d").await.expect("the farm");
+        super::super::edge_writes::remove_edge(&scope, &model, "Likes", "a", "d")
+            .await
+            .expect("a removal");
+        let edges = edges_touching(&scope, &model, farm, "d")
+            .await
+            .expect("the edges");
+        add("b", "d").await.expect("an edge");
+        stale_delete("d", current, edges).await;
     }
 }

@@ -16,7 +16,7 @@ use crate::keys;
 
 use crate::model::{FieldKind, Model, Operation, SlotDef, TypeDef};
 use crate::store::{
-    AttrValue, Clause, Filter, Item, Key, MAX_TRANSACTION_ITEMS, StoreError, Write,
+    AttrValue, Changes, Clause, Filter, Item, Key, MAX_TRANSACTION_ITEMS, StoreError, Write,
 };
 
 /// Why a write is in a plan: what a failed condition on it means.
@@ -108,11 +108,12 @@ impl Plan {
     }
 
     /// The plan with the writes on one item folded into one, as one transaction needs them:
-    /// checks and version bumps of one node merge (their conditions joined), a check or bump
-    /// of a node the plan writes whole is implied by that write when its conditions hold on the
-    /// written item, a bump of a node the plan deletes is dropped, one edge deleted from both
-    /// ends is deleted once, and a unique value one node frees and another takes changes hands
-    /// in one put. Any other pair is a [`Clash`].
+    /// checks and updates of one node merge (their conditions joined, their changes in one
+    /// update expression when no attribute is named twice), a check or an addition to the
+    /// counts of a node the plan puts whole goes into that put when its conditions hold on the
+    /// put item, additions to the counts and edge set of a node the plan deletes are dropped,
+    /// one edge deleted from both ends is deleted once, and a unique value one node frees and
+    /// another takes changes hands in one put. Any other pair is a [`Clash`].
     pub fn folded(self) -> Result<Plan, Clash> {
         let mut folded = Plan {
             changes: self.changes,
@@ -154,68 +155,42 @@ type Planned = (Write, Purpose, usize);
 
 /// Two writes on one item as one write, if they fold (see [`Plan::folded`]).
 fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
-    use Write::{Bump, Check, Delete, Put, Tally};
+    use Write::{Check, Delete, Put, Tally, Update};
     let joined = |a: &[Clause], b: &[Clause]| {
         let mut condition = a.to_vec();
         condition.extend(b.iter().filter(|clause| !a.contains(clause)).cloned());
         condition
     };
+    let changes_of = |write: &Write| match write {
+        Update { changes, .. } => Some(changes.clone()),
+        _ => None,
+    };
     match (&earlier.0, &later.0) {
         (
             Check { key, condition: a }
-            | Bump {
+            | Update {
                 key, condition: a, ..
             },
-            Check { condition: b, .. } | Bump { condition: b, .. },
+            Check { condition: b, .. } | Update { condition: b, .. },
         ) => {
             // Two references that want different types of one node cannot both hold: the
             // later one is refused for what it is, not the earlier for what the later wants.
             if !types_meet(a, b) {
                 return None;
             }
-            let (mut added, mut removed): (Vec<String>, Vec<String>) = Default::default();
-            let mut counts: Vec<(String, i64)> = Vec::new();
-            let mut bump = false;
-            for write in [&earlier.0, &later.0] {
-                if let Bump {
-                    add_to_edges,
-                    remove_from_edges,
-                    counts: more,
-                    ..
-                } = write
-                {
-                    bump = true;
-                    add_counts(&mut counts, more);
-                    for (entries, into) in [
-                        (add_to_edges, &mut added),
-                        (remove_from_edges, &mut removed),
-                    ] {
-                        for entry in entries {
-                            if !into.contains(entry) {
-                                into.push(entry.clone());
-                            }
-                        }
-                    }
-                }
-            }
-            // One update cannot both add to the edge set and take from it.
-            if !added.is_empty() && !removed.is_empty() {
-                return None;
-            }
+            let changes = match (changes_of(&earlier.0), changes_of(&later.0)) {
+                (Some(a), Some(b)) => Some(a.merged(&b)?),
+                (a, b) => a.or(b),
+            };
             let condition = joined(a, b);
-            let write = if bump {
-                Bump {
-                    key: key.clone(),
-                    add_to_edges: added,
-                    remove_from_edges: removed,
-                    counts,
+            let key = key.clone();
+            let write = match changes {
+                Some(changes) => Update {
+                    key,
+                    changes,
                     condition,
-                }
-            } else {
-                Check {
-                    key: key.clone(),
-                    condition,
-                }
+                },
+                None => Check { key, condition },
             };
             Some((write, earlier.1, earlier.2))
         }
@@ -224,7 +199,7 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
                 item,
                 condition: put,
             },
-            Check { condition, .. } | Bump { condition, .. },
+            Check { condition, .. } | Update { condition, .. },
         ) if implied(&later.0, item, condition) => {
             let write = Put {
                 item: counted(item, &later.0),
@@ -233,7 +208,7 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
             Some((write, earlier.1, earlier.2))
         }
         (
-            Check { condition, .. } | Bump { condition, .. },
+            Check { condition, .. } | Update { condition, .. },
             Put {
                 item,
                 condition: put,
@@ -245,13 +220,16 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
             };
             Some((write, later.1, later.2))
         }
-        (Delete { .. }, Bump { .. })
-            if matches!(later.1, Purpose::Node | Purpose::Count { .. }) =>
+        // Counts and edge-set entries of a node the plan deletes go with it.
+        (Delete { .. }, Update { changes, .. })
+            if changes.only_adds_and_takes()
+                && matches!(later.1, Purpose::Node | Purpose::Count { .. }) =>
         {
             Some(earlier)
         }
-        (Bump { .. }, Delete { .. })
-            if matches!(earlier.1, Purpose::Node | Purpose::Count { .. }) =>
+        (Update { changes, .. }, Delete { .. })
+            if changes.only_adds_and_takes()
+                && matches!(earlier.1, Purpose::Node | Purpose::Count { .. }) =>
         {
             Some(later)
         }
@@ -318,14 +296,11 @@ fn add_counts(counts: &mut Vec<(String, i64)>, more: &[(String, i64)]) {
     }
 }
 
-/// `item` with the counts of `write` (a bump of that item) added to it.
+/// `item` with the counts of `write` (an update of that item that only adds to them) added.
 fn counted(item: &Item, write: &Write) -> Item {
     let mut item = item.clone();
-    if let Write::Bump { counts, .. } = write {
-        for (attribute, delta) in counts {
-            let total = item.get(attribute).and_then(AttrValue::as_i64).unwrap_or(0) + delta;
-            item.insert(attribute.clone(), AttrValue::N(total.to_string()));
-        }
+    if let Write::Update { changes, .. } = write {
+        changes.apply(&mut item);
     }
     item
 }
@@ -347,22 +322,22 @@ fn types_meet(a: &[Clause], b: &[Clause]) -> bool {
     }
 }
 
-/// Whether a check or a bump (`write`, with `condition`) of an item the plan puts whole says
-/// nothing the put does not: it changes nothing in the edge set, and its condition holds on
-/// the item as put.
+/// Whether a check or an update (`write`, with `condition`) of an item the plan puts whole says
+/// nothing the put does not: it only adds to counts, and its condition holds on the item as
+/// put.
 fn implied(write: &Write, item: &Item, condition: &[Clause]) -> bool {
-    if let Write::Bump {
-        add_to_edges,
-        remove_from_edges,
-        ..
-    } = write
-        && !(add_to_edges.is_empty() && remove_from_edges.is_empty())
+    if let Write::Update { changes, .. } = write
+        && !changes.only_adds_numbers()
     {
         return false;
     }
     condition.iter().all(|clause| match clause {
         Clause::Exists => true,
         Clause::NotExists => false,
+        Clause::Missing(attribute) => item.get(attribute).is_none(),
+        Clause::Count(attribute, count) => {
+            item.get(attribute).and_then(AttrValue::as_i64).unwrap_or(0) == *count
+        }
         Clause::Equals(attribute, value) | Clause::AbsentOrEquals(attribute, value) => {
             item.get(attribute) == Some(value)
         }
@@ -515,15 +490,100 @@ pub fn version_is(version: i64) -> Clause {
     Clause::Equals("version".to_owned(), AttrValue::N(version.to_string()))
 }
 
-/// A node item's next state: the next version, and the version it had.
-pub fn next_version(node: Item) -> (Item, i64) {
-    let version = node.get("version").and_then(AttrValue::as_i64).unwrap_or(0);
-    let mut node = node;
-    node.insert(
-        "version".to_owned(),
-        AttrValue::N((version + 1).to_string()),
-    );
-    (node, version)
+/// A condition that `attribute` is as it was read: `value`, or missing.
+pub fn as_read(attribute: &str, value: Option<&AttrValue>) -> Clause {
+    match value {
+        Some(value) => Clause::Equals(attribute.to_owned(), value.clone()),
+        None => Clause::Missing(attribute.to_owned()),
+    }
+}
+
+/// The write that turns the stored node `current` into `next`, on `condition`: it sets what
+/// changed and removes what is gone, and leaves every other attribute as it is stored. So
+/// additions to the node's counts and edge set (a child created, an edge added), which do not
+/// move its version, commute with it. Where it does replace a count or the edge set itself (a
+/// repair), it holds on that attribute being as read.
+pub fn node_update(current: &Item, next: &Item, mut condition: Vec<Clause>) -> Write {
+    let key = Key {
+        pk: super::derive::text(current, "PK").to_owned(),
+        sk: super::derive::text(current, "SK").to_owned(),
+    };
+    let mut changes = Changes::default();
+    for (name, value) in next.iter() {
+        if matches!(name.as_str(), "PK" | "SK") || current.get(name) == Some(value) {
+            continue;
+        }
+        changes.set.push((name.clone(), value.clone()));
+    }
+    changes.remove = current
+        .keys()
+        .filter(|name| !next.contains_key(name))
+        .cloned()
+        .collect();
+    let replaced = changes
+        .set
+        .iter()
+        .map(|(name, _)| name)
+        .chain(&changes.remove)
+        .filter(|name| is_link_attribute(name));
+    for name in replaced {
+        let clause = as_read(name, current.get(name));
+        if !condition.contains(&clause) {
+            condition.push(clause);
+        }
+    }
+    if changes.is_empty() {
+        return Write::Check { key, condition };
+    }
+    Write::Update {
+        key,
+        changes,
+        condition,
+    }
+}
+
+/// Whether a node attribute is one that other nodes' writes add to without reading the node:
+/// a count, or the edge set.
+fn is_link_attribute(name: &str) -> bool {
+    name == EDGE_SET || keys::is_count_attribute(name)
+}
+
+/// The attribute of a node that holds its edge set.
+pub const EDGE_SET: &str = "edges";
+
+/// A write that adds `counts` to the node `id`'s counts and puts `added` into (or takes
+/// `taken` out of) its edge set, without reading it and without moving its version: it
+/// commutes with every other such write and with updates of the node's fields. With nothing
+/// to change, it only checks `condition`.
+pub fn adjust_node(
+    id: &str,
+    counts: Vec<(String, i64)>,
+    added: Vec<String>,
+    taken: Vec<String>,
+    condition: Vec<Clause>,
+) -> Write {
+    let set = |entries: Vec<String>| {
+        if entries.is_empty() {
+            Vec::new()
+        } else {
+            vec![(EDGE_SET.to_owned(), entries)]
+        }
+    };
+    let key = Key::same(keys::node_key(id));
+    let changes = Changes {
+        add: counts,
+        add_to_set: set(added),
+        take_from_set: set(taken),
+        ..Changes::default()
+    };
+    if changes.is_empty() {
+        return Write::Check { key, condition };
+    }
+    Write::Update {
+        key,
+        changes,
+        condition,
+    }
 }
 
 /// The node's version, refused when the client expected another.
@@ -709,32 +769,32 @@ pub fn count_members(
         let attribute = keys::members_count_attribute(slot.slot, &slot.element);
         if let Some(old) = old.filter(|old| !absent.contains(old)) {
             plan.push(
-                Write::Bump {
-                    key: Key::same(keys::node_key(&old)),
-                    add_to_edges: Vec::new(),
-                    remove_from_edges: Vec::new(),
-                    counts: vec![(attribute.clone(), -1)],
-                    condition: vec![Clause::Exists],
-                },
+                adjust_node(
+                    &old,
+                    vec![(attribute.clone(), -1)],
+                    Vec::new(),
+                    Vec::new(),
+                    vec![Clause::Exists],
+                ),
                 Purpose::Count { id: old },
             );
         }
         if let Some(new) = new {
             let owners = relation_owners(model, slot);
             plan.push(
-                Write::Bump {
-                    key: Key::same(keys::node_key(&new)),
-                    add_to_edges: Vec::new(),
-                    remove_from_edges: Vec::new(),
-                    counts: vec![(attribute, 1)],
-                    condition: vec![Clause::OneOf(
+                adjust_node(
+                    &new,
+                    vec![(attribute, 1)],
+                    Vec::new(),
+                    Vec::new(),
+                    vec![Clause::OneOf(
                         "__typename".to_owned(),
                         owners
                             .iter()
                             .map(|t| AttrValue::S((*t).to_owned()))
                             .collect(),
                     )],
-                },
+                ),
                 Purpose::Reference {
                     field: slot.foreign_key.clone(),
                     target: owners.join(" or "),
@@ -797,23 +857,25 @@ mod tests {
     }
 
     fn bump(id: &str, removed: &[&str]) -> Write {
-        Write::Bump {
-            key: Key::same(keys::node_key(id)),
-            add_to_edges: Vec::new(),
-            remove_from_edges: removed.iter().map(|entry| (*entry).to_owned()).collect(),
-            counts: Vec::new(),
-            condition: vec![Clause::Exists],
-        }
+        adjust_node(
+            id,
+            Vec::new(),
+            Vec::new(),
+            removed.iter().map(|entry| (*entry).to_owned()).collect(),
+            vec![Clause::Exists],
+        )
     }
 
     #[test]
     fn counts_on_one_item_add_up_and_go_into_a_put_of_it() {
-        let counting = |id: &str, delta: i64| Write::Bump {
-            key: Key::same(keys::node_key(id)),
-            add_to_edges: Vec::new(),
-            remove_from_edges: Vec::new(),
-            counts: vec![("count#GSI01#Cow".to_owned(), delta)],
-            condition: vec![Clause::Exists],
+        let counting = |id: &str, delta: i64| {
+            adjust_node(
+                id,
+                vec![("count#GSI01#Cow".to_owned(), delta)],
+                Vec::new(),
+                Vec::new(),
+                vec![Clause::Exists],
+            )
         };
         let tally = |delta: i64| Write::Tally {
             key: Key::same(keys::list_count_key("Cow", 1)),
@@ -828,7 +890,10 @@ mod tests {
         plan.push(tally(1), Purpose::Node);
         let folded = plan.folded().expect("folds");
         let [
-            Write::Bump { counts: bumped, .. },
+            Write::Update {
+                changes: Changes { add: bumped, .. },
+                ..
+            },
             Write::Tally {
                 counts: tallied, ..
             },
@@ -926,16 +991,20 @@ mod tests {
         plan.push(bump("g", &["A#2"]), Purpose::Node);
         let folded = plan.folded().expect("folds");
         let [
-            Write::Bump {
-                remove_from_edges,
-                condition,
-                ..
+            Write::Update {
+                changes, condition, ..
             },
         ] = folded.writes.as_slice()
         else {
             panic!("one bump: {:?}", folded.writes);
         };
-        assert_eq!(remove_from_edges, &["A#1", "A#2"]);
+        assert_eq!(
+            changes.take_from_set,
+            [(
+                EDGE_SET.to_owned(),
+                vec!["A#1".to_owned(), "A#2".to_owned()]
+            )]
+        );
         assert_eq!(
             condition.len(),
             2,
@@ -1107,25 +1176,75 @@ mod tests {
 
     #[test]
     fn bumps_that_add_to_an_edge_set_merge_but_never_with_ones_that_take_from_it() {
-        let adding = |entry: &str| Write::Bump {
-            key: Key::same(keys::node_key("g")),
-            add_to_edges: vec![entry.to_owned()],
-            remove_from_edges: Vec::new(),
-            counts: Vec::new(),
-            condition: vec![Clause::Exists],
+        let adding = |entry: &str| {
+            adjust_node(
+                "g",
+                Vec::new(),
+                vec![entry.to_owned()],
+                Vec::new(),
+                vec![Clause::Exists],
+            )
         };
         let mut plan = Plan::default();
         plan.push(adding("A#1"), Purpose::Node);
         plan.push(adding("A#2"), Purpose::Node);
         let folded = plan.folded().expect("folds");
-        let [Write::Bump { add_to_edges, .. }] = folded.writes.as_slice() else {
+        let [Write::Update { changes, .. }] = folded.writes.as_slice() else {
             panic!("one bump: {:?}", folded.writes);
         };
-        assert_eq!(add_to_edges, &["A#1", "A#2"]);
+        assert_eq!(
+            changes.add_to_set,
+            [(
+                EDGE_SET.to_owned(),
+                vec!["A#1".to_owned(), "A#2".to_owned()]
+            )]
+        );
 
         let mut plan = Plan::default();
         plan.push(adding("A#1"), Purpose::Node);
         plan.push(bump("g", &["A#2"]), Purpose::Node);
         assert!(plan.folded().is_err(), "one update cannot do both");
+    }
+
+    #[test]
+    fn a_node_update_writes_what_changed_and_holds_replaced_counts_to_their_read() {
+        let mut current = node("f", "Farm");
+        current.insert("name".to_owned(), AttrValue::S("Hill".to_owned()));
+        current.insert("logoId".to_owned(), AttrValue::S("l".to_owned()));
+        current.insert("count#in#Likes".to_owned(), AttrValue::N("2".to_owned()));
+        let mut next = current.clone();
+        next.insert("name".to_owned(), AttrValue::S("Vale".to_owned()));
+        next.remove("logoId");
+        let Write::Update {
+            changes, condition, ..
+        } = node_update(&current, &next, vec![version_is(1)])
+        else {
+            panic!("an update");
+        };
+        assert_eq!(
+            changes.set,
+            [("name".to_owned(), AttrValue::S("Vale".to_owned()))]
+        );
+        assert_eq!(changes.remove, ["logoId"]);
+        assert_eq!(condition, [version_is(1)], "no count is replaced");
+
+        // A repair that sets a count and the edge set holds on both as read.
+        next.insert("count#in#Likes".to_owned(), AttrValue::N("3".to_owned()));
+        next.insert(
+            EDGE_SET.to_owned(),
+            AttrValue::Ss(["A#1".to_owned()].into()),
+        );
+        let Write::Update { condition, .. } = node_update(&current, &next, Vec::new()) else {
+            panic!("an update");
+        };
+        assert!(condition.contains(&Clause::Equals(
+            "count#in#Likes".to_owned(),
+            AttrValue::N("2".to_owned())
+        )));
+        assert!(condition.contains(&Clause::Missing(EDGE_SET.to_owned())));
+        assert!(matches!(
+            node_update(&current, &current, Vec::new()),
+            Write::Check { .. }
+        ));
     }
 }

@@ -144,14 +144,15 @@ impl<'a> Batch<'a> {
             }
             let transaction = writes
                 .iter()
-                .map(|write| Write::Put {
-                    item: write.next.clone(),
-                    // A node written without a version (by hand, or by an old tool) is only
-                    // checked to exist.
-                    condition: vec![match write.current.get("version") {
+                .map(|write| {
+                    // Only what the migrations changed is written, so counts and edge sets
+                    // added to meanwhile stay. A node written without a version (by hand, or
+                    // by an old tool) is only checked to exist.
+                    let condition = vec![match write.current.get("version") {
                         Some(version) => Clause::Equals("version".to_owned(), version.clone()),
                         None => Clause::Exists,
-                    }],
+                    }];
+                    engine::node_update(&write.current, &write.next, condition)
                 })
                 .collect();
             match self.store.transact_write(transaction).await {

@@ -51,4 +51,4 @@ pub use retry::RETRY_ATTEMPTS;
 pub use simulate::{Fault, FaultPlan, StoreTuning};
 pub use stream::{ShardReader, ShardStart, StreamRecord, StreamTail};
 pub use table::TableStatus;
-pub use write::{Clause, Write};
+pub use write::{Changes, Clause, Write};

@@ -34,16 +34,11 @@ pub enum Write {
         key: Key,
         condition: Vec<Clause>,
     },
-    /// Adds one to the item's `version`, and puts `add_to_edges` into its edge set (`edges`) or
-    /// takes `remove_from_edges` out of it (not both), without reading it: concurrent writers
-    /// of the item then fail their version condition and read again, while other bumps commute
-    /// with it.
-    Bump {
+    /// Changes some attributes of the item and leaves the others as they are, so that updates
+    /// of different attributes (and additions to one) commute.
+    Update {
         key: Key,
-        add_to_edges: Vec<String>,
-        remove_from_edges: Vec<String>,
-        /// Numbers added to the item's count attributes (negative to take away).
-        counts: Vec<(String, i64)>,
+        changes: Changes,
         condition: Vec<Clause>,
     },
     /// Adds `counts` to the attributes of a counter item (one it makes, with `__typename`, if
@@ -77,7 +72,7 @@ impl Write {
                 }
             }
             Write::Delete { key, .. }
-            | Write::Bump { key, .. }
+            | Write::Update { key, .. }
             | Write::Check { key, .. }
             | Write::Tally { key, .. } => key.clone(),
         }
@@ -88,10 +83,179 @@ impl Write {
         match self {
             Write::Put { condition, .. }
             | Write::Delete { condition, .. }
-            | Write::Bump { condition, .. }
+            | Write::Update { condition, .. }
             | Write::Check { condition, .. } => Some(condition),
             Write::Tally { .. } => None,
         }
+    }
+}
+
+/// What an update changes, in DynamoDB's four update actions. An attribute is named by at most
+/// one action (DynamoDB refuses overlapping paths in one update expression).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Changes {
+    pub set: Vec<(String, AttrValue)>,
+    pub remove: Vec<String>,
+    /// Numbers added to attributes (negative to take away); a missing attribute counts from 0.
+    pub add: Vec<(String, i64)>,
+    /// Strings put into a String Set attribute (made when missing).
+    pub add_to_set: Vec<(String, Vec<String>)>,
+    /// Strings taken out of a String Set attribute (removed when it empties).
+    pub take_from_set: Vec<(String, Vec<String>)>,
+}
+
+impl Changes {
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+            && self.remove.is_empty()
+            && self.add.is_empty()
+            && self.add_to_set.is_empty()
+            && self.take_from_set.is_empty()
+    }
+
+    /// Whether it only adds to numbers: it commutes with any other addition and reads nothing.
+    pub fn only_adds_numbers(&self) -> bool {
+        self.set.is_empty()
+            && self.remove.is_empty()
+            && self.add_to_set.is_empty()
+            && self.take_from_set.is_empty()
+    }
+
+    /// Whether it only adds to numbers and sets or takes from sets (it replaces no value).
+    pub fn only_adds_and_takes(&self) -> bool {
+        self.set.is_empty() && self.remove.is_empty()
+    }
+
+    /// The attributes it names, each once per action that names it.
+    fn attributes(&self) -> impl Iterator<Item = &str> {
+        self.set
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .chain(self.remove.iter().map(String::as_str))
+            .chain(self.add.iter().map(|(name, _)| name.as_str()))
+            .chain(self.add_to_set.iter().map(|(name, _)| name.as_str()))
+            .chain(self.take_from_set.iter().map(|(name, _)| name.as_str()))
+    }
+
+    /// Both changes as one update, if one update expression can hold them: numbers added to
+    /// one attribute add up, strings put into (or taken from) one set join; `None` when an
+    /// attribute is set or removed by both, or named by two actions. (Two writes that each
+    /// replace a value read it before the other: they are two changes, not one.)
+    pub fn merged(mut self, other: &Changes) -> Option<Changes> {
+        self.set.extend(other.set.iter().cloned());
+        self.remove.extend(other.remove.iter().cloned());
+        for (name, delta) in &other.add {
+            match self.add.iter_mut().find(|(added, _)| added == name) {
+                Some((_, total)) => *total += delta,
+                None => self.add.push((name.clone(), *delta)),
+            }
+        }
+        for (mine, theirs) in [
+            (&mut self.add_to_set, &other.add_to_set),
+            (&mut self.take_from_set, &other.take_from_set),
+        ] {
+            for (name, entries) in theirs {
+                let at = match mine.iter().position(|(set, _)| set == name) {
+                    Some(at) => at,
+                    None => {
+                        mine.push((name.clone(), Vec::new()));
+                        mine.len() - 1
+                    }
+                };
+                for entry in entries {
+                    if !mine[at].1.contains(entry) {
+                        mine[at].1.push(entry.clone());
+                    }
+                }
+            }
+        }
+        let mut named = std::collections::HashSet::new();
+        let apart = self.attributes().all(|name| named.insert(name));
+        apart.then_some(self)
+    }
+
+    /// `item` as the update leaves it.
+    pub fn apply(&self, item: &mut Item) {
+        for (name, value) in &self.set {
+            item.insert(name.clone(), value.clone());
+        }
+        for name in &self.remove {
+            item.remove(name);
+        }
+        for (name, delta) in &self.add {
+            let total = item.get(name).and_then(AttrValue::as_i64).unwrap_or(0) + delta;
+            item.insert(name.clone(), AttrValue::N(total.to_string()));
+        }
+        for (name, entries) in &self.add_to_set {
+            let mut set = match item.get(name) {
+                Some(AttrValue::Ss(set)) => set.clone(),
+                _ => super::item::StringSet::new(),
+            };
+            set.extend(entries.iter().cloned());
+            item.insert(name.clone(), AttrValue::Ss(set));
+        }
+        for (name, entries) in &self.take_from_set {
+            if let Some(AttrValue::Ss(set)) = item.get(name) {
+                let mut left = set.clone();
+                left.retain(|entry| !entries.contains(entry));
+                if left.is_empty() {
+                    item.remove(name);
+                } else {
+                    item.insert(name.clone(), AttrValue::Ss(left));
+                }
+            }
+        }
+    }
+
+    /// The update expression, with its names and values added to `names` and `values`.
+    fn expression(&self, names: &mut NameMap, values: &mut ValueMap) -> String {
+        let mut n = 0;
+        let mut next = |name: &str, names: &mut NameMap| {
+            n += 1;
+            names.insert(format!("#u{n}"), name.to_owned());
+            n
+        };
+        let mut actions = Vec::new();
+        let mut set = Vec::new();
+        for (name, value) in &self.set {
+            let n = next(name, names);
+            values.insert(format!(":u{n}"), to_sdk(value));
+            set.push(format!("#u{n} = :u{n}"));
+        }
+        let remove: Vec<String> = self
+            .remove
+            .iter()
+            .map(|name| format!("#u{}", next(name, names)))
+            .collect();
+        let mut add = Vec::new();
+        for (name, delta) in &self.add {
+            let n = next(name, names);
+            values.insert(format!(":u{n}"), AttributeValue::N(delta.to_string()));
+            add.push(format!("#u{n} :u{n}"));
+        }
+        let mut take = Vec::new();
+        for (sets, into) in [
+            (&self.add_to_set, &mut add),
+            (&self.take_from_set, &mut take),
+        ] {
+            // DynamoDB refuses an empty set.
+            for (name, entries) in sets.iter().filter(|(_, entries)| !entries.is_empty()) {
+                let n = next(name, names);
+                values.insert(format!(":u{n}"), AttributeValue::Ss(entries.clone()));
+                into.push(format!("#u{n} :u{n}"));
+            }
+        }
+        for (action, parts) in [
+            ("SET", set),
+            ("REMOVE", remove),
+            ("ADD", add),
+            ("DELETE", take),
+        ] {
+            if !parts.is_empty() {
+                actions.push(format!("{action} {}", parts.join(", ")));
+            }
+        }
+        actions.join(" ")
     }
 }
 
@@ -101,6 +265,10 @@ pub enum Clause {
     NotExists,
     Exists,
     Equals(String, AttrValue),
+    /// The item has no such attribute (or is missing).
+    Missing(String),
+    /// The number attribute is this count; a missing attribute counts as 0.
+    Count(String, i64),
     /// The item is missing, or its attribute has this value.
     AbsentOrEquals(String, AttrValue),
     OneOf(String, Vec<AttrValue>),
@@ -149,6 +317,19 @@ fn expression(clauses: &[Clause]) -> Option<Expression> {
                 names.insert(format!("#a{n}"), attribute.clone());
                 values.insert(format!(":v{n}"), to_sdk(value));
                 parts.push(format!("#a{n} = :v{n}"));
+            }
+            Clause::Missing(attribute) => {
+                names.insert(format!("#a{n}"), attribute.clone());
+                parts.push(format!("attribute_not_exists(#a{n})"));
+            }
+            Clause::Count(attribute, count) => {
+                names.insert(format!("#a{n}"), attribute.clone());
+                values.insert(format!(":v{n}"), AttributeValue::N(count.to_string()));
+                parts.push(if *count == 0 {
+                    format!("(attribute_not_exists(#a{n}) OR #a{n} = :v{n})")
+                } else {
+                    format!("#a{n} = :v{n}")
+                });
             }
             Clause::AbsentOrEquals(attribute, value) => {
                 names.insert("#PK".to_owned(), "PK".to_owned());
@@ -271,47 +452,27 @@ fn transact_item(table: &str, write: &Write) -> Result<TransactWriteItem, StoreE
                 .map_err(build_error)?;
             TransactWriteItem::builder().delete(delete).build()
         }
-        Write::Bump {
+        Write::Update {
             key,
-            add_to_edges,
-            remove_from_edges,
-            counts,
+            changes,
             condition,
         } => {
+            if changes.is_empty() {
+                return Err(StoreError::Other(
+                    "an update that changes nothing".to_owned(),
+                ));
+            }
             let (text, names, values) = condition_parts(condition);
             let mut names = names.unwrap_or_default();
             let mut values = values.unwrap_or_default();
-            names.insert("#version".to_owned(), "version".to_owned());
-            values.insert(":one".to_owned(), AttributeValue::N("1".to_owned()));
-            let mut expression = "ADD #version :one".to_owned();
-            for (n, (attribute, delta)) in counts.iter().enumerate() {
-                names.insert(format!("#count{n}"), attribute.clone());
-                values.insert(format!(":count{n}"), AttributeValue::N(delta.to_string()));
-                expression.push_str(&format!(", #count{n} :count{n}"));
-            }
-            if !add_to_edges.is_empty() {
-                names.insert("#edges".to_owned(), "edges".to_owned());
-                values.insert(
-                    ":added".to_owned(),
-                    AttributeValue::Ss(add_to_edges.clone()),
-                );
-                expression.push_str(", #edges :added");
-            }
-            if !remove_from_edges.is_empty() {
-                names.insert("#edges".to_owned(), "edges".to_owned());
-                values.insert(
-                    ":removed".to_owned(),
-                    AttributeValue::Ss(remove_from_edges.clone()),
-                );
-                expression.push_str(" DELETE #edges :removed");
-            }
+            let expression = changes.expression(&mut names, &mut values);
             let update = Update::builder()
                 .table_name(table)
                 .set_key(Some(key_map(key)))
                 .update_expression(expression)
                 .set_condition_expression(text)
                 .set_expression_attribute_names(Some(names))
-                .set_expression_attribute_values(Some(values))
+                .set_expression_attribute_values((!values.is_empty()).then_some(values))
                 .build()
                 .map_err(build_error)?;
             TransactWriteItem::builder().update(update).build()
@@ -422,5 +583,65 @@ mod tests {
             cancellation_error(&[reason("ValidationError")]),
             StoreError::Validation(_)
         ));
+    }
+
+    #[test]
+    fn an_update_names_each_attribute_once_and_joins_additions() {
+        let counting = |delta: i64, entry: &str| Changes {
+            add: vec![("count#in#A".to_owned(), delta)],
+            add_to_set: vec![("edges".to_owned(), vec![entry.to_owned()])],
+            ..Changes::default()
+        };
+        let both = counting(1, "A#1")
+            .merged(&counting(2, "A#2"))
+            .expect("additions join");
+        assert_eq!(both.add, [("count#in#A".to_owned(), 3)]);
+        assert_eq!(
+            both.add_to_set,
+            [("edges".to_owned(), vec!["A#1".to_owned(), "A#2".to_owned()])]
+        );
+        let setting = Changes {
+            set: vec![("name".to_owned(), AttrValue::S("x".into()))],
+            ..Changes::default()
+        };
+        assert!(setting.clone().merged(&setting).is_none(), "set twice");
+        let taking = Changes {
+            take_from_set: vec![("edges".to_owned(), vec!["A#3".to_owned()])],
+            ..Changes::default()
+        };
+        assert!(
+            both.clone().merged(&taking).is_none(),
+            "put into and taken from"
+        );
+
+        let mut names = HashMap::new();
+        let mut values = HashMap::new();
+        let all = setting
+            .merged(&Changes {
+                remove: vec!["old".to_owned()],
+                ..both
+            })
+            .expect("apart")
+            .merged(&Changes {
+                take_from_set: vec![("other".to_owned(), vec!["B#1".to_owned()])],
+                ..Changes::default()
+            })
+            .expect("apart");
+        assert_eq!(
+            all.expression(&mut names, &mut values),
+            "SET #u1 = :u1 REMOVE #u2 ADD #u3 :u3, #u4 :u4 DELETE #u5 :u5"
+        );
+        assert_eq!(names["#u2"], "old");
+        assert_eq!(values.len(), 4);
+
+        let mut item = Item::from_iter([
+            ("old".to_owned(), AttrValue::N("1".into())),
+            ("other".to_owned(), AttrValue::Ss(["B#1".to_owned()].into())),
+        ]);
+        all.apply(&mut item);
+        assert_eq!(item.get("old"), None);
+        assert_eq!(item.get("other"), None, "a set emptied is removed");
+        assert_eq!(item.get("count#in#A"), Some(&AttrValue::N("3".into())));
+        assert_eq!(item.get("name"), Some(&AttrValue::S("x".into())));
     }
 }

@@ -410,3 +410,172 @@ async fn migrate_counts_what_was_written_before_counts() {
     assert_eq!(body["data"]["listFarms"]["totalCount"], 5, "{body}");
     std::fs::remove_dir_all(&dir).expect("removable");
 }
+
+/// The version of goal `id`.
+async fn goal_version(app: &TestApp, id: &str) -> i64 {
+    let body = app
+        .graphql(
+            "query($g: ID!) { goal(id: $g) { version } }",
+            json!({ "g": id }),
+        )
+        .await;
+    body["data"]["goal"]["version"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{body}"))
+}
+
+/// Children created and edges added beside the parent's own updates all land: they add to
+/// the parent's counts and edge set without moving its version, so the updates, each pinned
+/// to the version its writer last saw, hold; the counts and the edge set end exact and
+/// `check` finds nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn children_and_edges_written_beside_a_parents_updates_leave_its_version() {
+    let app = std::sync::Arc::new(spawn_app().await);
+    let parent = app
+        .create("Goal", json!({ "title": "Parent", "kind": "OBJECTIVE" }))
+        .await;
+    let child = |n: usize| json!({ "title": format!("Child {n:02}"), "kind": "KEY_RESULT", "parentId": parent });
+    let member = |app: std::sync::Arc<TestApp>, goal: String, n: usize| async move {
+        let user = app
+            .create(
+                "User",
+                json!({ "name": format!("Member {n}"), "email": format!("member{n}@example.com") }),
+            )
+            .await;
+        app.graphql(
+            "mutation($g: ID!, $u: ID!) { addGoalMembership(input: { from: $g, to: $u, role: CONTRIBUTOR }) { role } }",
+            json!({ "g": goal, "u": user }),
+        )
+        .await
+    };
+
+    // One after another: neither a child nor an edge moves the parent's version.
+    assert_eq!(goal_version(&app, &parent).await, 1);
+    app.create("Goal", child(0)).await;
+    let body = member(app.clone(), parent.clone(), 0).await;
+    assert!(body["errors"].is_null(), "{body}");
+    assert_eq!(goal_version(&app, &parent).await, 1);
+
+    // At once: the owner's updates, each on the version it saw, beside more children and edges.
+    let owner = {
+        let app = app.clone();
+        let parent = parent.clone();
+        tokio::spawn(async move {
+            let mut version = 1;
+            for n in 0..8 {
+                let body = app
+                    .graphql(
+                        "mutation($g: ID!, $t: String!, $v: Int) { updateGoal(input: { id: $g, title: $t, expectedVersion: $v }) { version } }",
+                        json!({ "g": parent, "t": format!("Parent {n}"), "v": version }),
+                    )
+                    .await;
+                version = body["data"]["updateGoal"]["version"]
+                    .as_i64()
+                    .unwrap_or_else(|| panic!("update {n} on version {version}: {body}"));
+            }
+            version
+        })
+    };
+    let writers: Vec<_> = (1..=8)
+        .map(|n| {
+            let app = app.clone();
+            let parent = parent.clone();
+            let child = child(n);
+            tokio::spawn(async move {
+                app.create("Goal", child).await;
+                let body = member(app.clone(), parent, n).await;
+                assert!(body["errors"].is_null(), "{body}");
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.expect("a writer ends");
+    }
+    assert_eq!(owner.await.expect("the owner ends"), 9);
+
+    let body = app
+        .graphql(
+            "query($g: ID!) { goal(id: $g) { title version
+                children(first: 100) { totalCount edges { cursor } }
+                members(first: 100) { totalCount edges { cursor } }
+                leads { id } } }",
+            json!({ "g": parent }),
+        )
+        .await;
+    let goal = &body["data"]["goal"];
+    assert_eq!(goal["title"], "Parent 7", "{body}");
+    assert_eq!(goal["version"], 9, "{body}");
+    for (connection, want) in [("children", 9), ("members", 9)] {
+        assert_eq!(goal[connection]["totalCount"], want, "{connection}: {body}");
+        assert_eq!(
+            goal[connection]["edges"].as_array().map_or(0, Vec::len),
+            want,
+            "{connection}: {body}"
+        );
+    }
+    app.assert_table_consistent().await;
+}
+
+/// A goal deleted while edges are added to it: each add either lands before the delete, which
+/// then removes it too (an edge changes the goal's edge counts, so a delete that read its edges
+/// before fails and reads them again), or finds no goal. No edge outlives its goal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_goal_deleted_while_edges_are_added_leaves_none_behind() {
+    let app = std::sync::Arc::new(spawn_app().await);
+    for round in 0..4 {
+        let goal = app
+            .create(
+                "Goal",
+                json!({ "title": format!("Doomed {round}"), "kind": "OBJECTIVE" }),
+            )
+            .await;
+        let mut users = Vec::new();
+        for n in 0..6 {
+            users.push(
+                app.create(
+                    "User",
+                    json!({ "name": format!("U{round}-{n}"), "email": format!("u{round}-{n}@example.com") }),
+                )
+                .await,
+            );
+        }
+        let adds: Vec<_> = users
+            .into_iter()
+            .map(|user| {
+                let app = app.clone();
+                let goal = goal.clone();
+                tokio::spawn(async move {
+                    app.graphql(
+                        "mutation($g: ID!, $u: ID!) { addGoalMembership(input: { from: $g, to: $u, role: CONTRIBUTOR }) { role } }",
+                        json!({ "g": goal, "u": user }),
+                    )
+                    .await
+                })
+            })
+            .collect();
+        let body = app
+            .graphql(
+                "mutation($g: ID!) { deleteGoal(id: $g) { id } }",
+                json!({ "g": goal }),
+            )
+            .await;
+        assert_eq!(body["data"]["deleteGoal"]["id"], goal.as_str(), "{body}");
+        for add in adds {
+            let body = add.await.expect("an add ends");
+            assert!(
+                body["errors"].is_null()
+                    || error_type(&body) == "BadUserInput"
+                    || error_type(&body) == "ConflictUnhandled",
+                "{body}"
+            );
+        }
+        let body = app
+            .graphql(
+                "query($g: ID!) { goal(id: $g) { id } }",
+                json!({ "g": goal }),
+            )
+            .await;
+        assert!(body["data"]["goal"].is_null(), "{body}");
+    }
+    app.assert_table_consistent().await;
+}

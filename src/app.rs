@@ -13,8 +13,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::auth::{AuthSetupError, Authenticator};
+use crate::changes::{self, EventHub};
 use crate::config::{ConnectionLimits, ServeConfig, StoreConfig, StoreTarget};
-use crate::engine::{self, EventHub};
+use crate::engine;
 use crate::graphql;
 use crate::http::{self, AppState};
 use crate::migrate::{self, MigrationError};
@@ -298,7 +299,7 @@ impl Application {
             // other replicas reading it, so its shards are read under leases.
             Some(arn) if store.is_embedded() => {
                 events
-                    .follow(store.store.clone(), arn, engine::EMBEDDED_POLL)
+                    .follow(store.store.clone(), arn, changes::EMBEDDED_POLL)
                     .await?;
             }
             Some(arn) => {
@@ -313,7 +314,7 @@ impl Application {
                         store.store.clone(),
                         arn,
                         config.stream_lease,
-                        engine::DYNAMODB_POLL,
+                        changes::DYNAMODB_POLL,
                     )
                     .await?;
             }

@@ -108,7 +108,7 @@ pub struct ServeConfig {
     pub resolvers_dir: Option<PathBuf>,
     pub store: StoreConfig,
     /// How long a replica's lease on a shard of the table's change stream lasts unless renewed
-    /// (`engine/relay.rs`); a replica that stops is replaced as the shard's reader after it.
+    /// (`changes/relay.rs`); a replica that stops is replaced as the shard's reader after it.
     pub stream_lease: Duration,
     pub http: HttpConfig,
 }

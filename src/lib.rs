@@ -4,7 +4,9 @@
 //! - [`model`]: `schema.graphql` → a validated [`model::Model`] (pure);
 //! - [`keys`]: the single-table key, sort-value and cursor codec (pure);
 //! - [`store`]: the only user of the DynamoDB SDK, and the embedded store;
+//! - [`changes`]: the table's change stream as events, shared between replicas;
 //! - [`loaders`]: per-request batching of reads by key;
+//! - [`engine`]: reads, writes and authorization rules over the table, one operation each;
 //! - [`resolvers`]: declarative resolvers of `resolvers/`, validated against the model;
 //! - [`graphql`]: the dynamic schema built from the model, and its resolvers;
 //! - [`plan`]: the storage access of every field, as `tablegraph plan` prints it;
@@ -22,6 +24,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod changes;
 pub mod check;
 pub mod cli;
 pub mod config;

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use tablegraph::engine::EventHub;
+use tablegraph::changes::EventHub;
 use tablegraph::graphql::{Api, SchemaOptions};
 use tablegraph::model::{FieldKind, Model};
 

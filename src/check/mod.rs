@@ -84,7 +84,7 @@ pub struct Report {
     pub unique_values: usize,
     pub edges: usize,
     pub migrations: usize,
-    /// The replicas' leases and relay items of the change stream (`engine::relay`).
+    /// The replicas' leases and relay items of the change stream (`changes::relay`).
     pub stream_items: usize,
     /// Type index shard counters.
     pub counters: usize,

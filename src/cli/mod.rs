@@ -371,7 +371,7 @@ fn duration_arg(text: &str) -> Result<Duration, String> {
 }
 
 const fn default_lease_secs() -> u64 {
-    crate::engine::LEASE_DURATION.as_secs()
+    crate::changes::LEASE_DURATION.as_secs()
 }
 
 impl ServeArgs {

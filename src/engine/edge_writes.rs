@@ -11,7 +11,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::change::Change;
 use super::derive::{
     MAX_SORT_VALUE_BYTES, check_item_size, edge_set_entry, set_edge_slot_attributes, text,
     with_edge_set_entry,
@@ -23,6 +22,7 @@ use super::plan::{Plan, Purpose, adjust_node, commit, node_update, version_is};
 use super::rules::{Access, admits, unauthorized};
 use super::scalars::now;
 use super::scope::RequestScope;
+use crate::changes::Change;
 use crate::keys;
 use crate::model::{EdgeTypeDef, Model, Operation, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_ITEM_BYTES, RangeQuery, Write, item_size};

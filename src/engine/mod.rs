@@ -8,13 +8,11 @@
 //! [`RequestScope`], and answer [`EngineError`]s named after AppSync's error types.
 
 mod batch_writes;
-mod change;
 mod connections;
 mod creates;
 mod derive;
 mod edge_writes;
 mod error;
-mod events;
 mod guard;
 mod lists;
 mod node_writes;
@@ -23,14 +21,12 @@ mod page_reads;
 mod page_request;
 mod pipelines;
 mod plan;
-mod relay;
 mod rules;
 mod scalars;
 mod scope;
 
 pub use crate::store::{Filter, Test};
 pub use batch_writes::{UpdateMember, delete_nodes, update_nodes};
-pub use change::{Change, ChangeKind};
 pub use connections::{
     Connection, KeyField, KeyKind, Page, PageEdge, empty_page, read_ahead, read_page, total_count,
     whole_connection,
@@ -43,9 +39,6 @@ pub use derive::{
 };
 pub use edge_writes::{add_edge, remove_edge};
 pub use error::EngineError;
-pub use events::{
-    DYNAMODB_POLL, EMBEDDED_POLL, EVENT_BUFFER, Event, EventHub, EventReceiver, Watch,
-};
 pub use lists::{empty_list_page, list_key_field, list_total_count, read_list_page};
 pub use node_writes::{FieldValues, Guard, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, load_nodes_each, prefetch};
@@ -56,7 +49,6 @@ pub use page_request::{
 };
 pub use pipelines::{Found, PipelineInput, run_pipeline};
 pub use plan::{LIST_COUNT, node_update};
-pub use relay::LEASE_DURATION;
 pub use rules::{Access, ClaimNames, DEFAULT_GROUPS_CLAIM, Identity, Rules, admits};
 pub use scalars::{is_aws_date, is_aws_date_time, is_aws_email, now, stored_text, valid_text};
 pub use scope::{DEFAULT_FILTER_BUDGET, RequestScope, ScopeSource};

@@ -9,7 +9,6 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use super::change::Change;
 use super::derive::{check_limits, set_slot_attributes};
 use super::edge_writes::{detach, edge_counts_held, edges_touching};
 use super::error::EngineError;
@@ -21,6 +20,7 @@ use super::plan::{
 };
 use super::scalars::now;
 use super::scope::RequestScope;
+use crate::changes::Change;
 use crate::keys;
 use crate::model::{FieldKind, Model, Operation, ScalarType, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, Write};

@@ -8,10 +8,10 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use super::change::Change;
 use super::error::EngineError;
 use super::rules::{Access, within_limits};
 use super::scope::RequestScope;
+use crate::changes::Change;
 use crate::keys;
 
 use crate::model::{FieldKind, Model, Operation, SlotDef, TypeDef};

@@ -7,10 +7,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::change::Change;
 use super::page_request::{FilterRead, PageRead, PageRequest};
 use super::rules::{Access, Identity, Rules};
 use crate::auth::Caller;
+use crate::changes::Change;
 use crate::keys::CursorKeys;
 use crate::loaders::ItemLoader;
 use crate::model::Operation;

@@ -15,7 +15,8 @@ use super::{
     field_errors, mutation, null_items, operation_span, query, schema, shape, subscription,
 };
 use crate::auth::Caller;
-use crate::engine::{EventHub, ScopeSource};
+use crate::changes::EventHub;
+use crate::engine::ScopeSource;
 use crate::model::Model;
 
 /// Limits that protect the server from expensive queries.
@@ -50,7 +51,7 @@ impl Default for SchemaOptions {
             // AppSync's limit on a subscription payload.
             max_event_bytes: 240 * 1024,
             max_subscriptions: 10_000,
-            max_pending_events: crate::engine::EVENT_BUFFER,
+            max_pending_events: crate::changes::EVENT_BUFFER,
         }
     }
 }

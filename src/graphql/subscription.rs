@@ -27,10 +27,8 @@ use super::filters::{self, FilterKind};
 use super::scalars::scalar_type_ref;
 use super::values::from_input;
 use crate::auth::Caller;
-use crate::engine::{
-    Access, ChangeKind, EngineError, Event, EventHub, EventReceiver, Filter, Node, ScopeSource,
-    Test, Watch,
-};
+use crate::changes::{ChangeKind, Event, EventHub, EventReceiver, Watch};
+use crate::engine::{Access, EngineError, Filter, Node, ScopeSource, Test};
 use crate::model::{Model, Operation, ScalarType, TypeDef};
 
 /// The fields a subscription to `type_def` filters on: `id`, and those of a condition.

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use crate::auth::Authenticator;
+use crate::changes::EventHub;
 use crate::config::HttpConfig;
-use crate::engine::{EventHub, Rules, ScopeSource};
+use crate::engine::{Rules, ScopeSource};
 use crate::graphql::Api;
 use crate::graphql::Transport;
 use crate::store::Store;

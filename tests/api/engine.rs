@@ -1,8 +1,9 @@
 //! The engine without GraphQL: its writes called directly against the server's store, and the
 //! change events each committed write reports on its request's scope.
 
+use tablegraph::changes::ChangeKind;
 use tablegraph::engine::{
-    self, ChangeKind, EngineError, FieldValues, PageArguments, PageRequest, RequestScope,
+    self, EngineError, FieldValues, PageArguments, PageRequest, RequestScope,
 };
 use tablegraph::model::Model;
 use tablegraph::store::{AttrValue, Item, Store};

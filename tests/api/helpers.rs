@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use tablegraph::app::Application;
+use tablegraph::changes::EventHub;
 use tablegraph::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
-use tablegraph::engine::EventHub;
 use tablegraph::model::Model;
 use tablegraph::store::{EmbeddedLocation, Store, StoreTuning};
 
@@ -58,7 +58,7 @@ async fn spawn(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
         listen: "127.0.0.1:0".parse().expect("a literal socket address"),
         schema_path: repository_file(schema),
         resolvers_dir: None,
-        stream_lease: tablegraph::engine::LEASE_DURATION,
+        stream_lease: tablegraph::changes::LEASE_DURATION,
         store: StoreConfig {
             target: StoreTarget::Embedded(EmbeddedLocation::Memory),
             table: "tablegraph".to_owned(),

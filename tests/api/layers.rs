@@ -1,6 +1,6 @@
 //! The code's structure, read from `src/`: no import circles between files (a `mod.rs` that
 //! re-exports its children counts as importing them), and dependencies that point one way,
-//! `http → graphql → engine → loaders → store → keys`, with `model` usable by all. Heavy crates
+//! `http → graphql → engine → loaders → changes → store → keys`, with `model` usable by all. Heavy crates
 //! each have one home.
 //!
 //! The same check runs with `cargo test --test api layers`; it reads the sources as text, so a
@@ -281,6 +281,7 @@ fn dependencies_point_one_way_between_layers() {
             &[
                 "keys",
                 "store",
+                "changes",
                 "loaders",
                 "engine",
                 "graphql",
@@ -290,16 +291,35 @@ fn dependencies_point_one_way_between_layers() {
         ),
         (
             "keys",
-            &["store", "loaders", "engine", "graphql", "http", "resolvers"],
+            &[
+                "store",
+                "changes",
+                "loaders",
+                "engine",
+                "graphql",
+                "http",
+                "resolvers",
+            ],
         ),
         (
             "store",
+            &[
+                "changes",
+                "loaders",
+                "engine",
+                "graphql",
+                "http",
+                "resolvers",
+            ],
+        ),
+        (
+            "changes",
             &["loaders", "engine", "graphql", "http", "resolvers"],
         ),
         ("loaders", &["engine", "graphql", "http"]),
         (
             "resolvers",
-            &["store", "loaders", "engine", "graphql", "http"],
+            &["store", "changes", "loaders", "engine", "graphql", "http"],
         ),
         ("engine", &["graphql", "http"]),
         ("graphql", &["http"]),

@@ -38,12 +38,12 @@ impl Change {
     }
 
     /// A node's change from `old` to `new` (one of them at least).
-    pub(super) fn node(old: Option<Arc<Item>>, new: Option<Arc<Item>>) -> Change {
+    pub fn node(old: Option<Arc<Item>>, new: Option<Arc<Item>>) -> Change {
         Change::named_by("id", old, new)
     }
 
     /// An edge's change from `old` to `new` (one of them at least), named by its source.
-    pub(super) fn edge(old: Option<Arc<Item>>, new: Option<Arc<Item>>) -> Change {
+    pub fn edge(old: Option<Arc<Item>>, new: Option<Arc<Item>>) -> Change {
         Change::named_by("from", old, new)
     }
 

@@ -649,7 +649,10 @@ fn relay_range<'a>(partition: &'a str, after: &str, limit: usize) -> RangeQuery<
 }
 
 fn text(item: &Item, name: &str) -> String {
-    super::derive::text(item, name).to_owned()
+    item.get(name)
+        .and_then(AttrValue::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 fn number(item: &Item, name: &str) -> i64 {

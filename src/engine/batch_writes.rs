@@ -12,24 +12,20 @@
 //! unique value, a version or condition that does not hold, a missing node or reference) fails
 //! the batch with its error, carrying the member's position.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::future::try_join_all;
 
+use super::drive::{Attempt, Driver};
 use super::edge_writes::edges_touching;
 use super::error::EngineError;
-use super::node_writes::{
-    FieldValues, Guard, Planned, hold_earlier_form, plan_delete, plan_update, read_to_change,
-};
+use super::node_writes::{FieldValues, Guard, Planned, plan_delete, plan_update, read_to_change};
 use super::nodes::Node;
-use super::plan::{Plan, Purpose, commit_at, join, refused, remember};
+use super::plan::{Plan, join, remember};
 use super::scope::RequestScope;
 use crate::keys;
 use crate::model::{Model, Operation, TypeDef};
-
-/// How often a batch of updates or deletes reads again after losing a race to another writer.
-const WRITE_ATTEMPTS: usize = 5;
 
 /// One member of a batch of updates.
 #[derive(Debug, Clone)]
@@ -62,50 +58,43 @@ pub async fn update_nodes(
                 .map_err(|error| error.in_batch(index))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let mut held_at = HashMap::new();
-    let mut absent = BTreeSet::new();
-    for _ in 0..WRITE_ATTEMPTS {
-        let reads =
-            members
-                .iter()
-                .zip(&guards)
-                .enumerate()
-                .map(|(index, (member, guard))| async move {
-                    read_to_change(scope, type_def, &member.id, guard)
-                        .await
+    let ids: Vec<String> = members.iter().map(|member| member.id.clone()).collect();
+    let guards = &guards;
+    let planned =
+        Driver::new(scope, "batch update")
+            .batch(true)
+            .freeing(type_def, &ids)
+            .run(move |learned| async move {
+                let reads = members.iter().zip(guards).enumerate().map(
+                    |(index, (member, guard))| async move {
+                        read_to_change(scope, type_def, &member.id, guard)
+                            .await
+                            .map_err(|error| error.in_batch(index))
+                    },
+                );
+                let current = try_join_all(reads).await?;
+                let mut planned = members
+                    .iter()
+                    .zip(current)
+                    .zip(guards)
+                    .enumerate()
+                    .map(|(index, ((member, current), guard))| {
+                        plan_update(
+                            model,
+                            type_def,
+                            current,
+                            &member.fields,
+                            guard,
+                            &learned.absent,
+                        )
                         .map_err(|error| error.in_batch(index))
-                });
-        let current = try_join_all(reads).await?;
-        let mut planned = members
-            .iter()
-            .zip(current)
-            .zip(&guards)
-            .enumerate()
-            .map(|(index, ((member, current), guard))| {
-                plan_update(model, type_def, current, &member.fields, guard, &absent)
-                    .map_err(|error| error.in_batch(index))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let plan = join(take_plans(&mut planned), true)?;
+                Ok(Attempt::Write(plan, planned))
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut plan = join(take_plans(&mut planned), true)?;
-        plan.free_at(&held_at);
-        match commit_at(scope, plan).await? {
-            Ok(()) => return Ok(committed(scope, type_def, planned)),
-            // Another writer changed a node since it was read: read them all again.
-            Err((_, Purpose::Node)) => continue,
-            // A parent a member leaves is gone, and its count with it.
-            Err((_, Purpose::Count { id })) => {
-                absent.insert(id);
-            }
-            Err((member, Purpose::FreeUnique)) => {
-                if !hold_earlier_form(scope, type_def, &members[member].id, &mut held_at).await? {
-                    return Err(refused(Purpose::FreeUnique).in_batch(member));
-                }
-            }
-            Err((member, purpose)) => return Err(refused(purpose).in_batch(member)),
-        }
-    }
-    tracing::warn!("a batch update gave up after losing every race to other writers");
-    Err(EngineError::ConflictUnhandled)
+            .await?;
+    Ok(committed(scope, type_def, planned))
 }
 
 /// Deletes each node of `ids`, frees its unique values and removes every edge that touches it,
@@ -123,61 +112,54 @@ pub async fn delete_nodes(
     }
     refuse_repeated_ids(ids.iter().map(String::as_str))?;
     let guard = &Guard::default().ruled(scope, type_def, Operation::Delete, &FieldValues::new())?;
-    let mut held_at = HashMap::new();
-    let mut absent = BTreeSet::new();
-    for _ in 0..WRITE_ATTEMPTS {
-        let reads = ids.iter().enumerate().map(|(index, id)| async move {
-            let current = read_to_change(scope, type_def, id, guard)
-                .await
-                .map_err(|error| error.in_batch(index))?;
-            let edges = edges_touching(scope, model, type_def, id)
-                .await
-                .map_err(|error| error.in_batch(index))?;
-            Ok::<_, EngineError>((Arc::new(current), edges))
-        });
-        let found = try_join_all(reads).await?;
-        let mut planned = Vec::new();
-        for (index, (id, (current, edges))) in ids.iter().zip(found).enumerate() {
-            let version = guard
-                .check(&current)
-                .map_err(|error| error.in_batch(index))?;
-            let plan = plan_delete(model, type_def, &current, guard, version, &edges, &absent);
-            planned.push(Planned {
-                id: id.clone(),
-                item: current,
-                plan,
+    let planned = Driver::new(scope, "batch delete")
+        .batch(true)
+        .freeing(type_def, ids)
+        .run(move |learned| async move {
+            let reads = ids.iter().enumerate().map(|(index, id)| async move {
+                let current = read_to_change(scope, type_def, id, guard)
+                    .await
+                    .map_err(|error| error.in_batch(index))?;
+                let edges = edges_touching(scope, model, type_def, id)
+                    .await
+                    .map_err(|error| error.in_batch(index))?;
+                Ok::<_, EngineError>((Arc::new(current), edges))
             });
-        }
-        let mut plan = join(take_plans(&mut planned), true)?;
-        plan.free_at(&held_at);
-        match commit_at(scope, plan).await? {
-            Ok(()) => {
-                for member in &planned {
-                    remember(scope, &member.id, None);
-                }
-                return Ok(planned
-                    .into_iter()
-                    .map(|member| Node {
-                        typename: type_def.name.clone(),
-                        item: member.item,
-                    })
-                    .collect());
+            let found = try_join_all(reads).await?;
+            let mut planned = Vec::new();
+            for (index, (id, (current, edges))) in ids.iter().zip(found).enumerate() {
+                let version = guard
+                    .check(&current)
+                    .map_err(|error| error.in_batch(index))?;
+                let plan = plan_delete(
+                    model,
+                    type_def,
+                    &current,
+                    guard,
+                    version,
+                    &edges,
+                    &learned.absent,
+                );
+                planned.push(Planned {
+                    id: id.clone(),
+                    item: current,
+                    plan,
+                });
             }
-            // A node or an edge changed since it was read: read them all again.
-            Err((_, Purpose::Node | Purpose::Edge)) => continue,
-            Err((_, Purpose::Count { id })) => {
-                absent.insert(id);
-            }
-            Err((member, Purpose::FreeUnique)) => {
-                if !hold_earlier_form(scope, type_def, &ids[member], &mut held_at).await? {
-                    return Err(EngineError::Internal);
-                }
-            }
-            Err(_) => return Err(EngineError::Internal),
-        }
+            let plan = join(take_plans(&mut planned), true)?;
+            Ok(Attempt::Write(plan, planned))
+        })
+        .await?;
+    for member in &planned {
+        remember(scope, &member.id, None);
     }
-    tracing::warn!("a batch delete gave up after losing every race to other writers");
-    Err(EngineError::ConflictUnhandled)
+    Ok(planned
+        .into_iter()
+        .map(|member| Node {
+            typename: type_def.name.clone(),
+            item: member.item,
+        })
+        .collect())
 }
 
 /// The members' plans, taken out of them.

@@ -14,19 +14,17 @@ use std::sync::Arc;
 
 use futures::future::try_join_all;
 
+use super::drive::{Attempt, Driver};
 use super::edge_writes::{plan_edge_from_new, target_type};
 use super::error::EngineError;
 use super::node_writes::{FieldValues, Guard, new_item, plan_new_item, plan_update};
 use super::nodes::{Node, read_node_consistent};
-use super::plan::{Plan, Purpose, commit_at, join, refused, remember};
+use super::plan::{Plan, join, remember};
 use super::rules::{Access, authorize_create, fill_owners, unauthorized};
 use super::scope::RequestScope;
 use crate::keys;
 use crate::model::{FieldKind, HasMany, Model, Operation, TypeDef};
 use crate::store::{AttrValue, Item, MAX_TRANSACTION_ITEMS};
-
-/// How often a create that links existing nodes reads them again after losing a race.
-const WRITE_ATTEMPTS: usize = 5;
 
 /// A node to create, with what its input nests.
 #[derive(Debug, Clone, Default)]
@@ -139,64 +137,50 @@ async fn create_all(
     if scope.access(&type_def.name, Operation::Create) == Access::Denied {
         return Err(unauthorized(Operation::Create, &type_def.name));
     }
-    let mut absent = BTreeSet::new();
-    for _ in 0..WRITE_ATTEMPTS {
-        let reads = members
-            .iter()
-            .enumerate()
-            .map(|(index, member)| async move {
-                read_for(scope, model, type_def, member)
-                    .await
-                    .map_err(|error| at(index, error))
-            });
-        let found = try_join_all(reads).await?;
-        let mut parts = Vec::with_capacity(members.len());
-        let mut roots = Vec::with_capacity(members.len());
-        let mut written = Vec::new();
-        for (index, (member, found)) in members.iter().zip(&found).enumerate() {
-            let mut tree = Tree {
-                model,
-                scope,
-                found,
-                absent: &absent,
-                plan: Plan::default(),
-                written: &mut written,
-            };
-            let root = tree
-                .plan(type_def, member, None)
-                .map_err(|error| at(index, error))?;
-            parts.push(tree.plan);
-            roots.push(root);
-        }
-        let plan = join(parts, batch)?;
-        match commit_at(scope, plan).await? {
-            Ok(()) => {
-                for (id, item) in written {
-                    remember(scope, &id, Some(item));
-                }
-                return Ok(roots
-                    .into_iter()
-                    .map(|item| Node {
-                        typename: type_def.name.clone(),
-                        item,
-                    })
-                    .collect());
+    let (roots, written) = Driver::new(scope, "create")
+        .batch(batch)
+        .run(move |learned| async move {
+            let reads = members
+                .iter()
+                .enumerate()
+                .map(|(index, member)| async move {
+                    read_for(scope, model, type_def, member)
+                        .await
+                        .map_err(|error| at(index, error))
+                });
+            let found = try_join_all(reads).await?;
+            let mut parts = Vec::with_capacity(members.len());
+            let mut roots = Vec::with_capacity(members.len());
+            let mut written = Vec::new();
+            for (index, (member, found)) in members.iter().zip(&found).enumerate() {
+                let mut tree = Tree {
+                    model,
+                    scope,
+                    found,
+                    absent: &learned.absent,
+                    plan: Plan::default(),
+                    written: &mut written,
+                };
+                let root = tree
+                    .plan(type_def, member, None)
+                    .map_err(|error| at(index, error))?;
+                parts.push(tree.plan);
+                roots.push(root);
             }
-            // A linked node changed since it was read: read again.
-            Err((_, Purpose::Node | Purpose::Edge)) => continue,
-            // A linked node's former parent is gone, and its count with it.
-            Err((_, Purpose::Count { id })) => {
-                absent.insert(id);
-            }
-            Err((part, Purpose::FreeUnique)) => {
-                tracing::error!(part, "a create freed a unique value it did not hold");
-                return Err(EngineError::Internal);
-            }
-            Err((part, purpose)) => return Err(at(part, refused(purpose))),
-        }
+            let plan = join(parts, batch)?;
+            Ok(Attempt::Write(plan, (roots, written)))
+        })
+        .await?;
+    for (id, item) in written {
+        remember(scope, &id, Some(item));
     }
-    tracing::warn!("a create gave up after losing every race to other writers");
-    Err(EngineError::ConflictUnhandled)
+    Ok(roots
+        .into_iter()
+        .map(|item| Node {
+            typename: type_def.name.clone(),
+            item,
+        })
+        .collect())
 }
 
 /// What a tree's plan needs read first: the type of each edge's target, and each linked node

@@ -15,10 +15,11 @@ use super::derive::{
     MAX_SORT_VALUE_BYTES, check_item_size, edge_set_entry, set_edge_slot_attributes, text,
     with_edge_set_entry,
 };
+use super::drive::{Attempt, Driver};
 use super::error::EngineError;
 use super::guard::Guard;
 use super::nodes::read_node_consistent;
-use super::plan::{Plan, Purpose, adjust_node, commit, node_update, version_is};
+use super::plan::{Plan, Purpose, adjust_node, node_update, version_is};
 use super::rules::{Access, admits, unauthorized};
 use super::scalars::now;
 use super::scope::RequestScope;
@@ -30,8 +31,6 @@ use crate::store::{AttrValue, Clause, Item, Key, MAX_ITEM_BYTES, RangeQuery, Wri
 /// Numbers to add to a node's count attributes.
 type Counts = Vec<(String, i64)>;
 
-/// How often an edge write re-reads after losing a race to another writer.
-const WRITE_ATTEMPTS: usize = 5;
 /// The most edges one query of a node's edges reads while deleting it.
 const EDGES_PER_READ: usize = 1000;
 
@@ -56,35 +55,25 @@ pub async fn add_edge(
             "an edge cannot point at its own source",
         ));
     }
-    let guard = source_guard(scope, model, &edge_def.from)?;
-    for _ in 0..WRITE_ATTEMPTS {
-        let ends = read_ends(scope, model, edge_def, from, to, &guard).await?;
-        let edge = edge_item(
-            model,
-            edge_def,
-            (from, to, &ends.target_type),
-            ends.existing.as_ref(),
-            metadata,
-        )?;
-        let edge = Arc::new(edge);
-        let mut plan = add_plan(model, edge_def, &ends, edge.clone())?;
-        held_to_rule(&mut plan, &guard, from);
-        match commit(scope, plan).await? {
-            Ok(()) => {
-                scope.loader.forget(&keys::node_key(from));
-                return Ok(edge);
-            }
-            Err(Purpose::Node | Purpose::Edge) => continue,
-            Err(Purpose::Reference { field, target, id }) => {
-                return Err(EngineError::bad_input(format!(
-                    "{field}: there is no {target} with id {id}"
-                )));
-            }
-            Err(_) => return Err(EngineError::Internal),
-        }
-    }
-    tracing::warn!(%from, %to, edge = %edge_def.name, "add gave up after losing every race");
-    Err(EngineError::ConflictUnhandled)
+    let guard = &source_guard(scope, model, &edge_def.from)?;
+    let edge = Driver::new(scope, "edge add")
+        .run(move |_| async move {
+            let ends = read_ends(scope, model, edge_def, from, to, guard).await?;
+            let edge = edge_item(
+                model,
+                edge_def,
+                (from, to, &ends.target_type),
+                ends.existing.as_ref(),
+                metadata,
+            )?;
+            let edge = Arc::new(edge);
+            let mut plan = add_plan(model, edge_def, &ends, edge.clone())?;
+            held_to_rule(&mut plan, guard, from);
+            Ok(Attempt::Write(plan, edge))
+        })
+        .await?;
+    scope.loader.forget(&keys::node_key(from));
+    Ok(edge)
 }
 
 /// Who may add or remove edges from a node of `source_type`: whoever may update it.
@@ -444,46 +433,41 @@ pub async fn remove_edge(
 ) -> Result<(), EngineError> {
     checked_id(from, "from")?;
     checked_id(to, "to")?;
-    let edge_key = Key {
+    let edge_key = &Key {
         pk: keys::node_key(from),
         sk: keys::edge_sort_key(edge_name, to),
     };
     let edge_def = model
         .edge_def(edge_name)
         .ok_or_else(|| EngineError::bad_input(format!("there is no edge type {edge_name}")))?;
-    let guard = source_guard(scope, model, &edge_def.from)?;
-    for _ in 0..WRITE_ATTEMPTS {
-        if guard.rule.is_some() {
-            // The source's rules decide who changes its edges: it is read to check them.
-            let source_type = model
-                .type_def(&edge_def.from)
-                .ok_or(EngineError::Internal)?;
-            let source = read_node_consistent(scope, &edge_def.from, from).await?;
-            guard.check(&source.ok_or_else(|| guard.missing(source_type, from))?)?;
-        }
-        let existing = scope
-            .store
-            .get_item_consistent(&edge_key)
-            .await
-            .map_err(|e| EngineError::from_store(&e))?;
-        let Some(existing) = existing else {
-            return Err(EngineError::bad_input(format!(
-                "there is no {edge_name} from {from} to {to}"
-            )));
-        };
-        let mut plan = detach(model, &[Arc::new(existing)], None);
-        held_to_rule(&mut plan, &guard, from);
-        match commit(scope, plan).await? {
-            Ok(()) => {
-                scope.loader.forget(&keys::node_key(from));
-                return Ok(());
+    let guard = &source_guard(scope, model, &edge_def.from)?;
+    Driver::new(scope, "edge remove")
+        .run(move |_| async move {
+            if guard.rule.is_some() {
+                // The source's rules decide who changes its edges: it is read to check them.
+                let source_type = model
+                    .type_def(&edge_def.from)
+                    .ok_or(EngineError::Internal)?;
+                let source = read_node_consistent(scope, &edge_def.from, from).await?;
+                guard.check(&source.ok_or_else(|| guard.missing(source_type, from))?)?;
             }
-            Err(Purpose::Node | Purpose::Edge) => continue,
-            Err(_) => return Err(EngineError::Internal),
-        }
-    }
-    tracing::warn!(%from, %to, edge = edge_name, "remove gave up after losing every race");
-    Err(EngineError::ConflictUnhandled)
+            let existing = scope
+                .store
+                .get_item_consistent(edge_key)
+                .await
+                .map_err(|e| EngineError::from_store(&e))?;
+            let Some(existing) = existing else {
+                return Err(EngineError::bad_input(format!(
+                    "there is no {edge_name} from {from} to {to}"
+                )));
+            };
+            let mut plan = detach(model, &[Arc::new(existing)], None);
+            held_to_rule(&mut plan, guard, from);
+            Ok(Attempt::Write(plan, ()))
+        })
+        .await?;
+    scope.loader.forget(&keys::node_key(from));
+    Ok(())
 }
 
 /// The writes that remove `edges` and take their entries out of their sources' edge sets,
@@ -627,6 +611,7 @@ pub async fn edges_touching(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::plan::commit;
 
     const SCHEMA: &str = r#"
         enum Role { LEAD @rank(value: 500) TEAM @rank(value: 300) }

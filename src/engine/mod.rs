@@ -11,6 +11,7 @@ mod batch_writes;
 mod connections;
 mod creates;
 mod derive;
+mod drive;
 mod edge_writes;
 mod error;
 mod guard;
@@ -37,6 +38,7 @@ pub use derive::{
     set_edge_slot_attributes, set_index_attributes, set_list_attributes, set_slot_attributes,
     sort_value, target_ids, targets, unique_item_key, unique_text,
 };
+pub use drive::WRITE_ATTEMPTS;
 pub use edge_writes::{add_edge, remove_edge};
 pub use error::EngineError;
 pub use lists::{empty_list_page, list_key_field, list_total_count, read_list_page};

@@ -6,17 +6,18 @@
 //! its version has not moved; when another writer got there first they read again, unless the
 //! client pinned an expected version.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::derive::{check_limits, set_slot_attributes};
+use super::drive::{Attempt, Driver};
 use super::edge_writes::{detach, edge_counts_held, edges_touching};
 use super::error::EngineError;
 pub use super::guard::Guard;
 use super::nodes::{Node, read_node_consistent};
 use super::plan::{
-    Plan, Purpose, check_references, commit, count_members, free_unique_values, node_update,
-    refused, remember, take_unique_values, version_is,
+    Plan, Purpose, check_references, count_members, free_unique_values, node_update, remember,
+    take_unique_values, version_is,
 };
 use super::scalars::now;
 use super::scope::RequestScope;
@@ -26,7 +27,6 @@ use crate::model::{FieldKind, Model, Operation, ScalarType, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, Write};
 
 /// How often an update or delete re-reads after losing a race to another writer.
-const WRITE_ATTEMPTS: usize = 5;
 /// Edges removed per transaction when a node has too many to delete in one: each edge is a
 /// delete and at most one edge-set update, so this stays under the 100-item limit.
 const EDGES_PER_STEP: usize = 40;
@@ -111,40 +111,22 @@ pub async fn update_node(
     keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("id: {e}")))?;
     guard.validate()?;
     let guard = &guard.ruled(scope, type_def, Operation::Update, fields)?;
-    let mut held_at = HashMap::new();
-    let mut absent = BTreeSet::new();
-    for _ in 0..WRITE_ATTEMPTS {
-        let current = read_to_change(scope, type_def, id, guard).await?;
-        let Planned {
-            item: next,
-            mut plan,
-            ..
-        } = plan_update(model, type_def, current, fields, guard, &absent)?;
-        plan.free_at(&held_at);
-        match commit(scope, plan).await? {
-            Ok(()) => {
-                remember(scope, id, Some(next.clone()));
-                return Ok(Node {
-                    typename: type_def.name.clone(),
-                    item: next,
-                });
-            }
-            // Another writer changed the node since it was read: read again.
-            Err(Purpose::Node) => continue,
-            // The parent it leaves is gone, and its count with it.
-            Err(Purpose::Count { id }) => {
-                absent.insert(id);
-            }
-            Err(Purpose::FreeUnique) => {
-                if !hold_earlier_form(scope, type_def, id, &mut held_at).await? {
-                    return Err(unique_item_owned_elsewhere(type_def, id));
-                }
-            }
-            Err(purpose) => return Err(refused(purpose)),
-        }
-    }
-    tracing::warn!(%id, "update gave up after losing every race to other writers");
-    Err(EngineError::ConflictUnhandled)
+    let ids = [id.to_owned()];
+    let next = Driver::new(scope, "update")
+        .freeing(type_def, &ids)
+        .run(move |learned| async move {
+            let current = read_to_change(scope, type_def, id, guard).await?;
+            let Planned {
+                item: next, plan, ..
+            } = plan_update(model, type_def, current, fields, guard, &learned.absent)?;
+            Ok(Attempt::Write(plan, next))
+        })
+        .await?;
+    remember(scope, id, Some(next.clone()));
+    Ok(Node {
+        typename: type_def.name.clone(),
+        item: next,
+    })
 }
 
 /// The node `id` of `type_def`, read to be changed under `guard`; an error when there is none.
@@ -221,57 +203,46 @@ pub async fn delete_node(
     guard.validate()?;
     // Steps that remove edges leave the node's version as it is (they change only its counts
     // and edge set), so the client's expected version holds through them.
-    let guard = guard.ruled(scope, type_def, Operation::Delete, &FieldValues::new())?;
-    let mut lost_races = 0;
-    let mut held_at = HashMap::new();
-    let mut absent = BTreeSet::new();
-    while lost_races < WRITE_ATTEMPTS {
-        let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
-            return match guard.rule {
-                Some(_) => Err(guard.missing(type_def, id)),
-                None => Ok(None),
+    let guard = &guard.ruled(scope, type_def, Operation::Delete, &FieldValues::new())?;
+    let ids = [id.to_owned()];
+    let deleted = Driver::new(scope, "delete")
+        .freeing(type_def, &ids)
+        .run(move |learned| async move {
+            let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
+                return match guard.rule {
+                    Some(_) => Err(guard.missing(type_def, id)),
+                    None => Ok(Attempt::Answer(None)),
+                };
             };
-        };
-        let version = guard.check(&current)?;
-        let edges = edges_touching(scope, model, type_def, id).await?;
-        let current = Arc::new(current);
-        let mut plan = plan_delete(model, type_def, &current, &guard, version, &edges, &absent);
-        plan.free_at(&held_at);
-        if plan.len() > MAX_TRANSACTION_ITEMS {
-            // Too many edges for one transaction: remove some in a step of their own, which
-            // keeps every edge set equal to its edges, then look again. A delete that stops
-            // midway leaves a consistent node with fewer edges; deleting it again resumes.
-            let step: Vec<_> = edges.into_iter().take(EDGES_PER_STEP).collect();
-            let plan = detach_step(model, id, &step, &guard);
-            match commit(scope, plan).await? {
-                Ok(()) => {}
-                Err(Purpose::Node | Purpose::Edge) => lost_races += 1,
-                Err(_) => return Err(EngineError::Internal),
+            let version = guard.check(&current)?;
+            let edges = edges_touching(scope, model, type_def, id).await?;
+            let current = Arc::new(current);
+            let plan = plan_delete(
+                model,
+                type_def,
+                &current,
+                guard,
+                version,
+                &edges,
+                &learned.absent,
+            );
+            if plan.len() > MAX_TRANSACTION_ITEMS {
+                // Too many edges for one transaction: remove some in a step of their own, which
+                // keeps every edge set equal to its edges, then look again. A delete that stops
+                // midway leaves a consistent node with fewer edges; deleting it again resumes.
+                let step: Vec<_> = edges.into_iter().take(EDGES_PER_STEP).collect();
+                return Ok(Attempt::Step(detach_step(model, id, &step, guard)));
             }
-            continue;
-        }
-        match commit(scope, plan).await? {
-            Ok(()) => {
-                remember(scope, id, None);
-                return Ok(Some(Node {
-                    typename: type_def.name.clone(),
-                    item: current,
-                }));
-            }
-            Err(Purpose::Node | Purpose::Edge) => lost_races += 1,
-            Err(Purpose::Count { id }) => {
-                absent.insert(id);
-            }
-            Err(Purpose::FreeUnique) => {
-                if !hold_earlier_form(scope, type_def, id, &mut held_at).await? {
-                    return Err(unique_item_owned_elsewhere(type_def, id));
-                }
-            }
-            Err(purpose) => return Err(refused(purpose)),
-        }
+            Ok(Attempt::Write(plan, Some(current)))
+        })
+        .await?;
+    if deleted.is_some() {
+        remember(scope, id, None);
     }
-    tracing::warn!(%id, "delete gave up after losing every race to other writers");
-    Err(EngineError::ConflictUnhandled)
+    Ok(deleted.map(|item| Node {
+        typename: type_def.name.clone(),
+        item,
+    }))
 }
 
 /// The writes of a step of a delete that removes `step`, some of the edges of the node `id`:
@@ -396,68 +367,10 @@ fn check_required(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> {
     Ok(())
 }
 
-/// Adds to `held_at` (today's key → the key the node holds) the unique values the node `id`
-/// holds in the form written before values were compared by Unicode normalization, while
-/// another node holds them as values are compared today (two values then distinct, such as
-/// "Straße" and "STRASSE", that `migrate` found colliding). Freeing such a value frees the
-/// earlier key, so the node can still change or drop it. Answers whether any was new, that is,
-/// whether the write is worth trying again. Only called when a free was refused.
-pub(super) async fn hold_earlier_form(
-    scope: &RequestScope,
-    type_def: &TypeDef,
-    id: &str,
-    held_at: &mut HashMap<String, String>,
-) -> Result<bool, EngineError> {
-    let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
-        return Ok(false);
-    };
-    let owner = |item: Option<Item>| {
-        item.and_then(|item| {
-            item.get("id")
-                .and_then(AttrValue::as_str)
-                .map(str::to_owned)
-        })
-    };
-    let holder = |key: String| async move {
-        let item = scope.store.get_item_consistent(&Key::same(key)).await;
-        item.map(owner).map_err(|e| EngineError::from_store(&e))
-    };
-    let mut found = false;
-    for field in type_def.unique_fields() {
-        let Some(value) = current.get(&field.name) else {
-            continue;
-        };
-        let value = super::derive::unique_text(value);
-        let today = keys::unique_key(&type_def.name, &field.name, &value);
-        let earlier = keys::unique_key_v1(&type_def.name, &field.name, &value);
-        if today == earlier || held_at.contains_key(&today) {
-            continue;
-        }
-        if holder(today.clone())
-            .await?
-            .is_some_and(|holder| holder != id)
-            && holder(earlier.clone()).await?.as_deref() == Some(id)
-        {
-            held_at.insert(today, earlier);
-            found = true;
-        }
-    }
-    Ok(found)
-}
-
-/// A unique value the node holds is reserved for another node: the table broke an invariant.
-fn unique_item_owned_elsewhere(type_def: &TypeDef, id: &str) -> EngineError {
-    tracing::error!(
-        type_name = %type_def.name,
-        %id,
-        "integrity: a unique value of this node is reserved by another node"
-    );
-    EngineError::Internal
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::plan::commit;
     use crate::store::{Filter, Test};
 
     /// A step that removes some of a node's edges before it is deleted holds the node to the

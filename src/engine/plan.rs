@@ -387,15 +387,18 @@ fn clash_error(clash: Clash, batch: bool) -> EngineError {
     if batch { error.in_batch(second) } else { error }
 }
 
-/// Commits a plan as one transaction; a failed condition comes back as the purpose of the
-/// write that failed. A plan over DynamoDB's 100 items is refused before anything is sent.
+/// Commits a plan as one transaction, for tests that race a plan against another writer; a
+/// failed condition comes back as the purpose of the write that failed.
+#[cfg(test)]
 pub async fn commit(scope: &RequestScope, plan: Plan) -> Result<Result<(), Purpose>, EngineError> {
     Ok(commit_at(scope, plan)
         .await?
         .map_err(|(_, purpose)| purpose))
 }
 
-/// The same, answering also the part of the plan whose write failed.
+/// Commits a plan as one transaction; a failed condition comes back as the purpose of the
+/// write that failed and the part of the plan it belongs to. A plan over DynamoDB's 100 items
+/// is refused before anything is sent.
 pub async fn commit_at(
     scope: &RequestScope,
     mut plan: Plan,

@@ -15,15 +15,13 @@ use futures::StreamExt as _;
 
 use super::data::{DataMigrationError, Migration};
 use crate::check;
-use crate::engine;
+use crate::engine::{self, WRITE_ATTEMPTS};
 use crate::keys;
 use crate::model::{Model, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, Store, StoreError, Write};
 
 /// A transaction's bytes stay well under DynamoDB's 4 MB.
 const MAX_TRANSACTION_BYTES: usize = 3_500_000;
-/// Times a node changed by someone else meanwhile is read and migrated again.
-pub(super) const WRITE_ATTEMPTS: usize = 5;
 
 /// The nodes of one type of a Scan page, migrated together by one or more migrations, each
 /// node's new form the migrations' transforms one after the other, written once.

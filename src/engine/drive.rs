@@ -1,0 +1,196 @@
+//! The one loop every write of the engine runs (a node's update and delete, batches of them,
+//! creates with what they nest, edges): read what the write rests on and plan it, commit the
+//! plan, and when a condition fails, learn from the write that failed (its [`Purpose`]) what to
+//! do next:
+//!
+//! - another writer got there first (`Node`, `Edge`): read and plan again, at most
+//!   [`WRITE_ATTEMPTS`] times, then give up with `ConflictUnhandled`;
+//! - a former parent is gone, and its count with it (`Count`): plan again without it;
+//! - a unique value is held at the key of its earlier form (`FreeUnique`): free it there;
+//! - anything else is the client's answer (a taken unique value, a missing reference), told
+//!   about the part of the write (the member of a batch) that failed.
+//!
+//! There is no pause between attempts: a lost race has just been decided, and the next read
+//! sees its winner.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::error::EngineError;
+use super::nodes::read_node_consistent;
+use super::plan::{Plan, Purpose, commit_at, refused};
+use super::scope::RequestScope;
+use crate::keys;
+use crate::model::TypeDef;
+use crate::store::{AttrValue, Item, Key};
+
+/// How often a write reads again after losing a race to another writer.
+pub const WRITE_ATTEMPTS: usize = 5;
+
+/// What one attempt of a write found to do.
+pub enum Attempt<T> {
+    /// Commit the plan, then answer `T`.
+    Write(Plan, T),
+    /// Commit the plan, a step towards the write (a part of a node's edges removed before
+    /// it is deleted), then attempt again.
+    Step(Plan),
+    /// Nothing to write: answer `T`.
+    Answer(T),
+}
+
+/// What earlier attempts learned, for the next one to plan with.
+#[derive(Clone, Default)]
+pub struct Learned {
+    /// Nodes found gone: a count taken from one of them is left out.
+    pub absent: BTreeSet<String>,
+}
+
+/// Runs a write's attempts (see the module's doc).
+pub struct Driver<'a> {
+    scope: &'a RequestScope,
+    /// What the write is, for the log line of one that gives up.
+    what: &'static str,
+    /// Whether its parts are members of a batch, which an error names.
+    batch: bool,
+    /// The type and id of each part, whose unique values may be held at an earlier key; a
+    /// write that frees none of its own has none.
+    holders: Option<(&'a TypeDef, &'a [String])>,
+}
+
+impl<'a> Driver<'a> {
+    pub fn new(scope: &'a RequestScope, what: &'static str) -> Self {
+        Driver {
+            scope,
+            what,
+            batch: false,
+            holders: None,
+        }
+    }
+
+    /// Errors name the member of the batch that failed.
+    pub fn batch(mut self, batch: bool) -> Self {
+        self.batch = batch;
+        self
+    }
+
+    /// The write frees unique values of the nodes `ids` (one per part) of `type_def`.
+    pub fn freeing(mut self, type_def: &'a TypeDef, ids: &'a [String]) -> Self {
+        self.holders = Some((type_def, ids));
+        self
+    }
+
+    /// An error of part `part`, as the client is told it.
+    fn of_part(&self, part: usize, error: EngineError) -> EngineError {
+        if self.batch {
+            error.in_batch(part)
+        } else {
+            error
+        }
+    }
+
+    /// Runs `attempt` (read and plan, with what earlier attempts learned) and commits what it
+    /// planned, until a write commits or fails for good. (`attempt` is a closure returning a
+    /// future rather than an async closure: the future of an async closure that borrows its
+    /// argument cannot be proven `Send` for every lifetime, which the server's handlers need.)
+    pub async fn run<T, F, A>(self, mut attempt: F) -> Result<T, EngineError>
+    where
+        F: FnMut(Learned) -> A,
+        A: Future<Output = Result<Attempt<T>, EngineError>>,
+    {
+        let mut learned = Learned::default();
+        let mut held_at = HashMap::new();
+        let mut lost = 0;
+        while lost < WRITE_ATTEMPTS {
+            let (mut plan, answer) = match attempt(learned.clone()).await? {
+                Attempt::Write(plan, answer) => (plan, Some(answer)),
+                Attempt::Step(plan) => (plan, None),
+                Attempt::Answer(answer) => return Ok(answer),
+            };
+            plan.free_at(&held_at);
+            match commit_at(self.scope, plan).await? {
+                Ok(()) => match answer {
+                    Some(answer) => return Ok(answer),
+                    None => continue,
+                },
+                Err((_, Purpose::Node | Purpose::Edge)) => lost += 1,
+                Err((_, Purpose::Count { id })) => {
+                    learned.absent.insert(id);
+                }
+                Err((part, Purpose::FreeUnique)) => {
+                    let Some((type_def, ids)) = self.holders else {
+                        tracing::error!(part, "a write freed a unique value it did not hold");
+                        return Err(EngineError::Internal);
+                    };
+                    let id = ids.get(part).ok_or(EngineError::Internal)?;
+                    if !hold_earlier_form(self.scope, type_def, id, &mut held_at).await? {
+                        return Err(self.of_part(part, unique_item_owned_elsewhere(type_def, id)));
+                    }
+                }
+                Err((part, purpose)) => return Err(self.of_part(part, refused(purpose))),
+            }
+        }
+        tracing::warn!(
+            write = self.what,
+            "gave up after losing every race to other writers"
+        );
+        Err(EngineError::ConflictUnhandled)
+    }
+}
+
+/// Adds to `held_at` (today's key → the key the node holds) the unique values the node `id`
+/// holds in the form written before values were compared by Unicode normalization, while
+/// another node holds them as values are compared today (two values then distinct, such as
+/// "Straße" and "STRASSE", that `migrate` found colliding). Freeing such a value frees the
+/// earlier key, so the node can still change or drop it. Answers whether any was new, that is,
+/// whether the write is worth trying again. Only called when a free was refused.
+async fn hold_earlier_form(
+    scope: &RequestScope,
+    type_def: &TypeDef,
+    id: &str,
+    held_at: &mut HashMap<String, String>,
+) -> Result<bool, EngineError> {
+    let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
+        return Ok(false);
+    };
+    let owner = |item: Option<Item>| {
+        item.and_then(|item| {
+            item.get("id")
+                .and_then(AttrValue::as_str)
+                .map(str::to_owned)
+        })
+    };
+    let holder = |key: String| async move {
+        let item = scope.store.get_item_consistent(&Key::same(key)).await;
+        item.map(owner).map_err(|e| EngineError::from_store(&e))
+    };
+    let mut found = false;
+    for field in type_def.unique_fields() {
+        let Some(value) = current.get(&field.name) else {
+            continue;
+        };
+        let value = super::derive::unique_text(value);
+        let today = keys::unique_key(&type_def.name, &field.name, &value);
+        let earlier = keys::unique_key_v1(&type_def.name, &field.name, &value);
+        if today == earlier || held_at.contains_key(&today) {
+            continue;
+        }
+        if holder(today.clone())
+            .await?
+            .is_some_and(|holder| holder != id)
+            && holder(earlier.clone()).await?.as_deref() == Some(id)
+        {
+            held_at.insert(today, earlier);
+            found = true;
+        }
+    }
+    Ok(found)
+}
+
+/// A unique value the node holds is reserved for another node: the table broke an invariant.
+fn unique_item_owned_elsewhere(type_def: &TypeDef, id: &str) -> EngineError {
+    tracing::error!(
+        type_name = %type_def.name,
+        %id,
+        "integrity: a unique value of this node is reserved by another node"
+    );
+    EngineError::Internal
+}

@@ -9,7 +9,7 @@
 //! - [`engine`]: reads, writes and authorization rules over the table, one operation each;
 //! - [`resolvers`]: declarative resolvers of `resolvers/`, validated against the model;
 //! - [`graphql`]: the dynamic schema built from the model, and its resolvers;
-//! - [`plan`]: the storage access of every field, as `tablegraph plan` prints it;
+//! - [`access_plan`]: the storage access of every field, as `tablegraph plan` prints it;
 //! - [`http`]: the router and the GraphQL-over-HTTP handler;
 //! - [`auth`]: API keys and JWT bearer tokens;
 //! - [`migrate`]: making the table match the model;
@@ -22,6 +22,7 @@
 // `Send` passes the compiler's default depth of 128.
 #![recursion_limit = "256"]
 
+pub mod access_plan;
 pub mod app;
 pub mod auth;
 pub mod changes;
@@ -36,7 +37,6 @@ pub mod keys;
 pub mod loaders;
 pub mod migrate;
 pub mod model;
-pub mod plan;
 pub mod resolvers;
 pub mod store;
 pub mod telemetry;

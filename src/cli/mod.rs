@@ -621,10 +621,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Plan { schema } => {
             let (model, resolvers) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
-            let plans = crate::plan::plan(&model, &resolvers);
+            let plans = crate::access_plan::plan(&model, &resolvers);
             std::io::stdout()
                 .lock()
-                .write_all(crate::plan::render(&plans).as_bytes())?;
+                .write_all(crate::access_plan::render(&plans).as_bytes())?;
         }
         Command::Token {
             jwt_hs256_secret,

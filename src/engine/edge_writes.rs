@@ -17,11 +17,11 @@ use super::derive::{
 };
 use super::drive::{Attempt, Driver};
 use super::error::EngineError;
+use super::formats::now;
 use super::guard::Guard;
 use super::nodes::read_node_consistent;
 use super::plan::{Plan, Purpose, adjust_node, node_update, version_is};
 use super::rules::{Access, admits, unauthorized};
-use super::scalars::now;
 use super::scope::RequestScope;
 use crate::changes::Change;
 use crate::keys;

@@ -14,6 +14,7 @@ mod derive;
 mod drive;
 mod edge_writes;
 mod error;
+mod formats;
 mod guard;
 mod lists;
 mod node_writes;
@@ -23,7 +24,6 @@ mod page_request;
 mod pipelines;
 mod plan;
 mod rules;
-mod scalars;
 mod scope;
 
 pub use crate::store::{Filter, Test};
@@ -45,6 +45,7 @@ pub use lists::{empty_list_page, list_key_field, list_total_count, read_list_pag
 pub use node_writes::{FieldValues, Guard, delete_node, update_node};
 pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, load_nodes_each, prefetch};
 
+pub use formats::{is_aws_date, is_aws_date_time, is_aws_email, now, stored_text, valid_text};
 pub use page_request::{
     DEFAULT_PAGE_SIZE, FilterRead, KeyCondition, MAX_PAGE_SIZE, PageArguments, PageFilter,
     PageRequest, SortOperand,
@@ -52,5 +53,4 @@ pub use page_request::{
 pub use pipelines::{Found, PipelineInput, run_pipeline};
 pub use plan::{LIST_COUNT, node_update};
 pub use rules::{Access, ClaimNames, DEFAULT_GROUPS_CLAIM, Identity, Rules, admits};
-pub use scalars::{is_aws_date, is_aws_date_time, is_aws_email, now, stored_text, valid_text};
 pub use scope::{DEFAULT_FILTER_BUDGET, RequestScope, ScopeSource};

@@ -13,13 +13,13 @@ use super::derive::{check_limits, set_slot_attributes};
 use super::drive::{Attempt, Driver};
 use super::edge_writes::{detach, edge_counts_held, edges_touching};
 use super::error::EngineError;
+use super::formats::now;
 pub use super::guard::Guard;
 use super::nodes::{Node, read_node_consistent};
 use super::plan::{
     Plan, Purpose, check_references, count_members, free_unique_values, node_update, remember,
     take_unique_values, version_is,
 };
-use super::scalars::now;
 use super::scope::RequestScope;
 use crate::changes::Change;
 use crate::keys;

@@ -9,9 +9,9 @@
 //! graphql-sse's modes (`sse`: a `PUT` reserves a stream, a `DELETE` stops one of its
 //! operations), and serves GraphiQL from the binary (`graphiql`).
 
+mod credentials;
 mod graphiql;
 mod graphql;
-mod guard;
 mod health;
 mod layers;
 mod metrics;
@@ -57,7 +57,7 @@ pub fn router(state: AppState, config: &HttpConfig) -> Router {
     if let Some(auth) = &state.inner.auth {
         graphql = graphql.route_layer(axum::middleware::from_fn_with_state(
             auth.clone(),
-            guard::authenticate,
+            credentials::authenticate,
         ));
     }
     let http_metrics = state.inner.metrics.clone();

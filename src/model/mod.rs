@@ -5,11 +5,11 @@
 //! an id or an encoded sort value. The rest of the server trusts it and never re-checks.
 //! This module is pure: no I/O beyond the text it is given.
 
-mod auth;
+mod auth_rules;
 mod error;
 mod parse;
 
-pub use auth::{Allow, AuthRule, Operation, Provider};
+pub use auth_rules::{Allow, AuthRule, Operation, Provider};
 pub use error::ModelError;
 
 /// The stored types of one schema and how they relate.

@@ -10,7 +10,7 @@ use async_graphql_parser::types::{
 use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
 
-use super::auth::{APPSYNC_DIRECTIVES, WrittenRule, appsync_rule, read_rules};
+use super::auth_rules::{APPSYNC_DIRECTIVES, WrittenRule, appsync_rule, read_rules};
 use super::{
     Allow, AuthRule, CustomArgument, CustomField, DEFAULT_LIST_SHARDS, DeclaredField, DeclaredType,
     EdgeTypeDef, EnumDef, EnumValueDef, FieldDef, FieldKind, HasMany, IndexDef, ListDef,

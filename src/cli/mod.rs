@@ -4,6 +4,7 @@
 
 mod args;
 mod maintenance;
+mod serve;
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -12,16 +13,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::{Args, Parser, Subcommand};
+use clap::{Parser, Subcommand};
 
 use crate::app::{self, Application};
-use crate::auth::{AuthConfig, DEFAULT_REFETCH_INTERVAL, JwtConfig, JwtKeys};
-use crate::config::{ConnectionLimits, HttpConfig, ServeConfig};
-use crate::graphql::{QueryLimits, SchemaOptions};
 use crate::store::EmbeddedLocation;
 
 use args::open_existing;
 pub use args::{SchemaArgs, StoreArgs};
+pub use serve::ServeArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -163,355 +162,13 @@ pub enum Command {
     },
 }
 
-#[derive(Debug, Args)]
-pub struct ServeArgs {
-    /// The address to listen on.
-    #[arg(long, env = "TABLEGRAPH_LISTEN", default_value = "127.0.0.1:8080")]
-    pub listen: SocketAddr,
-    #[command(flatten)]
-    pub schema: SchemaArgs,
-    #[command(flatten)]
-    pub store: StoreArgs,
-    /// Refuse request bodies larger than this many bytes (413).
-    #[arg(long, env = "TABLEGRAPH_MAX_BODY_BYTES", default_value_t = HttpConfig::default().max_body_bytes)]
-    pub max_body_bytes: usize,
-    /// Answer 408 to requests still running after this many seconds.
-    #[arg(long, env = "TABLEGRAPH_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
-    pub request_timeout_secs: u64,
-    /// Refuse queries nested deeper than this many fields.
-    #[arg(long, env = "TABLEGRAPH_MAX_DEPTH", default_value_t = QueryLimits::default().max_depth)]
-    pub max_depth: usize,
-    /// Refuse queries that cost more: each field counts once per time it is resolved, so page
-    /// sizes multiply.
-    #[arg(long, env = "TABLEGRAPH_MAX_COST", default_value_t = QueryLimits::default().max_cost)]
-    pub max_cost: u64,
-    /// Refuse operations with more aliases than this.
-    #[arg(long, env = "TABLEGRAPH_MAX_ALIASES", default_value_t = QueryLimits::default().max_aliases)]
-    pub max_aliases: usize,
-    /// Refuse operations that select more root fields than this.
-    #[arg(long, env = "TABLEGRAPH_MAX_ROOT_FIELDS", default_value_t = QueryLimits::default().max_root_fields)]
-    pub max_root_fields: usize,
-    /// Storage calls one request may make; fields past it answer an error.
-    #[arg(long, env = "TABLEGRAPH_MAX_STORAGE_CALLS", default_value_t = SchemaOptions::default().max_storage_calls)]
-    pub max_storage_calls: usize,
-    /// Items a filtered page (`filter:` on a list, index query or connection) may evaluate; a
-    /// page that reaches it before it is full ends there, and says so in `extensions.filters`.
-    #[arg(long, env = "TABLEGRAPH_MAX_FILTER_READ_ITEMS", default_value_t = SchemaOptions::default().max_filter_read_items, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub max_filter_read_items: usize,
-    /// A subscription event whose answer is larger than this many bytes reaches its subscriber
-    /// as an `EventTooLarge` error instead.
-    #[arg(long, env = "TABLEGRAPH_MAX_EVENT_BYTES", default_value_t = SchemaOptions::default().max_event_bytes)]
-    pub max_event_bytes: usize,
-    /// Subscriptions this server holds at most, over all its connections.
-    #[arg(long, env = "TABLEGRAPH_MAX_SUBSCRIPTIONS", default_value_t = SchemaOptions::default().max_subscriptions)]
-    pub max_subscriptions: usize,
-    /// Events a subscriber may fall behind by; past it, its subscription ends with an
-    /// `EventsMissed` error.
-    #[arg(long, env = "TABLEGRAPH_MAX_PENDING_EVENTS", default_value_t = SchemaOptions::default().max_pending_events)]
-    pub max_pending_events: usize,
-    /// Operations one WebSocket connection may run at once.
-    #[arg(long, env = "TABLEGRAPH_MAX_SUBSCRIPTIONS_PER_CONNECTION", default_value_t = HttpConfig::default().max_subscriptions_per_connection)]
-    pub max_subscriptions_per_connection: usize,
-    /// Seconds a replica's lease on a shard of the table's change stream lasts unless renewed
-    /// (every third of it): when a replica stops, another reads its shards after this long.
-    /// Only for a store other than the embedded one, whose stream this process reads alone.
-    #[arg(long, env = "TABLEGRAPH_STREAM_LEASE_SECS", default_value_t = default_lease_secs(), value_parser = clap::value_parser!(u64).range(1..))]
-    pub stream_lease_secs: u64,
-    /// Sign Relay cursors with this secret, so that a client cannot forge one; every replica
-    /// must be given the same. Without it, each process signs with a random key of its own.
-    #[arg(long, env = "TABLEGRAPH_CURSOR_KEY", hide_env_values = true)]
-    pub cursor_key: Option<String>,
-    /// While rotating the cursor key: the key before, whose cursors are still accepted.
-    #[arg(
-        long,
-        env = "TABLEGRAPH_CURSOR_KEY_PREVIOUS",
-        hide_env_values = true,
-        requires = "cursor_key"
-    )]
-    pub cursor_key_previous: Option<String>,
-    /// Require this API key in an `x-api-key` header (repeat for several; the variable takes a
-    /// comma-separated list).
-    #[arg(
-        long = "api-key",
-        env = "TABLEGRAPH_API_KEYS",
-        value_delimiter = ',',
-        hide_env_values = true
-    )]
-    pub api_keys: Vec<String>,
-    /// Accept JWT bearer tokens signed by a key of this JWKS file.
-    #[arg(
-        long,
-        env = "TABLEGRAPH_JWT_JWKS_FILE",
-        group = "jwt_keys",
-        requires = "jwt_issuer"
-    )]
-    pub jwt_jwks_file: Option<PathBuf>,
-    /// Accept JWT bearer tokens signed by a key of the JWKS served at this URL (kept as its
-    /// Cache-Control says, fetched again for an unknown key at most once a minute).
-    #[arg(
-        long,
-        env = "TABLEGRAPH_JWT_JWKS_URL",
-        group = "jwt_keys",
-        requires = "jwt_issuer"
-    )]
-    pub jwt_jwks_url: Option<String>,
-    /// Accept JWT bearer tokens signed with this HS256 secret (at least 32 bytes).
-    #[arg(
-        long,
-        env = "TABLEGRAPH_JWT_HS256_SECRET",
-        group = "jwt_keys",
-        requires = "jwt_issuer",
-        hide_env_values = true
-    )]
-    pub jwt_hs256_secret: Option<String>,
-    /// The `iss` a token must carry; repeat for several issuers (the variable takes a
-    /// comma-separated list). Without a JWKS file, URL or secret, each issuer's keys are found
-    /// by OIDC discovery (`<issuer>/.well-known/openid-configuration`).
-    #[arg(long, env = "TABLEGRAPH_JWT_ISSUER", value_delimiter = ',')]
-    pub jwt_issuer: Vec<String>,
-    /// The audience a token must be for, when set: in `aud` (an ID token) or `client_id` (a
-    /// Cognito access token). `AUD` applies to every issuer; `ISSUER=AUD` to that issuer only
-    /// (repeat for each).
-    #[arg(
-        long,
-        env = "TABLEGRAPH_JWT_AUDIENCE",
-        value_delimiter = ',',
-        requires = "jwt_issuer"
-    )]
-    pub jwt_audience: Vec<String>,
-    /// Refuse tokens that expire further ahead than this (`3600`, `90m`, `24h`, `7d`)
-    /// [default: 24h].
-    #[arg(long, env = "TABLEGRAPH_JWT_MAX_LIFETIME", value_name = "DURATION", value_parser = duration_arg)]
-    pub jwt_max_lifetime: Option<Duration>,
-    /// The token claim that names a node's owner for `@auth` owner rules [default: `sub`, or
-    /// `cognito:username` / `username` for a Cognito user pool's tokens].
-    #[arg(long, env = "TABLEGRAPH_OWNER_CLAIM")]
-    pub owner_claim: Option<String>,
-    /// The token claim that lists the caller's groups for `@auth` group rules.
-    #[arg(
-        long,
-        env = "TABLEGRAPH_GROUPS_CLAIM",
-        default_value = "cognito:groups"
-    )]
-    pub groups_claim: String,
-    /// Let browsers' scripts send this request header too (repeat for several; the variable
-    /// takes a comma-separated list). Allowed already: content-type, authorization, x-api-key,
-    /// x-tablegraph-storage-calls, traceparent, tracestate, x-request-id,
-    /// apollographql-client-name and -version, x-amz-user-agent, x-amz-date,
-    /// x-amz-security-token, x-graphql-event-stream-token, accept.
-    #[arg(
-        long = "cors-allow-header",
-        env = "TABLEGRAPH_CORS_ALLOW_HEADERS",
-        value_delimiter = ',',
-        value_name = "NAME",
-        value_parser = header_name
-    )]
-    pub cors_allow_headers: Vec<String>,
-    /// Close a connection that sends no request head within this many seconds: a new
-    /// connection that sends nothing, or one sending a request's head too slowly.
-    #[arg(long, env = "TABLEGRAPH_HEADER_READ_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
-    pub header_read_timeout_secs: u64,
-    /// Let at most this many WebSockets wait for `connection_init` at once; past it the one
-    /// that waited longest is closed (`4408`, which clients retry).
-    #[arg(long, env = "TABLEGRAPH_MAX_PENDING_SOCKETS", default_value_t = HttpConfig::default().max_pending_sockets, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub max_pending_sockets: usize,
-    /// Close a kept-alive connection after this many seconds with no request running.
-    #[arg(long, env = "TABLEGRAPH_IDLE_TIMEOUT_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
-    pub idle_timeout_secs: u64,
-    /// Keep at most this many connections open: at the cap, a new connection closes the
-    /// oldest idle one (or itself, when none is idle). Default: three quarters of the
-    /// process's limit on open files.
-    #[arg(long, env = "TABLEGRAPH_MAX_CONNECTIONS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_connections: Option<u64>,
-    /// Production mode: no introspection, no field suggestions, no GraphiQL, no storage-call
-    /// reports in responses.
-    #[arg(long, env = "TABLEGRAPH_PRODUCTION")]
-    pub production: bool,
-    /// Export traces over OTLP/HTTP to this collector (`http://localhost:4318`; spans go to its
-    /// `/v1/traces`): a span per request and one per storage call. The standard `OTEL_*`
-    /// variables also turn them on and tune them.
-    #[arg(long, env = "TABLEGRAPH_OTLP_ENDPOINT", value_name = "URL")]
-    pub otlp_endpoint: Option<String>,
-}
-
-/// A request header's name (RFC 9110's token), lower-cased.
-fn header_name(name: &str) -> Result<String, String> {
-    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-    if name.is_empty() || !name.chars().all(token) {
-        return Err(format!("{name:?} is not a header name"));
-    }
-    Ok(name.to_ascii_lowercase())
-}
-
-/// A duration given as seconds, or a number with `s`, `m`, `h` or `d`.
-fn duration_arg(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
-        Some(at) => text.split_at(at),
-        None => (text, "s"),
-    };
-    let scale = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => {
-            return Err(format!(
-                "{text:?}: write seconds, or a number with s, m, h or d"
-            ));
-        }
-    };
-    number
-        .parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(scale))
-        .filter(|&secs| secs > 0)
-        .map(Duration::from_secs)
-        .ok_or_else(|| format!("{text:?}: write a positive whole number, as 3600 or 24h"))
-}
-
-const fn default_lease_secs() -> u64 {
-    crate::changes::LEASE_DURATION.as_secs()
-}
-
-impl ServeArgs {
-    /// `--jwt-audience` values as (issuer, audience): the issuer is `None` for a value that
-    /// names no configured issuer before its `=`.
-    fn audiences(&self) -> impl Iterator<Item = (Option<&str>, &str)> {
-        self.jwt_audience
-            .iter()
-            .map(|value| match value.split_once('=') {
-                Some((issuer, audience)) if self.jwt_issuer.iter().any(|known| known == issuer) => {
-                    (Some(issuer), audience)
-                }
-                _ => (None, value.as_str()),
-            })
-    }
-
-    /// The audience tokens of `issuer` must be for: its own, else the one for every issuer.
-    fn audience_of(&self, issuer: &str) -> Option<String> {
-        let mut every = None;
-        for (named, audience) in self.audiences() {
-            match named {
-                Some(named) if named == issuer => return Some(audience.to_owned()),
-                Some(_) => {}
-                None => every = Some(audience.to_owned()),
-            }
-        }
-        every
-    }
-
-    /// Refuses keys named for several issuers at once: a JWKS file, URL or secret is one
-    /// issuer's; and two audiences for the same issuers.
-    pub fn check_issuers(&self) -> anyhow::Result<()> {
-        let mut seen: Vec<Option<&str>> = Vec::new();
-        for (issuer, _) in self.audiences() {
-            anyhow::ensure!(
-                !seen.contains(&issuer),
-                "--jwt-audience is given twice for {}: give one AUD for every issuer, or \
-                 ISSUER=AUD once for each",
-                issuer.unwrap_or("every issuer")
-            );
-            seen.push(issuer);
-        }
-        let named_keys = self.jwt_jwks_file.is_some()
-            || self.jwt_jwks_url.is_some()
-            || self.jwt_hs256_secret.is_some();
-        if named_keys && self.jwt_issuer.len() > 1 {
-            anyhow::bail!(
-                "--jwt-jwks-file, --jwt-jwks-url and --jwt-hs256-secret are the keys of one \
-                 issuer; with several --jwt-issuer, leave them out and each issuer's keys are \
-                 found by OIDC discovery"
-            );
-        }
-        Ok(())
-    }
-
-    pub fn config(&self) -> ServeConfig {
-        let mut http = HttpConfig {
-            max_body_bytes: self.max_body_bytes,
-            request_timeout: Duration::from_secs(self.request_timeout_secs),
-            graphql: SchemaOptions {
-                limits: QueryLimits {
-                    max_depth: self.max_depth,
-                    max_cost: self.max_cost,
-                    max_aliases: self.max_aliases,
-                    max_root_fields: self.max_root_fields,
-                },
-                max_storage_calls: self.max_storage_calls,
-                max_filter_read_items: self.max_filter_read_items,
-                max_event_bytes: self.max_event_bytes,
-                max_subscriptions: self.max_subscriptions,
-                max_pending_events: self.max_pending_events,
-                ..SchemaOptions::default()
-            },
-            max_subscriptions_per_connection: self.max_subscriptions_per_connection,
-            cors_allow_headers: self.cors_allow_headers.clone(),
-            max_pending_sockets: self.max_pending_sockets,
-            connections: ConnectionLimits {
-                header_read_timeout: Duration::from_secs(self.header_read_timeout_secs),
-                idle_timeout: Duration::from_secs(self.idle_timeout_secs),
-                max_connections: self
-                    .max_connections
-                    .map(|cap| usize::try_from(cap).unwrap_or(usize::MAX)),
-            },
-            ..HttpConfig::default()
-        };
-        let keys = match (
-            &self.jwt_jwks_file,
-            &self.jwt_jwks_url,
-            &self.jwt_hs256_secret,
-        ) {
-            (Some(path), _, _) => JwtKeys::JwksFile(path.clone()),
-            (None, Some(url), _) => JwtKeys::JwksUrl(url.clone()),
-            (None, None, Some(secret)) => JwtKeys::Hs256Secret(secret.clone()),
-            (None, None, None) => JwtKeys::Discovered,
-        };
-        http.auth = AuthConfig {
-            api_keys: self.api_keys.clone(),
-            jwt: self
-                .jwt_issuer
-                .iter()
-                .map(|issuer| JwtConfig {
-                    keys: keys.clone(),
-                    issuer: issuer.clone(),
-                    audience: self.audience_of(issuer),
-                    refetch_interval: DEFAULT_REFETCH_INTERVAL,
-                })
-                .collect(),
-            owner_claim: self.owner_claim.clone(),
-            jwt_max_lifetime: self.jwt_max_lifetime,
-            groups_claim: Some(self.groups_claim.clone()),
-        };
-        http.cursor_keys = self.cursor_key.as_deref().map(|key| {
-            std::sync::Arc::new(crate::keys::CursorKeys::from_secrets(
-                key,
-                self.cursor_key_previous.as_deref(),
-            ))
-        });
-        if self.production {
-            http.graphiql = false;
-            http.expose_storage_calls = false;
-            http.graphql.introspection = false;
-        }
-        ServeConfig {
-            listen: self.listen,
-            schema_path: self.schema.schema.clone(),
-            resolvers_dir: self.schema.resolvers.clone(),
-            store: self.store.config(),
-            stream_lease: Duration::from_secs(self.stream_lease_secs),
-            http,
-        }
-    }
-}
-
 impl Cli {
     /// Where spans go: only `serve` exports them (see [`crate::telemetry::TraceExport`]).
     pub fn traces(&self) -> Option<crate::telemetry::TraceExport> {
         match &self.command {
-            Command::Serve(args) => {
-                crate::telemetry::TraceExport::from_flag_and_env(args.otlp_endpoint.clone())
-            }
+            Command::Serve(args) => crate::telemetry::TraceExport::from_flag_and_env(
+                args.telemetry.otlp_endpoint.clone(),
+            ),
             _ => None,
         }
     }
@@ -521,7 +178,7 @@ impl Cli {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => {
-            args.check_issuers()?;
+            args.credentials.check_issuers()?;
             let application = Application::build(&args.config()).await?;
             application
                 .run_until_stopped(app::shutdown_signal())
@@ -703,6 +360,9 @@ async fn healthcheck(listen: SocketAddr, store: bool, ready: bool) -> anyhow::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::JwtKeys;
+    use crate::config::ServeConfig;
+    use serve::duration_arg;
 
     fn serve(args: &[&str]) -> Result<ServeConfig, clap::Error> {
         let argv = ["tablegraph", "serve"].iter().chain(args);
@@ -804,7 +464,7 @@ mod tests {
         let Command::Serve(args) = Cli::try_parse_from(argv).expect("parses").command else {
             panic!("serve");
         };
-        assert!(args.check_issuers().is_err());
+        assert!(args.credentials.check_issuers().is_err());
     }
 
     #[test]
@@ -836,16 +496,17 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let args = parse(&["https://one.example=client-one", "every-api"]);
-        assert!(args.check_issuers().is_ok());
+        assert!(args.credentials.check_issuers().is_ok());
         assert_eq!(
             audiences(&args),
             [Some("client-one".to_owned()), Some("every-api".to_owned())]
         );
         let args = parse(&["https://two.example=client-two"]);
         assert_eq!(audiences(&args), [None, Some("client-two".to_owned())]);
-        assert!(parse(&["a", "b"]).check_issuers().is_err());
+        assert!(parse(&["a", "b"]).credentials.check_issuers().is_err());
         assert!(
             parse(&["https://one.example=a", "https://one.example=b"])
+                .credentials
                 .check_issuers()
                 .is_err()
         );

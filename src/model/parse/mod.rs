@@ -1,0 +1,757 @@
+//! The reader of `schema.graphql`: GraphQL type definitions with tablegraph's directives in,
+//! a validated [`Model`] or the first mistake (with its line and column) out.
+//!
+//! This file reads the document in order (enums, unions, the `schema` block, `extend type`,
+//! the schema's own types and interfaces); by what they read, the rest is in `objects` (object
+//! types, embedded types, `@index`), `fields` (one field and its directives), `relations`
+//! (`@belongsTo`/`@hasMany` slots and `@edge` types, checked once every type is read),
+//! `subscriptions` (`@aws_subscribe`), `rules` (`@auth` and AppSync's `@aws_*`) and
+//! `arguments` (a directive's arguments, each read as the type it must be).
+
+mod arguments;
+mod fields;
+mod objects;
+mod relations;
+mod rules;
+mod subscriptions;
+
+use std::collections::{BTreeSet, HashMap};
+
+use async_graphql_parser::types::{
+    BaseType, SchemaDefinition, ServiceDocument, TypeDefinition, TypeKind, TypeSystemDefinition,
+};
+use async_graphql_parser::{Pos, Positioned};
+use async_graphql_value::ConstValue;
+
+use super::{
+    DeclaredField, DeclaredType, EnumDef, EnumValueDef, MANAGED_FIELDS, Model, ModelError,
+    ScalarType, UnionDef,
+};
+
+/// DynamoDB allows 20 global secondary indexes per table.
+const MAX_SLOT: u8 = 20;
+
+/// Field names an `@edge` type's objects and Relay edges have without declaring them, and
+/// attributes its items keep.
+const MANAGED_EDGE_FIELDS: [&str; 7] = [
+    "from",
+    "to",
+    "toType",
+    "createdAt",
+    "updatedAt",
+    "node",
+    "cursor",
+];
+
+/// The largest `@rank`: ranks are written with three digits.
+const MAX_RANK: i64 = 999;
+
+/// Scalars a schema may use without declaring them (declaring them is allowed too).
+const AWS_SCALARS: [(&str, ScalarType); 9] = [
+    ("AWSDate", ScalarType::AwsDate),
+    ("AWSDateTime", ScalarType::AwsDateTime),
+    ("AWSEmail", ScalarType::AwsEmail),
+    ("AWSTime", ScalarType::AwsTime),
+    ("AWSTimestamp", ScalarType::AwsTimestamp),
+    ("AWSJSON", ScalarType::AwsJson),
+    ("AWSURL", ScalarType::AwsUrl),
+    ("AWSPhone", ScalarType::AwsPhone),
+    ("AWSIPAddress", ScalarType::AwsIpAddress),
+];
+
+/// Type names the generated API defines itself.
+const GENERATED_TYPES: [&str; 5] = ["Query", "Mutation", "Subscription", "Node", "PageInfo"];
+/// GraphQL's own scalars: no declared type may take their names.
+const BUILT_IN_SCALARS: [&str; 5] = ["ID", "String", "Int", "Float", "Boolean"];
+
+pub(super) fn parse_model(
+    file: &str,
+    source: &str,
+    resolved: &BTreeSet<String>,
+) -> Result<Model, ModelError> {
+    let reader = Reader { file, resolved };
+    let document = async_graphql_parser::parse_schema(source).map_err(|e| {
+        let pos = e.positions().next().unwrap_or(Pos { line: 1, column: 1 });
+        reader.error(pos, e.to_string())
+    })?;
+    reader.read(&document)
+}
+
+struct Reader<'a> {
+    file: &'a str,
+    /// `Type.field` of every field a resolver file serves.
+    resolved: &'a BTreeSet<String>,
+}
+
+/// A relation seen while reading fields, checked once every type's fields are known.
+struct PendingRelation {
+    owner: String,
+    field: String,
+    pos: Pos,
+}
+
+impl Reader<'_> {
+    fn error(&self, pos: Pos, message: impl Into<String>) -> ModelError {
+        ModelError {
+            file: self.file.to_owned(),
+            line: pos.line,
+            column: pos.column,
+            message: message.into(),
+        }
+    }
+
+    fn read(&self, document: &ServiceDocument) -> Result<Model, ModelError> {
+        let mut objects = Vec::new();
+        let mut edge_definitions = Vec::new();
+        let mut unions = Vec::new();
+        let mut enums = Vec::new();
+        let mut embedded = Vec::new();
+        let mut interfaces = Vec::new();
+        let mut inputs = Vec::new();
+        let mut subscription = None;
+        let mut declared: HashMap<&str, Pos> = HashMap::new();
+
+        for definition in &document.definitions {
+            if let TypeSystemDefinition::Schema(schema) = definition {
+                self.check_schema_block(schema)?;
+            }
+        }
+        let merged = self.merged_extensions(document)?;
+        for definition in &merged {
+            let name = definition.node.name.node.as_str();
+            let pos = definition.pos;
+            if let Some(first) = declared.insert(name, pos) {
+                return Err(self.error(
+                    pos,
+                    format!("type {name} is already declared at line {}", first.line),
+                ));
+            }
+            if name == "Subscription" && matches!(definition.node.kind, TypeKind::Object(_)) {
+                subscription = Some(definition);
+                continue;
+            }
+            if name == "Query" || name == "Mutation" {
+                return Err(self.error(
+                    pos,
+                    format!(
+                        "type {name}: its fields are generated from the @model types (`tablegraph \
+                         schema` prints them); a field of your own goes on a @model type, with \
+                         a resolver file"
+                    ),
+                ));
+            }
+            if GENERATED_TYPES.contains(&name) {
+                return Err(self.error(pos, format!("type {name} is generated by tablegraph")));
+            }
+            if BUILT_IN_SCALARS.contains(&name) || name.starts_with("__") {
+                return Err(self.error(pos, format!("type {name}: the name belongs to GraphQL")));
+            }
+            let is_scalar = matches!(definition.node.kind, TypeKind::Scalar);
+            if !is_scalar && AWS_SCALARS.iter().any(|(aws, _)| *aws == name) {
+                return Err(self.error(
+                    pos,
+                    format!("type {name}: the name belongs to the AppSync scalar {name}"),
+                ));
+            }
+            match &definition.node.kind {
+                TypeKind::Object(_)
+                    if definition
+                        .node
+                        .directives
+                        .iter()
+                        .any(|d| d.node.name.node == "edge") =>
+                {
+                    edge_definitions.push(definition)
+                }
+                TypeKind::Object(_)
+                    if definition
+                        .node
+                        .directives
+                        .iter()
+                        .any(|d| d.node.name.node == "model") =>
+                {
+                    objects.push(definition)
+                }
+                TypeKind::Object(_) => embedded.push(definition),
+                TypeKind::Union(_) => unions.push(definition),
+                TypeKind::Enum(_) => enums.push(definition),
+                TypeKind::Scalar => {
+                    self.refuse_directives(&definition.node.directives)?;
+                    if !AWS_SCALARS.iter().any(|(aws, _)| *aws == name) {
+                        return Err(self.error(
+                            pos,
+                            format!(
+                                "unsupported scalar {name}: choose ID, String, Int, Float, Boolean or an AppSync scalar (AWSDate, AWSTime, AWSDateTime, AWSTimestamp, AWSEmail, AWSJSON, AWSURL, AWSPhone, AWSIPAddress)"
+                            ),
+                        ));
+                    }
+                }
+                TypeKind::Interface(_) => interfaces.push(definition),
+                TypeKind::InputObject(_) => inputs.push(definition),
+            }
+        }
+
+        let enums = enums
+            .iter()
+            .map(|definition| self.read_enum(definition))
+            .collect::<Result<Vec<_>, _>>()?;
+        let model_names: BTreeSet<&str> =
+            objects.iter().map(|o| o.node.name.node.as_str()).collect();
+        let unions = unions
+            .iter()
+            .map(|definition| self.read_union(definition, &model_names))
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let embedded_names: BTreeSet<&str> =
+            embedded.iter().map(|o| o.node.name.node.as_str()).collect();
+        let interface_names: BTreeSet<&str> = interfaces
+            .iter()
+            .map(|i| i.node.name.node.as_str())
+            .collect();
+        let input_names: BTreeSet<&str> =
+            inputs.iter().map(|i| i.node.name.node.as_str()).collect();
+        let interfaces = interfaces
+            .iter()
+            .map(|definition| {
+                self.read_declared(definition, |element| {
+                    model_names.contains(element)
+                        || enums.iter().any(|e| e.name == element)
+                        || embedded_names.contains(element)
+                        || interface_names.contains(element)
+                        || unions.iter().any(|u| u.name == element)
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let inputs = inputs
+            .iter()
+            .map(|definition| {
+                self.read_declared(definition, |element| {
+                    input_names.contains(element) || enums.iter().any(|e| e.name == element)
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let names = Names {
+            models: &model_names,
+            unions: &unions,
+            enums: &enums,
+            objects: &embedded_names,
+            interfaces: &interfaces,
+        };
+        let embedded_objects = embedded
+            .iter()
+            .map(|definition| self.read_embedded(definition, &names))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.refuse_generated_name_clashes(&objects, &unions, &edge_definitions, &declared)?;
+        let edges = edge_definitions
+            .iter()
+            .map(|definition| self.read_edge(definition, &names))
+            .collect::<Result<Vec<_>, _>>()?;
+
+        let mut types = Vec::new();
+        let mut relations = Vec::new();
+        for definition in &objects {
+            types.push(self.read_object(definition, &names, &mut relations)?);
+        }
+        if types.is_empty() {
+            return Err(self.error(
+                Pos { line: 1, column: 1 },
+                "the schema declares no @model type",
+            ));
+        }
+
+        let subscriptions = match subscription {
+            Some(definition) => self.read_subscriptions(definition, &types)?,
+            None => Vec::new(),
+        };
+        let mut model = Model {
+            types,
+            unions,
+            enums,
+            edges,
+            objects: embedded_objects,
+            interfaces,
+            inputs,
+            subscriptions,
+            indexes: Vec::new(),
+            resolved: self.resolved.clone(),
+        };
+        self.check_relations(&mut model, &relations)?;
+        self.refuse_ruled_relation_keys(&model, &declared)?;
+        Ok(model)
+    }
+
+    fn refuse_generated_name_clashes(
+        &self,
+        objects: &[&Positioned<TypeDefinition>],
+        unions: &[UnionDef],
+        edges: &[&Positioned<TypeDefinition>],
+        declared: &HashMap<&str, Pos>,
+    ) -> Result<(), ModelError> {
+        let models = objects.iter().map(|o| o.node.name.node.to_string());
+        let edge_names = edges.iter().map(|e| e.node.name.node.to_string());
+        // Each generated name, with the type it is generated for.
+        let mut owners: HashMap<String, String> = HashMap::new();
+        for name in models
+            .clone()
+            .chain(unions.iter().map(|u| u.name.clone()))
+            .chain(edge_names.clone())
+        {
+            let mut generated = vec![format!("{name}Connection"), format!("{name}Edge")];
+            if models.clone().any(|m| m == name) {
+                generated.push(format!("Create{name}Input"));
+                generated.push(format!("Update{name}Input"));
+            }
+            if edge_names.clone().any(|e| e == name) {
+                generated.push(format!("{name}InverseConnection"));
+                generated.push(format!("{name}InverseEdge"));
+                generated.push(format!("Add{name}Input"));
+            }
+            for generated in generated {
+                if let Some(pos) = declared.get(generated.as_str()) {
+                    return Err(self.error(
+                        *pos,
+                        format!("type {generated} is generated for {name}; choose another name"),
+                    ));
+                }
+                if let Some(other) = owners.insert(generated.clone(), name.clone()) {
+                    return Err(self.error(
+                        declared_at(declared, &name),
+                        format!(
+                            "type {generated} would be generated for both {other} and {name}; rename one of them"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn read_enum(&self, definition: &Positioned<TypeDefinition>) -> Result<EnumDef, ModelError> {
+        self.refuse_directives(&definition.node.directives)?;
+        let TypeKind::Enum(kind) = &definition.node.kind else {
+            unreachable!("read_enum is only called for enums");
+        };
+        let mut values = Vec::new();
+        for value in &kind.values {
+            let mut rank = None;
+            for directive in &value.node.directives {
+                if directive.node.name.node != "rank" {
+                    return Err(self.unknown_directive(directive.pos, &directive.node.name.node));
+                }
+                self.expect_arguments(directive, &["value"])?;
+                match directive.node.get_argument("value").map(|v| &v.node) {
+                    Some(ConstValue::Number(n))
+                        if n.as_i64().is_some_and(|n| (0..=MAX_RANK).contains(&n)) =>
+                    {
+                        rank = n.as_u64().and_then(|n| u16::try_from(n).ok());
+                    }
+                    _ => {
+                        return Err(self.error(
+                            directive.pos,
+                            format!("@rank(value:) takes a whole number from 0 to {MAX_RANK}"),
+                        ));
+                    }
+                }
+            }
+            values.push((
+                value.pos,
+                EnumValueDef {
+                    name: value.node.value.node.to_string(),
+                    rank,
+                },
+            ));
+        }
+        let ranked = values.iter().filter(|(_, v)| v.rank.is_some()).count();
+        if ranked > 0 && ranked < values.len() {
+            let (pos, unranked) = values
+                .iter()
+                .find(|(_, v)| v.rank.is_none())
+                .expect("some value is unranked");
+            return Err(self.error(
+                *pos,
+                format!(
+                    "{} needs @rank: rank every value of an enum or none",
+                    unranked.name
+                ),
+            ));
+        }
+        let values = values.into_iter().map(|(_, v)| v).collect();
+        Ok(EnumDef {
+            name: definition.node.name.node.to_string(),
+            description: description(definition.node.description.as_ref()),
+            values,
+        })
+    }
+
+    fn read_union(
+        &self,
+        definition: &Positioned<TypeDefinition>,
+        models: &BTreeSet<&str>,
+    ) -> Result<UnionDef, ModelError> {
+        self.refuse_directives(&definition.node.directives)?;
+        let TypeKind::Union(kind) = &definition.node.kind else {
+            unreachable!("read_union is only called for unions");
+        };
+        let name = definition.node.name.node.to_string();
+        let mut members = Vec::new();
+        for member in &kind.members {
+            if !models.contains(member.node.as_str()) {
+                return Err(self.error(
+                    member.pos,
+                    format!("union {name}: member {} is not a @model type", member.node),
+                ));
+            }
+            members.push(member.node.to_string());
+        }
+        Ok(UnionDef {
+            name,
+            description: description(definition.node.description.as_ref()),
+            members,
+        })
+    }
+
+    /// `schema { query: Query mutation: Mutation subscription: Subscription }`, as AppSync
+    /// schemas write it. The generated API's roots have these names, so other names are refused.
+    fn check_schema_block(&self, schema: &Positioned<SchemaDefinition>) -> Result<(), ModelError> {
+        self.refuse_directives(&schema.node.directives)?;
+        for (operation, root, expected) in [
+            ("query", &schema.node.query, "Query"),
+            ("mutation", &schema.node.mutation, "Mutation"),
+            ("subscription", &schema.node.subscription, "Subscription"),
+        ] {
+            if let Some(root) = root
+                && root.node != expected
+            {
+                return Err(self.error(
+                    root.pos,
+                    format!(
+                        "schema {{ {operation}: {} }}: the generated API's {operation} type is \
+                         {expected}; name it {expected}",
+                        root.node
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The type definitions with each `extend type` (or `extend enum`, `extend input`…) merged
+    /// into the type it extends: its directives, interfaces and fields added to the type's.
+    fn merged_extensions(
+        &self,
+        document: &ServiceDocument,
+    ) -> Result<Vec<Positioned<TypeDefinition>>, ModelError> {
+        let mut merged: Vec<Positioned<TypeDefinition>> = Vec::new();
+        let mut extensions = Vec::new();
+        for definition in &document.definitions {
+            if let TypeSystemDefinition::Type(definition) = definition {
+                if definition.node.extend {
+                    extensions.push(definition);
+                } else {
+                    merged.push(definition.clone());
+                }
+            }
+        }
+        for extension in extensions {
+            let name = extension.node.name.node.as_str();
+            let Some(base) = merged.iter_mut().find(|t| t.node.name.node == name) else {
+                return Err(self.error(
+                    extension.pos,
+                    format!("extend {name}: no type {name} is declared to extend"),
+                ));
+            };
+            base.node
+                .directives
+                .extend(extension.node.directives.iter().cloned());
+            match (&mut base.node.kind, &extension.node.kind) {
+                (TypeKind::Object(base), TypeKind::Object(more)) => {
+                    base.implements.extend(more.implements.iter().cloned());
+                    base.fields.extend(more.fields.iter().cloned());
+                }
+                (TypeKind::Interface(base), TypeKind::Interface(more)) => {
+                    base.implements.extend(more.implements.iter().cloned());
+                    base.fields.extend(more.fields.iter().cloned());
+                }
+                (TypeKind::InputObject(base), TypeKind::InputObject(more)) => {
+                    base.fields.extend(more.fields.iter().cloned());
+                }
+                (TypeKind::Enum(base), TypeKind::Enum(more)) => {
+                    base.values.extend(more.values.iter().cloned());
+                }
+                (TypeKind::Union(base), TypeKind::Union(more)) => {
+                    base.members.extend(more.members.iter().cloned());
+                }
+                (TypeKind::Scalar, TypeKind::Scalar) => {}
+                _ => {
+                    return Err(self.error(
+                        extension.pos,
+                        format!("extend {name}: {name} is declared as another kind of type"),
+                    ));
+                }
+            }
+        }
+        Ok(merged)
+    }
+
+    /// An interface or an input type: its fields' types are kept as written, after checking
+    /// that each names a scalar, an enum or a type `known` accepts.
+    fn read_declared(
+        &self,
+        definition: &Positioned<TypeDefinition>,
+        known: impl Fn(&str) -> bool,
+    ) -> Result<DeclaredType, ModelError> {
+        let name = definition.node.name.node.to_string();
+        self.refuse_directives(&definition.node.directives)?;
+        // (position, field name, type, description, arguments?, default?, directives)
+        let fields: Vec<(
+            Pos,
+            &str,
+            &Positioned<async_graphql_parser::types::Type>,
+            _,
+            bool,
+            bool,
+            _,
+        )> = match &definition.node.kind {
+            TypeKind::Interface(kind) => {
+                if let Some(other) = kind.implements.first() {
+                    return Err(self.error(
+                        other.pos,
+                        format!(
+                            "interface {name}: interfaces implementing interfaces are not supported"
+                        ),
+                    ));
+                }
+                kind.fields
+                    .iter()
+                    .map(|f| {
+                        (
+                            f.pos,
+                            f.node.name.node.as_str(),
+                            &f.node.ty,
+                            &f.node.description,
+                            !f.node.arguments.is_empty(),
+                            false,
+                            &f.node.directives,
+                        )
+                    })
+                    .collect()
+            }
+            TypeKind::InputObject(kind) => kind
+                .fields
+                .iter()
+                .map(|f| {
+                    (
+                        f.pos,
+                        f.node.name.node.as_str(),
+                        &f.node.ty,
+                        &f.node.description,
+                        false,
+                        f.node.default_value.is_some(),
+                        &f.node.directives,
+                    )
+                })
+                .collect(),
+            _ => unreachable!("read_declared is only called for interfaces and inputs"),
+        };
+        let mut declared = Vec::new();
+        for (pos, field, ty, field_description, arguments, default, directives) in fields {
+            self.refuse_directives(directives)?;
+            if arguments {
+                return Err(self.error(
+                    pos,
+                    format!("{name}.{field}: fields of an interface take no arguments here"),
+                ));
+            }
+            if default {
+                return Err(self.error(
+                    pos,
+                    format!("{name}.{field}: default values of input fields are not supported"),
+                ));
+            }
+            if declared.iter().any(|f: &DeclaredField| f.name == field) {
+                return Err(self.error(pos, format!("{name}.{field} is declared twice")));
+            }
+            let element = match &ty.node.base {
+                BaseType::Named(element) => element,
+                BaseType::List(inner) => match &inner.base {
+                    BaseType::Named(element) => element,
+                    BaseType::List(_) => {
+                        return Err(self.error(
+                            ty.pos,
+                            format!("{name}.{field}: lists of lists are not supported"),
+                        ));
+                    }
+                },
+            };
+            let scalar = BUILT_IN_SCALARS.contains(&element.as_str())
+                || AWS_SCALARS.iter().any(|(aws, _)| *aws == element.as_str());
+            if !scalar && !known(element) {
+                return Err(self.error(ty.pos, format!("{name}.{field}: unknown type {element}")));
+            }
+            declared.push(DeclaredField {
+                name: field.to_owned(),
+                ty: ty.node.to_string(),
+                description: description(field_description.as_ref()),
+            });
+        }
+        Ok(DeclaredType {
+            name,
+            description: description(definition.node.description.as_ref()),
+            fields: declared,
+        })
+    }
+
+    /// The interfaces `kind` says it implements: each must be declared, and each of its fields
+    /// must be a field of the type with the same type as written (`id`, `createdAt`,
+    /// `updatedAt` and `version` as @model manages them).
+    fn check_implements(
+        &self,
+        name: &str,
+        kind: &async_graphql_parser::types::ObjectType,
+        names: &Names<'_>,
+    ) -> Result<Vec<String>, ModelError> {
+        let mut implements = Vec::new();
+        for interface in &kind.implements {
+            let interface_name = interface.node.as_str();
+            if interface_name == "Node" {
+                // Every @model type implements Node already.
+                continue;
+            }
+            let Some(declared) = names.interfaces.iter().find(|i| i.name == interface_name) else {
+                return Err(self.error(
+                    interface.pos,
+                    format!(
+                        "type {name} implements {interface_name}, which is not a declared interface"
+                    ),
+                ));
+            };
+            for field in &declared.fields {
+                let written = kind
+                    .fields
+                    .iter()
+                    .find(|f| f.node.name.node == field.name)
+                    .map(|f| f.node.ty.node.to_string());
+                let managed = managed_field_type(&field.name);
+                let matches = match &written {
+                    Some(written) => *written == field.ty,
+                    None => managed == Some(field.ty.as_str()),
+                };
+                if !matches {
+                    return Err(self.error(
+                        interface.pos,
+                        format!(
+                            "type {name} implements {interface_name}, so it needs the field `{}: {}`{}",
+                            field.name,
+                            field.ty,
+                            written
+                                .map(|w| format!(", not `{}: {w}`", field.name))
+                                .unwrap_or_default()
+                        ),
+                    ));
+                }
+            }
+            implements.push(interface_name.to_owned());
+        }
+        Ok(implements)
+    }
+}
+
+/// Why `value` is no default of a field holding `scalar`, if it is not. The AppSync scalars'
+/// formats are checked where clients' values are (`graphql::values`), when the API is built.
+fn default_fits(value: &str, scalar: &ScalarType, enums: &[EnumDef]) -> Result<(), String> {
+    let fits = match scalar {
+        ScalarType::Int | ScalarType::AwsTimestamp => value.parse::<i64>().is_ok(),
+        ScalarType::Float => value.parse::<f64>().is_ok_and(f64::is_finite),
+        ScalarType::Boolean => matches!(value, "true" | "false"),
+        ScalarType::Enum(name) => enums
+            .iter()
+            .find(|e| e.name == *name)
+            .is_some_and(|e| e.values.iter().any(|v| v.name == value)),
+        _ => true,
+    };
+    if fits {
+        Ok(())
+    } else {
+        let name = match scalar {
+            ScalarType::Enum(name) => name.as_str(),
+            ScalarType::Int => "Int",
+            ScalarType::AwsTimestamp => "AWSTimestamp",
+            ScalarType::Float => "Float",
+            _ => "Boolean",
+        };
+        Err(format!("is no {name} value"))
+    }
+}
+
+/// What a type name in a field declaration refers to.
+struct Names<'a> {
+    models: &'a BTreeSet<&'a str>,
+    unions: &'a [UnionDef],
+    enums: &'a [EnumDef],
+    /// Object types without `@model`.
+    objects: &'a BTreeSet<&'a str>,
+    /// Declared interfaces.
+    interfaces: &'a [DeclaredType],
+}
+
+impl Names<'_> {
+    fn scalar(&self, name: &str) -> Option<ScalarType> {
+        let builtin = match name {
+            "ID" => Some(ScalarType::Id),
+            "String" => Some(ScalarType::String),
+            "Int" => Some(ScalarType::Int),
+            "Float" => Some(ScalarType::Float),
+            "Boolean" => Some(ScalarType::Boolean),
+            _ => AWS_SCALARS
+                .iter()
+                .find(|(aws, _)| *aws == name)
+                .map(|(_, scalar)| scalar.clone()),
+        };
+        builtin.or_else(|| {
+            self.enums
+                .iter()
+                .any(|e| e.name == name)
+                .then(|| ScalarType::Enum(name.to_owned()))
+        })
+    }
+
+    fn is_node_type(&self, name: &str) -> bool {
+        self.models.contains(name) || self.unions.iter().any(|u| u.name == name)
+    }
+}
+
+/// Where type `name` is declared (the file's start for a name never declared).
+fn declared_at(declared: &HashMap<&str, Pos>, name: &str) -> Pos {
+    declared
+        .get(name)
+        .copied()
+        .unwrap_or(Pos { line: 1, column: 1 })
+}
+
+fn description(description: Option<&Positioned<String>>) -> Option<String> {
+    description.map(|d| d.node.clone())
+}
+
+fn managed_field_type(name: &str) -> Option<&'static str> {
+    let index = MANAGED_FIELDS.iter().position(|managed| *managed == name)?;
+    Some(["ID!", "AWSDateTime!", "AWSDateTime!", "Int!"][index])
+}
+
+/// `PK`, `SK`, `PKnn`, `SKnn` and `edges` are item attributes the table itself uses.
+fn is_reserved_attribute(name: &str) -> bool {
+    let is_slot = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+    };
+    matches!(name, "PK" | "SK" | "edges") || is_slot("PK") || is_slot("SK")
+}
+
+/// `"GSI01"` → 1.
+fn parse_slot(index: &str) -> Option<u8> {
+    let digits = index.strip_prefix("GSI")?;
+    if digits.len() != 2 {
+        return None;
+    }
+    let slot: u8 = digits.parse().ok()?;
+    (1..=MAX_SLOT).contains(&slot).then_some(slot)
+}

@@ -1,0 +1,493 @@
+//! Object types: `@model` types, the embedded types stored inside a node, their `@index`es and
+//! the list arguments they take.
+
+use super::{Names, PendingRelation, Reader, description};
+use crate::model::auth_rules::APPSYNC_DIRECTIVES;
+use crate::model::{
+    Allow, AuthRule, DEFAULT_LIST_SHARDS, FieldDef, FieldKind, IndexDef, ListDef, MAX_LIST_SHARDS,
+    ModelError, ObjectDef, ScalarType, TypeDef,
+};
+use async_graphql_parser::Positioned;
+use async_graphql_parser::types::{
+    BaseType, ConstDirective, FieldDefinition, TypeDefinition, TypeKind,
+};
+use async_graphql_value::ConstValue;
+use std::collections::BTreeSet;
+
+impl Reader<'_> {
+    /// An object type without `@model`: its fields hold scalars, enum values, lists of them and
+    /// other such objects, stored inside the node that holds the value.
+    pub(super) fn read_embedded(
+        &self,
+        definition: &Positioned<TypeDefinition>,
+        names: &Names<'_>,
+    ) -> Result<ObjectDef, ModelError> {
+        let name = definition.node.name.node.to_string();
+        let TypeKind::Object(kind) = &definition.node.kind else {
+            unreachable!("read_embedded is only called for object types");
+        };
+        let not_appsync = |d: &&Positioned<ConstDirective>| {
+            !APPSYNC_DIRECTIVES.contains(&d.node.name.node.as_str())
+        };
+        // Checked as everywhere (`@aws_iam` stops start-up), then left to the holding node.
+        let appsync = kind.fields.iter().flat_map(|f| &f.node.directives);
+        for directive in definition.node.directives.iter().chain(appsync) {
+            if !not_appsync(&directive) {
+                self.appsync_rule(directive)?;
+            }
+        }
+        if let Some(directive) = definition.node.directives.iter().find(not_appsync) {
+            return Err(self.error(
+                directive.pos,
+                format!(
+                    "type {name}: @{} works on @model types; add @model to store {name} as nodes",
+                    directive.node.name.node
+                ),
+            ));
+        }
+        if let Some(interface) = kind.implements.first() {
+            return Err(self.error(
+                interface.pos,
+                format!("type {name}: a type without @model implements no interface"),
+            ));
+        }
+        let mut fields = Vec::new();
+        for field in &kind.fields {
+            let field_name = field.node.name.node.to_string();
+            // AppSync asks non-model types to repeat the auth modes that reach them; here their
+            // values are read with the node that holds them, under that node's rules.
+            let not_appsync = |d: &&Positioned<ConstDirective>| {
+                !APPSYNC_DIRECTIVES.contains(&d.node.name.node.as_str())
+            };
+            if let Some(directive) = field.node.directives.iter().find(not_appsync) {
+                return Err(self.error(
+                    directive.pos,
+                    format!(
+                        "{name}.{field_name}: @{} works on @model types; {name} has no @model, \
+                         so its values are stored inside the nodes that hold them",
+                        directive.node.name.node
+                    ),
+                ));
+            }
+            if !field.node.arguments.is_empty() {
+                return Err(self.error(
+                    field.pos,
+                    format!(
+                        "{name}.{field_name}: a field of a type without @model takes no arguments"
+                    ),
+                ));
+            }
+            let ty = &field.node.ty.node;
+            let (element, list) = match &ty.base {
+                BaseType::Named(element) => (element, None),
+                BaseType::List(inner) => match &inner.base {
+                    BaseType::Named(element) => (element, Some(!inner.nullable)),
+                    BaseType::List(_) => {
+                        return Err(self.error(
+                            field.node.ty.pos,
+                            format!("{name}.{field_name}: lists of lists are not supported"),
+                        ));
+                    }
+                },
+            };
+            let kind = if let Some(scalar) = names.scalar(element) {
+                match list {
+                    None => FieldKind::Scalar {
+                        scalar,
+                        required: !ty.nullable,
+                        unique: false,
+                        default: None,
+                    },
+                    Some(elements_required) => FieldKind::ScalarList {
+                        scalar,
+                        required: !ty.nullable,
+                        elements_required,
+                    },
+                }
+            } else if names.objects.contains(element.as_str()) {
+                FieldKind::Embedded {
+                    object: element.to_string(),
+                    required: !ty.nullable,
+                    list,
+                }
+            } else if names.is_node_type(element) {
+                return Err(self.error(
+                    field.node.ty.pos,
+                    format!(
+                        "{name}.{field_name}: a type without @model holds values, not nodes; \
+                         store the id ({field_name}Id: ID) and relate the node from a @model type"
+                    ),
+                ));
+            } else {
+                return Err(self.error(
+                    field.node.ty.pos,
+                    format!("{name}.{field_name}: unknown type {element}"),
+                ));
+            };
+            fields.push(FieldDef {
+                name: field_name,
+                description: description(field.node.description.as_ref()),
+                kind,
+                auth: Vec::new(),
+            });
+        }
+        Ok(ObjectDef {
+            name,
+            description: description(definition.node.description.as_ref()),
+            fields,
+        })
+    }
+
+    pub(super) fn read_object(
+        &self,
+        definition: &Positioned<TypeDefinition>,
+        names: &Names<'_>,
+        relations: &mut Vec<PendingRelation>,
+    ) -> Result<TypeDef, ModelError> {
+        let name = definition.node.name.node.to_string();
+        let TypeKind::Object(kind) = &definition.node.kind else {
+            unreachable!("read_object is only called for object types");
+        };
+        let mut is_model = false;
+        let mut list = Some(DEFAULT_LIST_SHARDS);
+        let mut list_sort_by = None;
+        let mut auth = Vec::new();
+        for directive in &definition.node.directives {
+            match directive.node.name.node.as_str() {
+                "auth" => auth.extend(self.auth_rules(directive)?),
+                name if APPSYNC_DIRECTIVES.contains(&name) => {
+                    auth.push(self.appsync_rule(directive)?);
+                }
+                "model" => {
+                    self.expect_arguments(directive, &["list", "listShards", "listSortBy"])?;
+                    is_model = true;
+                    list = self.list_argument(directive, &name)?;
+                    list_sort_by = self
+                        .optional_string_argument(directive, "listSortBy")?
+                        .map(|field| (directive.pos, field));
+                }
+                other => return Err(self.unknown_directive(directive.pos, other)),
+            }
+        }
+        if !is_model {
+            return Err(self.error(
+                definition.pos,
+                format!("type {name} needs @model: every object type is stored as nodes"),
+            ));
+        }
+        let implements = self.check_implements(&name, kind, names)?;
+
+        let mut fields = Vec::new();
+        let mut seen = BTreeSet::new();
+        for field in &kind.fields {
+            let field_name = field.node.name.node.as_str();
+            if !seen.insert(field_name) {
+                return Err(self.error(field.pos, format!("{name}.{field_name} is declared twice")));
+            }
+            if let Some(field) = self.read_field(&name, field, names, relations)? {
+                fields.push(field);
+            }
+        }
+        let mut indexes: Vec<IndexDef> = Vec::new();
+        for field in &kind.fields {
+            for directive in &field.node.directives {
+                if directive.node.name.node == "index" {
+                    let index = self.read_index(&name, &fields, field, directive)?;
+                    if indexes.iter().any(|i| i.name == index.name) {
+                        return Err(self.error(
+                            directive.pos,
+                            format!("type {name}: two indexes are named {}", index.name),
+                        ));
+                    }
+                    indexes.push(index);
+                }
+            }
+        }
+        let mut field_rules = Vec::new();
+        for field in &kind.fields {
+            let mut rules = Vec::new();
+            for directive in &field.node.directives {
+                match directive.node.name.node.as_str() {
+                    "auth" => rules.extend(self.auth_rules(directive)?),
+                    name if APPSYNC_DIRECTIVES.contains(&name) => {
+                        rules.push(self.appsync_rule(directive)?);
+                    }
+                    _ => {}
+                }
+            }
+            if !rules.is_empty() {
+                field_rules.push((field.node.name.node.to_string(), rules));
+            }
+        }
+        let auth = self.resolve_rule_fields(&name, auth, &mut fields)?;
+        for (field_name, rules) in field_rules {
+            let stored = fields
+                .iter()
+                .find(|f| f.name == field_name)
+                .and_then(FieldDef::stored);
+            if let (None, Some(rule)) = (stored, rules.first()) {
+                return Err(self.error(
+                    rule.pos,
+                    format!(
+                        "{name}.{field_name}: @auth on a field works on stored fields (scalars, \
+                         enums and lists of them); put the rules on the type it relates to"
+                    ),
+                ));
+            }
+            let pos = rules.first().map_or(definition.pos, |rule| rule.pos);
+            let rules = self.resolve_rule_fields(&name, rules, &mut fields)?;
+            // An owner or group field is set on create and guarded on update by the type's
+            // rules; a field's rules may only name one the type's rules name too.
+            for rule in &rules {
+                let Some((named, _)) = rule.field() else {
+                    continue;
+                };
+                let same_kind = |other: &AuthRule| {
+                    other.field().is_some_and(|(f, _)| f == named)
+                        && matches!(
+                            (&other.allow, &rule.allow),
+                            (Allow::Owner { .. }, Allow::Owner { .. })
+                                | (Allow::GroupsField { .. }, Allow::GroupsField { .. })
+                        )
+                };
+                if !auth.iter().any(same_kind) {
+                    return Err(self.error(
+                        pos,
+                        format!(
+                            "{name}.{field_name}: @auth on a field may name the owner or groups field {named:?} only when the rules of {name} name it too (they set it on create and keep others from changing it)"
+                        ),
+                    ));
+                }
+            }
+            // A key's value shows in lookups, index pages, sort order and cursors: a field
+            // read by fewer callers than its node may not be one.
+            let unique = fields.iter().any(|f| {
+                f.name == field_name && matches!(f.kind, FieldKind::Scalar { unique: true, .. })
+            });
+            let indexed = indexes.iter().any(|index| {
+                index.field == field_name
+                    || index
+                        .sort_field
+                        .as_ref()
+                        .is_some_and(|(f, _)| *f == field_name)
+            });
+            let sorted = list_sort_by.as_ref().is_some_and(|(_, f)| *f == field_name);
+            if unique || indexed || sorted {
+                return Err(self.error(
+                    pos,
+                    format!(
+                        "{name}.{field_name}: @auth on a field cannot protect a key (@unique, @index, listSortBy): its values show in lookups, pages and cursors; put the rules on the type"
+                    ),
+                ));
+            }
+            if let Some(field) = fields.iter_mut().find(|f| f.name == field_name) {
+                field.auth = rules;
+            }
+        }
+        let list_sort = match list_sort_by {
+            None => None,
+            Some((pos, _)) if list.is_none() => {
+                return Err(self.error(
+                    pos,
+                    format!("type {name}: @model(listSortBy:) needs a list"),
+                ));
+            }
+            Some((_, field)) if field == "createdAt" || field == "updatedAt" => {
+                Some((field, ScalarType::AwsDateTime))
+            }
+            Some((pos, field)) => match fields
+                .iter()
+                .find(|f| f.name == field)
+                .and_then(|f| f.scalar())
+            {
+                Some(scalar) => Some((field, scalar.clone())),
+                None => {
+                    return Err(self.error(
+                        pos,
+                        format!(
+                            "type {name}: @model(listSortBy: {field:?}) names no scalar field of \
+                             {name}"
+                        ),
+                    ));
+                }
+            },
+        };
+        Ok(TypeDef {
+            name,
+            description: description(definition.node.description.as_ref()),
+            fields,
+            list_sort,
+            slots: Vec::new(),
+            // The slots are chosen once every relation's slots are known.
+            list: list.map(|shards| ListDef { slot: 0, shards }),
+            indexes,
+            auth,
+            implements,
+        })
+    }
+
+    /// Amplify's `@index(name:, sortKeyFields:, queryField:)` on the scalar field `field` of
+    /// `owner`, whose fields are `fields`. The name defaults to `by<Field>[And<SortField>]`, the
+    /// query field to `list<Type>By<Field>[And<SortField>]`.
+    pub(super) fn read_index(
+        &self,
+        owner: &str,
+        fields: &[FieldDef],
+        field: &Positioned<FieldDefinition>,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<IndexDef, ModelError> {
+        self.expect_arguments(directive, &["name", "sortKeyFields", "queryField"])?;
+        let field_name = field.node.name.node.to_string();
+        let here = format!("{owner}.{field_name}");
+        let Some(scalar) = fields
+            .iter()
+            .find(|f| f.name == field_name)
+            .and_then(|f| f.scalar())
+            .cloned()
+        else {
+            return Err(self.error(
+                directive.pos,
+                format!("{here}: @index works on scalar fields only"),
+            ));
+        };
+        let sort_fields: Vec<String> = match directive.node.get_argument("sortKeyFields") {
+            None => Vec::new(),
+            Some(Positioned {
+                node: ConstValue::List(values),
+                pos,
+            }) => values
+                .iter()
+                .map(|value| match value {
+                    ConstValue::String(name) => Ok(name.clone()),
+                    _ => Err(self.error(*pos, format!("{here}: sortKeyFields takes field names"))),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(Positioned {
+                node: ConstValue::String(name),
+                ..
+            }) => vec![name.clone()],
+            Some(other) => {
+                return Err(self.error(
+                    other.pos,
+                    format!("{here}: sortKeyFields takes a list of field names"),
+                ));
+            }
+        };
+        if sort_fields.len() > 1 {
+            return Err(self.error(
+                directive.pos,
+                format!(
+                    "{here}: @index takes one sort key field, not {} (composite sort keys are \
+                     not supported)",
+                    sort_fields.len()
+                ),
+            ));
+        }
+        let sort_field = match sort_fields.first() {
+            None => None,
+            Some(sort) if sort == "createdAt" || sort == "updatedAt" => {
+                Some((sort.clone(), ScalarType::AwsDateTime))
+            }
+            Some(sort) => match fields
+                .iter()
+                .find(|f| f.name == *sort)
+                .and_then(|f| f.scalar())
+            {
+                Some(scalar) if *sort != field_name => Some((sort.clone(), scalar.clone())),
+                _ => {
+                    return Err(self.error(
+                        directive.pos,
+                        format!(
+                            "{here}: sortKeyFields names {sort:?}, which is no other scalar \
+                             field of {owner}"
+                        ),
+                    ));
+                }
+            },
+        };
+        let suffix = format!(
+            "{}{}",
+            crate::model::upper_first(&field_name),
+            sort_field
+                .as_ref()
+                .map(|(sort, _)| format!("And{}", crate::model::upper_first(sort)))
+                .unwrap_or_default()
+        );
+        let name = self
+            .optional_string_argument(directive, "name")?
+            .unwrap_or_else(|| format!("by{suffix}"));
+        if name.is_empty() || name.contains('#') {
+            return Err(self.error(
+                directive.pos,
+                format!("{here}: an index name is not empty and holds no '#', not {name:?}"),
+            ));
+        }
+        let query_field = self
+            .optional_string_argument(directive, "queryField")?
+            .unwrap_or_else(|| format!("list{owner}By{suffix}"));
+        let valid_name = query_field
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && query_field
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid_name {
+            return Err(self.error(
+                directive.pos,
+                format!("{here}: queryField {query_field:?} is not a GraphQL name"),
+            ));
+        }
+        Ok(IndexDef {
+            name,
+            field: field_name,
+            scalar,
+            sort_field,
+            query_field,
+            slot: 0,
+        })
+    }
+
+    /// `@model(list: false)` (no type index), or the shards of `@model(listShards: N)`.
+    pub(super) fn list_argument(
+        &self,
+        directive: &Positioned<ConstDirective>,
+        name: &str,
+    ) -> Result<Option<u8>, ModelError> {
+        match directive.node.get_argument("list").map(|v| &v.node) {
+            None | Some(ConstValue::Boolean(true)) => {}
+            Some(ConstValue::Boolean(false)) => {
+                if directive.node.get_argument("listShards").is_some() {
+                    return Err(self.error(
+                        directive.pos,
+                        format!("type {name}: @model(listShards:) needs a list"),
+                    ));
+                }
+                return Ok(None);
+            }
+            Some(_) => {
+                return Err(self.error(directive.pos, "@model(list:) takes true or false"));
+            }
+        }
+        match directive.node.get_argument("listShards").map(|v| &v.node) {
+            None => Ok(Some(DEFAULT_LIST_SHARDS)),
+            Some(ConstValue::Number(n)) => n
+                .as_u64()
+                .and_then(|n| u8::try_from(n).ok())
+                .filter(|n| (1..=MAX_LIST_SHARDS).contains(n))
+                .map(Some)
+                .ok_or_else(|| {
+                    self.error(
+                        directive.pos,
+                        format!(
+                            "type {name}: @model(listShards:) takes 1 to {MAX_LIST_SHARDS}, not {n}"
+                        ),
+                    )
+                }),
+            Some(_) => Err(self.error(
+                directive.pos,
+                format!("type {name}: @model(listShards:) takes a number"),
+            )),
+        }
+    }
+}

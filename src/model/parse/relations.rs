@@ -1,0 +1,441 @@
+//! Relations between types, checked once every type is read: `@belongsTo` and `@hasMany` that
+//! share a relation slot, and `@edge` types.
+
+use super::{
+    MANAGED_EDGE_FIELDS, MAX_SLOT, Names, PendingRelation, Reader, description,
+    is_reserved_attribute, parse_slot,
+};
+use crate::model::auth_rules::APPSYNC_DIRECTIVES;
+use crate::model::{EdgeTypeDef, FieldDef, FieldKind, Model, ModelError, ScalarType, SlotDef};
+use async_graphql_parser::types::{BaseType, ConstDirective, TypeDefinition, TypeKind};
+use async_graphql_parser::{Pos, Positioned};
+use async_graphql_value::ConstValue;
+use std::collections::{BTreeMap, BTreeSet};
+
+impl Reader<'_> {
+    pub(super) fn check_relations(
+        &self,
+        model: &mut Model,
+        relations: &[PendingRelation],
+    ) -> Result<(), ModelError> {
+        // (member type, slot) → the relation that makes it write that slot.
+        let mut slot_users: BTreeMap<(String, u8), String> = BTreeMap::new();
+        let mut slots: Vec<(String, SlotDef)> = Vec::new();
+        for relation in relations {
+            let owner = model
+                .type_def(&relation.owner)
+                .expect("pending relations name read types");
+            let field = owner
+                .field(&relation.field)
+                .expect("pending relations name read fields");
+            let here = format!("{}.{}", relation.owner, relation.field);
+            match &field.kind {
+                FieldKind::BelongsTo {
+                    foreign_key,
+                    required,
+                    ..
+                } => {
+                    let key_field = owner.field(foreign_key);
+                    match key_field.map(|f| &f.kind) {
+                        Some(FieldKind::Scalar {
+                            scalar: ScalarType::Id,
+                            required: key_required,
+                            ..
+                        }) => {
+                            if *required && !key_required {
+                                return Err(self.error(
+                                    relation.pos,
+                                    format!(
+                                        "{here} is non-null, so {}.{foreign_key} must be ID!",
+                                        relation.owner
+                                    ),
+                                ));
+                            }
+                        }
+                        _ => {
+                            return Err(self.error(
+                                relation.pos,
+                                format!("{here}: @belongsTo(field: {foreign_key:?}) needs a field `{foreign_key}: ID` on {}", relation.owner),
+                            ));
+                        }
+                    }
+                }
+                FieldKind::HasMany(has_many) => {
+                    let mut sort_scalar: Option<&ScalarType> = None;
+                    for member in model.possible_types(&has_many.element) {
+                        let member_def = model.type_def(member).expect("unions hold model types");
+                        match member_def
+                            .field(&has_many.foreign_key)
+                            .and_then(FieldDef::scalar)
+                        {
+                            Some(ScalarType::Id) => {}
+                            _ => {
+                                return Err(self.error(
+                                    relation.pos,
+                                    format!("{here}: @hasMany(field: {:?}) needs a field `{}: ID` on {member}", has_many.foreign_key, has_many.foreign_key),
+                                ));
+                            }
+                        }
+                        if let Some(sort_by) = &has_many.sort_by {
+                            let Some(scalar) = member_def.field(sort_by).and_then(FieldDef::scalar)
+                            else {
+                                return Err(self.error(
+                                    relation.pos,
+                                    format!("{here}: sortBy {sort_by:?} needs a scalar field {sort_by} on {member}"),
+                                ));
+                            };
+                            if sort_scalar.is_some_and(|first| first != scalar) {
+                                return Err(self.error(
+                                    relation.pos,
+                                    format!("{here}: the members of {} sort by {sort_by} fields of different types", has_many.element),
+                                ));
+                            }
+                            sort_scalar = Some(scalar);
+                        }
+                        let key = (member.to_owned(), has_many.slot);
+                        if let Some(previous) = slot_users.get(&key) {
+                            return Err(self.error(
+                                relation.pos,
+                                format!(
+                                    "{here}: {member} already writes slot GSI{:02} for {previous}; choose another index",
+                                    has_many.slot
+                                ),
+                            ));
+                        }
+                        slot_users.insert(key, here.clone());
+                        slots.push((
+                            member.to_owned(),
+                            SlotDef {
+                                slot: has_many.slot,
+                                element: has_many.element.clone(),
+                                foreign_key: has_many.foreign_key.clone(),
+                                sort_by: has_many.sort_by.clone(),
+                            },
+                        ));
+                    }
+                }
+                FieldKind::Outgoing { edge, element } => {
+                    let edge_def = self.edge_named(model, edge, relation.pos, &here)?;
+                    if edge_def.from != relation.owner || edge_def.to != *element {
+                        return Err(self.error(
+                            relation.pos,
+                            format!(
+                                "{here}: {edge} goes from {} to {}, so @outgoing(edge: {edge:?}) belongs on {} as [{}]",
+                                edge_def.from, edge_def.to, edge_def.from, edge_def.to
+                            ),
+                        ));
+                    }
+                }
+                FieldKind::Incoming { edge, element } => {
+                    let edge_def = self.edge_named(model, edge, relation.pos, &here)?;
+                    let reaches_owner = model
+                        .possible_types(&edge_def.to)
+                        .contains(&relation.owner.as_str());
+                    if !reaches_owner || edge_def.from != *element {
+                        return Err(self.error(
+                            relation.pos,
+                            format!(
+                                "{here}: {edge} goes from {} to {}, so @incoming(edge: {edge:?}) belongs on {} as [{}]",
+                                edge_def.from, edge_def.to, edge_def.to, edge_def.from
+                            ),
+                        ));
+                    }
+                }
+                FieldKind::Targets {
+                    edge,
+                    element,
+                    role,
+                } => {
+                    let edge_def = self.edge_named(model, edge, relation.pos, &here)?;
+                    if edge_def.from != relation.owner {
+                        return Err(self.error(
+                            relation.pos,
+                            format!(
+                                "{here}: {edge} starts from {}, not {}",
+                                edge_def.from, relation.owner
+                            ),
+                        ));
+                    }
+                    if !edge_def.edge_set {
+                        return Err(self.error(
+                            relation.pos,
+                            format!("{here}: {edge} is kept out of the edge set (edgeSet: false), so @targets cannot read it"),
+                        ));
+                    }
+                    let reachable = model.possible_types(&edge_def.to);
+                    if let Some(stranger) = model
+                        .possible_types(element)
+                        .into_iter()
+                        .find(|t| !reachable.contains(t))
+                    {
+                        return Err(self.error(
+                            relation.pos,
+                            format!("{here}: {edge} never points to {stranger}"),
+                        ));
+                    }
+                    if let Some(role) = role {
+                        let values = match edge_def.sort_scalar() {
+                            Some(ScalarType::Enum(enum_name)) => model.enum_def(enum_name),
+                            _ => None,
+                        };
+                        match values {
+                            None => {
+                                return Err(self.error(
+                                    relation.pos,
+                                    format!("{here}: role: needs {edge} to sort by an enum field"),
+                                ));
+                            }
+                            Some(values) if !values.values.iter().any(|v| v.name == *role) => {
+                                return Err(self.error(
+                                    relation.pos,
+                                    format!("{here}: {role} is not a value of {}", values.name),
+                                ));
+                            }
+                            Some(_) => {}
+                        }
+                    }
+                }
+                FieldKind::Scalar { .. }
+                | FieldKind::ScalarList { .. }
+                | FieldKind::Embedded { .. }
+                | FieldKind::Custom(_) => {
+                    unreachable!("pending relations are relation fields")
+                }
+            }
+        }
+        for (member, slot) in slots {
+            model
+                .types
+                .iter_mut()
+                .find(|t| t.name == member)
+                .expect("slot members are model types")
+                .slots
+                .push(slot);
+        }
+        for type_def in &mut model.types {
+            type_def.slots.sort_by_key(|s| s.slot);
+            // The lowest slot the type's nodes use for no relation: an index that exists
+            // already whenever one is free.
+            if let Some(list) = &mut type_def.list {
+                list.slot = (1..=u8::MAX)
+                    .find(|n| type_def.slots.iter().all(|s| s.slot != *n))
+                    .expect("a type uses fewer than 255 slots");
+                if list.slot > MAX_SLOT {
+                    return Err(self.error(
+                        Pos::default(),
+                        format!(
+                            "type {}: its relations use every index slot, none is left for \
+                             list{}; give it @model(list: false)",
+                            type_def.name,
+                            crate::model::plural(&type_def.name)
+                        ),
+                    ));
+                }
+            }
+            // Then each `@index`, in turn, the lowest slot still free.
+            let mut taken: Vec<u8> = type_def
+                .slots
+                .iter()
+                .map(|s| s.slot)
+                .chain(type_def.list.map(|l| l.slot))
+                .collect();
+            for index in &mut type_def.indexes {
+                index.slot = (1..=u8::MAX)
+                    .find(|n| !taken.contains(n))
+                    .expect("a type uses fewer than 255 slots");
+                if index.slot > MAX_SLOT {
+                    return Err(self.error(
+                        Pos::default(),
+                        format!(
+                            "type {}: its relations and indexes use every index slot, none is \
+                             left for @index {}",
+                            type_def.name, index.name
+                        ),
+                    ));
+                }
+                taken.push(index.slot);
+            }
+        }
+        // A query field is one name among the root's.
+        let mut roots: Vec<String> = vec!["node".to_owned(), "nodes".to_owned()];
+        for type_def in &model.types {
+            roots.push(crate::model::lower_first(&type_def.name));
+            roots.push(format!("list{}", crate::model::plural(&type_def.name)));
+            for field in type_def.unique_fields() {
+                roots.push(format!(
+                    "{}By{}",
+                    crate::model::lower_first(&type_def.name),
+                    crate::model::upper_first(&field.name)
+                ));
+            }
+        }
+        for type_def in &model.types {
+            for index in &type_def.indexes {
+                if roots.contains(&index.query_field) {
+                    return Err(self.error(
+                        Pos::default(),
+                        format!(
+                            "{}.{}: @index queryField {} is already a field of Query",
+                            type_def.name, index.field, index.query_field
+                        ),
+                    ));
+                }
+                roots.push(index.query_field.clone());
+            }
+        }
+        let indexes: BTreeSet<u8> = slot_users
+            .keys()
+            .map(|(_, slot)| *slot)
+            .chain(model.edges.iter().map(|e| e.slot))
+            .chain(model.types.iter().filter_map(|t| t.list.map(|l| l.slot)))
+            .chain(
+                model
+                    .types
+                    .iter()
+                    .flat_map(|t| t.indexes.iter().map(|i| i.slot)),
+            )
+            .collect();
+        model.indexes = indexes.into_iter().collect();
+        Ok(())
+    }
+
+    pub(super) fn edge_named<'m>(
+        &self,
+        model: &'m Model,
+        edge: &str,
+        pos: Pos,
+        here: &str,
+    ) -> Result<&'m EdgeTypeDef, ModelError> {
+        model
+            .edge_def(edge)
+            .ok_or_else(|| self.error(pos, format!("{here}: there is no @edge type {edge}")))
+    }
+
+    /// Reads an `@edge` type: its endpoints, options and metadata fields.
+    pub(super) fn read_edge(
+        &self,
+        definition: &Positioned<TypeDefinition>,
+        names: &Names<'_>,
+    ) -> Result<EdgeTypeDef, ModelError> {
+        let name = definition.node.name.node.to_string();
+        let TypeKind::Object(kind) = &definition.node.kind else {
+            unreachable!("read_edge is only called for object types");
+        };
+        let mut edge_directive = None;
+        for directive in &definition.node.directives {
+            match directive.node.name.node.as_str() {
+                "edge" => {
+                    self.expect_arguments(
+                        directive,
+                        &["from", "to", "sortBy", "edgeSet", "index"],
+                    )?;
+                    edge_directive = Some(directive);
+                }
+                "model" => {
+                    return Err(self.error(
+                        directive.pos,
+                        format!("type {name}: an @edge type is not also a @model"),
+                    ));
+                }
+                other => return Err(self.unknown_directive(directive.pos, other)),
+            }
+        }
+        let directive = edge_directive.expect("read_edge is only called for @edge types");
+        let from = self.string_argument(directive, "from")?;
+        let to = self.string_argument(directive, "to")?;
+        if !names.models.contains(from.as_str()) {
+            return Err(self.error(
+                directive.pos,
+                format!("@edge(from: {from:?}): {from} is not a @model type"),
+            ));
+        }
+        if !names.is_node_type(&to) {
+            return Err(self.error(
+                directive.pos,
+                format!("@edge(to: {to:?}): {to} is not a @model type or a union of them"),
+            ));
+        }
+        let edge_set = match directive.node.get_argument("edgeSet").map(|v| &v.node) {
+            None => true,
+            Some(ConstValue::Boolean(keep)) => *keep,
+            Some(_) => {
+                return Err(self.error(directive.pos, "@edge(edgeSet:) takes true or false"));
+            }
+        };
+        let index = self
+            .optional_string_argument(directive, "index")?
+            .unwrap_or_else(|| "GSI01".to_owned());
+        let slot = parse_slot(&index).ok_or_else(|| {
+            self.error(
+                directive.pos,
+                format!(
+                    "{name}: index must be one of \"GSI01\" to \"GSI{MAX_SLOT}\", not {index:?}"
+                ),
+            )
+        })?;
+        let mut fields = Vec::new();
+        for field in &kind.fields {
+            let field_name = field.node.name.node.to_string();
+            if MANAGED_EDGE_FIELDS.contains(&field_name.as_str())
+                || is_reserved_attribute(&field_name)
+            {
+                return Err(self.error(
+                    field.pos,
+                    format!("{name}.{field_name}: the name {field_name} is managed by @edge"),
+                ));
+            }
+            // AppSync asks non-model types to repeat the auth modes that reach them; here their
+            // values are read with the node that holds them, under that node's rules.
+            let not_appsync = |d: &&Positioned<ConstDirective>| {
+                !APPSYNC_DIRECTIVES.contains(&d.node.name.node.as_str())
+            };
+            if let Some(directive) = field.node.directives.iter().find(not_appsync) {
+                return Err(self.error(
+                    directive.pos,
+                    format!("{name}.{field_name}: edge metadata fields take no directives"),
+                ));
+            }
+            let ty = &field.node.ty.node;
+            let scalar = match &ty.base {
+                BaseType::Named(type_name) => names.scalar(type_name),
+                BaseType::List(_) => None,
+            };
+            let Some(scalar) = scalar else {
+                return Err(self.error(
+                    field.node.ty.pos,
+                    format!("{name}.{field_name}: edge metadata fields are scalars or enums"),
+                ));
+            };
+            fields.push(FieldDef {
+                name: field_name,
+                description: description(field.node.description.as_ref()),
+                kind: FieldKind::Scalar {
+                    scalar,
+                    required: !ty.nullable,
+                    unique: false,
+                    default: None,
+                },
+                auth: Vec::new(),
+            });
+        }
+        let sort_by = self.optional_string_argument(directive, "sortBy")?;
+        if let Some(sort_by) = &sort_by
+            && !fields.iter().any(|f| f.name == *sort_by)
+        {
+            return Err(self.error(
+                directive.pos,
+                format!("@edge(sortBy: {sort_by:?}) needs a metadata field {sort_by} on {name}"),
+            ));
+        }
+        Ok(EdgeTypeDef {
+            name,
+            description: description(definition.node.description.as_ref()),
+            from,
+            to,
+            fields,
+            sort_by,
+            edge_set,
+            slot,
+        })
+    }
+}

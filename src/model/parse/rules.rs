@@ -1,0 +1,119 @@
+//! Authorization rules as written: `@auth(rules: [...])` and AppSync's `@aws_*` directives, with
+//! the fields they name resolved.
+
+use super::{Reader, is_reserved_attribute, managed_field_type};
+use crate::model::auth_rules::{WrittenRule, appsync_rule, read_rules};
+use crate::model::{Allow, AuthRule, FieldDef, FieldKind, ModelError, ScalarType};
+use async_graphql_parser::Positioned;
+use async_graphql_parser::types::ConstDirective;
+
+impl Reader<'_> {
+    /// The rules of an `@auth` directive, as written.
+    pub(super) fn auth_rules(
+        &self,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<Vec<WrittenRule>, ModelError> {
+        self.expect_arguments(directive, &["rules"])?;
+        let Some(rules) = directive.node.get_argument("rules") else {
+            return Err(self.error(directive.pos, "@auth needs rules: [...]"));
+        };
+        read_rules(&rules.node, directive.pos).map_err(|message| self.error(rules.pos, message))
+    }
+
+    /// The rule of an AppSync directive (`@aws_api_key`, `@aws_cognito_user_pools(…)`…).
+    pub(super) fn appsync_rule(
+        &self,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<WrittenRule, ModelError> {
+        let name = directive.node.name.node.as_str();
+        let groups_allowed = matches!(name, "aws_cognito_user_pools" | "aws_auth");
+        self.expect_arguments(
+            directive,
+            if groups_allowed {
+                &["cognito_groups"]
+            } else {
+                &[]
+            },
+        )?;
+        let groups = directive
+            .node
+            .get_argument("cognito_groups")
+            .map(|g| &g.node);
+        appsync_rule(name, groups)
+            .map(|rule| WrittenRule {
+                rule,
+                pos: directive.pos,
+            })
+            .map_err(|message| self.error(directive.pos, message))
+    }
+
+    /// The rules of `owner` with the fields they name resolved: a declared `String` field is
+    /// one owner or group, a `[String]` several; an owner or groups field the type does not
+    /// declare is added as a `String` field (Amplify adds `owner: String` likewise).
+    pub(super) fn resolve_rule_fields(
+        &self,
+        owner: &str,
+        rules: Vec<WrittenRule>,
+        fields: &mut Vec<FieldDef>,
+    ) -> Result<Vec<AuthRule>, ModelError> {
+        let mut resolved = Vec::new();
+        for WrittenRule { mut rule, pos } in rules {
+            if let Allow::Owner { field, many, .. } | Allow::GroupsField { field, many, .. } =
+                &mut rule.allow
+            {
+                match fields.iter().find(|f| f.name == *field) {
+                    None => {
+                        if managed_field_type(field).is_some() || is_reserved_attribute(field) {
+                            return Err(self.error(
+                                pos,
+                                format!("{owner}: @auth names {field}, which is not a field it may store"),
+                            ));
+                        }
+                        fields.push(FieldDef {
+                            name: field.clone(),
+                            description: Some(
+                                "Who owns this node, set from the creator's token (@auth)."
+                                    .to_owned(),
+                            )
+                            .filter(|_| matches!(rule.allow, Allow::Owner { .. })),
+                            kind: FieldKind::Scalar {
+                                scalar: ScalarType::String,
+                                required: false,
+                                unique: false,
+                                default: None,
+                            },
+                            auth: Vec::new(),
+                        });
+                    }
+                    Some(FieldDef {
+                        kind:
+                            FieldKind::Scalar {
+                                scalar: ScalarType::String,
+                                ..
+                            },
+                        ..
+                    }) => {}
+                    Some(FieldDef {
+                        kind:
+                            FieldKind::ScalarList {
+                                scalar: ScalarType::String,
+                                ..
+                            },
+                        ..
+                    }) => *many = true,
+                    Some(_) => {
+                        return Err(self.error(
+                            pos,
+                            format!(
+                                "{owner}.{field}: @auth reads it as an owner or a group, so it \
+                                 must be String or [String]"
+                            ),
+                        ));
+                    }
+                }
+            }
+            resolved.push(rule);
+        }
+        Ok(resolved)
+    }
+}

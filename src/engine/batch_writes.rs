@@ -18,7 +18,7 @@ use std::sync::Arc;
 use futures::future::try_join_all;
 
 use super::drive::{Attempt, Driver};
-use super::edge_writes::edges_touching;
+use super::edge_writes::{edge_counts_held, edges_touching};
 use super::error::EngineError;
 use super::node_writes::{FieldValues, Guard, Planned, plan_delete, plan_update, read_to_change};
 use super::nodes::Node;
@@ -127,17 +127,21 @@ pub async fn delete_nodes(
             });
             let found = try_join_all(reads).await?;
             let mut planned = Vec::new();
+            let mut agree = true;
             for (index, (id, (current, edges))) in ids.iter().zip(found).enumerate() {
                 let version = guard
                     .check(&current)
                     .map_err(|error| error.in_batch(index))?;
+                let held =
+                    edge_counts_held(model, type_def, &current, &edges, learned.last_attempt());
+                agree &= held.is_some();
                 let plan = plan_delete(
                     model,
                     type_def,
-                    &current,
+                    (&current, version),
                     guard,
-                    version,
                     &edges,
+                    held.unwrap_or_default(),
                     &learned.absent,
                 );
                 planned.push(Planned {
@@ -147,6 +151,9 @@ pub async fn delete_nodes(
                 });
             }
             let plan = join(take_plans(&mut planned), true)?;
+            if !agree {
+                return Ok(Attempt::Again);
+            }
             Ok(Attempt::Write(plan, planned))
         })
         .await?;

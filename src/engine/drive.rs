@@ -10,8 +10,9 @@
 //! - anything else is the client's answer (a taken unique value, a missing reference), told
 //!   about the part of the write (the member of a batch) that failed.
 //!
-//! There is no pause between attempts: a lost race has just been decided, and the next read
-//! sees its winner.
+//! There is no pause after a lost race: it has just been decided, and the next consistent read
+//! sees its winner. Reads of a global secondary index are not consistent, though: an attempt
+//! that finds them behind the table ([`Attempt::Again`]) pauses before it reads again.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -25,6 +26,9 @@ use crate::store::{AttrValue, Item, Key};
 
 /// How often a write reads again after losing a race to another writer.
 pub const WRITE_ATTEMPTS: usize = 5;
+/// The pause before reading again what did not agree with itself, times the attempts lost: a
+/// global secondary index follows its table within a fraction of a second.
+const LAG_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What one attempt of a write found to do.
 pub enum Attempt<T> {
@@ -35,6 +39,10 @@ pub enum Attempt<T> {
     Step(Plan),
     /// Nothing to write: answer `T`.
     Answer(T),
+    /// What was read does not agree with itself (a node's edge counts and the edges read of
+    /// it, as an index read that lags behind the table can leave them): a lost race, tried
+    /// again after a pause. (The last attempt is told, [`Learned::last_attempt`].)
+    Again,
 }
 
 /// What earlier attempts learned, for the next one to plan with.
@@ -42,6 +50,16 @@ pub enum Attempt<T> {
 pub struct Learned {
     /// Nodes found gone: a count taken from one of them is left out.
     pub absent: BTreeSet<String>,
+    /// Attempts that found what they read disagreeing with itself ([`Attempt::Again`]).
+    pub disagreed: usize,
+}
+
+impl Learned {
+    /// Whether the next attempt is the last: one that still finds its reads disagreeing acts
+    /// on what it read rather than give up.
+    pub fn last_attempt(&self) -> bool {
+        self.disagreed + 1 >= WRITE_ATTEMPTS
+    }
 }
 
 /// Runs a write's attempts (see the module's doc).
@@ -104,6 +122,12 @@ impl<'a> Driver<'a> {
                 Attempt::Write(plan, answer) => (plan, Some(answer)),
                 Attempt::Step(plan) => (plan, None),
                 Attempt::Answer(answer) => return Ok(answer),
+                Attempt::Again => {
+                    lost += 1;
+                    learned.disagreed += 1;
+                    tokio::time::sleep(LAG_PAUSE * u32::try_from(lost).unwrap_or(1)).await;
+                    continue;
+                }
             };
             plan.free_at(&held_at);
             match commit_at(self.scope, plan).await? {

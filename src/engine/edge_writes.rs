@@ -286,9 +286,9 @@ fn add_plan(
         // so it goes in without a condition on the source's version: writers of one goal's
         // edges do not race each other. Whether the set holds an older entry for this target
         // is told by the edge as read (the edge write is conditioned on exactly that), not by
-        // the source, which was read before it. Replacing an entry (a new role) writes the
-        // edge set whole, on condition that it is as read; growing a source near DynamoDB's
-        // item limit also holds it to the version read, so that nothing grew it meanwhile.
+        // the source, which was read before it. Replacing an entry (a new role), or growing a
+        // source near DynamoDB's item limit, writes the edge set whole, on condition that it
+        // and the version (its fields) are as read: the size checked is the size written.
         let replaces = ends
             .existing
             .as_ref()
@@ -311,7 +311,7 @@ fn add_plan(
     } else {
         Some(Vec::new())
     };
-    // The source is bumped (and checked), unless it was written whole above.
+    // The source gets its entry and count (and is checked), unless its set was written above.
     if let Some(entries) = source_gets {
         let (bump, purpose) = bump_end(
             "from",
@@ -341,7 +341,7 @@ fn add_plan(
 
 /// Room left below DynamoDB's item limit for edge-set entries that concurrent adds put into
 /// one source without reading it: an entry takes at most about 1 KB (its sort value is capped),
-/// so well over a hundred adds at once; a source closer to the limit is written whole.
+/// so well over a hundred adds at once; a source closer to the limit has its set written whole.
 const COMMUTING_MARGIN_BYTES: usize = 128 * 1024;
 
 /// An update of one end of an edge (`end`: `from` or `to`) that puts `added` into its edge set
@@ -526,40 +526,95 @@ pub fn detach(model: &Model, edges: &[Arc<Item>], deleting: Option<&str>) -> Pla
     plan
 }
 
-/// Conditions that each count of the edges of node `id` of `type_def` (out of it and into it,
-/// of each type) is the number of them in `edges`, the edges a write read to act on all of
-/// them (its delete). Edge writes leave the node's version as it is; this is how that write
-/// learns that its edges changed since it read them. Each edge of `edges` is held to what was
-/// read of it, so at commit the node's edges include `edges`; with as many of each kind as
-/// `edges` has, they are `edges`, whatever was added and removed in between.
+/// How a delete of `current`, a node of `type_def`, holds its edge counts: each at the number
+/// of `edges` (the edges it read to delete with it) of its kind. Edge writes leave the node's
+/// version as it is; this is how the delete learns that its edges changed since it read them.
+/// Each edge of `edges` is held to what was read of it, so at commit the node's edges include
+/// `edges`; with as many of each kind as `edges` has, they are `edges`, whatever was added and
+/// removed in between.
+///
+/// `None` when the counts as read are not those numbers: an edge changed between the read of
+/// the node and of its edges, or an index read lagged behind the table; the delete reads both
+/// again. On its last attempt (`last`), counts that still disagree are taken as broken (data
+/// written before counts, or damaged) and held as read, with an error naming the repair.
 pub fn edge_counts_held(
     model: &Model,
     type_def: &TypeDef,
-    id: &str,
+    current: &Item,
     edges: &[Arc<Item>],
-) -> Vec<Clause> {
-    let mut clauses = Vec::new();
-    for edge_def in &model.edges {
-        for (outgoing, end, end_type) in
-            [(true, "from", &edge_def.from), (false, "to", &edge_def.to)]
-        {
-            if !model
-                .possible_types(end_type)
-                .contains(&type_def.name.as_str())
-            {
-                continue;
-            }
-            let held = edges
-                .iter()
-                .filter(|edge| text(edge, "__typename") == edge_def.name && text(edge, end) == id)
-                .count();
-            clauses.push(Clause::Count(
-                keys::edges_count_attribute(&edge_def.name, outgoing),
-                i64::try_from(held).unwrap_or(i64::MAX),
-            ));
+    last: bool,
+) -> Option<Vec<Clause>> {
+    let id = text(current, "id");
+    let counts: Vec<(String, i64)> = edge_counts(model, type_def, id, edges).collect();
+    let stored = |attribute: &str| current.get(attribute).and_then(AttrValue::as_i64);
+    let wrong = counts
+        .iter()
+        .find(|(attribute, held)| stored(attribute).unwrap_or(0) != *held);
+    match wrong {
+        None => Some(
+            counts
+                .into_iter()
+                .map(|(attribute, held)| Clause::Count(attribute, held))
+                .collect(),
+        ),
+        Some((attribute, held)) if last => {
+            tracing::error!(
+                %id,
+                %attribute,
+                edges = held,
+                "integrity: a node's edge count differs from its edges; deleting it on the counts \
+                 as read (`tablegraph check --repair` sets the counts)"
+            );
+            Some(
+                counts
+                    .into_iter()
+                    .map(|(attribute, _)| {
+                        let value = current.get(&attribute).cloned();
+                        match value {
+                            Some(value) => Clause::Equals(attribute, value),
+                            None => Clause::Missing(attribute),
+                        }
+                    })
+                    .collect(),
+            )
         }
+        Some(_) => None,
     }
-    clauses
+}
+
+/// How many edge counts a node of `type_def` has (the clauses [`edge_counts_held`] holds).
+pub fn edge_count_attributes(model: &Model, type_def: &TypeDef) -> usize {
+    edge_counts(model, type_def, "", &[]).count()
+}
+
+/// Each edge-count attribute of a node of `type_def` with the number of `edges` it counts.
+fn edge_counts<'a>(
+    model: &'a Model,
+    type_def: &'a TypeDef,
+    id: &'a str,
+    edges: &'a [Arc<Item>],
+) -> impl Iterator<Item = (String, i64)> + 'a {
+    model.edges.iter().flat_map(move |edge_def| {
+        [(true, "from", &edge_def.from), (false, "to", &edge_def.to)]
+            .into_iter()
+            .filter(|(_, _, end_type)| {
+                model
+                    .possible_types(end_type)
+                    .contains(&type_def.name.as_str())
+            })
+            .map(move |(outgoing, end, _)| {
+                let held = edges
+                    .iter()
+                    .filter(|edge| {
+                        text(edge, "__typename") == edge_def.name && text(edge, end) == id
+                    })
+                    .count();
+                (
+                    keys::edges_count_attribute(&edge_def.name, outgoing),
+                    i64::try_from(held).unwrap_or(i64::MAX),
+                )
+            })
+    })
 }
 
 /// Every edge touching node `id` of `type_def`: the edge items in its own partition and the
@@ -592,7 +647,8 @@ pub async fn edges_touching(
             filter: None,
             forward: true,
             limit: EDGES_PER_READ,
-            consistent: false,
+            // The node's own partition is read as strongly as the node; an index cannot be.
+            consistent: index.is_none(),
         };
         scope.store.query_range(&query).await
     });

@@ -39,7 +39,13 @@ impl Guard {
 
     /// Refuses a condition DynamoDB would not take, before anything is read.
     pub(super) fn validate(&self) -> Result<(), EngineError> {
-        match self.condition.as_ref().and_then(Filter::beyond_limits) {
+        self.validate_beside(0)
+    }
+
+    /// The same, for a write that adds `clauses` clauses of its own to the condition.
+    pub(super) fn validate_beside(&self, clauses: usize) -> Result<(), EngineError> {
+        let beyond = |filter: &Filter| filter.beyond_limits_beside(clauses);
+        match self.condition.as_ref().and_then(beyond) {
             Some(why) => Err(EngineError::bad_input(format!("condition: {why}"))),
             None => Ok(()),
         }

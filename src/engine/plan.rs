@@ -192,6 +192,13 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
                 },
                 None => Check { key, condition },
             };
+            // The node's own write (an update on its version) speaks for the merged one: when
+            // it fails, another writer changed the node, and the operation reads again. (The
+            // node exists, being written; a count or reference on it that failed with it is
+            // decided on that read.)
+            if matches!(later.1, Purpose::Node) && !matches!(earlier.1, Purpose::Node) {
+                return Some((write, later.1, later.2));
+            }
             Some((write, earlier.1, earlier.2))
         }
         (
@@ -1249,5 +1256,38 @@ mod tests {
             node_update(&current, &current, Vec::new()),
             Write::Check { .. }
         ));
+    }
+
+    /// A batch moves a node out of a parent (part 0) and updates that parent (part 1): the
+    /// count taken from it and its update are one write, and a failure of it is the update's,
+    /// a lost race to read again, not the parent gone (which would drop the count for good).
+    #[test]
+    fn a_count_and_the_update_of_one_node_fail_as_the_update() {
+        let mut current = node("p", "Farm");
+        current.insert("version".to_owned(), AttrValue::N("3".to_owned()));
+        let mut next = current.clone();
+        next.insert("name".to_owned(), AttrValue::S("x".to_owned()));
+        let counting = adjust_node(
+            "p",
+            vec![("count#GSI01#Cow".to_owned(), -1)],
+            Vec::new(),
+            Vec::new(),
+            vec![Clause::Exists],
+        );
+        let mut first = Plan::default();
+        first.push(counting, Purpose::Count { id: "p".to_owned() });
+        let mut second = Plan::default();
+        second.push(
+            node_update(&current, &next, vec![version_is(3)]),
+            Purpose::Node,
+        );
+        let folded = join(vec![first, second], true).expect("folds");
+        assert_eq!(folded.writes.len(), 1);
+        assert!(
+            matches!(folded.purposes[0], Purpose::Node),
+            "{:?}",
+            folded.purposes
+        );
+        assert_eq!(folded.parts[0], 1);
     }
 }

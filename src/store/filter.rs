@@ -103,21 +103,31 @@ const MAX_EXPRESSION_BYTES: usize = 4096;
 const MAX_OPERATORS: usize = 300;
 /// Room for the clauses a write adds to a condition (`#a0 = :v0 AND `, and more).
 const OWN_CLAUSES_BYTES: usize = 64;
+/// Room for each further clause of a write's own: `(attribute_not_exists(#a12) OR #a12 = :v12)
+/// AND `, a function and three operators.
+const OWN_CLAUSE_BYTES_EACH: usize = 56;
+const OWN_CLAUSE_OPERATORS_EACH: usize = 4;
 
 impl Filter {
     /// Why DynamoDB would refuse the filter as a condition expression, if it would.
     pub fn beyond_limits(&self) -> Option<String> {
+        self.beyond_limits_beside(0)
+    }
+
+    /// The same, beside `clauses` more clauses of the write's own (a delete's edge counts, each
+    /// `(attribute_not_exists(#a9) OR #a9 = :v9)` at most).
+    pub fn beyond_limits_beside(&self, clauses: usize) -> Option<String> {
         let (mut names, mut values) = (HashMap::new(), HashMap::new());
         let text = self.expression("c0_", &mut names, &mut values);
-        // The write's own clauses (its version) go in front of it.
-        let length = text.len() + OWN_CLAUSES_BYTES;
+        // The write's own clauses (its version, and `clauses`) go in front of it.
+        let length = text.len() + OWN_CLAUSES_BYTES + clauses * OWN_CLAUSE_BYTES_EACH;
         if length > MAX_EXPRESSION_BYTES {
             return Some(format!(
                 "too large: it makes an expression of {length} bytes, and DynamoDB takes at \
                  most {MAX_EXPRESSION_BYTES}"
             ));
         }
-        let operators = self.operators();
+        let operators = self.operators() + clauses * OWN_CLAUSE_OPERATORS_EACH;
         if operators > MAX_OPERATORS {
             return Some(format!(
                 "too large: it has {operators} operators, and DynamoDB takes at most \
@@ -519,5 +529,22 @@ mod tests {
         );
         let why = filter.beyond_limits().expect("refused");
         assert!(why.contains("bytes"), "{why}");
+    }
+
+    #[test]
+    fn a_delete_keeps_room_for_its_edge_counts() {
+        let eq = |n: usize| Filter::Field {
+            field: format!("f{n}"),
+            test: Test::Eq(AttrValue::S("x".into())),
+        };
+        // As many clauses as fit beside the version alone, then two edge counts more.
+        let mut tests = vec![eq(0)];
+        while Filter::All(tests.clone()).beyond_limits().is_none() {
+            tests.push(eq(tests.len()));
+        }
+        tests.pop();
+        let filter = Filter::All(tests);
+        assert!(filter.beyond_limits().is_none());
+        assert!(filter.beyond_limits_beside(2).is_some());
     }
 }

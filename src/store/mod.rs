@@ -28,6 +28,7 @@ mod in_process;
 mod item;
 mod key;
 mod metrics;
+mod reads;
 mod retry;
 mod simulate;
 mod stream;
@@ -36,7 +37,7 @@ mod table;
 mod write;
 
 pub use calls::{CallLog, CallRecord};
-pub use client::{Credentials, RangePage, ScanPage, Store};
+pub use client::{Credentials, Store};
 #[cfg(test)]
 pub(crate) use client::{loopback_store, loopback_store_indexed};
 pub use embedded::{EmbeddedLocation, EmbeddedStore};
@@ -47,6 +48,7 @@ pub use item::{
 };
 pub use key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_ITEM_BYTES, MAX_TRANSACTION_ITEMS, RangeQuery};
 pub use metrics::StoreMetrics;
+pub use reads::{RangePage, ScanPage};
 pub use retry::RETRY_ATTEMPTS;
 pub use simulate::{Fault, FaultPlan, StoreTuning};
 pub use stream::{ShardReader, ShardStart, StreamRecord, StreamTail};

@@ -1,0 +1,547 @@
+//! The table's reads, named by what they cost: items by key (BatchGetItem, and a strongly
+//! consistent GetItem), ranges of one partition or index (Query), and the whole table (Scan),
+//! each counted, traced and retried as every call of the [`Store`] is.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnConsumedCapacity};
+
+use super::calls::{CallRecord, capacity, total_capacity};
+use super::client::Store;
+use super::error::{self, StoreError};
+use super::filter::Filter;
+use super::item::{self, AttrValue, Item, Map};
+use super::key::{Bound, Key, MAX_BATCH_GET_KEYS, RangeQuery, key_map};
+use super::retry;
+use crate::keys;
+
+/// Items a filtered Query evaluates per call: DynamoDB applies the filter after its Limit, so
+/// a small Limit would cost a call per few non-matching items.
+const FILTERED_QUERY_LIMIT: usize = 1000;
+
+impl Store {
+    /// Reads items whose `PK` and `SK` both equal each key (nodes, unique values), in chunks of
+    /// at most 100 keys per BatchGetItem, run concurrently. Missing keys are absent from the
+    /// answer.
+    pub async fn batch_get_items(&self, keys: &[String]) -> Result<Map<Item>, StoreError> {
+        let chunks = keys
+            .chunks(MAX_BATCH_GET_KEYS)
+            .map(|chunk| self.batch_get_chunk(chunk));
+        let mut found = Map::with_capacity_and_hasher(keys.len(), Default::default());
+        for chunk in futures::future::try_join_all(chunks).await? {
+            found.extend(chunk);
+        }
+        Ok(found)
+    }
+
+    async fn batch_get_chunk(&self, keys: &[String]) -> Result<Map<Item>, StoreError> {
+        let request = keys_and_attributes(keys)?;
+        let found = Map::with_capacity_and_hasher(keys.len(), Default::default());
+        // Each attempt asks for what the last one did not read: the keys DynamoDB left
+        // unprocessed are a transient failure of the attempt, with what it read kept.
+        let attempt = |(request, mut found): (KeysAndAttributes, Map<Item>)| async move {
+            match self.batch_get_once(&request).await {
+                Err(e) => ((request, found), Err(e)),
+                Ok((items, None)) => {
+                    found.extend(items);
+                    ((request, found), Ok(()))
+                }
+                Ok((items, Some(rest))) => {
+                    found.extend(items);
+                    let unprocessed =
+                        StoreError::Throttled("BatchGetItem left keys unprocessed".into());
+                    ((rest, found), Err(unprocessed))
+                }
+            }
+        };
+        let ((_, found), answer) = retry::with_context((request, found), attempt).await;
+        answer.map(|()| found)
+    }
+
+    /// One BatchGetItem: the items read, by key, and the keys left unprocessed, if any.
+    async fn batch_get_once(
+        &self,
+        request: &KeysAndAttributes,
+    ) -> Result<(Map<Item>, Option<KeysAndAttributes>), StoreError> {
+        self.begin_call()?;
+        let asked = request.keys().len();
+        let output = self
+            .observed("BatchGetItem", None, Some(asked), || async {
+                self.client
+                    .batch_get_item()
+                    .request_items(self.table.to_string(), request.clone())
+                    .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                    .send()
+                    .await
+                    .map_err(error::classify)
+            })
+            .await?;
+        let items: Vec<Item> = output
+            .responses
+            .unwrap_or_default()
+            .remove(self.table.as_ref())
+            .unwrap_or_default()
+            .into_iter()
+            .map(item::item_from_sdk)
+            .collect();
+        self.record(CallRecord {
+            operation: "BatchGetItem",
+            index: None,
+            keys: Some(asked),
+            items: Some(items.len()),
+            consumed_capacity: total_capacity(output.consumed_capacity.as_deref()),
+        });
+        let found = items
+            .into_iter()
+            .filter_map(|item| match item.get("PK") {
+                Some(AttrValue::S(pk)) => Some((pk.clone(), item)),
+                _ => None,
+            })
+            .collect();
+        let unprocessed = output
+            .unprocessed_keys
+            .and_then(|mut unprocessed| unprocessed.remove(self.table.as_ref()))
+            .filter(|rest| !rest.keys().is_empty());
+        Ok((found, unprocessed))
+    }
+
+    /// Reads one item by key with a strongly consistent GetItem: for the read of a
+    /// read-modify-write, which must see the latest version.
+    pub async fn get_item_consistent(&self, key: &Key) -> Result<Option<Item>, StoreError> {
+        let output = retry::call(|| async {
+            self.begin_call()?;
+            self.observed("GetItem", None, Some(1), || async {
+                self.client
+                    .get_item()
+                    .table_name(self.table.as_ref())
+                    .set_key(Some(key_map(key)))
+                    .consistent_read(true)
+                    .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                    .send()
+                    .await
+                    .map_err(error::classify)
+            })
+            .await
+        })
+        .await?;
+        let consumed_capacity = capacity(output.consumed_capacity.as_ref());
+        let item = output.item.map(item::item_from_sdk);
+        self.record(CallRecord {
+            operation: "GetItem",
+            index: None,
+            keys: Some(1),
+            items: Some(usize::from(item.is_some())),
+            consumed_capacity,
+        });
+        Ok(item)
+    }
+
+    /// Queries one partition between the query's bounds. Follows DynamoDB's pages until
+    /// `limit` items are read or the range ends; each page is one recorded Query call.
+    pub async fn query_range(&self, query: &RangeQuery<'_>) -> Result<Vec<Item>, StoreError> {
+        let (pk, sk) = match query.index {
+            Some(slot) => (
+                keys::slot_partition_attribute(slot),
+                keys::slot_sort_attribute(slot),
+            ),
+            None => ("PK".to_owned(), "SK".to_owned()),
+        };
+        let mut expression = Expression::default();
+        let pk_name = expression.name(&pk);
+        let pk_value = expression.value(query.partition);
+        let mut condition = format!("{pk_name} = {pk_value}");
+        let Some(range) = range_condition(&mut expression, &sk, &query.lower, &query.upper) else {
+            return Ok(Vec::new());
+        };
+        if !range.is_empty() {
+            condition = format!("{condition} AND {range}");
+        }
+        let filter = match &query.filter {
+            Some((attribute, lower, upper)) => {
+                match range_condition(&mut expression, attribute, lower, upper) {
+                    Some(filter) if !filter.is_empty() => Some(filter),
+                    Some(_) => None,
+                    None => return Ok(Vec::new()),
+                }
+            }
+            None => None,
+        };
+        let index = query.index.map(keys::gsi_name);
+        let mut items = Vec::new();
+        let mut start: Option<HashMap<String, AttributeValue>> = None;
+        loop {
+            // BETWEEN includes its bounds; ask for enough to drop exclusive ones afterwards. A
+            // filter applies after DynamoDB's Limit, so then read generously per call.
+            let want = if filter.is_some() {
+                FILTERED_QUERY_LIMIT
+            } else {
+                query.limit + 2 - items.len().min(query.limit)
+            };
+            let page_start = start.take();
+            let output = retry::call(|| async {
+                self.begin_call()?;
+                self.observed("Query", index.as_deref(), None, || async {
+                    self.client
+                        .query()
+                        .table_name(self.table.as_ref())
+                        .set_index_name(index.clone())
+                        .key_condition_expression(&condition)
+                        .set_filter_expression(filter.clone())
+                        .set_expression_attribute_names(Some(expression.names.clone()))
+                        .set_expression_attribute_values(Some(expression.values.clone()))
+                        .scan_index_forward(query.forward)
+                        .set_consistent_read(query.consistent.then_some(true))
+                        .limit(i32::try_from(want).unwrap_or(i32::MAX))
+                        .set_exclusive_start_key(page_start.clone())
+                        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                        .send()
+                        .await
+                        .map_err(error::classify)
+                })
+                .await
+            })
+            .await?;
+            let page = output.items.unwrap_or_default();
+            self.record(CallRecord {
+                operation: "Query",
+                index: index.clone(),
+                keys: None,
+                items: Some(page.len()),
+                consumed_capacity: capacity(output.consumed_capacity.as_ref()),
+            });
+            items.extend(
+                page.into_iter()
+                    .map(item::item_from_sdk)
+                    .filter(|item| within(item.get(&sk), &query.lower, &query.upper)),
+            );
+            match output.last_evaluated_key {
+                Some(key) if items.len() < query.limit => start = Some(key),
+                _ => break,
+            }
+        }
+        items.truncate(query.limit);
+        Ok(items)
+    }
+
+    /// One Query call of one partition between the query's bounds, evaluating at most
+    /// `query.limit` items and keeping those that meet `matching` too (a FilterExpression, which
+    /// DynamoDB applies after its Limit). Answers what it kept, how many items it evaluated,
+    /// and the sort key it stopped at when the range may go on (DynamoDB's
+    /// `LastEvaluatedKey`): a caller reads on with a bound past it.
+    pub async fn query_page(
+        &self,
+        query: &RangeQuery<'_>,
+        matching: Option<&Filter>,
+    ) -> Result<RangePage, StoreError> {
+        let (pk, sk) = match query.index {
+            Some(slot) => (
+                keys::slot_partition_attribute(slot),
+                keys::slot_sort_attribute(slot),
+            ),
+            None => ("PK".to_owned(), "SK".to_owned()),
+        };
+        let mut expression = Expression::default();
+        let pk_name = expression.name(&pk);
+        let pk_value = expression.value(query.partition);
+        let mut condition = format!("{pk_name} = {pk_value}");
+        let Some(range) = range_condition(&mut expression, &sk, &query.lower, &query.upper) else {
+            return Ok(RangePage::default());
+        };
+        if !range.is_empty() {
+            condition = format!("{condition} AND {range}");
+        }
+        let mut filters = Vec::new();
+        if let Some((attribute, lower, upper)) = &query.filter {
+            match range_condition(&mut expression, attribute, lower, upper) {
+                Some(filter) if !filter.is_empty() => filters.push(filter),
+                Some(_) => {}
+                None => return Ok(RangePage::default()),
+            }
+        }
+        if let Some(matching) = matching {
+            filters.push(matching.expression("f", &mut expression.names, &mut expression.values));
+        }
+        let filter = (!filters.is_empty()).then(|| filters.join(" AND "));
+        let index = query.index.map(keys::gsi_name);
+        let output = retry::call(|| async {
+            self.begin_call()?;
+            self.observed("Query", index.as_deref(), None, || async {
+                self.client
+                    .query()
+                    .table_name(self.table.as_ref())
+                    .set_index_name(index.clone())
+                    .key_condition_expression(&condition)
+                    .set_filter_expression(filter.clone())
+                    .set_expression_attribute_names(Some(expression.names.clone()))
+                    .set_expression_attribute_values(Some(expression.values.clone()))
+                    .scan_index_forward(query.forward)
+                    .set_consistent_read(query.consistent.then_some(true))
+                    .limit(i32::try_from(query.limit.max(1)).unwrap_or(i32::MAX))
+                    .return_consumed_capacity(ReturnConsumedCapacity::Total)
+                    .send()
+                    .await
+                    .map_err(error::classify)
+            })
+            .await
+        })
+        .await?;
+        let page = output.items.unwrap_or_default();
+        self.record(CallRecord {
+            operation: "Query",
+            index: index.clone(),
+            keys: None,
+            items: Some(page.len()),
+            consumed_capacity: capacity(output.consumed_capacity.as_ref()),
+        });
+        let stopped_at = output
+            .last_evaluated_key
+            .as_ref()
+            .and_then(|key| key.get(&sk))
+            .and_then(|value| value.as_s().ok())
+            .cloned();
+        Ok(RangePage {
+            items: page
+                .into_iter()
+                .map(item::item_from_sdk)
+                .filter(|item| within(item.get(&sk), &query.lower, &query.upper))
+                .collect(),
+            evaluated: usize::try_from(output.scanned_count).unwrap_or(0),
+            stopped_at,
+        })
+    }
+
+    /// Reads every item of the table in four parallel Scan segments, each followed page by
+    /// page (of DynamoDB's 1 MB: few, so on the embedded store too the segments' side by side
+    /// reads win over their pages' waste). For tools that walk the whole table (`check`), never
+    /// for requests.
+    pub async fn scan_all(&self) -> Result<Vec<Item>, StoreError> {
+        let segments = 4;
+        let scans = (0..segments).map(|segment| self.scan_segment(segment, segments));
+        let mut items = Vec::new();
+        for part in futures::future::try_join_all(scans).await? {
+            items.extend(part);
+        }
+        Ok(items)
+    }
+
+    async fn scan_segment(&self, segment: u16, segments: u16) -> Result<Vec<Item>, StoreError> {
+        let mut items = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .scan_page_of(segment, segments, start.as_ref(), None, None)
+                .await?;
+            items.extend(page.items);
+            match page.next {
+                Some(key) => start = Some(key),
+                None => return Ok(items),
+            }
+        }
+    }
+
+    /// One page of one Scan segment: at most `limit` items evaluated from after `start`, keeping
+    /// those whose `__typename` is `typename` (all, without one). Answers the items, where the next page starts
+    /// (`None` when the segment is done) and how many items it evaluated. For resumable table
+    /// walks (`migrate`).
+    pub async fn scan_page(
+        &self,
+        segment: u16,
+        segments: u16,
+        start: Option<&Key>,
+        typename: Option<&str>,
+        limit: usize,
+    ) -> Result<ScanPage, StoreError> {
+        self.scan_page_of(segment, segments, start, typename, Some(limit))
+            .await
+    }
+
+    /// The segments a resumable walk of the whole table is best split into: one on the
+    /// embedded store of this process, whose segments are ranges of one hash order that each
+    /// page reads past the end of (`bench/migrate.py`: four segments made a scan several times
+    /// slower); four elsewhere, where DynamoDB reads them side by side.
+    pub fn scan_segments(&self) -> u16 {
+        if self.in_process { 1 } else { 4 }
+    }
+
+    async fn scan_page_of(
+        &self,
+        segment: u16,
+        segments: u16,
+        start: Option<&Key>,
+        typename: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<ScanPage, StoreError> {
+        let start = start.map(key_map);
+        let output = retry::call(|| async {
+            self.begin_call()?;
+            let mut scan = self
+                .client
+                .scan()
+                .table_name(self.table.as_ref())
+                .segment(i32::from(segment))
+                .total_segments(i32::from(segments))
+                .consistent_read(true)
+                .set_limit(limit.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
+                .set_exclusive_start_key(start.clone())
+                .return_consumed_capacity(ReturnConsumedCapacity::Total);
+            if let Some(typename) = typename {
+                scan = scan
+                    .filter_expression("#t = :t")
+                    .expression_attribute_names("#t", "__typename")
+                    .expression_attribute_values(":t", AttributeValue::S(typename.to_owned()));
+            }
+            self.observed("Scan", None, None, || async {
+                scan.send().await.map_err(error::classify)
+            })
+            .await
+        })
+        .await?;
+        let items: Vec<Item> = output
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(item::item_from_sdk)
+            .collect();
+        self.record(CallRecord {
+            operation: "Scan",
+            index: None,
+            keys: None,
+            items: Some(items.len()),
+            consumed_capacity: capacity(output.consumed_capacity.as_ref()),
+        });
+        let next = output.last_evaluated_key.and_then(|key| {
+            let text = |name: &str| match key.get(name) {
+                Some(AttributeValue::S(s)) => Some(s.clone()),
+                _ => None,
+            };
+            Some(Key {
+                pk: text("PK")?,
+                sk: text("SK")?,
+            })
+        });
+        let evaluated = usize::try_from(output.scanned_count).unwrap_or(items.len());
+        Ok(ScanPage {
+            items,
+            next,
+            evaluated,
+        })
+    }
+}
+
+/// What one call of [`Store::scan_page`] read.
+#[derive(Debug, Default)]
+pub struct ScanPage {
+    /// The items of the type asked for.
+    pub items: Vec<Item>,
+    /// Where the segment's next page starts; `None` when it is done.
+    pub next: Option<Key>,
+    /// Items the store evaluated (`ScannedCount`), those of other types included.
+    pub evaluated: usize,
+}
+
+/// What one Query call of [`Store::query_page`] read.
+#[derive(Debug, Default)]
+pub struct RangePage {
+    /// The items within the bounds that met the filter, in the order read.
+    pub items: Vec<Item>,
+    /// Items DynamoDB evaluated (`ScannedCount`), the filter's rejects included.
+    pub evaluated: usize,
+    /// The sort key of the last item evaluated, when the range may hold more past it.
+    pub stopped_at: Option<String>,
+}
+
+/// Placeholders of one expression.
+#[derive(Default)]
+struct Expression {
+    names: HashMap<String, String>,
+    values: HashMap<String, AttributeValue>,
+}
+
+impl Expression {
+    fn name(&mut self, attribute: &str) -> String {
+        let placeholder = format!("#n{}", self.names.len());
+        self.names.insert(placeholder.clone(), attribute.to_owned());
+        placeholder
+    }
+
+    fn value(&mut self, value: &str) -> String {
+        let placeholder = format!(":v{}", self.values.len());
+        self.values
+            .insert(placeholder.clone(), AttributeValue::S(value.to_owned()));
+        placeholder
+    }
+}
+
+/// The condition that keeps `attribute` between the bounds; empty without bounds, `None` when
+/// no value can lie between them. Both bounds become an (inclusive) BETWEEN; exclusive ends are
+/// dropped by [`within`] after the read.
+fn range_condition(
+    expression: &mut Expression,
+    attribute: &str,
+    lower: &Option<Bound>,
+    upper: &Option<Bound>,
+) -> Option<String> {
+    let op = |bound: &Bound, inclusive: &'static str, exclusive: &'static str| {
+        if bound.inclusive {
+            inclusive
+        } else {
+            exclusive
+        }
+    };
+    Some(match (lower, upper) {
+        (Some(lower), Some(upper)) => {
+            let empty = lower.value > upper.value
+                || (lower.value == upper.value && !(lower.inclusive && upper.inclusive));
+            if empty {
+                return None;
+            }
+            let name = expression.name(attribute);
+            let (low, high) = (
+                expression.value(&lower.value),
+                expression.value(&upper.value),
+            );
+            format!("{name} BETWEEN {low} AND {high}")
+        }
+        (Some(lower), None) => {
+            let name = expression.name(attribute);
+            format!(
+                "{name} {} {}",
+                op(lower, ">=", ">"),
+                expression.value(&lower.value)
+            )
+        }
+        (None, Some(upper)) => {
+            let name = expression.name(attribute);
+            format!(
+                "{name} {} {}",
+                op(upper, "<=", "<"),
+                expression.value(&upper.value)
+            )
+        }
+        (None, None) => String::new(),
+    })
+}
+
+/// Whether a sort key read back lies within the bounds, exclusive ends included.
+fn within(value: Option<&AttrValue>, lower: &Option<Bound>, upper: &Option<Bound>) -> bool {
+    let Some(value) = value.and_then(AttrValue::as_str) else {
+        return false;
+    };
+    let above = lower
+        .as_ref()
+        .is_none_or(|b| value > b.value.as_str() || (b.inclusive && value == b.value));
+    let below = upper
+        .as_ref()
+        .is_none_or(|b| value < b.value.as_str() || (b.inclusive && value == b.value));
+    above && below
+}
+
+fn keys_and_attributes(keys: &[String]) -> Result<KeysAndAttributes, StoreError> {
+    let mut request = KeysAndAttributes::builder();
+    for key in keys {
+        request = request.keys(key_map(&Key::same(key.clone())));
+    }
+    request
+        .build()
+        .map_err(|e| StoreError::Other(e.to_string()))
+}

@@ -14,6 +14,7 @@ mod derive;
 mod drive;
 mod edge_writes;
 mod error;
+mod fold;
 mod formats;
 mod guard;
 mod lists;

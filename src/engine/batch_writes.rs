@@ -18,7 +18,7 @@ use std::sync::Arc;
 use futures::future::try_join_all;
 
 use super::drive::{Attempt, Driver};
-use super::edge_writes::{edge_counts_held, edges_touching};
+use super::edge_writes::edges_touching;
 use super::error::EngineError;
 use super::node_writes::{FieldValues, Guard, Planned, plan_delete, plan_update, read_to_change};
 use super::nodes::Node;
@@ -132,18 +132,15 @@ pub async fn delete_nodes(
                 let version = guard
                     .check(&current)
                     .map_err(|error| error.in_batch(index))?;
-                let held =
-                    edge_counts_held(model, type_def, &current, &edges, learned.last_attempt());
-                agree &= held.is_some();
-                let plan = plan_delete(
+                let (plan, agrees) = plan_delete(
                     model,
                     type_def,
                     (&current, version),
                     guard,
                     &edges,
-                    held.unwrap_or_default(),
-                    &learned.absent,
+                    &learned,
                 );
+                agree &= agrees;
                 planned.push(Planned {
                     id: id.clone(),
                     item: current,

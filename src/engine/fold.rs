@@ -258,18 +258,11 @@ fn implied(write: &Write, item: &Item, condition: &[Clause]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::plan::{EDGE_SET, LIST_COUNT, adjust_node, join, node_update, version_is};
+    use crate::engine::plan::{
+        EDGE_SET, LIST_COUNT, adjust_node, bare_node as node, join, node_update, version_is,
+    };
     use crate::keys;
     use crate::store::Changes;
-
-    fn node(id: &str, typename: &str) -> Item {
-        Item::from_iter([
-            ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
-            ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
-            ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
-            ("id".to_owned(), AttrValue::S(id.to_owned())),
-        ])
-    }
 
     fn is_type(typename: &str) -> Vec<Clause> {
         vec![Clause::OneOf(

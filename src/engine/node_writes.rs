@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::derive::{check_limits, set_slot_attributes};
-use super::drive::{Attempt, Driver};
+use super::drive::{Attempt, Driver, Learned};
 use super::edge_writes::{detach, edge_count_attributes, edge_counts_held, edges_touching};
 use super::error::EngineError;
 use super::formats::now;
@@ -217,15 +217,13 @@ pub async fn delete_node(
             let version = guard.check(&current)?;
             let edges = edges_touching(scope, model, type_def, id).await?;
             let current = Arc::new(current);
-            let held = edge_counts_held(model, type_def, &current, &edges, learned.last_attempt());
-            let plan = plan_delete(
+            let (plan, agree) = plan_delete(
                 model,
                 type_def,
                 (&current, version),
                 guard,
                 &edges,
-                held.clone().unwrap_or_default(),
-                &learned.absent,
+                &learned,
             );
             if plan.len() > MAX_TRANSACTION_ITEMS {
                 // Too many edges for one transaction: remove some in a step of their own, which
@@ -234,7 +232,7 @@ pub async fn delete_node(
                 let step: Vec<_> = edges.into_iter().take(EDGES_PER_STEP).collect();
                 return Ok(Attempt::Step(detach_step(model, id, &step, guard)));
             }
-            if held.is_none() {
+            if !agree {
                 return Ok(Attempt::Again);
             }
             Ok(Attempt::Write(plan, Some(current)))
@@ -269,21 +267,23 @@ fn detach_step(model: &Model, id: &str, step: &[Arc<Item>], guard: &Guard) -> Pl
 }
 
 /// The writes that delete `current`, a node of `type_def` at `version` that satisfies the
-/// `guard`'s condition, with `edges`, the edges that touch it, holding its edge counts by
-/// `held` (see [`edge_counts_held`]); the nodes of `absent` are known to be gone.
+/// `guard`'s condition, with `edges`, the edges that touch it, holding its edge counts to them
+/// (see [`edge_counts_held`]), with what earlier attempts `learned`; and whether its counts
+/// agree with `edges` (when not, the plan is no delete to commit: read again).
 pub(super) fn plan_delete(
     model: &Model,
     type_def: &TypeDef,
     (current, version): (&Arc<Item>, i64),
     guard: &Guard,
     edges: &[Arc<Item>],
-    held: Vec<Clause>,
-    absent: &BTreeSet<String>,
-) -> Plan {
+    learned: &Learned,
+) -> (Plan, bool) {
     let id = super::derive::text(current, "id");
+    let held = edge_counts_held(model, type_def, current, edges, learned.last_attempt());
+    let agree = held.is_some();
     let mut condition = vec![version_is(version)];
     condition.extend(guard.clauses());
-    condition.extend(held);
+    condition.extend(held.unwrap_or_default());
     let mut plan = Plan::default();
     plan.push(
         Write::Delete {
@@ -293,10 +293,17 @@ pub(super) fn plan_delete(
         Purpose::Node,
     );
     free_unique_values(type_def, current, id, &mut plan);
-    count_members(model, type_def, Some(current), None, absent, &mut plan);
+    count_members(
+        model,
+        type_def,
+        Some(current),
+        None,
+        &learned.absent,
+        &mut plan,
+    );
     plan.append(detach(model, edges, Some(id)));
     plan.changes(Change::node(Some(current.clone()), None));
-    plan
+    (plan, agree)
 }
 
 /// Writes the `@default` of each field the client left out into a new node's `item`.
@@ -375,6 +382,16 @@ mod tests {
     use crate::engine::plan::commit;
     use crate::store::{Filter, Test};
 
+    /// Creates a node `ids` of `farm` each, named Hill, as a create would.
+    async fn create_farms(scope: &RequestScope, model: &Model, farm: &TypeDef, ids: &[&str]) {
+        for id in ids {
+            let fields = vec![("name".to_owned(), Some(AttrValue::S("Hill".into())))];
+            let item = Arc::new(new_item(model, farm, id, &fields).expect("an item"));
+            let plan = plan_new_item(model, farm, &item).expect("a plan");
+            assert!(matches!(commit(scope, plan).await, Ok(Ok(()))));
+        }
+    }
+
     /// A step that removes some of a node's edges before it is deleted holds the node to the
     /// caller's rules: an owner changed since the read fails the step, and no edge goes.
     #[tokio::test]
@@ -388,12 +405,7 @@ mod tests {
         let store = crate::store::loopback_store_indexed("delete-steps", &model.indexes).await;
         let farm = model.type_def("Farm").expect("Farm");
         let scope = RequestScope::new(&store, 100);
-        for id in ["a", "b"] {
-            let fields = vec![("name".to_owned(), Some(AttrValue::S("Hill".into())))];
-            let item = Arc::new(new_item(&model, farm, id, &fields).expect("an item"));
-            let plan = plan_new_item(&model, farm, &item).expect("a plan");
-            assert!(matches!(commit(&scope, plan).await, Ok(Ok(()))));
-        }
+        create_farms(&scope, &model, farm, &["a", "b"]).await;
         let likes = model.edge_def("Likes").expect("Likes");
         super::super::edge_writes::add_edge(&scope, &model, likes, "a", "b", &Item::default())
             .await
@@ -454,10 +466,7 @@ mod tests {
             ..Guard::default()
         };
         for (id, guard) in [("f", by_condition), ("g", by_rule)] {
-            let fields = vec![("name".to_owned(), Some(AttrValue::S("Hill".into())))];
-            let item = Arc::new(new_item(&model, farm, id, &fields).expect("an item"));
-            let plan = plan_new_item(&model, farm, &item).expect("a plan");
-            assert!(matches!(commit(&scope, plan).await, Ok(Ok(()))));
+            create_farms(&scope, &model, farm, &[id]).await;
 
             let read = read_to_change(&scope, farm, id, &Guard::default())
                 .await
@@ -508,12 +517,7 @@ mod tests {
             model.type_def("Cow").expect("Cow"),
         );
         let scope = RequestScope::new(&store, 100);
-        for id in ["a", "b"] {
-            let fields = vec![("name".to_owned(), Some(AttrValue::S("Hill".into())))];
-            let item = Arc::new(new_item(&model, farm, id, &fields).expect("an item"));
-            let plan = plan_new_item(&model, farm, &item).expect("a plan");
-            assert!(matches!(commit(&scope, plan).await, Ok(Ok(()))));
-        }
+        create_farms(&scope, &model, farm, &["a", "b"]).await;
         let read = read_to_change(&scope, farm, "a", &Guard::default())
             .await
             .expect("the farm");
@@ -567,12 +571,7 @@ mod tests {
         let store = crate::store::loopback_store_indexed("stale-deletes", &model.indexes).await;
         let farm = model.type_def("Farm").expect("Farm");
         let scope = RequestScope::new(&store, 100);
-        for id in ["a", "b", "c", "d"] {
-            let fields = vec![("name".to_owned(), Some(AttrValue::S("Hill".into())))];
-            let item = Arc::new(new_item(&model, farm, id, &fields).expect("an item"));
-            let plan = plan_new_item(&model, farm, &item).expect("a plan");
-            assert!(matches!(commit(&scope, plan).await, Ok(Ok(()))));
-        }
+        create_farms(&scope, &model, farm, &["a", "b", "c", "d"]).await;
         let likes = model.edge_def("Likes").expect("Likes");
         let (empty, unguarded) = (Item::default(), Guard::default());
         let add = |from: &'static str, to: &'static str| {
@@ -580,17 +579,15 @@ mod tests {
         };
         let read = |id: &'static str| read_to_change(&scope, farm, id, &unguarded);
         let stale_delete = |id: &'static str, current: Item, edges: Vec<Arc<Item>>| {
-            let held = edge_counts_held(&model, farm, &current, &edges, false)
-                .expect("the counts as read are the edges read");
-            let plan = plan_delete(
+            let (plan, agree) = plan_delete(
                 &model,
                 farm,
                 (&Arc::new(current), 1),
                 &unguarded,
                 &edges,
-                held,
-                &BTreeSet::new(),
+                &Learned::default(),
             );
+            assert!(agree, "the counts as read are the edges read");
             let scope = &scope;
             async move {
                 assert!(

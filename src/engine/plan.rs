@@ -296,14 +296,7 @@ pub fn node_update(current: &Item, next: &Item, mut condition: Vec<Clause>) -> W
             condition.push(clause);
         }
     }
-    if changes.is_empty() {
-        return Write::Check { key, condition };
-    }
-    Write::Update {
-        key,
-        changes,
-        condition,
-    }
+    Write::update(key, changes, condition)
 }
 
 /// Whether a node attribute is one that other nodes' writes add to without reading the node:
@@ -333,21 +326,13 @@ pub fn adjust_node(
             vec![(EDGE_SET.to_owned(), entries)]
         }
     };
-    let key = Key::same(keys::node_key(id));
     let changes = Changes {
         add: counts,
         add_to_set: set(added),
         take_from_set: set(taken),
         ..Changes::default()
     };
-    if changes.is_empty() {
-        return Write::Check { key, condition };
-    }
-    Write::Update {
-        key,
-        changes,
-        condition,
-    }
+    Write::update(Key::same(keys::node_key(id)), changes, condition)
 }
 
 /// The node's version, refused when the client expected another.
@@ -592,22 +577,24 @@ pub fn remember(scope: &RequestScope, id: &str, item: Option<Arc<Item>>) {
     scope.loader.prime(&keys::node_key(id), item);
 }
 
+/// A node item with nothing but its key, type and id: for tests of plans.
+#[cfg(test)]
+pub(super) fn bare_node(id: &str, typename: &str) -> Item {
+    Item::from_iter([
+        ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
+        ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
+        ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
+        ("id".to_owned(), AttrValue::S(id.to_owned())),
+    ])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn node(id: &str, typename: &str) -> Item {
-        Item::from_iter([
-            ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
-            ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
-            ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
-            ("id".to_owned(), AttrValue::S(id.to_owned())),
-        ])
-    }
-
     #[test]
     fn a_node_update_writes_what_changed_and_holds_replaced_counts_to_their_read() {
-        let mut current = node("f", "Farm");
+        let mut current = bare_node("f", "Farm");
         current.insert("name".to_owned(), AttrValue::S("Hill".to_owned()));
         current.insert("logoId".to_owned(), AttrValue::S("l".to_owned()));
         current.insert("count#in#Likes".to_owned(), AttrValue::N("2".to_owned()));

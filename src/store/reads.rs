@@ -139,23 +139,9 @@ impl Store {
     /// Queries one partition between the query's bounds. Follows DynamoDB's pages until
     /// `limit` items are read or the range ends; each page is one recorded Query call.
     pub async fn query_range(&self, query: &RangeQuery<'_>) -> Result<Vec<Item>, StoreError> {
-        let (pk, sk) = match query.index {
-            Some(slot) => (
-                keys::slot_partition_attribute(slot),
-                keys::slot_sort_attribute(slot),
-            ),
-            None => ("PK".to_owned(), "SK".to_owned()),
-        };
-        let mut expression = Expression::default();
-        let pk_name = expression.name(&pk);
-        let pk_value = expression.value(query.partition);
-        let mut condition = format!("{pk_name} = {pk_value}");
-        let Some(range) = range_condition(&mut expression, &sk, &query.lower, &query.upper) else {
+        let Some((mut expression, condition, sk)) = key_condition(query) else {
             return Ok(Vec::new());
         };
-        if !range.is_empty() {
-            condition = format!("{condition} AND {range}");
-        }
         let filter = match &query.filter {
             Some((attribute, lower, upper)) => {
                 match range_condition(&mut expression, attribute, lower, upper) {
@@ -233,23 +219,9 @@ impl Store {
         query: &RangeQuery<'_>,
         matching: Option<&Filter>,
     ) -> Result<RangePage, StoreError> {
-        let (pk, sk) = match query.index {
-            Some(slot) => (
-                keys::slot_partition_attribute(slot),
-                keys::slot_sort_attribute(slot),
-            ),
-            None => ("PK".to_owned(), "SK".to_owned()),
-        };
-        let mut expression = Expression::default();
-        let pk_name = expression.name(&pk);
-        let pk_value = expression.value(query.partition);
-        let mut condition = format!("{pk_name} = {pk_value}");
-        let Some(range) = range_condition(&mut expression, &sk, &query.lower, &query.upper) else {
+        let Some((mut expression, condition, sk)) = key_condition(query) else {
             return Ok(RangePage::default());
         };
-        if !range.is_empty() {
-            condition = format!("{condition} AND {range}");
-        }
         let mut filters = Vec::new();
         if let Some((attribute, lower, upper)) = &query.filter {
             match range_condition(&mut expression, attribute, lower, upper) {
@@ -470,6 +442,28 @@ impl Expression {
             .insert(placeholder.clone(), AttributeValue::S(value.to_owned()));
         placeholder
     }
+}
+
+/// The key condition of `query` (its partition, and its sort key between its bounds) with the
+/// placeholders it used, and the sort key's attribute; `None` when no item can lie between the
+/// bounds.
+fn key_condition(query: &RangeQuery<'_>) -> Option<(Expression, String, String)> {
+    let (pk, sk) = match query.index {
+        Some(slot) => (
+            keys::slot_partition_attribute(slot),
+            keys::slot_sort_attribute(slot),
+        ),
+        None => ("PK".to_owned(), "SK".to_owned()),
+    };
+    let mut expression = Expression::default();
+    let pk_name = expression.name(&pk);
+    let pk_value = expression.value(query.partition);
+    let mut condition = format!("{pk_name} = {pk_value}");
+    let range = range_condition(&mut expression, &sk, &query.lower, &query.upper)?;
+    if !range.is_empty() {
+        condition = format!("{condition} AND {range}");
+    }
+    Some((expression, condition, sk))
 }
 
 /// The condition that keeps `attribute` between the bounds; empty without bounds, `None` when

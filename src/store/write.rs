@@ -56,6 +56,19 @@ pub enum Write {
 }
 
 impl Write {
+    /// An update of the item `key` by `changes` on `condition`; with nothing to change (which
+    /// DynamoDB refuses as an update), a check of `condition` alone.
+    pub fn update(key: Key, changes: Changes, condition: Vec<Clause>) -> Write {
+        if changes.is_empty() {
+            return Write::Check { key, condition };
+        }
+        Write::Update {
+            key,
+            changes,
+            condition,
+        }
+    }
+
     /// The key of the item the write is about.
     pub fn key(&self) -> Key {
         match self {

@@ -511,6 +511,3 @@ pub fn upper_first(name: &str) -> String {
         .map(|first| first.to_uppercase().chain(chars).collect())
         .unwrap_or_default()
 }
-
-#[cfg(test)]
-mod tests;

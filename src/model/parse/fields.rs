@@ -466,3 +466,132 @@ impl Reader<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Fields: mistakes named with their line and column, and managed fields.
+
+    use super::super::error_of;
+    use crate::model::*;
+
+    #[test]
+    fn schema_mistakes_name_their_line_and_column() {
+        let table = [
+            (
+                "type Farm @model @cached { name: String }",
+                "schema.graphql:1:18: unknown directive @cached",
+            ),
+            (
+                "type Farm @model {\n  name: String\n  cows: [Cow] @hasMany(index: \"GSI01\", field: \"farmId\")\n}\ntype Cow @model { name: String }",
+                "schema.graphql:3:15: Farm.cows: @hasMany(field: \"farmId\") needs a field `farmId: ID` on Cow",
+            ),
+            (
+                "type Farm @model {\n  logo: Image @belongsTo(field: \"logoId\")\n}\ntype Image @model { url: String }",
+                "schema.graphql:2:15: Farm.logo: @belongsTo(field: \"logoId\") needs a field `logoId: ID` on Farm",
+            ),
+            (
+                "type Farm @model {\n  a: [Cow] @hasMany(index: \"GSI01\", field: \"farmId\")\n  b: [Cow] @hasMany(index: \"GSI01\", field: \"farmId\")\n}\ntype Cow @model { farmId: ID }",
+                "schema.graphql:3:12: Farm.b: Cow already writes slot GSI01 for Farm.a; choose another index",
+            ),
+            (
+                "type Farm @model { cows: [Cow] @hasMany(index: \"GSI21\", field: \"farmId\") }\ntype Cow @model { farmId: ID }",
+                "schema.graphql:1:32: Farm.cows: index must be one of \"GSI01\" to \"GSI20\", not \"GSI21\"",
+            ),
+            (
+                "type Farm @model { cow: Cow }\ntype Cow { farm: Farm }",
+                "schema.graphql:2:18: Cow.farm: a type without @model holds values, not nodes",
+            ),
+            (
+                "type Farm @model { cow: Cow @belongsTo(field: \"cowId\") cowId: ID }\ntype Cow { name: String }",
+                "schema.graphql:1:29: Farm.cow: @belongsTo needs a field of a @model type; Cow has no @model",
+            ),
+            (
+                "type Farm @model { cows: [Cow] @unique }\ntype Cow { name: String @unique }",
+                "schema.graphql:2:25: Cow.name: @unique works on @model types; Cow has no @model",
+            ),
+            (
+                "type Farm @model { owner: Person }",
+                "schema.graphql:1:27: Farm.owner: unknown type Person",
+            ),
+            (
+                "type Farm @model { logo: Image }\ntype Image @model { url: String }",
+                "schema.graphql:1:20: Farm.logo: a field of type Image needs @belongsTo(field: \"logoId\")",
+            ),
+            (
+                "type Farm @model { PK01: String }",
+                "schema.graphql:1:20: Farm.PK01: the name PK01 is reserved for the table's keys",
+            ),
+            (
+                "type Farm @model { version: String }",
+                "schema.graphql:1:20: Farm.version is managed by @model as `version: Int!`; remove it",
+            ),
+            (
+                "type Farm @model { tags: [[String]] }",
+                "schema.graphql:1:26: Farm.tags: lists of lists are not supported",
+            ),
+            (
+                "type Farm @model { tags: [String] @unique }",
+                "schema.graphql:1:35: Farm.tags: @unique works on single values, not lists",
+            ),
+            (
+                "type Farm @model { farmId: ID cows: [Cow] @hasMany(index: \"GSI01\", field: \"farmId\") @auth(rules: [{ allow: owner }]) }\ntype Cow @model { farmId: ID }",
+                "schema.graphql:1:85: Farm.cows: @auth on a field works on stored fields",
+            ),
+            (
+                "type Farm @model @auth(rules: [{ allow: owner, ownerField: \"size\" }]) { size: Int }",
+                "schema.graphql:1:18: Farm.size: @auth reads it as an owner or a group, so it must be String or [String]",
+            ),
+            (
+                "type Farm @model @aws_iam { a: Int }",
+                "schema.graphql:1:18: @aws_iam needs an IAM verifier, and this server has none",
+            ),
+            (
+                "type Farm @model { a: Int @aws_lambda }",
+                "schema.graphql:1:27: @aws_lambda needs a Lambda authorizer",
+            ),
+            (
+                "type Farm @model @aws_api_key(cognito_groups: [\"A\"]) { a: Int }",
+                "schema.graphql:1:31: @aws_api_key has no argument cognito_groups",
+            ),
+            (
+                "type Farm @model @auth(rules: [{ allow: private, provider: iam }]) { a: Int }",
+                "schema.graphql:1:31: provider: iam needs an IAM verifier",
+            ),
+            (
+                "type Farm @model { open: Boolean @unique }",
+                "schema.graphql:1:34: Farm.open: @unique works on String, ID, Int and AWSEmail fields",
+            ),
+            (
+                "type Farm @model { name: String }\ntype FarmConnection @model { x: Int }",
+                "schema.graphql:2:1: type FarmConnection is generated for Farm; choose another name",
+            ),
+            ("type Farm @model { name: String", "schema.graphql:1:32: "),
+            (
+                "enum Kind { A }",
+                "schema.graphql:1:1: the schema declares no @model type",
+            ),
+        ];
+        for (source, expected) in table {
+            let message = error_of(source);
+            assert!(
+                message.starts_with(expected),
+                "{source}\n got: {message}\nwant: {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn redundant_managed_fields_are_accepted() {
+        let model = Model::parse(
+            "schema.graphql",
+            "type Farm @model { id: ID! name: String }",
+        )
+        .expect("declaring id: ID! is allowed");
+        let names: Vec<&str> = model.types[0]
+            .fields
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(names, vec!["name"]);
+    }
+}

@@ -755,3 +755,188 @@ fn parse_slot(index: &str) -> Option<u8> {
     let slot: u8 = digits.parse().ok()?;
     (1..=MAX_SLOT).contains(&slot).then_some(slot)
 }
+
+/// The default schema, with its one resolver file.
+#[cfg(test)]
+fn farms() -> Model {
+    let resolved = ["Team.goalLeads".to_owned()].into();
+    Model::parse_with_resolvers(
+        "schema.graphql",
+        include_str!("../../../schema.graphql"),
+        &resolved,
+    )
+    .expect("the default schema is valid")
+}
+
+/// The error a schema that should be refused is refused with.
+#[cfg(test)]
+fn error_of(source: &str) -> String {
+    Model::parse("schema.graphql", source)
+        .expect_err("the schema should be refused")
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    //! The schema as a whole: names that clash with generated ones, and AppSync's shapes.
+
+    use super::error_of;
+    use crate::model::*;
+
+    #[test]
+    fn names_that_belong_to_graphql_or_to_generated_types_are_refused() {
+        let table = [
+            (
+                "type Farm @model { name: String }\ntype String @model { x: Int }",
+                "schema.graphql:2:1: type String: the name belongs to GraphQL",
+            ),
+            (
+                "type Farm @model { name: String }\nenum __Schema { A }",
+                "schema.graphql:2:1: type __Schema: the name belongs to GraphQL",
+            ),
+            (
+                "type Farm @model { name: String }\nenum AWSDateTime { A }",
+                "schema.graphql:2:1: type AWSDateTime: the name belongs to the AppSync scalar AWSDateTime",
+            ),
+            (
+                "type Goal @model { title: String }\ntype User @model {\n  fans: [Goal] @incoming(edge: \"Likes\")\n  likers: [LikesInverse] @hasMany(index: \"GSI02\", field: \"userId\")\n}\ntype LikesInverse @model { userId: ID }\ntype Likes @edge(from: \"Goal\", to: \"User\") { at: String }",
+                "type LikesInverseConnection would be generated for both",
+            ),
+        ];
+        for (source, expected) in table {
+            let error = error_of(source);
+            assert!(error.contains(expected), "{error} for {source}");
+        }
+    }
+
+    #[test]
+    fn appsync_schema_shapes_are_read() {
+        let model = Model::parse(
+            "schema.graphql",
+            r#"
+            schema { query: Query mutation: Mutation subscription: Subscription }
+            "Something with a name."
+            interface Named { name: String! }
+            input PostInput { title: String! tags: [String!] }
+            type Post implements Named @model { name: String! }
+            extend type Post @aws_api_key { body: String }
+            type Subscription {
+                "Posts as they are written."
+                onPostWritten(name: String): Post
+                    @aws_subscribe(mutations: ["createPost", "updatePost"])
+            }
+            "#,
+        )
+        .expect("valid");
+        let post = model.type_def("Post").expect("declared");
+        assert_eq!(post.implements, ["Named"]);
+        assert!(
+            post.field("body").is_some(),
+            "the extension's field is added"
+        );
+        assert_eq!(post.auth.len(), 1, "the extension's directive is added");
+        assert_eq!(model.interfaces[0].name, "Named");
+        assert_eq!(
+            model.interfaces[0].description.as_deref(),
+            Some("Something with a name.")
+        );
+        let tags = &model.inputs[0].fields[1];
+        assert_eq!(
+            (tags.name.as_str(), tags.ty.as_str()),
+            ("tags", "[String!]")
+        );
+        assert_eq!(
+            model.subscriptions,
+            [SubscriptionDef {
+                name: "onPostWritten".into(),
+                description: Some("Posts as they are written.".into()),
+                type_name: "Post".into(),
+                operations: vec![Operation::Create, Operation::Update],
+                arguments: vec![("name".into(), ScalarType::String)],
+            }]
+        );
+    }
+
+    #[test]
+    fn appsync_schema_mistakes_name_their_line_and_column() {
+        let table = [
+            (
+                "schema { query: Root }\ntype A @model { x: Int }",
+                "schema.graphql:1:17: schema { query: Root }: the generated API's query type is Query; name it Query",
+            ),
+            (
+                "type A implements Named @model { x: Int }",
+                "schema.graphql:1:19: type A implements Named, which is not a declared interface",
+            ),
+            (
+                "interface Named { name: String! }\ntype A implements Named @model { name: String }",
+                "schema.graphql:2:19: type A implements Named, so it needs the field `name: String!`, not `name: String`",
+            ),
+            (
+                "interface Stamped { createdAt: AWSDateTime! }\ntype A implements Stamped @model { x: Int }",
+                "",
+            ),
+            (
+                "input I { x: Unknown }\ntype A @model { x: Int }",
+                "schema.graphql:1:14: I.x: unknown type Unknown",
+            ),
+            (
+                "type A @model { x: Int }\nextend enum A { B }",
+                "schema.graphql:2:1: extend A: A is declared as another kind of type",
+            ),
+            (
+                "type A @model { x: Int }\ntype Subscription { onA: A }",
+                "schema.graphql:2:21: Subscription.onA: a declared subscription needs @aws_subscribe(mutations: [...])",
+            ),
+            (
+                "type A @model { x: Int }\ntype Subscription { onA: A @aws_subscribe(mutations: [\"createB\"]) }",
+                "schema.graphql:2:28: Subscription.onA: @aws_subscribe names createB, which is not a mutation returning A",
+            ),
+            (
+                "type A @model { x: Int }\ntype Subscription { onA(y: Int): A @aws_subscribe(mutations: [\"createA\"]) }",
+                "schema.graphql:2:25: Subscription.onA: argument y must be named after a scalar field of A",
+            ),
+            (
+                "type A @model { x: Int }\ntype Subscription { onA(x: String): A @aws_subscribe(mutations: [\"createA\"]) }",
+                "schema.graphql:2:28: Subscription.onA: argument x has the type of A.x, Int, not String",
+            ),
+            (
+                "type A @model { x: Int }\ntype Subscription { onCreateA: A @aws_subscribe(mutations: [\"createA\"]) }",
+                "schema.graphql:2:21: Subscription.onCreateA is generated; choose another name",
+            ),
+            (
+                "type A @model { x: Int }\ntype Query { a: A }",
+                "schema.graphql:2:1: type Query: its fields are generated from the @model types",
+            ),
+            (
+                "type A @model @auth(rules: [{ allow: private }]) { secret: String @auth(rules: [{ allow: owner }]) }",
+                "schema.graphql:1:67: A.secret: @auth on a field may name the owner or groups field \"owner\" only when the rules of A name it too",
+            ),
+            (
+                "type A @model { code: String @unique @aws_api_key }",
+                "schema.graphql:1:38: A.code: @auth on a field cannot protect a key",
+            ),
+            (
+                "type A @model { farmId: ID @aws_api_key farm: F @belongsTo(field: \"farmId\") }\ntype F @model { x: Int }",
+                "schema.graphql:1:1: A.farmId: @auth on a field cannot protect a relation's key",
+            ),
+            (
+                "type Post @model { title: String }\ntype Backstage { notes: String }\ntype E @model { backstage: Backstage @aws_api_key }",
+                "",
+            ),
+        ];
+        for (source, expected) in table {
+            match Model::parse("schema.graphql", source) {
+                Ok(_) if expected.is_empty() => {}
+                Ok(_) => panic!("{source}\nwas accepted; want: {expected}"),
+                Err(error) => {
+                    let message = error.to_string();
+                    assert!(
+                        !expected.is_empty() && message.starts_with(expected),
+                        "{source}\n got: {message}\nwant: {expected}"
+                    );
+                }
+            }
+        }
+    }
+}

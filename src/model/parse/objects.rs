@@ -491,3 +491,123 @@ impl Reader<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The types' own directives: type indexes and `@index` slots.
+
+    use super::super::error_of;
+    use crate::model::*;
+
+    #[test]
+    fn a_type_index_can_be_sharded_or_left_out() {
+        let model = Model::parse(
+            "schema.graphql",
+            "type A @model(listShards: 8) { name: String }
+             type B @model(list: false) { name: String }
+             type C @model { name: String }",
+        )
+        .expect("the schema loads");
+        let list = |name: &str| model.type_def(name).and_then(|t| t.list);
+        assert_eq!(list("A"), Some(ListDef { slot: 1, shards: 8 }));
+        assert_eq!(list("B"), None);
+        assert_eq!(
+            list("C"),
+            Some(ListDef {
+                slot: 1,
+                shards: DEFAULT_LIST_SHARDS
+            })
+        );
+        assert_eq!(model.indexes, vec![1]);
+        for (directive, said) in [
+            ("@model(listShards: 0)", "takes 1 to 32, not 0"),
+            ("@model(listShards: 33)", "takes 1 to 32, not 33"),
+            ("@model(list: false, listShards: 2)", "needs a list"),
+            ("@model(list: 1)", "takes true or false"),
+            (
+                "@model(list: false, listSortBy: \"name\")",
+                "listSortBy:) needs a list",
+            ),
+            (
+                "@model(listSortBy: \"colour\")",
+                "names no scalar field of A",
+            ),
+        ] {
+            let error = error_of(&format!("type A {directive} {{ name: String }}"));
+            assert!(error.contains(said), "{directive}: {error}");
+        }
+    }
+
+    #[test]
+    fn an_index_takes_the_lowest_slot_its_type_leaves_free() {
+        let model = Model::parse(
+            "schema.graphql",
+            "type A @model {
+               color: String @index(name: \"byColor\", sortKeyFields: [\"name\"], queryField: \"asByColor\")
+               name: String
+               size: Int @index
+               day: AWSDate @index(sortKeyFields: [\"createdAt\"])
+             }",
+        )
+        .expect("the schema loads");
+        let a = model.type_def("A").expect("a model");
+        let indexes: Vec<(&str, &str, u8, Option<&str>, &str)> = a
+            .indexes
+            .iter()
+            .map(|i| {
+                (
+                    i.name.as_str(),
+                    i.field.as_str(),
+                    i.slot,
+                    i.sort_field.as_ref().map(|(f, _)| f.as_str()),
+                    i.query_field.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            indexes,
+            [
+                ("byColor", "color", 2, Some("name"), "asByColor"),
+                ("bySize", "size", 3, None, "listABySize"),
+                (
+                    "byDayAndCreatedAt",
+                    "day",
+                    4,
+                    Some("createdAt"),
+                    "listAByDayAndCreatedAt"
+                ),
+            ]
+        );
+        assert_eq!(model.indexes, vec![1, 2, 3, 4]);
+        for (fields, said) in [
+            (
+                "a: String @index(sortKeyFields: [\"b\", \"c\"]) b: String c: String",
+                "takes one sort key field, not 2",
+            ),
+            (
+                "a: String @index(sortKeyFields: [\"zz\"])",
+                "no other scalar field",
+            ),
+            (
+                "a: String @index(sortKeyFields: [\"a\"])",
+                "no other scalar field",
+            ),
+            (
+                "a: String @index(queryField: \"listAs\")",
+                "already a field of Query",
+            ),
+            (
+                "a: String @index(name: \"x\") b: String @index(name: \"x\")",
+                "two indexes are named x",
+            ),
+            (
+                "a: String @index(queryField: \"not a name\")",
+                "is not a GraphQL name",
+            ),
+            ("a: String @index(unknown: 1)", "unknown"),
+        ] {
+            let error = error_of(&format!("type A @model {{ {fields} }}"));
+            assert!(error.contains(said), "{fields}: {error}");
+        }
+    }
+}

@@ -439,3 +439,149 @@ impl Reader<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Relations and edges: the default schema's slots and ranks, and edge mistakes.
+
+    use super::super::{error_of, farms};
+    use crate::model::*;
+
+    #[test]
+    fn default_schema_derives_the_seed_layout() {
+        let model = farms();
+        // Slots 1 and 2 for relations; a cow uses both, so its type index takes slot 3, and
+        // its index of breeds slot 4.
+        assert_eq!(model.indexes, vec![1, 2, 3, 4]);
+        let list_slot = |name: &str| model.type_def(name).and_then(|t| t.list).map(|l| l.slot);
+        assert_eq!(list_slot("Farm"), Some(1));
+        assert_eq!(list_slot("Cow"), Some(3));
+        assert_eq!(list_slot("Goal"), Some(2));
+        assert_eq!(
+            model
+                .type_def("Farm")
+                .and_then(|t| t.list)
+                .map(|l| l.shards),
+            Some(DEFAULT_LIST_SHARDS)
+        );
+        let cow = model.type_def("Cow").expect("Cow is a model");
+        let slots: Vec<(u8, &str)> = cow
+            .slots
+            .iter()
+            .map(|s| (s.slot, s.element.as_str()))
+            .collect();
+        assert_eq!(slots, vec![(1, "Cow"), (2, "Animal")]);
+        let farm = model.type_def("Farm").expect("Farm is a model");
+        assert!(farm.slots.is_empty());
+        assert_eq!(
+            farm.unique_fields()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>(),
+            vec!["name"]
+        );
+        assert_eq!(model.possible_types("Animal"), vec!["Chicken", "Cow"]);
+    }
+
+    #[test]
+    fn edge_mistakes_name_their_line_and_column() {
+        let base = "type Goal @model { title: String }\ntype User @model { name: String }\nunion Member = User\n";
+        let table = [
+            (
+                "type M @edge(from: \"Nobody\", to: \"User\") { x: Int }",
+                "schema.graphql:4:8: @edge(from: \"Nobody\"): Nobody is not a @model type",
+            ),
+            (
+                "type M @edge(from: \"Goal\", to: \"User\", sortBy: \"rank\") { x: Int }",
+                "schema.graphql:4:8: @edge(sortBy: \"rank\") needs a metadata field rank on M",
+            ),
+            (
+                "type M @edge(from: \"Goal\", to: \"User\") { from: ID }",
+                "schema.graphql:4:42: M.from: the name from is managed by @edge",
+            ),
+            (
+                "type M @edge(from: \"Goal\", to: \"User\", edgeSet: false) { x: Int }\nextend type Nobody { y: Int }",
+                "schema.graphql:5:1: extend Nobody: no type Nobody is declared to extend",
+            ),
+            (
+                "enum Role { A @rank(value: 5) B }",
+                "schema.graphql:4:31: B needs @rank: rank every value of an enum or none",
+            ),
+            (
+                "enum Role { A @rank(value: 1000) }",
+                "schema.graphql:4:15: @rank(value:) takes a whole number from 0 to 999",
+            ),
+        ];
+        for (addition, expected) in table {
+            let message = error_of(&format!("{base}{addition}"));
+            assert!(
+                message.starts_with(expected),
+                "{addition}\n got: {message}\nwant: {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn edge_fields_must_match_their_edge() {
+        let schema = |field: &str| {
+            format!(
+                "type Goal @model {{ title: String\n  {field}\n}}\ntype User @model {{ name: String }}\ntype Tag @model {{ x: Int }}\ntype Sub @edge(from: \"Goal\", to: \"User\", edgeSet: false) {{ x: Int }}\ntype Lead @edge(from: \"Goal\", to: \"User\") {{ x: Int }}"
+            )
+        };
+        let table = [
+            (
+                "tags: [Tag] @outgoing(edge: \"Lead\")",
+                "Goal.tags: Lead goes from Goal to User, so @outgoing",
+            ),
+            (
+                "owners: [User] @incoming(edge: \"Lead\")",
+                "Goal.owners: Lead goes from Goal to User, so @incoming",
+            ),
+            (
+                "subs: [User] @targets(edge: \"Sub\")",
+                "Goal.subs: Sub is kept out of the edge set",
+            ),
+            (
+                "leads: [User] @targets(edge: \"Lead\", role: LEAD)",
+                "Goal.leads: role: needs Lead to sort by an enum field",
+            ),
+            (
+                "x: [User] @outgoing(edge: \"Nope\")",
+                "Goal.x: there is no @edge type Nope",
+            ),
+            (
+                "y: User @targets(edge: \"Lead\")",
+                "Goal.y: @targets needs a list type, like [User]",
+            ),
+        ];
+        for (field, expected) in table {
+            let message = error_of(&schema(field));
+            assert!(
+                message.contains(expected),
+                "{field}\n got: {message}\nwant: {expected}"
+            );
+        }
+        let valid = schema("leads: [User] @targets(edge: \"Lead\")");
+        let model = Model::parse("schema.graphql", &valid).expect("a valid edge schema");
+        assert_eq!(model.edges.len(), 2);
+        assert_eq!(
+            model.indexes,
+            vec![1],
+            "edges use GSI01 for their inverse lookups"
+        );
+    }
+
+    #[test]
+    fn the_default_schema_ranks_goal_roles() {
+        let model = farms();
+        assert_eq!(model.rank_of("GoalRole", "LEAD"), Some(500));
+        assert_eq!(model.rank_of("TeamRole", "MANAGER"), None);
+        let membership = model.edge_def("GoalMembership").expect("an edge type");
+        assert!(membership.edge_set);
+        assert!(
+            !model
+                .edge_def("GoalSubscription")
+                .expect("an edge type")
+                .edge_set
+        );
+    }
+}

@@ -117,3 +117,43 @@ impl Reader<'_> {
         Ok(resolved)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! `@auth` and AppSync's directives as rules.
+
+    use crate::model::*;
+
+    #[test]
+    fn appsync_directives_are_rules_of_the_callers_they_name() {
+        let model = Model::parse(
+            "schema.graphql",
+            r#"
+            type Post @model @aws_api_key @aws_cognito_user_pools(cognito_groups: ["Editors"]) {
+                title: String
+                secret: String @aws_oidc
+                notes: String @aws_auth
+            }
+            "#,
+        )
+        .expect("valid");
+        let post = model.type_def("Post").expect("declared");
+        let allows: Vec<&Allow> = post.auth.iter().map(|rule| &rule.allow).collect();
+        assert_eq!(
+            allows,
+            [
+                &Allow::Public,
+                &Allow::Groups {
+                    groups: vec!["Editors".into()],
+                    group_claim: None
+                }
+            ]
+        );
+        assert_eq!(post.auth[0].provider, Provider::ApiKey);
+        for field in ["secret", "notes"] {
+            let rules = &post.field(field).expect("declared").auth;
+            assert_eq!(rules.len(), 1, "{field}");
+            assert_eq!(rules[0].allow, Allow::Private, "{field}");
+        }
+    }
+}

@@ -303,7 +303,7 @@ impl Application {
                     .await?;
             }
             Some(arn) => {
-                if config.http.cursor_keys.is_none() {
+                if config.scopes.cursor_keys.is_none() {
                     tracing::warn!(
                         "no --cursor-key: each replica signs cursors with its own key, so a \
                          cursor one replica issued is refused by another; give them all one"
@@ -337,9 +337,11 @@ impl Application {
         let rules = Arc::new(engine::Rules::of(&model, claims));
         let api = graphql::Api::build(model, &options, events.clone())
             .map_err(|e| StartupError::Schema(e.to_string()))?;
+        let scopes =
+            engine::ScopeSource::configured(store.store.clone(), &config.scopes).with_rules(rules);
         let state = AppState::new(
             api,
-            rules,
+            scopes,
             store.store.clone(),
             events.clone(),
             authenticator,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::auth::AuthConfig;
+use crate::engine::ScopeSettings;
 use crate::graphql::SchemaOptions;
 use crate::store::{EmbeddedLocation, StoreTuning};
 
@@ -41,8 +42,6 @@ pub struct HttpConfig {
     /// Operations one WebSocket connection may run at once; past it, a `subscribe` answers
     /// an `error` message (`LimitExceeded`).
     pub max_subscriptions_per_connection: usize,
-    /// The keys Relay cursors are signed with (`--cursor-key`); `None`: this process's own.
-    pub cursor_keys: Option<std::sync::Arc<crate::keys::CursorKeys>>,
     /// Request headers a browser's script may send besides those every client needs
     /// (`--cors-allow-header`): a CORS preflight allows both.
     pub cors_allow_headers: Vec<String>,
@@ -91,7 +90,6 @@ impl Default for HttpConfig {
             graphql: SchemaOptions::default(),
             auth: AuthConfig::default(),
             max_subscriptions_per_connection: 100,
-            cursor_keys: None,
             cors_allow_headers: Vec::new(),
             sse_reservation_ttl: Duration::from_secs(60),
             connections: ConnectionLimits::default(),
@@ -110,5 +108,7 @@ pub struct ServeConfig {
     /// How long a replica's lease on a shard of the table's change stream lasts unless renewed
     /// (`changes/relay.rs`); a replica that stops is replaced as the shard's reader after it.
     pub stream_lease: Duration,
+    /// What each request's scope is made with: its read limits and cursor keys.
+    pub scopes: ScopeSettings,
     pub http: HttpConfig,
 }

@@ -7,9 +7,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::engine::{
-    self, Connection, EngineError, FieldValues, PageArguments, PageRequest, RequestScope,
-};
+use crate::engine::read::{Connection, PageArguments, PageRequest};
+use crate::engine::write::FieldValues;
+use crate::engine::{self, EngineError, RequestScope};
 use crate::model::Model;
 use crate::store::{AttrValue, Item, Store};
 
@@ -59,7 +59,7 @@ impl Loader {
             .iter()
             .map(|(name, value)| ((*name).to_owned(), Some(AttrValue::S((*value).to_owned()))))
             .collect();
-        let node = engine::create_node(&self.scope(), &self.model, type_def, &values)
+        let node = engine::write::create_node(&self.scope(), &self.model, type_def, &values)
             .await
             .map_err(Loader::failed(format!("create{kind}")))?;
         self.writes += 1;
@@ -81,7 +81,7 @@ impl Loader {
             .iter()
             .map(|(name, value)| ((*name).to_owned(), AttrValue::S((*value).to_owned())))
             .collect();
-        engine::add_edge(&self.scope(), &self.model, edge_def, from, to, &metadata)
+        engine::write::add_edge(&self.scope(), &self.model, edge_def, from, to, &metadata)
             .await
             .map_err(Loader::failed(format!("add{edge}")))?;
         self.writes += 1;
@@ -110,7 +110,7 @@ impl Loader {
             .and_then(|field| Connection::of(team, field, &self.model))
             .ok_or_else(|| DemoError::WrongSchema("Team.members connection".to_owned()))?;
         let scope = self.scope();
-        let Some(growth) = engine::load_node_by_unique(&scope, "Team", "name", "Growth")
+        let Some(growth) = engine::read::load_node_by_unique(&scope, "Team", "name", "Growth")
             .await
             .map_err(failed())?
         else {
@@ -122,9 +122,10 @@ impl Loader {
             ..PageArguments::default()
         })
         .map_err(failed())?;
-        let page = engine::read_page(&scope, &self.model, &members, growth.id(), &managers, false)
-            .await
-            .map_err(failed())?;
+        let page =
+            engine::read::read_page(&scope, &self.model, &members, growth.id(), &managers, false)
+                .await
+                .map_err(failed())?;
         Ok(!page.edges.is_empty())
     }
 }

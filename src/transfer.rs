@@ -53,7 +53,7 @@ pub async fn export(store: &Store, out: &mut impl std::io::Write) -> Result<usiz
 
 fn key_of(item: &Item) -> (&str, &str) {
     let text = |name: &str| item.get(name).and_then(|v| v.as_str()).unwrap_or_default();
-    (text("PK"), text("SK"))
+    (text(keys::PK), text(keys::SK))
 }
 
 /// A file read whole and checked, ready to be written.

@@ -68,8 +68,8 @@ impl Change {
 /// node or an edge, or an update that changed nothing a client reads.
 pub(super) fn change_of(record: StreamRecord) -> Option<Change> {
     let item = record.new.as_ref().or(record.old.as_ref())?;
-    let pk = item.get("PK")?.as_str()?;
-    let sk = item.get("SK")?.as_str()?;
+    let pk = item.get(keys::PK)?.as_str()?;
+    let sk = item.get(keys::SK)?.as_str()?;
     if !pk.starts_with(&keys::node_key("")) {
         return None;
     }

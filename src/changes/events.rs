@@ -517,6 +517,7 @@ async fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keys;
     use crate::store::{AttrValue, StreamRecord};
 
     fn item(pairs: &[(&str, &str)]) -> Item {
@@ -536,8 +537,8 @@ mod tests {
 
     fn farm(name: &str, version: &str) -> Item {
         let mut farm = item(&[
-            ("PK", "NODE#f1"),
-            ("SK", "NODE#f1"),
+            (keys::PK, "NODE#f1"),
+            (keys::SK, "NODE#f1"),
             ("__typename", "Farm"),
             ("id", "f1"),
             ("name", name),
@@ -582,8 +583,8 @@ mod tests {
     #[test]
     fn edges_are_changes_named_by_their_source_and_unique_items_are_none() {
         let edge = item(&[
-            ("PK", "NODE#g1"),
-            ("SK", "GoalMembership#u1"),
+            (keys::PK, "NODE#g1"),
+            (keys::SK, "GoalMembership#u1"),
             ("__typename", "GoalMembership"),
             ("from", "g1"),
             ("to", "u1"),
@@ -594,8 +595,8 @@ mod tests {
             ("GoalMembership", "g1")
         );
         let unique = item(&[
-            ("PK", "Farm#name#ridge"),
-            ("SK", "Farm#name#ridge"),
+            (keys::PK, "Farm#name#ridge"),
+            (keys::SK, "Farm#name#ridge"),
             ("__typename", "Farm#name"),
         ]);
         assert!(change_of(record(None, Some(unique))).is_none());

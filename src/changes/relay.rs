@@ -388,7 +388,7 @@ impl Relay {
                     .map(|item| Write::Delete {
                         key: Key {
                             pk: shard.partition.clone(),
-                            sk: text(item, "SK"),
+                            sk: text(item, keys::SK),
                         },
                         condition: Vec::new(),
                     })
@@ -423,7 +423,7 @@ async fn follow(store: &Store, shard: &mut Shard, round: &mut Round) -> Result<(
                 }
             }
         }
-        shard.cursor = text(&item, "SK");
+        shard.cursor = text(&item, keys::SK);
         if item.get("last") == Some(&AttrValue::Bool(true)) {
             shard.done = true;
             break;
@@ -530,7 +530,7 @@ fn entry_of(change: &Change) -> AttrValue {
             .filter(|(name, _)| {
                 matches!(
                     name.as_str(),
-                    "PK" | "SK" | "__typename" | "id" | "from" | "to"
+                    keys::PK | keys::SK | "__typename" | "id" | "from" | "to"
                 )
             })
             .collect()
@@ -557,14 +557,14 @@ async fn change_from_entry(store: &Store, entry: &AttrValue) -> Result<Option<Ch
     let mut item = item.clone();
     if entry.get("keyOnly") == Some(&AttrValue::Bool(true)) && kind != "Deleted" {
         let key = Key {
-            pk: text(&item, "PK"),
-            sk: text(&item, "SK"),
+            pk: text(&item, keys::PK),
+            sk: text(&item, keys::SK),
         };
         if let Some(stored) = store.get_item_consistent(&key).await? {
             item = stored;
         }
     }
-    let is_node = text(&item, "PK") == text(&item, "SK");
+    let is_node = text(&item, keys::PK) == text(&item, keys::SK);
     let item = Some(Arc::new(item));
     let (old, new) = match kind.as_str() {
         "Created" => (None, item),
@@ -587,8 +587,8 @@ fn relay_item(
     last: bool,
 ) -> Item {
     let mut item = Item::from_iter([
-        ("PK".to_owned(), AttrValue::S(partition.to_owned())),
-        ("SK".to_owned(), AttrValue::S(key.to_owned())),
+        (keys::PK.to_owned(), AttrValue::S(partition.to_owned())),
+        (keys::SK.to_owned(), AttrValue::S(key.to_owned())),
         ("previous".to_owned(), AttrValue::S(previous.to_owned())),
         ("changes".to_owned(), AttrValue::L(entries)),
         ("writtenAt".to_owned(), AttrValue::N(now_ms().to_string())),
@@ -601,8 +601,11 @@ fn relay_item(
 
 fn lease_item(partition: &str, lease: &Lease) -> Item {
     Item::from_iter([
-        ("PK".to_owned(), AttrValue::S(partition.to_owned())),
-        ("SK".to_owned(), AttrValue::S(keys::STREAM_LEASE.to_owned())),
+        (keys::PK.to_owned(), AttrValue::S(partition.to_owned())),
+        (
+            keys::SK.to_owned(),
+            AttrValue::S(keys::STREAM_LEASE.to_owned()),
+        ),
         ("owner".to_owned(), AttrValue::S(lease.owner.clone())),
         (
             "expiresAt".to_owned(),
@@ -678,8 +681,8 @@ mod tests {
 
     fn farm(id: &str, bytes: usize) -> Change {
         let item = Item::from_iter([
-            ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
-            ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
+            (keys::PK.to_owned(), AttrValue::S(keys::node_key(id))),
+            (keys::SK.to_owned(), AttrValue::S(keys::node_key(id))),
             ("__typename".to_owned(), AttrValue::S("Farm".into())),
             ("id".to_owned(), AttrValue::S(id.into())),
             ("notes".to_owned(), AttrValue::S("x".repeat(bytes))),
@@ -724,7 +727,7 @@ mod tests {
         };
         let mut names: Vec<&str> = item.keys().map(String::as_str).collect();
         names.sort_unstable();
-        assert_eq!(names, ["PK", "SK", "__typename", "id"]);
+        assert_eq!(names, [keys::PK, keys::SK, "__typename", "id"]);
     }
 
     async fn store() -> Store {

@@ -27,7 +27,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::engine::{self, LIST_COUNT};
+use crate::engine;
+use crate::engine::derive::LIST_COUNT;
 use crate::keys;
 use crate::model::Model;
 use crate::store::{AttrValue, Clause, Item, Key, RangeQuery, Store, StoreError, StringSet, Write};
@@ -244,7 +245,11 @@ async fn node_fix(store: &Store, model: &Model, key: &str) -> Result<Option<Writ
         Some(version) => Clause::Equals("version".to_owned(), version.clone()),
         None => Clause::Exists,
     };
-    Ok(Some(engine::node_update(&node, &derived, vec![condition])))
+    Ok(Some(engine::write::node_update(
+        &node,
+        &derived,
+        vec![condition],
+    )))
 }
 
 /// A check that `id`'s node is still as the scan saw it: absent, or of the scanned version.
@@ -262,7 +267,7 @@ fn node_unchanged(id: &str, scanned: Option<&&Item>) -> Write {
 fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Fix> {
     let by_key: HashMap<(&str, &str), &Item> = items
         .iter()
-        .map(|item| ((text(item, "PK"), text(item, "SK")), item))
+        .map(|item| ((text(item, keys::PK), text(item, keys::SK)), item))
         .collect();
     let node = |id: &str| {
         let key = keys::node_key(id);
@@ -337,8 +342,8 @@ fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Fix> {
                     continue;
                 };
                 let item = Item::from_iter([
-                    ("PK".to_owned(), AttrValue::S(violation.pk.clone())),
-                    ("SK".to_owned(), AttrValue::S(violation.pk.clone())),
+                    (keys::PK.to_owned(), AttrValue::S(violation.pk.clone())),
+                    (keys::SK.to_owned(), AttrValue::S(violation.pk.clone())),
                     ("__typename".to_owned(), AttrValue::S(typename)),
                     ("id".to_owned(), AttrValue::S(owner.clone())),
                 ]);
@@ -362,7 +367,7 @@ fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Fix> {
                     fixed.insert(attribute.clone(), AttrValue::N(count.to_string()));
                 }
                 // Only the counts are written, each on condition that it is as scanned.
-                puts.push(Fix::Write(vec![engine::node_update(
+                puts.push(Fix::Write(vec![engine::write::node_update(
                     node,
                     &fixed,
                     vec![Clause::Exists],
@@ -388,8 +393,8 @@ fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Fix> {
                 } else {
                     Write::Put {
                         item: Item::from_iter([
-                            ("PK".to_owned(), AttrValue::S(violation.pk.clone())),
-                            ("SK".to_owned(), AttrValue::S(violation.pk.clone())),
+                            (keys::PK.to_owned(), AttrValue::S(violation.pk.clone())),
+                            (keys::SK.to_owned(), AttrValue::S(violation.pk.clone())),
                             ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
                             (LIST_COUNT.to_owned(), AttrValue::N(want.to_string())),
                         ]),
@@ -423,7 +428,7 @@ fn unique_typename_of(model: &Model, node: &Item, key: &str) -> Option<String> {
     let type_def = model.type_def(typename)?;
     type_def.unique_fields().find_map(|field| {
         let value = node.get(&field.name)?;
-        (keys::unique_key(typename, &field.name, &engine::unique_text(value)) == key)
+        (keys::unique_key(typename, &field.name, &engine::derive::unique_text(value)) == key)
             .then(|| keys::unique_typename(typename, &field.name))
     })
 }
@@ -433,7 +438,7 @@ fn derived_node(model: &Model, node: &Item, edge_set: Option<&BTreeSet<String>>)
     let type_def = model.type_def(text(node, "__typename"))?;
     let mut derived = node.clone();
     derived.retain(|name, _| !keys::is_slot_attribute(name));
-    engine::set_slot_attributes(model, type_def, &mut derived);
+    engine::derive::set_slot_attributes(model, type_def, &mut derived);
     let stored = match node.get("edges") {
         Some(AttrValue::Ss(set)) => set.clone(),
         _ => StringSet::new(),
@@ -465,7 +470,7 @@ fn derive_edge(model: &Model, edge: &Item, target_type: &str) -> Option<Item> {
     let edge_def = model.edge_def(edge_type)?;
     let mut derived = edge.clone();
     derived.retain(|name, _| !keys::is_slot_attribute(name));
-    engine::set_edge_slot_attributes(model, edge_def, &mut derived);
+    engine::derive::set_edge_slot_attributes(model, edge_def, &mut derived);
     derived.insert("toType".to_owned(), AttrValue::S(target_type.to_owned()));
     Some(derived)
 }
@@ -492,12 +497,12 @@ pub async fn read_edge_set(
         .await?;
     Ok(partition
         .iter()
-        .filter(|item| text(item, "SK") != node_key)
+        .filter(|item| text(item, keys::SK) != node_key)
         .filter_map(|edge| {
             let edge_def = model.edge_def(text(edge, "__typename"))?;
             edge_def
                 .edge_set
-                .then(|| engine::edge_set_entry(model, edge_def, edge))
+                .then(|| engine::derive::edge_set_entry(model, edge_def, edge))
         })
         .collect())
 }
@@ -507,13 +512,14 @@ fn derived_edge_sets(model: &Model, items: &[Item]) -> HashMap<String, BTreeSet<
     let nodes: HashMap<&str, &str> = items
         .iter()
         .filter(|item| {
-            text(item, "PK").starts_with("NODE#") && text(item, "PK") == text(item, "SK")
+            text(item, keys::PK).starts_with("NODE#")
+                && text(item, keys::PK) == text(item, keys::SK)
         })
-        .map(|item| (text(item, "PK"), text(item, "__typename")))
+        .map(|item| (text(item, keys::PK), text(item, "__typename")))
         .collect();
     let mut sets: HashMap<String, BTreeSet<String>> = HashMap::new();
     for edge in items {
-        let (pk, sk) = (text(edge, "PK"), text(edge, "SK"));
+        let (pk, sk) = (text(edge, keys::PK), text(edge, keys::SK));
         if !pk.starts_with("NODE#") || pk == sk {
             continue;
         }
@@ -534,7 +540,7 @@ fn derived_edge_sets(model: &Model, items: &[Item]) -> HashMap<String, BTreeSet<
         if live && edge_def.edge_set {
             sets.entry(pk.to_owned())
                 .or_default()
-                .insert(engine::edge_set_entry(model, edge_def, edge));
+                .insert(engine::derive::edge_set_entry(model, edge_def, edge));
         }
     }
     sets
@@ -557,7 +563,7 @@ pub fn check_items(model: &Model, items: &[Item]) -> Report {
     let mut edges: Vec<&Item> = Vec::new();
     let mut counters: HashMap<&str, &Item> = HashMap::new();
     for item in items {
-        let (pk, sk) = (text(item, "PK"), text(item, "SK"));
+        let (pk, sk) = (text(item, keys::PK), text(item, keys::SK));
         let typename = text(item, "__typename");
         let unknown = |detail: String| Violation {
             pk: pk.to_owned(),
@@ -633,7 +639,7 @@ fn check_uniques(
         type_def.unique_fields().find_map(|field| {
             let value = node.get(&field.name)?;
             (keys::unique_typename(typename, &field.name) == text(item, "__typename"))
-                .then(|| unique_key(typename, &field.name, &engine::unique_text(value)))
+                .then(|| unique_key(typename, &field.name, &engine::derive::unique_text(value)))
         })
     };
     let mut earlier_form = BTreeSet::new();
@@ -682,7 +688,7 @@ fn check_uniques(
             let Some(value) = node.get(&field.name) else {
                 continue;
             };
-            let key = keys::unique_key(typename, &field.name, &engine::unique_text(value));
+            let key = keys::unique_key(typename, &field.name, &engine::derive::unique_text(value));
             let owned = uniques
                 .get(key.as_str())
                 .is_some_and(|item| text(item, "id") == id);
@@ -718,7 +724,7 @@ fn check_slots(model: &Model, nodes: &HashMap<&str, &Item>, violations: &mut Vec
         };
         let mut derived = (*node).clone();
         derived.retain(|name, _| !keys::is_slot_attribute(name));
-        engine::set_slot_attributes(model, type_def, &mut derived);
+        engine::derive::set_slot_attributes(model, type_def, &mut derived);
         let (stored, wanted) = (slot_attributes(node), slot_attributes(&derived));
         if stored != wanted {
             violations.push(Violation {
@@ -773,8 +779,8 @@ fn wanted_node_counts<'a>(
                 .get(keys::node_key(id).as_str())
                 .is_some_and(|node| allowed.contains(&text(node, "__typename")))
         };
-        let live = text(edge, "PK") == keys::node_key(from)
-            && text(edge, "SK") == keys::edge_sort_key(edge_type, to)
+        let live = text(edge, keys::PK) == keys::node_key(from)
+            && text(edge, keys::SK) == keys::edge_sort_key(edge_type, to)
             && alive(from, &[edge_def.from.as_str()])
             && alive(to, &model.possible_types(&edge_def.to));
         if live {
@@ -876,7 +882,7 @@ fn check_edges(
     violations: &mut Vec<Violation>,
 ) {
     for edge in edges {
-        let (pk, sk) = (text(edge, "PK"), text(edge, "SK"));
+        let (pk, sk) = (text(edge, keys::PK), text(edge, keys::SK));
         let edge_type = text(edge, "__typename");
         let Some(edge_def) = model.edge_def(edge_type) else {
             continue;

@@ -11,6 +11,7 @@ use clap::Args;
 use super::args::{SchemaArgs, StoreArgs};
 use crate::auth::{AuthConfig, DEFAULT_REFETCH_INTERVAL, JwtConfig, JwtKeys};
 use crate::config::{ConnectionLimits, HttpConfig, ServeConfig};
+use crate::engine::ScopeSettings;
 use crate::graphql::{QueryLimits, SchemaOptions};
 
 #[derive(Debug, Args)]
@@ -177,11 +178,11 @@ pub struct LimitArgs {
     #[arg(long, env = "TABLEGRAPH_MAX_ROOT_FIELDS", default_value_t = QueryLimits::default().max_root_fields)]
     pub max_root_fields: usize,
     /// Storage calls one request may make; fields past it answer an error.
-    #[arg(long, env = "TABLEGRAPH_MAX_STORAGE_CALLS", default_value_t = SchemaOptions::default().max_storage_calls)]
+    #[arg(long, env = "TABLEGRAPH_MAX_STORAGE_CALLS", default_value_t = ScopeSettings::default().max_storage_calls)]
     pub max_storage_calls: usize,
     /// Items a filtered page (`filter:` on a list, index query or connection) may evaluate; a
     /// page that reaches it before it is full ends there, and says so in `extensions.filters`.
-    #[arg(long, env = "TABLEGRAPH_MAX_FILTER_READ_ITEMS", default_value_t = SchemaOptions::default().max_filter_read_items, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    #[arg(long, env = "TABLEGRAPH_MAX_FILTER_READ_ITEMS", default_value_t = ScopeSettings::default().filter_budget, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_filter_read_items: usize,
 }
 
@@ -230,8 +231,6 @@ impl ServeArgs {
             request_timeout: Duration::from_secs(limits.request_timeout_secs),
             graphql: SchemaOptions {
                 limits: limits.query_limits(),
-                max_storage_calls: limits.max_storage_calls,
-                max_filter_read_items: limits.max_filter_read_items,
                 max_event_bytes: subscriptions.max_event_bytes,
                 max_subscriptions: subscriptions.max_subscriptions,
                 max_pending_events: subscriptions.max_pending_events,
@@ -242,7 +241,6 @@ impl ServeArgs {
             max_pending_sockets: listen.max_pending_sockets,
             connections: listen.connection_limits(),
             auth: self.credentials.auth_config(),
-            cursor_keys: self.credentials.cursor_keys(),
             ..HttpConfig::default()
         };
         if listen.production {
@@ -256,6 +254,11 @@ impl ServeArgs {
             resolvers_dir: self.schema.resolvers.clone(),
             store: self.store.config(),
             stream_lease: Duration::from_secs(subscriptions.stream_lease_secs),
+            scopes: ScopeSettings {
+                max_storage_calls: limits.max_storage_calls,
+                filter_budget: limits.max_filter_read_items,
+                cursor_keys: self.credentials.cursor_keys(),
+            },
             http,
         }
     }

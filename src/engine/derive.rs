@@ -8,6 +8,9 @@ use crate::keys::{self, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, SortInput};
 use crate::model::{EdgeTypeDef, IndexDef, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, Item, MAX_ITEM_BYTES, StringSet, item_size};
 
+/// The attribute of a type index shard's counter item that holds its count.
+pub const LIST_COUNT: &str = "count";
+
 /// The longest sort value that still leaves room for `#<id>` in a slot sort key.
 pub const MAX_SORT_VALUE_BYTES: usize = MAX_SORT_KEY_BYTES - 1 - keys::MAX_ID_LEN;
 

@@ -1,13 +1,11 @@
 //! What one request's operations share: a store handle that records its calls under the
-//! request's budget, the request's [`ItemLoader`], the pages read ahead of their fields, and the
+//! request's budget, the request's [`ItemLoader`], what its filtered pages read, and the
 //! changes its writes committed.
 //!
 //! Invariant: a scope lives for one request; nothing in it is shared between requests.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::page_request::{FilterRead, PageRead, PageRequest};
 use super::rules::{Access, Identity, Rules};
 use crate::auth::Caller;
 use crate::changes::Change;
@@ -15,9 +13,6 @@ use crate::keys::CursorKeys;
 use crate::loaders::ItemLoader;
 use crate::model::Operation;
 use crate::store::{CallLog, Store};
-
-/// A page read ahead: the connection binding (`Team.goals:<id>`) and the request for it.
-type PageKey = (String, PageRequest);
 
 pub struct RequestScope {
     pub store: Store,
@@ -31,8 +26,6 @@ pub struct RequestScope {
     pub identity: Identity,
     /// The model's `@auth` rules.
     pub rules: Arc<Rules>,
-    /// Connection pages read ahead of their fields (see `engine::connections::read_ahead`).
-    pages: Mutex<HashMap<PageKey, PageRead>>,
     /// What each filtered page of the request read, named by where the front end asked for
     /// it.
     filter_reads: Mutex<Vec<(String, FilterRead)>>,
@@ -51,8 +44,44 @@ pub struct ScopeSource {
     rules: Arc<Rules>,
 }
 
+/// What a filtered page read: items evaluated, items that met the filter, and where it stopped
+/// when the budget ran out before the page was settled.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FilterRead {
+    pub evaluated: usize,
+    pub matched: usize,
+    /// The sort key the page ends at: the next page starts past it.
+    pub budget_stop: Option<String>,
+    /// The caller's `@auth` rules filtered the page too: the counts include nodes the caller
+    /// may not read, so they are not told (`extensions.filters` leaves them out).
+    pub rules: bool,
+}
+
 /// Items a filtered page evaluates at most, unless configured otherwise.
 pub const DEFAULT_FILTER_BUDGET: usize = 1000;
+
+/// What every request's scope is made with: `serve`'s limits on a request's reads and the keys
+/// its cursors are signed with, handed as they are from the command line to [`ScopeSource`].
+#[derive(Debug, Clone)]
+pub struct ScopeSettings {
+    /// Storage calls one request may make; past it, fields answer `BadUserInput`
+    /// (`--max-storage-calls`).
+    pub max_storage_calls: usize,
+    /// Items a filtered page may evaluate before it stops short (`--max-filter-read-items`).
+    pub filter_budget: usize,
+    /// The keys Relay cursors are signed with (`--cursor-key`); `None`: this process's own.
+    pub cursor_keys: Option<Arc<CursorKeys>>,
+}
+
+impl Default for ScopeSettings {
+    fn default() -> Self {
+        ScopeSettings {
+            max_storage_calls: 500,
+            filter_budget: DEFAULT_FILTER_BUDGET,
+            cursor_keys: None,
+        }
+    }
+}
 
 impl ScopeSource {
     /// Scopes whose cursors are signed with this process's own keys.
@@ -63,6 +92,16 @@ impl ScopeSource {
             cursors: CursorKeys::of_this_process(),
             filter_budget: DEFAULT_FILTER_BUDGET,
             rules: Arc::default(),
+        }
+    }
+
+    /// Scopes made with `settings`.
+    pub fn configured(store: Store, settings: &ScopeSettings) -> ScopeSource {
+        let source = ScopeSource::new(store, settings.max_storage_calls)
+            .with_filter_budget(settings.filter_budget);
+        match &settings.cursor_keys {
+            Some(keys) => source.with_cursor_keys(keys.clone()),
+            None => source,
         }
     }
 
@@ -131,7 +170,6 @@ impl RequestScope {
             filter_budget: DEFAULT_FILTER_BUDGET,
             identity: Identity::Tool,
             rules: Arc::default(),
-            pages: Mutex::default(),
             filter_reads: Mutex::default(),
             changes: Mutex::default(),
         }
@@ -157,14 +195,6 @@ impl RequestScope {
                     .field_access(&self.identity, type_name, field, Operation::Read),
                 item,
             )
-    }
-
-    pub(super) fn stash_page(&self, key: PageKey, read: PageRead) {
-        lock(&self.pages).insert(key, read);
-    }
-
-    pub(super) fn take_page(&self, key: &PageKey) -> Option<PageRead> {
-        lock(&self.pages).remove(key)
     }
 
     /// Notes what a filtered page read, under `at` (where the request asked for it).

@@ -24,10 +24,6 @@ use crate::model::Model;
 pub struct SchemaOptions {
     pub introspection: bool,
     pub limits: QueryLimits,
-    /// Storage calls one request may make; past it, fields answer `BadUserInput`.
-    pub max_storage_calls: usize,
-    /// Items a filtered page may evaluate before it stops short (`--max-filter-read-items`).
-    pub max_filter_read_items: usize,
     /// The declarative resolvers of `resolvers/`.
     pub resolvers: Arc<crate::resolvers::Resolvers>,
     /// A subscription event whose answer is larger than this reaches its subscriber as an
@@ -45,8 +41,6 @@ impl Default for SchemaOptions {
         SchemaOptions {
             introspection: true,
             limits: QueryLimits::default(),
-            max_storage_calls: 500,
-            max_filter_read_items: crate::engine::DEFAULT_FILTER_BUDGET,
             resolvers: Arc::default(),
             // AppSync's limit on a subscription payload.
             max_event_bytes: 240 * 1024,
@@ -357,7 +351,7 @@ fn check_defaults(model: &Model) -> Result<(), SchemaError> {
         for (field, scalar, default) in type_def.defaults() {
             let fits = match scalar {
                 ScalarType::Id => crate::keys::validate_id(default).is_ok(),
-                scalar => crate::engine::valid_text(scalar, default),
+                scalar => crate::engine::formats::valid_text(scalar, default),
             };
             if !fits {
                 return Err(SchemaError(format!(

@@ -16,10 +16,11 @@ use super::errors::graphql_error;
 use super::fields::attribute_field;
 use super::values::from_input;
 use super::{filters, key_conditions, prefetch};
-use crate::engine::{
-    self, Connection, DEFAULT_PAGE_SIZE, EngineError, KeyField, MAX_PAGE_SIZE, Node, Page,
-    PageArguments, PageEdge, PageRequest,
+use crate::engine::read::{
+    Connection, DEFAULT_PAGE_SIZE, KeyField, MAX_PAGE_SIZE, Node, Page, PageArguments, PageEdge,
+    PageRequest,
 };
+use crate::engine::{self, EngineError};
 use crate::keys::Cursor;
 use crate::model::{FieldDef, FieldKind, IndexDef, Model, ScalarType, TypeDef};
 
@@ -261,7 +262,7 @@ pub(super) fn list_field(type_def: &TypeDef) -> Field {
     let name = format!("list{}", crate::model::plural(&type_def.name));
     let connection_type = format!("{}Connection", type_def.name);
     let shards = type_def.list.map_or(0, |l| l.shards);
-    let key_field = engine::list_key_field(&type_def);
+    let key_field = engine::read::list_key_field(&type_def);
     let description = match &type_def.list_sort {
         None => format!(
             "Every {}, oldest first (sortDirection: DESC for newest first): one Query per shard \
@@ -297,27 +298,29 @@ async fn resolve_list(
 ) -> Result<Page, EngineError> {
     let model = model(ctx)?;
     let scope = scope(ctx)?;
-    let key_field = engine::list_key_field(type_def);
+    let key_field = engine::read::list_key_field(type_def);
     let request = page_request(key_field.as_ref(), Some(filter_fields), |name| {
         ctx.args.get(name).map(|v| v.as_value().clone())
     })?;
     let counted = ctx.look_ahead().field("totalCount").exists();
     if counted {
-        engine::whole_connection(
+        engine::read::whole_connection(
             &request,
             &format!("list{}", crate::model::plural(&type_def.name)),
         )?;
     }
     let read = async {
         if reads_nothing(ctx, &request) {
-            engine::empty_list_page(scope, type_def, &request)
+            engine::read::empty_list_page(scope, type_def, &request)
         } else {
-            engine::read_list_page(scope, type_def, &request).await
+            engine::read::read_list_page(scope, type_def, &request).await
         }
     };
     let (page, count) = futures::join!(read, async {
         match counted {
-            true => engine::list_total_count(scope, type_def).await.map(Some),
+            true => engine::read::list_total_count(scope, type_def)
+                .await
+                .map(Some),
             false => Ok(None),
         }
     });
@@ -394,7 +397,7 @@ async fn resolve_index(
         .unwrap_or_default();
     let value = from_input(&given, scalar, field)?
         .as_ref()
-        .and_then(engine::index_value)
+        .and_then(engine::derive::index_value)
         .ok_or_else(|| EngineError::bad_input(format!("{field}: a value is needed")))?;
     if crate::keys::index_partition(type_name, index, &value).len()
         > crate::keys::MAX_PARTITION_KEY_BYTES
@@ -414,9 +417,9 @@ async fn resolve_index(
     }
     let node_selection = ctx.look_ahead().field("edges").field("node");
     let page = if reads_nothing(ctx, &request) {
-        engine::empty_page(scope, model, connection, &value, &request)?
+        engine::read::empty_page(scope, model, connection, &value, &request)?
     } else {
-        engine::read_page(scope, model, connection, &value, &request, true).await?
+        engine::read::read_page(scope, model, connection, &value, &request, true).await?
     };
     note_filter_read(ctx, scope, &page);
     let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
@@ -426,7 +429,7 @@ async fn resolve_index(
 
 /// Whether the page asked for needs no read: a page of nothing (`first: 0`) whose reader does
 /// not ask whether more pages follow (`pageInfo`), as for a count alone.
-fn reads_nothing(ctx: &ResolverContext<'_>, request: &engine::PageRequest) -> bool {
+fn reads_nothing(ctx: &ResolverContext<'_>, request: &engine::read::PageRequest) -> bool {
     request.size == 0 && !ctx.look_ahead().field("pageInfo").exists()
 }
 
@@ -459,23 +462,24 @@ async fn resolve(
     let node_selection = ctx.look_ahead().field("edges").field("node");
     let counted = ctx.look_ahead().field("totalCount").exists();
     if counted {
-        engine::whole_connection(&request, &connection.field)?;
+        engine::read::whole_connection(&request, &connection.field)?;
     }
     let mut page = if reads_nothing(ctx, &request) {
-        engine::empty_page(scope, model, connection, parent.id(), &request)?
+        engine::read::empty_page(scope, model, connection, parent.id(), &request)?
     } else {
-        engine::read_page(
+        let field = ctx.item.node.response_key().node.as_str();
+        engine::read::read_field_page(
             scope,
             model,
             connection,
-            parent.id(),
+            (parent, field),
             &request,
             node_selection.exists(),
         )
         .await?
     };
     if counted {
-        page.total_count = Some(engine::total_count(scope, connection, parent).await?);
+        page.total_count = Some(engine::read::total_count(scope, connection, parent).await?);
     }
     note_filter_read(ctx, scope, &page);
     let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();

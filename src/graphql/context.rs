@@ -6,7 +6,8 @@ use std::sync::Arc;
 use async_graphql::dynamic::{FieldValue, ResolverContext, ValueAccessor};
 
 use super::null_items::missing_node;
-use crate::engine::{EngineError, Node, RequestScope};
+use crate::engine::read::Node;
+use crate::engine::{EngineError, RequestScope};
 use crate::keys;
 use crate::model::Model;
 

@@ -14,7 +14,8 @@ use super::context::{model, node_field_value, scope};
 use super::errors::graphql_error;
 use super::prefetch;
 use crate::auth::Caller;
-use crate::engine::{self, EngineError, Found, Node, PipelineInput};
+use crate::engine::read::{Found, Node, PipelineInput};
+use crate::engine::{self, EngineError};
 use crate::model::{FieldDef, FieldKind};
 use crate::resolvers::{Output, Pipeline};
 
@@ -47,7 +48,7 @@ pub(super) fn field(field: &FieldDef, pipeline: Arc<Pipeline>) -> Field {
                 arguments: &arguments,
                 caller: ctx.data::<Caller>().ok(),
             };
-            let found = engine::run_pipeline(&pipeline, scope, &input)
+            let found = engine::read::run_pipeline(&pipeline, scope, &input)
                 .await
                 .map_err(graphql_error)?;
             answer(&ctx, &pipeline.output, found)

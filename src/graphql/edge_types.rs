@@ -36,7 +36,7 @@ pub(super) fn edge_object(edge_def: &EdgeTypeDef, model: &Model) -> Object {
                 };
                 let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
                 let scope = scope(&ctx).map_err(graphql_error)?;
-                let node = engine::load_node(scope, &id, &allowed)
+                let node = engine::read::load_node(scope, &id, &allowed)
                     .await
                     .map_err(graphql_error)?;
                 Ok(node.map(|node| node_field_value(node, is_union)))

@@ -10,7 +10,8 @@ use async_graphql::dynamic::{
 use super::fields::{attribute_field, list_attribute_field};
 use super::scalars::{list_type_ref, scalar_type_ref};
 use super::values::{from_input, list_from_input};
-use crate::engine::{EngineError, Node};
+use crate::engine::EngineError;
+use crate::engine::read::Node;
 use crate::model::{FieldKind, Model, ObjectDef};
 use crate::store::{AttrValue, Item};
 

@@ -5,7 +5,7 @@ use async_graphql::dynamic::{Field, FieldFuture};
 
 use super::scalars::{list_type_ref, scalar_type_ref};
 use super::values::{list_to_graphql, to_graphql};
-use crate::engine::Node;
+use crate::engine::read::Node;
 use crate::model::ScalarType;
 use crate::store::Item;
 

@@ -7,9 +7,10 @@ use async_graphql::Value;
 use async_graphql::dynamic::{InputObject, InputValue, SchemaBuilder, TypeRef};
 
 use super::values::from_input;
-use crate::engine::{EngineError, Filter, Test};
+use crate::engine::EngineError;
 use crate::model::{EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef};
 use crate::store::AttrValue;
+use crate::store::{Filter, Test};
 
 /// Which family of inputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

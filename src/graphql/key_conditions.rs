@@ -6,7 +6,8 @@
 use async_graphql::Value;
 use async_graphql::dynamic::{Enum, EnumItem, InputObject, InputValue, TypeRef};
 
-use crate::engine::{EngineError, KeyCondition, KeyField, KeyKind, SortOperand};
+use crate::engine::EngineError;
+use crate::engine::read::{KeyCondition, KeyField, KeyKind, SortOperand};
 
 /// The enum of `sortDirection`.
 pub(super) const SORT_DIRECTION: &str = "ModelSortDirection";
@@ -185,7 +186,7 @@ fn operand(field: &KeyField, value: &Value) -> Result<SortOperand, EngineError> 
     match (field.kind, value) {
         (KeyKind::Text | KeyKind::Id, Value::String(text)) => {
             // Compared with stored values, so written as they are stored.
-            let text = crate::engine::stored_text(&field.scalar, text)
+            let text = crate::engine::formats::stored_text(&field.scalar, text)
                 .map_err(|e| EngineError::bad_input(format!("{}: {e}", field.name)))?;
             Ok(SortOperand::Text(text.into_owned()))
         }

@@ -45,7 +45,7 @@ use lru::LruCache;
 
 use super::shape::{declared_field, named_type, over};
 
-use crate::engine::DEFAULT_PAGE_SIZE;
+use crate::engine::read::DEFAULT_PAGE_SIZE;
 
 /// How many items a list without a page size is assumed to hold (edge-set lists, `leads`).
 pub const UNPAGED_LIST_ESTIMATE: u64 = 10;

@@ -16,7 +16,9 @@ use super::errors::graphql_error;
 use super::filters;
 use super::inputs::{self, Nested};
 use super::values::{from_input, list_from_input};
-use crate::engine::{self, EngineError, FieldValues, NewEdge, NewNode, Node};
+use crate::engine::read::Node;
+use crate::engine::write::{FieldValues, NewEdge, NewNode};
+use crate::engine::{self, EngineError};
 use crate::model::{EdgeTypeDef, FieldKind, Model, ScalarType, TypeDef};
 use crate::store::Item;
 
@@ -79,7 +81,7 @@ fn guard(
     ctx: &ResolverContext<'_>,
     type_def: &TypeDef,
     expected: Option<i64>,
-) -> Result<engine::Guard, EngineError> {
+) -> Result<engine::write::Guard, EngineError> {
     let condition = match ctx.args.get("condition").filter(|c| !c.is_null()) {
         Some(condition) => Some(filters::filter_of(
             condition.as_value(),
@@ -88,7 +90,7 @@ fn guard(
         )?),
         None => None,
     };
-    Ok(engine::Guard::version(expected).with_condition(condition))
+    Ok(engine::write::Guard::version(expected).with_condition(condition))
 }
 
 fn create_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture<'a> {
@@ -104,7 +106,7 @@ fn create_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeF
                     .map_err(|error| error.in_batch(index))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        engine::create_nodes(scope(ctx)?, model(ctx)?, type_def, &members)
+        engine::write::create_nodes(scope(ctx)?, model(ctx)?, type_def, &members)
             .await
             .map(Answer::from)
     })
@@ -119,12 +121,12 @@ fn update_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeF
             .iter()
             .enumerate()
             .map(|(index, input)| {
-                let member = || -> Result<engine::UpdateMember, EngineError> {
+                let member = || -> Result<engine::write::UpdateMember, EngineError> {
                     let input = input.object()?;
-                    Ok(engine::UpdateMember {
+                    Ok(engine::write::UpdateMember {
                         id: id_text(&input.try_get("id")?)?,
                         fields: field_values(model(ctx)?, type_def, &input, &[])?,
-                        guard: engine::Guard::version(expected_version(
+                        guard: engine::write::Guard::version(expected_version(
                             input.get("expectedVersion"),
                         )?),
                     })
@@ -132,7 +134,7 @@ fn update_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeF
                 member().map_err(|error| error.in_batch(index))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        engine::update_nodes(scope(ctx)?, model(ctx)?, type_def, &members)
+        engine::write::update_nodes(scope(ctx)?, model(ctx)?, type_def, &members)
             .await
             .map(Answer::from)
     })
@@ -147,7 +149,7 @@ fn delete_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeF
             .iter()
             .map(|id| id_text(&id))
             .collect::<Result<Vec<String>, EngineError>>()?;
-        engine::delete_nodes(scope(ctx)?, model(ctx)?, type_def, &ids)
+        engine::write::delete_nodes(scope(ctx)?, model(ctx)?, type_def, &ids)
             .await
             .map(Answer::from)
     })
@@ -226,7 +228,7 @@ fn create<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
     Box::pin(async move {
         let input = ctx.args.try_get("input")?.object()?;
         let node = new_node(model(ctx)?, type_def, &input)?;
-        let node = engine::create_tree(scope(ctx)?, model(ctx)?, type_def, &node).await?;
+        let node = engine::write::create_tree(scope(ctx)?, model(ctx)?, type_def, &node).await?;
         Ok(node.into())
     })
 }
@@ -240,7 +242,8 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
         let absent = unsent_variable_fields(ctx, "input");
         let fields = field_values(model(ctx)?, type_def, &input, &absent)?;
         let node =
-            engine::update_node(scope(ctx)?, model(ctx)?, type_def, &id, &fields, &guard).await?;
+            engine::write::update_node(scope(ctx)?, model(ctx)?, type_def, &id, &fields, &guard)
+                .await?;
         Ok(node.into())
     })
 }
@@ -250,7 +253,7 @@ fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
         let id = id_argument(ctx, "id")?;
         let expected = expected_version(ctx.args.get("expectedVersion"))?;
         let guard = guard(ctx, type_def, expected)?;
-        engine::delete_node(scope(ctx)?, model(ctx)?, type_def, &id, &guard)
+        engine::write::delete_node(scope(ctx)?, model(ctx)?, type_def, &id, &guard)
             .await
             .map(Answer::from)
     })
@@ -302,13 +305,13 @@ async fn add_edge(ctx: &ResolverContext<'_>, edge_name: &str) -> Result<Arc<Item
     let from = &id_text(&input.try_get("from")?)?;
     let to = &id_text(&input.try_get("to")?)?;
     let metadata = edge_metadata(edge_def, &input)?;
-    engine::add_edge(scope(ctx)?, model, edge_def, from, to, &metadata).await
+    engine::write::add_edge(scope(ctx)?, model, edge_def, from, to, &metadata).await
 }
 
 async fn remove_edge(ctx: &ResolverContext<'_>, edge_name: &str) -> Result<(), EngineError> {
     let from = &id_text(&ctx.args.try_get("from")?)?;
     let to = &id_text(&ctx.args.try_get("to")?)?;
-    engine::remove_edge(scope(ctx)?, model(ctx)?, edge_name, from, to).await
+    engine::write::remove_edge(scope(ctx)?, model(ctx)?, edge_name, from, to).await
 }
 
 /// A create's input as the engine takes it: the stored fields, and what the relation fields nest.

@@ -11,7 +11,8 @@ use super::fields::{stored_field, stored_list_field};
 use super::scalars::{list_type_ref, scalar_type_ref};
 use super::values::{list_to_graphql, to_graphql};
 use super::{connection, custom, embedded, prefetch, targets};
-use crate::engine::{self, Node};
+use crate::engine;
+use crate::engine::read::Node;
 use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
 use crate::resolvers::Resolvers;
 use crate::store::AttrValue;
@@ -102,7 +103,7 @@ fn belongs_to_field(field: &FieldDef, target: &str, foreign_key: &str, model: &M
             let Some(id) = id else { return Ok(None) };
             let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
             let scope = scope(&ctx).map_err(graphql_error)?;
-            let node = engine::load_node(scope, &id, &allowed)
+            let node = engine::read::load_node(scope, &id, &allowed)
                 .await
                 .map_err(graphql_error)?;
             if let Some(node) = &node {

@@ -12,7 +12,8 @@ use std::collections::HashSet;
 
 use async_graphql::Lookahead;
 
-use crate::engine::{self, EngineError, Node, RequestScope};
+use crate::engine::read::Node;
+use crate::engine::{self, EngineError, RequestScope};
 use crate::keys;
 use crate::model::{FieldDef, FieldKind, Model};
 use crate::store::AttrValue;
@@ -46,14 +47,14 @@ pub(super) async fn relations(
                     wanted.extend(id.filter(|id| seen.insert(id)).map(keys::node_key));
                 }
                 Relation::Targets { edge, role_sort } => wanted.extend(
-                    engine::targets(&node.item, edge, role_sort.as_deref())
+                    engine::derive::targets(&node.item, edge, role_sort.as_deref())
                         .filter(|id| seen.insert(id))
                         .map(keys::node_key),
                 ),
             }
         }
     }
-    engine::prefetch(scope, &wanted).await
+    engine::read::prefetch(scope, &wanted).await
 }
 
 /// A selected relation of a type whose nodes are read ahead.
@@ -93,7 +94,7 @@ fn plan<'m>(model: &'m Model, type_name: &str, selection: &Lookahead<'_>) -> Vec
                 };
                 relations.push(Relation::Targets {
                     edge,
-                    role_sort: engine::role_sort_value(model, edge_def, role.as_deref()),
+                    role_sort: engine::derive::role_sort_value(model, edge_def, role.as_deref()),
                 });
             }
             _ => {}

@@ -9,7 +9,8 @@ use super::connection::page_request;
 use super::context::{id_argument, id_text, model, node_field_value, node_list, scope};
 use super::errors::graphql_error;
 use super::prefetch;
-use crate::engine::{self, Connection, EngineError, Node};
+use crate::engine::read::{Connection, Node, Prefetch};
+use crate::engine::{self, EngineError};
 use crate::keys;
 use crate::model::{FieldDef, Model, TypeDef, lower_first, upper_first};
 
@@ -80,15 +81,22 @@ fn by_id(type_def: &TypeDef, model: &Model) -> Field {
             let edge_connections = edge_connections.clone();
             FieldFuture::new(async move {
                 let id = id_argument(&ctx, "id").map_err(graphql_error)?;
-                if read_ahead_root(&ctx, &name, &id, &edge_connections)
-                    .await
-                    .map_err(graphql_error)?
-                {
-                    return Ok(Some(node_field_value(Node::identity(&name, &id), false)));
-                }
-                let node = node(&ctx, std::slice::from_ref(&name))
+                let ahead = read_ahead_root(&ctx, &name, &id, &edge_connections)
                     .await
                     .map_err(graphql_error)?;
+                // The page read ahead goes down with the node, to the field it was read for.
+                let node = match ahead {
+                    Some(ahead) if ahead.proves_parent() => {
+                        Some(Node::identity(&name, &id).with_prefetch(ahead))
+                    }
+                    ahead => node(&ctx, std::slice::from_ref(&name))
+                        .await
+                        .map_err(graphql_error)?
+                        .map(|node| match ahead {
+                            Some(ahead) => node.with_prefetch(ahead),
+                            None => node,
+                        }),
+                };
                 Ok(node.map(|node| node_field_value(node, false)))
             })
         },
@@ -101,7 +109,7 @@ async fn node(ctx: &ResolverContext<'_>, types: &[String]) -> Result<Option<Node
     let id = id_argument(ctx, "id")?;
     let allowed: Vec<&str> = types.iter().map(String::as_str).collect();
     let scope = scope(ctx)?;
-    let node = engine::load_node(scope, &id, &allowed).await?;
+    let node = engine::read::load_node(scope, &id, &allowed).await?;
     if let Some(node) = &node {
         prefetch::relations(scope, model(ctx)?, &[node], &ctx.look_ahead()).await?;
     }
@@ -110,23 +118,23 @@ async fn node(ctx: &ResolverContext<'_>, types: &[String]) -> Result<Option<Node
 
 /// Serves `team(id:) { goals {…} }` without reading the team. When the query selects nothing of
 /// the node but its id and edge connections, the first of those connections' pages is read
-/// first (the field will use it); an edge there proves the node exists with the right type,
-/// so the node itself need not be read. Answers whether it was proven; if not, the caller reads
-/// the node.
+/// first, for the node to hand down to that field (a [`Prefetch`]); an edge there proves the
+/// node exists with the right type, so the node itself need not be read. `None` when nothing
+/// was read ahead.
 async fn read_ahead_root(
     ctx: &ResolverContext<'_>,
     type_name: &str,
     id: &str,
     connections: &[Connection],
-) -> Result<bool, EngineError> {
+) -> Result<Option<Prefetch>, EngineError> {
     // An edge proves the node exists, not that the caller may read it.
     if scope(ctx)?.read_access(&[type_name]) != engine::Access::All {
-        return Ok(false);
+        return Ok(None);
     }
     let look_ahead = ctx.look_ahead();
     let fields = look_ahead.selection_fields();
     let Some(root) = fields.first() else {
-        return Ok(false);
+        return Ok(None);
     };
     let mut first = None;
     for child in root.selection_set() {
@@ -136,12 +144,12 @@ async fn read_ahead_root(
                 Some(connection) => {
                     first.get_or_insert((connection, child));
                 }
-                None => return Ok(false),
+                None => return Ok(None),
             },
         }
     }
     let Some((connection, child)) = first else {
-        return Ok(false);
+        return Ok(None);
     };
     let arguments = child
         .arguments()
@@ -151,7 +159,7 @@ async fn read_ahead_root(
         .iter()
         .any(|(name, value)| name.as_str() == "filter" && *value != async_graphql::Value::Null)
     {
-        return Ok(false);
+        return Ok(None);
     }
     let request = page_request(connection.key_field.as_ref(), None, |name| {
         arguments
@@ -159,12 +167,13 @@ async fn read_ahead_root(
             .find(|(argument, _)| argument.as_str() == name)
             .map(|(_, value)| value.clone())
     })?;
-    engine::read_ahead(
+    let response_key = child.alias().unwrap_or(child.name());
+    engine::read::read_ahead(
         scope(ctx)?,
         model(ctx)?,
         connection,
-        id,
-        type_name,
+        (id, type_name),
+        response_key,
         &request,
     )
     .await
@@ -190,7 +199,7 @@ async fn nodes(
     let scope = scope(ctx)?;
     let allowed: Vec<&str> = types.iter().map(String::as_str).collect();
     let mut nodes = Vec::with_capacity(checked.len());
-    for (index, node) in engine::load_nodes_each(scope, &checked, &allowed)
+    for (index, node) in engine::read::load_nodes_each(scope, &checked, &allowed)
         .await?
         .into_iter()
         .enumerate()
@@ -253,7 +262,7 @@ async fn by_unique_value(
         _ => value.string()?.to_owned(),
     };
     let scope = scope(ctx)?;
-    let node = engine::load_node_by_unique(scope, type_name, field, &value).await?;
+    let node = engine::read::load_node_by_unique(scope, type_name, field, &value).await?;
     if let Some(node) = &node {
         prefetch::relations(scope, model(ctx)?, &[node], &ctx.look_ahead()).await?;
     }

@@ -63,7 +63,7 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuild
         builder = builder.register(Scalar::new(name).description(description).validator(
             move |value| match (value, &check) {
                 (Value::Number(n), ScalarType::AwsTimestamp) => n.is_i64(),
-                (Value::String(text), scalar) => engine::valid_text(scalar, text),
+                (Value::String(text), scalar) => engine::formats::valid_text(scalar, text),
                 _ => false,
             },
         ));

@@ -8,7 +8,7 @@ use async_graphql::dynamic::{Enum, Interface, InterfaceField, SchemaBuilder, Typ
 
 use super::filters::{self, FilterKind};
 use super::{connection, declared, edge_types, embedded, inputs, key_conditions, objects, scalars};
-use crate::engine::{Connection, KeyKind};
+use crate::engine::read::{Connection, KeyKind};
 use crate::model::{FieldKind, Model};
 use crate::resolvers::Resolvers;
 
@@ -158,7 +158,7 @@ fn register_sorting(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder 
     let list_keys: Vec<KeyKind> = model
         .types
         .iter()
-        .filter_map(|t| crate::engine::list_key_field(t).map(|f| f.kind))
+        .filter_map(|t| crate::engine::read::list_key_field(t).map(|f| f.kind))
         .collect();
     for kind in key_conditions::KINDS {
         let used = connections

@@ -28,8 +28,10 @@ use super::scalars::scalar_type_ref;
 use super::values::from_input;
 use crate::auth::Caller;
 use crate::changes::{ChangeKind, Event, EventHub, EventReceiver, Watch};
-use crate::engine::{Access, EngineError, Filter, Node, ScopeSource, Test};
+use crate::engine::read::Node;
+use crate::engine::{Access, EngineError, ScopeSource};
 use crate::model::{Model, Operation, ScalarType, TypeDef};
+use crate::store::{Filter, Test};
 
 /// The fields a subscription to `type_def` filters on: `id`, and those of a condition.
 fn filtered_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
@@ -201,10 +203,7 @@ fn node_subscription(watch: NodeWatch, description: String) -> SubscriptionField
             };
             let events = receiver(&ctx).await?;
             Ok(stream_of(events, watch, move |item| {
-                FieldValue::owned_any(Node {
-                    typename: typename.clone(),
-                    item,
-                })
+                FieldValue::owned_any(Node::new(typename.clone(), item))
             }))
         })
     })

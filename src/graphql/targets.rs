@@ -6,7 +6,8 @@ use async_graphql::dynamic::{Field, FieldFuture, FieldValue, TypeRef};
 use super::context::{self, node_field_value, possible_types, scope};
 use super::errors::graphql_error;
 use super::prefetch;
-use crate::engine::{self, Node};
+use crate::engine;
+use crate::engine::read::Node;
 use crate::model::{FieldDef, Model};
 
 pub(super) fn targets_field(
@@ -19,7 +20,7 @@ pub(super) fn targets_field(
     let edge_def = model
         .edge_def(edge)
         .expect("the model checked that @targets names an edge type");
-    let role_sort = engine::role_sort_value(model, edge_def, role);
+    let role_sort = engine::derive::role_sort_value(model, edge_def, role);
     let allowed = possible_types(model, element);
     let is_union = model.union_def(element).is_some();
     // Every target of the edge is of this one type, checked when the edge was added: a query
@@ -40,7 +41,7 @@ pub(super) fn targets_field(
                     return Ok(None);
                 };
                 let ids: Vec<&str> =
-                    engine::targets(&parent.item, &edge, role_sort.as_deref()).collect();
+                    engine::derive::targets(&parent.item, &edge, role_sort.as_deref()).collect();
                 let scope = scope(&ctx).map_err(graphql_error)?;
                 // Targets the caller may not read are left out, so each is read.
                 let readable = scope.read_access(&[element.as_str()]) == engine::Access::All;
@@ -52,7 +53,7 @@ pub(super) fn targets_field(
                     )));
                 }
                 let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
-                let nodes = engine::load_nodes(scope, &ids, &allowed)
+                let nodes = engine::read::load_nodes(scope, &ids, &allowed)
                     .await
                     .map_err(graphql_error)?;
                 let model = context::model(&ctx).map_err(graphql_error)?;

@@ -37,7 +37,7 @@ pub(super) fn from_input(
             AttrValue::S(id.clone())
         }
         (Value::String(s), _) => AttrValue::S(
-            crate::engine::stored_text(scalar, s)
+            crate::engine::formats::stored_text(scalar, s)
                 .map_err(|e| EngineError::bad_input(format!("{field}: {e}")))?
                 .into_owned(),
         ),

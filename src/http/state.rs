@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::auth::Authenticator;
 use crate::changes::EventHub;
 use crate::config::HttpConfig;
-use crate::engine::{Rules, ScopeSource};
+use crate::engine::ScopeSource;
 use crate::graphql::Api;
 use crate::graphql::Transport;
 use crate::store::Store;
@@ -49,7 +49,7 @@ pub(super) struct StateInner {
 impl AppState {
     pub fn new(
         api: Api,
-        rules: Arc<Rules>,
+        scopes: ScopeSource,
         store: Store,
         events: EventHub,
         auth: Option<Authenticator>,
@@ -66,15 +66,7 @@ impl AppState {
                 metrics: HttpMetrics::new(&ROUTES),
                 graphiql,
                 expose_storage_calls: config.expose_storage_calls,
-                scopes: {
-                    let scopes = ScopeSource::new(store.clone(), config.graphql.max_storage_calls)
-                        .with_filter_budget(config.graphql.max_filter_read_items)
-                        .with_rules(rules);
-                    match &config.cursor_keys {
-                        Some(keys) => scopes.with_cursor_keys(keys.clone()),
-                        None => scopes,
-                    }
-                },
+                scopes,
                 store,
                 max_subscriptions_per_connection: config.max_subscriptions_per_connection,
                 closing: tokio::sync::watch::Sender::new(false),

@@ -43,6 +43,13 @@ pub fn validate_id(id: &str) -> Result<(), IdError> {
     }
 }
 
+/// The table's partition key attribute: a node's partition (`NODE#<id>`), a unique value's, a
+/// slot's or a list's counter item's.
+pub const PK: &str = "PK";
+/// The table's sort key attribute: equal to [`PK`] on a node item, an edge's key in its source
+/// node's partition.
+pub const SK: &str = "SK";
+
 /// What every node item's `PK` and `SK` start with.
 const NODE_PREFIX: &str = "NODE#";
 

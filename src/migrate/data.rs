@@ -27,6 +27,7 @@ use serde::Deserialize;
 use sha2::Digest as _;
 
 use crate::engine;
+use crate::keys;
 use crate::model::{FieldKind, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, StoreError};
 
@@ -417,7 +418,7 @@ fn counted_layout(model: &Model) -> String {
 fn is_managed(attribute: &str) -> bool {
     matches!(
         attribute,
-        "PK" | "SK" | "id" | "__typename" | "version" | "createdAt" | "updatedAt" | "edges"
+        keys::PK | keys::SK | "id" | "__typename" | "version" | "createdAt" | "updatedAt" | "edges"
     )
 }
 
@@ -451,7 +452,7 @@ fn default_value(
     if let toml::Value::String(text) = value {
         let valid = match scalar {
             ScalarType::Id => crate::keys::validate_id(text).is_ok(),
-            scalar => engine::valid_text(scalar, text),
+            scalar => engine::formats::valid_text(scalar, text),
         };
         if !valid {
             return Err(format!("set_default: {text:?} is not a valid {scalar:?}"));
@@ -469,7 +470,7 @@ fn default_value(
             _,
         ) => return Err(wrong()),
         (_, toml::Value::String(s)) => AttrValue::S(
-            engine::stored_text(scalar, s)
+            engine::formats::stored_text(scalar, s)
                 .map_err(|e| format!("set_default: {e}"))?
                 .into_owned(),
         ),

@@ -15,7 +15,8 @@ use futures::StreamExt as _;
 
 use super::data::{DataMigrationError, Migration};
 use crate::check;
-use crate::engine::{self, WRITE_ATTEMPTS};
+use crate::engine;
+use crate::engine::write::WRITE_ATTEMPTS;
 use crate::keys;
 use crate::model::{Model, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, Store, StoreError, Write};
@@ -150,7 +151,7 @@ impl<'a> Batch<'a> {
                         Some(version) => Clause::Equals("version".to_owned(), version.clone()),
                         None => Clause::Exists,
                     }];
-                    engine::node_update(&write.current, &write.next, condition)
+                    engine::write::node_update(&write.current, &write.next, condition)
                 })
                 .collect();
             match self.store.transact_write(transaction).await {
@@ -163,7 +164,7 @@ impl<'a> Batch<'a> {
                     let key = Key::same(
                         failed
                             .current
-                            .get("PK")
+                            .get(keys::PK)
                             .and_then(AttrValue::as_str)
                             .unwrap_or_default()
                             .to_owned(),
@@ -233,7 +234,7 @@ pub(super) async fn rekey_unique_values(
         let mut node = Some(scanned.clone());
         let mut attempts = 0;
         while let Some(value) = node.as_ref().and_then(|node| node.get(&field.name)) {
-            let plain = engine::unique_text(value);
+            let plain = engine::derive::unique_text(value);
             let today = keys::unique_key(&type_def.name, &field.name, &plain);
             let earlier = keys::unique_key_v1(&type_def.name, &field.name, &plain);
             if today == earlier {
@@ -274,8 +275,8 @@ pub(super) async fn rekey_unique_values(
             ];
             if holder.is_none() {
                 let mut item = held;
-                item.insert("PK".to_owned(), AttrValue::S(today.clone()));
-                item.insert("SK".to_owned(), AttrValue::S(today));
+                item.insert(keys::PK.to_owned(), AttrValue::S(today.clone()));
+                item.insert(keys::SK.to_owned(), AttrValue::S(today));
                 writes.push(Write::Put {
                     item,
                     condition: vec![Clause::NotExists],
@@ -324,19 +325,19 @@ async fn transform(
     }
     if migration.recompute_slots {
         next.retain(|name, _| !keys::is_slot_attribute(name));
-        engine::set_slot_attributes(model, type_def, &mut next);
+        engine::derive::set_slot_attributes(model, type_def, &mut next);
     }
     if migration.fill_type_index {
-        engine::set_list_attributes(model, type_def, &mut next);
+        engine::derive::set_list_attributes(model, type_def, &mut next);
     }
     if let Some(name) = &migration.fill_index
         && let Some(index) = type_def.indexes.iter().find(|i| i.name == *name)
     {
-        engine::set_index_attributes(model, type_def, index, &mut next);
+        engine::derive::set_index_attributes(model, type_def, index, &mut next);
     }
     if migration.rebuild_edge_sets {
         let partition = next
-            .get("PK")
+            .get(keys::PK)
             .and_then(AttrValue::as_str)
             .unwrap_or_default()
             .to_owned();

@@ -156,7 +156,9 @@ fn read_record(item: Item) -> Record {
             let key = match value {
                 AttrValue::M(key) => {
                     let part = |n: &str| key.get(n).and_then(AttrValue::as_str).map(str::to_owned);
-                    part("PK").zip(part("SK")).map(|(pk, sk)| Key { pk, sk })
+                    part(keys::PK)
+                        .zip(part(keys::SK))
+                        .map(|(pk, sk)| Key { pk, sk })
                 }
                 _ => None,
             };
@@ -417,7 +419,7 @@ impl<'a> Pass<'a> {
         for (run, record) in runs.iter().zip(records.iter_mut()) {
             if run.collisions.is_empty() {
                 record.insert("status".to_owned(), AttrValue::S("applied".to_owned()));
-                record.insert("appliedAt".to_owned(), AttrValue::S(engine::now()));
+                record.insert("appliedAt".to_owned(), AttrValue::S(engine::formats::now()));
             }
         }
         let kept: Vec<(Item, HashMap<u16, Option<Key>>)> = runs
@@ -615,8 +617,8 @@ enum RecordStatus {
 fn record_item(migration: &Migration, changed: usize, status: RecordStatus) -> Item {
     let key = record_key(&migration.name);
     let mut item = Item::from_iter([
-        ("PK".to_owned(), AttrValue::S(key.pk)),
-        ("SK".to_owned(), AttrValue::S(key.sk)),
+        (keys::PK.to_owned(), AttrValue::S(key.pk)),
+        (keys::SK.to_owned(), AttrValue::S(key.sk)),
         (
             "__typename".to_owned(),
             AttrValue::S("Migration".to_owned()),
@@ -635,12 +637,12 @@ fn record_item(migration: &Migration, changed: usize, status: RecordStatus) -> I
     match status {
         RecordStatus::Running { segments } => {
             item.insert("status".to_owned(), text("running"));
-            item.insert("startedAt".to_owned(), AttrValue::S(engine::now()));
+            item.insert("startedAt".to_owned(), AttrValue::S(engine::formats::now()));
             item.insert("segments".to_owned(), AttrValue::N(segments.to_string()));
         }
         RecordStatus::Applied => {
             item.insert("status".to_owned(), text("applied"));
-            item.insert("appliedAt".to_owned(), AttrValue::S(engine::now()));
+            item.insert("appliedAt".to_owned(), AttrValue::S(engine::formats::now()));
         }
     }
     item
@@ -704,8 +706,8 @@ async fn save_records(
                 .map(|(segment, key)| {
                     let value = match key {
                         Some(key) => AttrValue::M(Item::from_iter([
-                            ("PK".to_owned(), AttrValue::S(key.pk.clone())),
-                            ("SK".to_owned(), AttrValue::S(key.sk.clone())),
+                            (keys::PK.to_owned(), AttrValue::S(key.pk.clone())),
+                            (keys::SK.to_owned(), AttrValue::S(key.sk.clone())),
                         ])),
                         None => AttrValue::S("done".to_owned()),
                     };
@@ -733,5 +735,5 @@ async fn save_records(
 
 fn is_node(item: &Item) -> bool {
     let text = |n: &str| item.get(n).and_then(AttrValue::as_str).unwrap_or_default();
-    text("PK").starts_with("NODE#") && text("PK") == text("SK")
+    text(keys::PK).starts_with("NODE#") && text(keys::PK) == text(keys::SK)
 }

@@ -418,6 +418,7 @@ async fn a_bad_auth_configuration_stops_start_up() {
             table: "tablegraph".to_owned(),
             tuning: tablegraph::store::StoreTuning::default(),
         },
+        scopes: Default::default(),
         http: HttpConfig {
             auth: jwt(JwtKeys::JwksFile(repository_file(
                 "tests/fixtures/jwt/missing.json",

@@ -247,9 +247,11 @@ async fn a_name_too_long_for_a_unique_key_is_refused_and_never_looked_up() {
 
 #[tokio::test]
 async fn a_request_that_fans_out_past_its_call_budget_is_refused() {
-    let mut config = tablegraph::config::HttpConfig::default();
-    config.graphql.max_storage_calls = 3;
-    let app = crate::helpers::spawn_app_with(config).await;
+    let app = crate::helpers::spawn_app_scoped(tablegraph::engine::ScopeSettings {
+        max_storage_calls: 3,
+        ..Default::default()
+    })
+    .await;
     let mut farms = Vec::new();
     for n in 0..4 {
         farms.push(app.create_farm(&format!("Fan {n}")).await);

@@ -2,9 +2,9 @@
 //! change events each committed write reports on its request's scope.
 
 use tablegraph::changes::ChangeKind;
-use tablegraph::engine::{
-    self, EngineError, FieldValues, PageArguments, PageRequest, RequestScope,
-};
+use tablegraph::engine::read::{PageArguments, PageRequest};
+use tablegraph::engine::write::FieldValues;
+use tablegraph::engine::{self, EngineError, RequestScope};
 use tablegraph::model::Model;
 use tablegraph::store::{AttrValue, Item, Store};
 
@@ -24,7 +24,7 @@ fn field(item: Option<&std::sync::Arc<Item>>, name: &str) -> Option<String> {
 
 async fn create(store: &Store, model: &Model, kind: &str, fields: FieldValues) -> String {
     let type_def = model.type_def(kind).expect("the default schema's type");
-    engine::create_node(&scope(store), model, type_def, &fields)
+    engine::write::create_node(&scope(store), model, type_def, &fields)
         .await
         .expect("the create commits")
         .id()
@@ -38,9 +38,10 @@ async fn node_writes_report_each_change_with_the_item_before_and_after() {
     let farm = model.type_def("Farm").expect("Farm");
 
     let scope = scope(&app.store);
-    let created = engine::create_node(&scope, model, farm, &vec![("name".into(), text("Ridge"))])
-        .await
-        .expect("the create commits");
+    let created =
+        engine::write::create_node(&scope, model, farm, &vec![("name".into(), text("Ridge"))])
+            .await
+            .expect("the create commits");
     let changes = scope.take_changes();
     assert_eq!(changes.len(), 1);
     assert_eq!(changes[0].kind(), ChangeKind::Created);
@@ -53,13 +54,13 @@ async fn node_writes_report_each_change_with_the_item_before_and_after() {
     assert!(scope.take_changes().is_empty(), "changes are taken once");
 
     let scope = self::scope(&app.store);
-    engine::update_node(
+    engine::write::update_node(
         &scope,
         model,
         farm,
         created.id(),
         &vec![("name".into(), text("High Ridge"))],
-        &engine::Guard::version(Some(1)),
+        &engine::write::Guard::version(Some(1)),
     )
     .await
     .expect("the update commits");
@@ -76,9 +77,15 @@ async fn node_writes_report_each_change_with_the_item_before_and_after() {
     );
 
     let scope = self::scope(&app.store);
-    let deleted = engine::delete_node(&scope, model, farm, created.id(), &engine::Guard::default())
-        .await
-        .expect("the delete commits");
+    let deleted = engine::write::delete_node(
+        &scope,
+        model,
+        farm,
+        created.id(),
+        &engine::write::Guard::default(),
+    )
+    .await
+    .expect("the delete commits");
     assert!(deleted.is_some());
     let changes = scope.take_changes();
     assert_eq!(changes.len(), 1);
@@ -118,7 +125,7 @@ async fn edge_writes_and_cascades_report_the_edges_they_change() {
     let role = |role: &str| Item::from_iter([("role".to_owned(), AttrValue::S(role.to_owned()))]);
 
     let scope = scope(&app.store);
-    engine::add_edge(&scope, model, membership, &goal, &user, &role("LEAD"))
+    engine::write::add_edge(&scope, model, membership, &goal, &user, &role("LEAD"))
         .await
         .expect("the edge is added");
     let changes = scope.take_changes();
@@ -129,7 +136,7 @@ async fn edge_writes_and_cascades_report_the_edges_they_change() {
     assert_eq!(field(changes[0].new.as_ref(), "to"), Some(user.clone()));
 
     let scope = self::scope(&app.store);
-    engine::add_edge(
+    engine::write::add_edge(
         &scope,
         model,
         membership,
@@ -153,9 +160,15 @@ async fn edge_writes_and_cascades_report_the_edges_they_change() {
     // Deleting the user removes the edge in the same transaction: both are reported.
     let scope = self::scope(&app.store);
     let user_type = model.type_def("User").expect("User");
-    engine::delete_node(&scope, model, user_type, &user, &engine::Guard::default())
-        .await
-        .expect("the delete commits");
+    engine::write::delete_node(
+        &scope,
+        model,
+        user_type,
+        &user,
+        &engine::write::Guard::default(),
+    )
+    .await
+    .expect("the delete commits");
     let mut changes: Vec<(String, ChangeKind)> = scope
         .take_changes()
         .into_iter()
@@ -186,9 +199,10 @@ async fn a_refused_write_reports_no_change_and_leaves_the_table_as_it_was() {
     .await;
 
     let scope = scope(&app.store);
-    let error = engine::create_node(&scope, model, farm, &vec![("name".into(), text(" RIDGE "))])
-        .await
-        .expect_err("the name is taken, in another case");
+    let error =
+        engine::write::create_node(&scope, model, farm, &vec![("name".into(), text(" RIDGE "))])
+            .await
+            .expect_err("the name is taken, in another case");
     assert_eq!(
         error,
         EngineError::UniqueConstraintViolation {
@@ -198,7 +212,7 @@ async fn a_refused_write_reports_no_change_and_leaves_the_table_as_it_was() {
     );
     assert!(scope.take_changes().is_empty());
 
-    let error = engine::remove_edge(&scope, model, "GoalMembership", "nobody", "nothing")
+    let error = engine::write::remove_edge(&scope, model, "GoalMembership", "nobody", "nothing")
         .await
         .expect_err("there is no such edge");
     assert_eq!(error.error_type(), "BadUserInput");
@@ -207,7 +221,11 @@ async fn a_refused_write_reports_no_change_and_leaves_the_table_as_it_was() {
 }
 
 /// A farm named `name` with a cow of each of `cows`, and its `cows` connection.
-async fn farm_with_cows(app: &TestApp, name: &str, cows: &[&str]) -> (String, engine::Connection) {
+async fn farm_with_cows(
+    app: &TestApp,
+    name: &str,
+    cows: &[&str],
+) -> (String, engine::read::Connection) {
     let model = &app.model;
     let farm = create(&app.store, model, "Farm", vec![("name".into(), text(name))]).await;
     for cow in cows {
@@ -216,7 +234,7 @@ async fn farm_with_cows(app: &TestApp, name: &str, cows: &[&str]) -> (String, en
     }
     let farm_type = model.type_def("Farm").expect("Farm");
     let connection =
-        engine::Connection::of(farm_type, farm_type.field("cows").expect("cows"), model)
+        engine::read::Connection::of(farm_type, farm_type.field("cows").expect("cows"), model)
             .expect("a connection field");
     (farm, connection)
 }
@@ -232,7 +250,7 @@ async fn a_page_is_read_without_graphql_and_its_cursor_moves_within_it() {
     })
     .expect("a valid page");
     let scope = scope(&app.store);
-    let page = engine::read_page(&scope, model, &cows, &farm, &first_two, false)
+    let page = engine::read::read_page(&scope, model, &cows, &farm, &first_two, false)
         .await
         .expect("the page is read");
     let names: Vec<Option<String>> = page
@@ -250,14 +268,14 @@ async fn a_page_is_read_without_graphql_and_its_cursor_moves_within_it() {
         ..PageArguments::default()
     })
     .expect("a valid page");
-    let page = engine::read_page(&scope, model, &cows, &farm, &rest, false)
+    let page = engine::read::read_page(&scope, model, &cows, &farm, &rest, false)
         .await
         .expect("the next page is read");
     assert_eq!(page.edges.len(), 1);
     assert!(!page.has_next_page && page.has_previous_page);
 
     // A cursor of this connection under another farm is refused.
-    let forged = engine::read_page(&scope, model, &cows, "another-farm", &rest, false)
+    let forged = engine::read::read_page(&scope, model, &cows, "another-farm", &rest, false)
         .await
         .expect_err("the cursor is bound to its farm");
     assert_eq!(forged.error_type(), "BadUserInput");
@@ -287,7 +305,7 @@ async fn cursors_are_signed_with_the_servers_key_and_survive_its_rotation() {
         .expect("a valid page")
     };
     let old = scopes("old", None);
-    let first = engine::read_page(&old.scope(None), model, &cows, &farm, &page(None), false)
+    let first = engine::read::read_page(&old.scope(None), model, &cows, &farm, &page(None), false)
         .await
         .expect("a page");
     let cursor = first.edges[0].cursor.encode(&old.scope(None).cursors);
@@ -295,7 +313,7 @@ async fn cursors_are_signed_with_the_servers_key_and_survive_its_rotation() {
 
     // Another replica with the same key, and one rotating it, read the cursor.
     for source in [scopes("old", None), scopes("new", Some("old"))] {
-        let next = engine::read_page(
+        let next = engine::read::read_page(
             &source.scope(None),
             model,
             &cows,
@@ -312,7 +330,7 @@ async fn cursors_are_signed_with_the_servers_key_and_survive_its_rotation() {
     }
     // A replica with another key, or one that has retired the old key, refuses it.
     for source in [scopes("other", None), scopes("new", None)] {
-        let refused = engine::read_page(
+        let refused = engine::read::read_page(
             &source.scope(None),
             model,
             &cows,
@@ -338,7 +356,7 @@ async fn cursors_are_signed_with_the_servers_key_and_survive_its_rotation() {
         bytes[last] ^= 0x20;
         engine.encode(bytes)
     };
-    let refused = engine::read_page(
+    let refused = engine::read::read_page(
         &old.scope(None),
         model,
         &cows,

@@ -5,10 +5,7 @@
 
 use serde_json::{Value, json};
 
-use tablegraph::config::HttpConfig;
-use tablegraph::graphql::SchemaOptions;
-
-use crate::helpers::{TestApp, error_type, spawn_app, spawn_app_with};
+use crate::helpers::{TestApp, error_type, spawn_app, spawn_app_scoped};
 
 /// Farms whose names say which filters they meet: every 100th is `Rare` (1 %), the others
 /// alternate `Even`/`Odd` (about half each). Answers every id with its name.
@@ -252,12 +249,9 @@ async fn filters_on_lists_keep_pages_full_at_0_1_50_and_100_percent() {
 
 #[tokio::test]
 async fn a_page_the_budget_stops_says_so_and_the_next_goes_on_from_there() {
-    let app = spawn_app_with(HttpConfig {
-        graphql: SchemaOptions {
-            max_filter_read_items: 40,
-            ..SchemaOptions::default()
-        },
-        ..HttpConfig::default()
+    let app = spawn_app_scoped(tablegraph::engine::ScopeSettings {
+        filter_budget: 40,
+        ..Default::default()
     })
     .await;
     let farms = named_farms(&app, 300).await;

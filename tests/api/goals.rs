@@ -109,6 +109,33 @@ async fn the_koan_page_costs_three_calls_with_thirty_two_concurrent_clients() {
     }
 }
 
+/// The page read ahead of a team's first connection goes down with the team to the field it
+/// was read for: another alias of the same connection, asking for another page, reads its own.
+#[tokio::test]
+async fn two_aliases_of_one_connection_each_answer_their_own_page() {
+    let app = spawn_app().await;
+    let growth = koan_company(&app, 5).await;
+    let (body, calls) = app
+        .graphql_counted(
+            "query($team: ID!) { team(id: $team) {
+                a: goals(first: 1) { edges { role } }
+                b: goals(first: 3, sortDirection: DESC) { edges { role cursor } }
+                goals(first: 2) { edges { role } }
+            } }",
+            json!({ "team": growth }),
+        )
+        .await;
+    let count = |key: &str| body["data"]["team"][key]["edges"].as_array().map(Vec::len);
+    assert_eq!(
+        (count("a"), count("b"), count("goals")),
+        (Some(1), Some(3), Some(2)),
+        "{body}"
+    );
+    // One Query read ahead (for `a`, proving the team), one for each other page; the team
+    // itself is never read.
+    assert_eq!(calls, ["Query:GSI01", "Query:GSI01", "Query:GSI01"]);
+}
+
 #[tokio::test]
 async fn a_team_id_given_for_a_user_still_answers_null() {
     let app = spawn_app().await;

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use tablegraph::app::Application;
 use tablegraph::changes::EventHub;
 use tablegraph::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
+use tablegraph::engine::ScopeSettings;
 use tablegraph::model::Model;
 use tablegraph::store::{EmbeddedLocation, Store, StoreTuning};
 
@@ -53,7 +54,27 @@ pub async fn spawn_schema_tuned(http: HttpConfig, schema: &str, tuning: StoreTun
     spawn(http, schema, tuning).await
 }
 
+/// Starts the server with the default schema, each request's scope made with `scopes`.
+pub async fn spawn_app_scoped(scopes: ScopeSettings) -> TestApp {
+    spawn_configured(
+        HttpConfig::default(),
+        scopes,
+        "schema.graphql",
+        StoreTuning::default(),
+    )
+    .await
+}
+
 async fn spawn(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
+    spawn_configured(http, ScopeSettings::default(), schema, tuning).await
+}
+
+async fn spawn_configured(
+    http: HttpConfig,
+    scopes: ScopeSettings,
+    schema: &str,
+    tuning: StoreTuning,
+) -> TestApp {
     let config = ServeConfig {
         listen: "127.0.0.1:0".parse().expect("a literal socket address"),
         schema_path: repository_file(schema),
@@ -64,6 +85,7 @@ async fn spawn(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
             table: "tablegraph".to_owned(),
             tuning,
         },
+        scopes,
         http,
     };
     let application = Application::build(&config)

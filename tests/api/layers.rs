@@ -346,6 +346,42 @@ fn dependencies_point_one_way_between_layers() {
 }
 
 #[test]
+fn the_engines_reads_never_import_its_writes() {
+    // Writes read (a write plans from what it read); reads never write, and what both share
+    // (the request's scope, the rules, the derivations) imports neither part.
+    let graph = imports(&sources());
+    let part = |module: &[String]| -> Option<&'static str> {
+        match module {
+            [engine, part, ..] if engine == "engine" && part == "read" => Some("read"),
+            [engine, part, ..] if engine == "engine" && part == "write" => Some("write"),
+            [engine, _] if engine == "engine" => Some("shared"),
+            _ => None,
+        }
+    };
+    let mut wrong = Vec::new();
+    for (module, targets) in &graph {
+        for target in targets {
+            let against = matches!(
+                (part(module), part(target)),
+                (Some("read"), Some("write")) | (Some("shared"), Some("read" | "write"))
+            );
+            if against {
+                wrong.push(format!("{} -> {}", name(module), name(target)));
+            }
+        }
+    }
+    assert!(
+        graph.contains_key(&vec!["engine".to_owned(), "read".to_owned()])
+            && graph.contains_key(&vec!["engine".to_owned(), "write".to_owned()]),
+        "the engine has a read part and a write part"
+    );
+    assert!(
+        wrong.is_empty(),
+        "imports against the engine's parts: {wrong:#?}"
+    );
+}
+
+#[test]
 fn each_heavy_crate_stays_in_its_home() {
     // Crate → the top-level modules that may name it.
     let homes: &[(&str, &[&str])] = &[

@@ -44,6 +44,7 @@ where
             table: "tablegraph".to_owned(),
             tuning: StoreTuning::default(),
         },
+        scopes: Default::default(),
         http: HttpConfig::default(),
     };
     let application = Application::build(&config)

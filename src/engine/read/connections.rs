@@ -7,16 +7,16 @@
 //! Invariant: the partition a page reads is computed from its parent node; a cursor only moves
 //! the position inside it, and a cursor issued by another connection is refused.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use super::error::EngineError;
 use super::nodes::{Node, load_nodes};
 use super::page_reads::{self, Range, Reading};
 use super::page_request::{
-    FilterRead, KeyCondition, PageRead, PageRequest, SortOperand, tighter_lower, tighter_upper,
+    KeyCondition, PageRead, PageRequest, Prefetch, SortOperand, tighter_lower, tighter_upper,
 };
-use super::rules::{Access, admits, check_filter_fields, within_limits};
-use super::scope::RequestScope;
+use crate::engine::error::EngineError;
+use crate::engine::rules::{Access, admits, check_filter_fields, within_limits};
+use crate::engine::scope::{FilterRead, RequestScope};
 use crate::keys::{self, Cursor, CursorKeys};
 use crate::model::{FieldDef, FieldKind, IndexDef, Model, Operation, ScalarType, TypeDef};
 use crate::store::{AttrValue, Bound, Filter, Item};
@@ -384,7 +384,7 @@ impl Connection {
                         upper,
                         filter,
                     },
-                    sort_attribute: "SK".to_owned(),
+                    sort_attribute: keys::SK.to_owned(),
                 }
             }
         })
@@ -544,29 +544,34 @@ pub(super) fn readable_matching(
     })
 }
 
-/// Reads the page `page` of `connection` under `parent_id` before the parent node is read, and
-/// keeps it for [`read_page`]. Answers whether an item of it proves the parent is a
-/// `parent_type`, so that the parent need not be read at all.
+/// Reads the page `page` of the connection field `field` (its response key) of `connection`
+/// under `parent_id` before the parent node is read: the [`Prefetch`] to hand down with the
+/// parent node, which says whether an item of it proves the parent is a `parent_type` (then
+/// the parent need not be read at all). `None` for a page of nothing, which is not read.
 pub async fn read_ahead(
     scope: &RequestScope,
     model: &Model,
     connection: &Connection,
-    parent_id: &str,
-    parent_type: &str,
+    (parent_id, parent_type): (&str, &str),
+    field: &str,
     page: &PageRequest,
-) -> Result<bool, EngineError> {
+) -> Result<Option<Prefetch>, EngineError> {
     let plan = connection.plan(model, page, parent_id, &scope.cursors)?;
     // A page of nothing proves nothing, and is not read (see `empty_page`).
     if page.size == 0 {
-        return Ok(false);
+        return Ok(None);
     }
     let read = read_items(scope, connection, &plan, page).await?;
-    let proven = read
+    let proves_parent = read
         .items
         .iter()
         .any(|item| connection.proves_parent_type(item, parent_type));
-    scope.stash_page((connection.binding(parent_id), page.clone()), read);
-    Ok(proven)
+    Ok(Some(Prefetch {
+        field: field.to_owned(),
+        request: page.clone(),
+        proves_parent,
+        read: Mutex::new(Some(read)),
+    }))
 }
 
 /// A page of nothing of `connection` under `parent_id` (`first: 0` when the reader wants no
@@ -593,9 +598,44 @@ pub async fn read_page(
     page: &PageRequest,
     with_nodes: bool,
 ) -> Result<Page, EngineError> {
+    read_page_after(scope, model, connection, parent_id, page, with_nodes, None).await
+}
+
+/// [`read_page`] for the connection field `field` (its response key) of `parent`: the page
+/// read ahead with `parent` for that field (see [`read_ahead`]), if it was, else read now.
+pub async fn read_field_page(
+    scope: &RequestScope,
+    model: &Model,
+    connection: &Connection,
+    (parent, field): (&Node, &str),
+    page: &PageRequest,
+    with_nodes: bool,
+) -> Result<Page, EngineError> {
+    let ahead = parent.prefetched(field, page);
+    read_page_after(
+        scope,
+        model,
+        connection,
+        parent.id(),
+        page,
+        with_nodes,
+        ahead,
+    )
+    .await
+}
+
+async fn read_page_after(
+    scope: &RequestScope,
+    model: &Model,
+    connection: &Connection,
+    parent_id: &str,
+    page: &PageRequest,
+    with_nodes: bool,
+    ahead: Option<PageRead>,
+) -> Result<Page, EngineError> {
     let plan = connection.plan(model, page, parent_id, &scope.cursors)?;
     let binding = connection.binding(parent_id);
-    let mut read = match scope.take_page(&(binding.clone(), page.clone())) {
+    let mut read = match ahead {
         Some(read) => read,
         None => read_items(scope, connection, &plan, page).await?,
     };
@@ -791,7 +831,7 @@ pub async fn total_count(
     };
     let allowed: Vec<&str> = connection.allowed.iter().map(String::as_str).collect();
     whole_count_readable(scope, &connection.name, &allowed)?;
-    let item = if parent.item.contains_key("PK") {
+    let item = if parent.item.contains_key(keys::PK) {
         parent.item.clone()
     } else {
         scope
@@ -847,7 +887,7 @@ async fn edges_of(
     }
     let ids: Vec<&str> = items
         .iter()
-        .map(|item| super::derive::text(item, other_end))
+        .map(|item| crate::engine::derive::text(item, other_end))
         .collect();
     let nodes = load_nodes(scope, &ids, &allowed).await?;
     Ok(items
@@ -884,7 +924,7 @@ pub(super) fn node_edges(
             sort_key: sort_key.to_owned(),
         };
         let item = Arc::new(item);
-        let key = keys::node_key(super::derive::text(&item, "id"));
+        let key = keys::node_key(crate::engine::derive::text(&item, "id"));
         scope.loader.offer(&key, item.clone());
         // The page's filter left out what the caller may not read; this holds it to that.
         if let Some(node) = Node::of(item, allowed)

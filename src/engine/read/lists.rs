@@ -11,11 +11,11 @@ use super::connections::{
     KeyField, KeyKind, Page, key_condition_bounds, node_edges, readable_matching,
     whole_count_readable,
 };
-use super::error::EngineError;
 use super::page_reads::{self, Range, Reading};
 use super::page_request::{PageRequest, tighter_lower, tighter_upper};
-use super::rules::Access;
-use super::scope::RequestScope;
+use crate::engine::error::EngineError;
+use crate::engine::rules::Access;
+use crate::engine::scope::RequestScope;
 use crate::keys;
 use crate::model::{ListDef, TypeDef};
 use crate::store::{AttrValue, Bound};
@@ -159,7 +159,7 @@ pub async fn list_total_count(
         .flatten()
         .filter_map(|counter| {
             counter
-                .get(super::plan::LIST_COUNT)
+                .get(crate::engine::derive::LIST_COUNT)
                 .and_then(AttrValue::as_i64)
         })
         .sum())

@@ -7,9 +7,10 @@
 
 use std::sync::Arc;
 
-use super::error::EngineError;
-use super::rules::{Access, admits, unauthorized};
-use super::scope::RequestScope;
+use super::page_request::{PageRead, PageRequest, Prefetch};
+use crate::engine::error::EngineError;
+use crate::engine::rules::{Access, admits, unauthorized};
+use crate::engine::scope::RequestScope;
 use crate::keys;
 use crate::model::Operation;
 use crate::store::{AttrValue, Item, Key};
@@ -19,32 +20,54 @@ use crate::store::{AttrValue, Item, Key};
 pub struct Node {
     pub typename: String,
     pub item: Arc<Item>,
+    /// A page of one of its connections, read before it (see [`Prefetch`]).
+    prefetch: Option<Arc<Prefetch>>,
 }
 
 impl Node {
+    /// A node of `typename` whose stored item is `item`.
+    pub fn new(typename: String, item: Arc<Item>) -> Node {
+        Node {
+            typename,
+            item,
+            prefetch: None,
+        }
+    }
+
+    /// The node with `prefetch`, a page of one of its connection fields read before it, for
+    /// that field to take.
+    pub fn with_prefetch(mut self, prefetch: Prefetch) -> Node {
+        self.prefetch = Some(Arc::new(prefetch));
+        self
+    }
+
+    /// The page read ahead for its connection field `field` asking for `request`, if one was.
+    pub(super) fn prefetched(&self, field: &str, request: &PageRequest) -> Option<PageRead> {
+        self.prefetch.as_ref()?.take(field, request)
+    }
+
     pub fn id(&self) -> &str {
-        super::derive::text(&self.item, "id")
+        crate::engine::derive::text(&self.item, "id")
     }
 
     /// A node known only by its id and type (proven by an edge, not read): it holds nothing
     /// else, so only its identity may be asked of it.
     pub fn identity(typename: &str, id: &str) -> Node {
-        Node {
-            typename: typename.to_owned(),
-            item: Arc::new(Item::from_iter([
+        Node::new(
+            typename.to_owned(),
+            Arc::new(Item::from_iter([
                 ("id".to_owned(), AttrValue::S(id.to_owned())),
                 ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
             ])),
-        }
+        )
     }
 
     /// Wraps an item as a node if its `__typename` is one of `allowed`.
     pub fn of(item: Arc<Item>, allowed: &[&str]) -> Option<Node> {
         let typename = item.get("__typename").and_then(AttrValue::as_str)?;
-        allowed.contains(&typename).then(|| Node {
-            typename: typename.to_owned(),
-            item: item.clone(),
-        })
+        allowed
+            .contains(&typename)
+            .then(|| Node::new(typename.to_owned(), item.clone()))
     }
 }
 

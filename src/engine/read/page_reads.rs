@@ -19,9 +19,10 @@
 //! Rounds after the first ask each open range for twice what it read so far, within an even
 //! share of what is left of the budget.
 
-use super::error::EngineError;
-use super::page_request::{FilterRead, PageRead, tighter_lower, tighter_upper};
-use super::scope::RequestScope;
+use super::page_request::{PageRead, tighter_lower, tighter_upper};
+use crate::engine::error::EngineError;
+use crate::engine::scope::FilterRead;
+use crate::engine::scope::RequestScope;
 use crate::store::{AttrValue, Bound, Filter, Item, RangeQuery};
 
 /// One range of sort keys a page reads: a partition of the table or of a slot's index.

@@ -1,11 +1,13 @@
 //! What page of a connection a client asked for: a direction, a size, the cursors it starts or
 //! ends at, the sort direction, a key condition on the sort field, the role filters of edge
 //! connections and a filter on the items' fields. Validated once, here. Also what a page read
-//! found (`PageRead`), and the bounds both share.
+//! found (`PageRead`), a page read ahead of its field and handed down with its parent
+//! (`Prefetch`), and the bounds both share.
 
-use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
 
-use super::error::EngineError;
+use crate::engine::error::EngineError;
+use crate::engine::scope::FilterRead;
 use crate::keys::{Cursor, CursorKeys};
 use crate::store::{Bound, Filter, Item};
 
@@ -15,7 +17,7 @@ pub const DEFAULT_PAGE_SIZE: usize = 20;
 pub const MAX_PAGE_SIZE: usize = 100;
 
 /// A page request, validated: sizes within 0 to [`MAX_PAGE_SIZE`], one direction.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageRequest {
     /// `first` (true) or `last`: the direction of paging, in the connection's order.
     pub forward: bool,
@@ -47,11 +49,11 @@ pub struct PageArguments {
 }
 
 /// A page's filter on its items' fields. Two are the same request when they test the same
-/// (a page read ahead is found again by its request).
+/// (a page read ahead is taken only by a field asking for the same page).
 #[derive(Debug, Clone)]
 pub struct PageFilter {
     pub filter: Filter,
-    /// What it tests, written out: what it is compared and hashed by.
+    /// What it tests, written out: what it is compared by.
     written: String,
 }
 
@@ -72,15 +74,9 @@ impl PartialEq for PageFilter {
 
 impl Eq for PageFilter {}
 
-impl Hash for PageFilter {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.written.hash(state);
-    }
-}
-
 /// A condition on the sort value of a sorted connection, with Amplify's key-condition
 /// operators; it becomes bounds of the page's Query (see `connections`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyCondition {
     Eq(SortOperand),
     Lt(SortOperand),
@@ -94,11 +90,11 @@ pub enum KeyCondition {
 }
 
 /// A value a key condition compares the sort value with.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SortOperand {
     Text(String),
     Int(i64),
-    /// The bits of an `f64` (so the request can be a map key).
+    /// The bits of an `f64` (so that requests compare exactly, as `Eq` needs).
     Float(u64),
 }
 
@@ -191,17 +187,51 @@ pub(crate) struct PageRead {
     pub filtered: Option<FilterRead>,
 }
 
-/// What a filtered page read: items evaluated, items that met the filter, and where it stopped
-/// when the budget ran out before the page was settled.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FilterRead {
-    pub evaluated: usize,
-    pub matched: usize,
-    /// The sort key the page ends at: the next page starts past it.
-    pub budget_stop: Option<String>,
-    /// The caller's `@auth` rules filtered the page too: the counts include nodes the caller
-    /// may not read, so they are not told (`extensions.filters` leaves them out).
-    pub rules: bool,
+/// A page of one connection field read before the field resolves (`read_ahead`): the GraphQL
+/// adapter hands it down with the parent `Node` it was read under, and `read_field_page` takes
+/// it from there instead of reading. It names the field by its response key (its alias, or its name), so
+/// two aliases of one connection never take each other's page.
+#[derive(Debug)]
+pub struct Prefetch {
+    /// The response key of the field it was read for.
+    pub(super) field: String,
+    /// The page it was read as: the field must ask for this page to take it.
+    pub(super) request: PageRequest,
+    /// Whether an item of it proves the parent is of the type it was asked as.
+    pub(super) proves_parent: bool,
+    /// The page read, until its field takes it.
+    pub(super) read: Mutex<Option<PageRead>>,
+}
+
+impl Prefetch {
+    /// Whether the page proves its parent exists with the type it was asked as, so that the
+    /// parent need not be read.
+    pub fn proves_parent(&self) -> bool {
+        self.proves_parent
+    }
+
+    /// The page read for the field `field` asking for `request`, once. A field of that
+    /// response key that asks for another page is a read-ahead that looked at other arguments
+    /// than the field resolves with: a fault of the adapter, logged (and fatal in debug builds,
+    /// so tests catch it), after which the page is read as if nothing had been read ahead.
+    pub(super) fn take(&self, field: &str, request: &PageRequest) -> Option<PageRead> {
+        if self.field != field {
+            return None;
+        }
+        if self.request != *request {
+            tracing::error!(
+                field,
+                "a page read ahead was asked for with other arguments"
+            );
+            debug_assert!(
+                false,
+                "{field}: read ahead as {:?}, asked as {request:?}",
+                self.request
+            );
+            return None;
+        }
+        self.read.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
 }
 
 /// The higher of two lower bounds (exclusive wins a tie).

@@ -5,12 +5,12 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::derive::{target_ids, text};
-use super::error::EngineError;
 use super::nodes::{Node, load_nodes};
-use super::rules::admits;
-use super::scope::RequestScope;
 use crate::auth::Caller;
+use crate::engine::derive::{target_ids, text};
+use crate::engine::error::EngineError;
+use crate::engine::rules::admits;
+use crate::engine::scope::RequestScope;
 use crate::keys;
 use crate::resolvers::{MAX_INCOMING, Pipeline, Step, ValueRef};
 use crate::store::{AttrValue, Bound, Item, RangeQuery};
@@ -142,10 +142,8 @@ pub async fn run_pipeline(
                         .filter_map(|item| {
                             let typename = item.get("__typename")?.as_str()?.to_owned();
                             // What the caller may not read is not read through either.
-                            admits(&scope.read_access(&[typename.as_str()]), &item).then(|| Node {
-                                typename,
-                                item: Arc::new(item),
-                            })
+                            admits(&scope.read_access(&[typename.as_str()]), &item)
+                                .then(|| Node::new(typename, Arc::new(item)))
                         })
                         .collect(),
                 )

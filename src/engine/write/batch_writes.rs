@@ -19,11 +19,11 @@ use futures::future::try_join_all;
 
 use super::drive::{Attempt, Driver};
 use super::edge_writes::edges_touching;
-use super::error::EngineError;
 use super::node_writes::{FieldValues, Guard, Planned, plan_delete, plan_update, read_to_change};
-use super::nodes::Node;
 use super::plan::{Plan, join, remember};
-use super::scope::RequestScope;
+use crate::engine::error::EngineError;
+use crate::engine::read::Node;
+use crate::engine::scope::RequestScope;
 use crate::keys;
 use crate::model::{Model, Operation, TypeDef};
 
@@ -159,10 +159,7 @@ pub async fn delete_nodes(
     }
     Ok(planned
         .into_iter()
-        .map(|member| Node {
-            typename: type_def.name.clone(),
-            item: member.item,
-        })
+        .map(|member| Node::new(type_def.name.clone(), member.item))
         .collect())
 }
 
@@ -194,10 +191,7 @@ fn committed(scope: &RequestScope, type_def: &TypeDef, planned: Vec<Planned>) ->
         .into_iter()
         .map(|member| {
             remember(scope, &member.id, Some(member.item.clone()));
-            Node {
-                typename: type_def.name.clone(),
-                item: member.item,
-            }
+            Node::new(type_def.name.clone(), member.item)
         })
         .collect()
 }

@@ -16,12 +16,12 @@ use futures::future::try_join_all;
 
 use super::drive::{Attempt, Driver};
 use super::edge_writes::{plan_edge_from_new, target_type};
-use super::error::EngineError;
 use super::node_writes::{FieldValues, Guard, new_item, plan_new_item, plan_update};
-use super::nodes::{Node, read_node_consistent};
 use super::plan::{Plan, join, remember};
-use super::rules::{Access, authorize_create, fill_owners, unauthorized};
-use super::scope::RequestScope;
+use crate::engine::error::EngineError;
+use crate::engine::read::{Node, read_node_consistent};
+use crate::engine::rules::{Access, authorize_create, fill_owners, unauthorized};
+use crate::engine::scope::RequestScope;
 use crate::keys;
 use crate::model::{FieldKind, HasMany, Model, Operation, TypeDef};
 use crate::store::{AttrValue, Item, MAX_TRANSACTION_ITEMS};
@@ -176,10 +176,7 @@ async fn create_all(
     }
     Ok(roots
         .into_iter()
-        .map(|item| Node {
-            typename: type_def.name.clone(),
-            item,
-        })
+        .map(|item| Node::new(type_def.name.clone(), item))
         .collect())
 }
 
@@ -294,7 +291,7 @@ impl Tree<'_> {
             }
             fields.retain(|(name, _)| name != foreign_key);
             let created = self.plan(target, parent_node, None)?;
-            let id = super::derive::text(&created, "id").to_owned();
+            let id = crate::engine::derive::text(&created, "id").to_owned();
             fields.push((foreign_key.to_owned(), Some(AttrValue::S(id))));
         }
         if let Some((foreign_key, id)) = parent {

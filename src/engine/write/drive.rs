@@ -16,10 +16,10 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::error::EngineError;
-use super::nodes::read_node_consistent;
 use super::plan::{Plan, Purpose, commit_at, refused};
-use super::scope::RequestScope;
+use crate::engine::error::EngineError;
+use crate::engine::read::read_node_consistent;
+use crate::engine::scope::RequestScope;
 use crate::keys;
 use crate::model::TypeDef;
 use crate::store::{AttrValue, Item, Key};
@@ -191,7 +191,7 @@ async fn hold_earlier_form(
         let Some(value) = current.get(&field.name) else {
             continue;
         };
-        let value = super::derive::unique_text(value);
+        let value = crate::engine::derive::unique_text(value);
         let today = keys::unique_key(&type_def.name, &field.name, &value);
         let earlier = keys::unique_key_v1(&type_def.name, &field.name, &value);
         if today == earlier || held_at.contains_key(&today) {

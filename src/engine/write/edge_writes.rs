@@ -11,19 +11,19 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::derive::{
+use super::drive::{Attempt, Driver};
+use super::guard::Guard;
+use super::plan::{Plan, Purpose, adjust_node, node_update, version_is};
+use crate::changes::Change;
+use crate::engine::derive::{
     MAX_SORT_VALUE_BYTES, check_item_size, edge_set_entry, set_edge_slot_attributes, text,
     with_edge_set_entry,
 };
-use super::drive::{Attempt, Driver};
-use super::error::EngineError;
-use super::formats::now;
-use super::guard::Guard;
-use super::nodes::read_node_consistent;
-use super::plan::{Plan, Purpose, adjust_node, node_update, version_is};
-use super::rules::{Access, admits, unauthorized};
-use super::scope::RequestScope;
-use crate::changes::Change;
+use crate::engine::error::EngineError;
+use crate::engine::formats::now;
+use crate::engine::read::read_node_consistent;
+use crate::engine::rules::{Access, admits, unauthorized};
+use crate::engine::scope::RequestScope;
 use crate::keys;
 use crate::model::{EdgeTypeDef, Model, Operation, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_ITEM_BYTES, RangeQuery, Write, item_size};
@@ -204,9 +204,9 @@ fn edge_item(
     let now = now();
     let mut edge = metadata.clone();
     edge.extend([
-        ("PK".to_owned(), AttrValue::S(keys::node_key(from))),
+        (keys::PK.to_owned(), AttrValue::S(keys::node_key(from))),
         (
-            "SK".to_owned(),
+            keys::SK.to_owned(),
             AttrValue::S(keys::edge_sort_key(edge_name, to)),
         ),
         ("__typename".to_owned(), AttrValue::S(edge_name.to_owned())),
@@ -511,8 +511,8 @@ pub fn detach(model: &Model, edges: &[Arc<Item>], deleting: Option<&str>) -> Pla
         plan.push(
             Write::Delete {
                 key: Key {
-                    pk: text(edge, "PK").to_owned(),
-                    sk: text(edge, "SK").to_owned(),
+                    pk: text(edge, keys::PK).to_owned(),
+                    sk: text(edge, keys::SK).to_owned(),
                 },
                 condition: vec![Clause::Equals(
                     "updatedAt".to_owned(),
@@ -659,15 +659,15 @@ pub async fn edges_touching(
         .into_iter()
         .flatten()
         // The node's own item shares its partition with its outgoing edges.
-        .filter(|item| text(item, "SK") != node_key)
+        .filter(|item| text(item, keys::SK) != node_key)
         .map(Arc::new)
         .collect())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::plan::commit;
     use super::*;
-    use crate::engine::plan::commit;
 
     const SCHEMA: &str = r#"
         enum Role { LEAD @rank(value: 500) TEAM @rank(value: 300) }
@@ -679,8 +679,8 @@ mod tests {
     /// A node as the engine writes one, put directly.
     async fn create(store: &crate::store::Store, kind: &str, id: &str) {
         let item = Item::from_iter([
-            ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
-            ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
+            (keys::PK.to_owned(), AttrValue::S(keys::node_key(id))),
+            (keys::SK.to_owned(), AttrValue::S(keys::node_key(id))),
             ("__typename".to_owned(), AttrValue::S(kind.to_owned())),
             ("id".to_owned(), AttrValue::S(id.to_owned())),
             ("version".to_owned(), AttrValue::N("1".to_owned())),

@@ -257,10 +257,11 @@ fn implied(write: &Write, item: &Item, condition: &[Clause]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::engine::plan::{
-        EDGE_SET, LIST_COUNT, adjust_node, bare_node as node, join, node_update, version_is,
+    use super::super::plan::{
+        EDGE_SET, adjust_node, bare_node as node, join, node_update, version_is,
     };
+    use super::*;
+    use crate::engine::derive::LIST_COUNT;
     use crate::keys;
     use crate::store::Changes;
 
@@ -475,8 +476,8 @@ mod tests {
         let key = Key::same("UNIQUE#Farm#name#alpha".to_owned());
         let take = Write::Put {
             item: Item::from_iter([
-                ("PK".to_owned(), AttrValue::S(key.pk.clone())),
-                ("SK".to_owned(), AttrValue::S(key.sk.clone())),
+                (keys::PK.to_owned(), AttrValue::S(key.pk.clone())),
+                (keys::SK.to_owned(), AttrValue::S(key.sk.clone())),
                 ("id".to_owned(), AttrValue::S("b".to_owned())),
             ]),
             condition: vec![Clause::NotExists],

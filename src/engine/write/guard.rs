@@ -2,10 +2,10 @@
 //! and condition, and what the caller's `@auth` rules need the node to hold. A write checks its
 //! guard on the node as read, and carries it as the condition of its transaction.
 
-use super::error::EngineError;
 use super::plan::check_version;
-use super::rules::{check_filter_fields, delete_condition, unauthorized, update_condition};
-use super::scope::RequestScope;
+use crate::engine::error::EngineError;
+use crate::engine::rules::{check_filter_fields, delete_condition, unauthorized, update_condition};
+use crate::engine::scope::RequestScope;
 use crate::model::{Operation, TypeDef};
 use crate::store::{AttrValue, Clause, Filter, Item};
 

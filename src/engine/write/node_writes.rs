@@ -9,19 +9,19 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::derive::{check_limits, set_slot_attributes};
 use super::drive::{Attempt, Driver, Learned};
 use super::edge_writes::{detach, edge_count_attributes, edge_counts_held, edges_touching};
-use super::error::EngineError;
-use super::formats::now;
 pub use super::guard::Guard;
-use super::nodes::{Node, read_node_consistent};
 use super::plan::{
     Plan, Purpose, check_references, count_members, free_unique_values, node_update, remember,
     take_unique_values, version_is,
 };
-use super::scope::RequestScope;
 use crate::changes::Change;
+use crate::engine::derive::{check_limits, set_slot_attributes};
+use crate::engine::error::EngineError;
+use crate::engine::formats::now;
+use crate::engine::read::{Node, read_node_consistent};
+use crate::engine::scope::RequestScope;
 use crate::keys;
 use crate::model::{FieldKind, Model, Operation, ScalarType, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, Write};
@@ -52,8 +52,8 @@ pub(super) fn new_item(
 ) -> Result<Item, EngineError> {
     let now = now();
     let mut item = Item::from_iter([
-        ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
-        ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
+        (keys::PK.to_owned(), AttrValue::S(keys::node_key(id))),
+        (keys::SK.to_owned(), AttrValue::S(keys::node_key(id))),
         ("__typename".to_owned(), AttrValue::S(type_def.name.clone())),
         ("id".to_owned(), AttrValue::S(id.to_owned())),
         ("createdAt".to_owned(), AttrValue::S(now.clone())),
@@ -122,10 +122,7 @@ pub async fn update_node(
         })
         .await?;
     remember(scope, id, Some(next.clone()));
-    Ok(Node {
-        typename: type_def.name.clone(),
-        item: next,
-    })
+    Ok(Node::new(type_def.name.clone(), next))
 }
 
 /// The node `id` of `type_def`, read to be changed under `guard`; an error when there is none.
@@ -151,7 +148,7 @@ pub(super) fn plan_update(
     absent: &BTreeSet<String>,
 ) -> Result<Planned, EngineError> {
     let version = guard.check(&current)?;
-    let id = super::derive::text(&current, "id").to_owned();
+    let id = crate::engine::derive::text(&current, "id").to_owned();
     let mut next = current.clone();
     apply_fields(type_def, fields, &mut next)?;
     next.insert(
@@ -241,10 +238,7 @@ pub async fn delete_node(
     if deleted.is_some() {
         remember(scope, id, None);
     }
-    Ok(deleted.map(|item| Node {
-        typename: type_def.name.clone(),
-        item,
-    }))
+    Ok(deleted.map(|item| Node::new(type_def.name.clone(), item)))
 }
 
 /// The writes of a step of a delete that removes `step`, some of the edges of the node `id`:
@@ -278,7 +272,7 @@ pub(super) fn plan_delete(
     edges: &[Arc<Item>],
     learned: &Learned,
 ) -> (Plan, bool) {
-    let id = super::derive::text(current, "id");
+    let id = crate::engine::derive::text(current, "id");
     let held = edge_counts_held(model, type_def, current, edges, learned.last_attempt());
     let agree = held.is_some();
     let mut condition = vec![version_is(version)];
@@ -378,8 +372,8 @@ fn check_required(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::plan::commit;
     use super::*;
-    use crate::engine::plan::commit;
     use crate::store::{Filter, Test};
 
     /// Creates a node `ids` of `farm` each, named Hill, as a create would.

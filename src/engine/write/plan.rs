@@ -9,10 +9,11 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use super::error::EngineError;
-use super::rules::{Access, within_limits};
-use super::scope::RequestScope;
 use crate::changes::Change;
+use crate::engine::derive::LIST_COUNT;
+use crate::engine::error::EngineError;
+use crate::engine::rules::{Access, within_limits};
+use crate::engine::scope::RequestScope;
 use crate::keys;
 
 use crate::model::{FieldKind, Model, Operation, SlotDef, TypeDef};
@@ -269,12 +270,12 @@ pub fn as_read(attribute: &str, value: Option<&AttrValue>) -> Clause {
 /// repair), it holds on that attribute being as read.
 pub fn node_update(current: &Item, next: &Item, mut condition: Vec<Clause>) -> Write {
     let key = Key {
-        pk: super::derive::text(current, "PK").to_owned(),
-        sk: super::derive::text(current, "SK").to_owned(),
+        pk: crate::engine::derive::text(current, keys::PK).to_owned(),
+        sk: crate::engine::derive::text(current, keys::SK).to_owned(),
     };
     let mut changes = Changes::default();
     for (name, value) in next.iter() {
-        if matches!(name.as_str(), "PK" | "SK") || current.get(name) == Some(value) {
+        if matches!(name.as_str(), keys::PK | keys::SK) || current.get(name) == Some(value) {
             continue;
         }
         changes.set.push((name.clone(), value.clone()));
@@ -357,10 +358,10 @@ pub fn take_unique_values(
     next: &Item,
     plan: &mut Plan,
 ) {
-    let id = super::derive::text(next, "id").to_owned();
+    let id = crate::engine::derive::text(next, "id").to_owned();
     for field in type_def.unique_fields() {
         let key_of =
-            |item: &Item| super::derive::unique_item_key(&type_def.name, &field.name, item);
+            |item: &Item| crate::engine::derive::unique_item_key(&type_def.name, &field.name, item);
         let old_key = current.and_then(key_of);
         let new_key = key_of(next);
         if old_key == new_key {
@@ -373,8 +374,8 @@ pub fn take_unique_values(
             plan.push(
                 Write::Put {
                     item: Item::from_iter([
-                        ("PK".to_owned(), AttrValue::S(new_key.clone())),
-                        ("SK".to_owned(), AttrValue::S(new_key)),
+                        (keys::PK.to_owned(), AttrValue::S(new_key.clone())),
+                        (keys::SK.to_owned(), AttrValue::S(new_key)),
                         (
                             "__typename".to_owned(),
                             AttrValue::S(keys::unique_typename(&type_def.name, &field.name)),
@@ -395,7 +396,9 @@ pub fn take_unique_values(
 /// Adds the deletes of every unique-value item `current` holds.
 pub fn free_unique_values(type_def: &TypeDef, current: &Item, id: &str, plan: &mut Plan) {
     for field in type_def.unique_fields() {
-        if let Some(key) = super::derive::unique_item_key(&type_def.name, &field.name, current) {
+        if let Some(key) =
+            crate::engine::derive::unique_item_key(&type_def.name, &field.name, current)
+        {
             plan.push(free_unique(key, id), Purpose::FreeUnique);
         }
     }
@@ -421,7 +424,7 @@ pub fn check_references(
     next: &Item,
     plan: &mut Plan,
 ) -> Result<(), EngineError> {
-    let own_id = super::derive::text(next, "id");
+    let own_id = crate::engine::derive::text(next, "id");
     for field in &type_def.fields {
         let FieldKind::BelongsTo {
             target,
@@ -491,7 +494,7 @@ pub fn count_members(
         if delta != 0 {
             let id = current
                 .or(next)
-                .map_or("", |item| super::derive::text(item, "id"));
+                .map_or("", |item| crate::engine::derive::text(item, "id"));
             plan.push(
                 Write::Tally {
                     key: Key::same(keys::list_count_key(
@@ -554,9 +557,6 @@ pub fn count_members(
     }
 }
 
-/// The attribute of a type index shard's counter item that holds its count.
-pub const LIST_COUNT: &str = "count";
-
 /// The types with a `@hasMany` over `slot`: the types a node's key in it may name.
 fn relation_owners<'m>(model: &'m Model, slot: &SlotDef) -> Vec<&'m str> {
     model
@@ -581,8 +581,8 @@ pub fn remember(scope: &RequestScope, id: &str, item: Option<Arc<Item>>) {
 #[cfg(test)]
 pub(super) fn bare_node(id: &str, typename: &str) -> Item {
     Item::from_iter([
-        ("PK".to_owned(), AttrValue::S(keys::node_key(id))),
-        ("SK".to_owned(), AttrValue::S(keys::node_key(id))),
+        (keys::PK.to_owned(), AttrValue::S(keys::node_key(id))),
+        (keys::SK.to_owned(), AttrValue::S(keys::node_key(id))),
         ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
         ("id".to_owned(), AttrValue::S(id.to_owned())),
     ])

@@ -241,10 +241,7 @@ async fn node_fix(store: &Store, model: &Model, key: &str) -> Result<Option<Writ
     if derived == node {
         return Ok(None);
     }
-    let condition = match node.get("version") {
-        Some(version) => Clause::Equals("version".to_owned(), version.clone()),
-        None => Clause::Exists,
-    };
+    let condition = engine::derive::version_as_read(&node);
     Ok(Some(engine::write::node_update(
         &node,
         &derived,
@@ -255,9 +252,8 @@ async fn node_fix(store: &Store, model: &Model, key: &str) -> Result<Option<Writ
 /// A check that `id`'s node is still as the scan saw it: absent, or of the scanned version.
 fn node_unchanged(id: &str, scanned: Option<&&Item>) -> Write {
     let key = Key::same(keys::node_key(id));
-    let condition = match scanned.and_then(|node| node.get("version")) {
-        Some(version) => vec![Clause::Equals("version".to_owned(), version.clone())],
-        None if scanned.is_some() => vec![Clause::Exists],
+    let condition = match scanned {
+        Some(node) => vec![engine::derive::version_as_read(node)],
         None => vec![Clause::NotExists],
     };
     Write::Check { key, condition }

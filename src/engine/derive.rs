@@ -6,7 +6,34 @@
 use super::error::EngineError;
 use crate::keys::{self, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, SortInput};
 use crate::model::{EdgeTypeDef, IndexDef, Model, ScalarType, TypeDef};
-use crate::store::{AttrValue, Item, MAX_ITEM_BYTES, StringSet, item_size};
+use crate::store::{AttrValue, Clause, Item, MAX_ITEM_BYTES, StringSet, item_size};
+
+/// The attribute that holds a node's version: 1 at its create, one more at each change of its
+/// content. Counts and edge-set entries never move it, so a client's `expectedVersion` holds
+/// while children and edges come and go.
+pub const VERSION: &str = "version";
+
+/// A node item's version; 0 for one written without one (by hand, or by an old tool).
+pub fn version(item: &Item) -> i64 {
+    item.get(VERSION).and_then(AttrValue::as_i64).unwrap_or(0)
+}
+
+/// Sets `next`'s version to one more than `current`'s: its content changed.
+pub fn next_version(current: &Item, next: &mut Item) {
+    next.insert(
+        VERSION.to_owned(),
+        AttrValue::N((version(current) + 1).to_string()),
+    );
+}
+
+/// The condition that holds a write of a node to the version it was read at; a node written
+/// without one is only held to exist.
+pub fn version_as_read(node: &Item) -> Clause {
+    match node.get(VERSION) {
+        Some(version) => Clause::Equals(VERSION.to_owned(), version.clone()),
+        None => Clause::Exists,
+    }
+}
 
 /// The attribute of a type index shard's counter item that holds its count.
 pub const LIST_COUNT: &str = "count";

@@ -118,12 +118,7 @@ impl<'a> Batch<'a> {
             .zip(&changed_by)
             .any(|(migration, changed)| *changed && !migration.fills_an_index());
         if changes_the_node {
-            let bumped = current
-                .get("version")
-                .and_then(AttrValue::as_i64)
-                .unwrap_or(0)
-                + 1;
-            next.insert("version".to_owned(), AttrValue::N(bumped.to_string()));
+            engine::derive::next_version(&current, &mut next);
         }
         Ok(Some(NodeWrite {
             current,
@@ -147,10 +142,7 @@ impl<'a> Batch<'a> {
                     // Only what the migrations changed is written, so counts and edge sets
                     // added to meanwhile stay. A node written without a version (by hand, or
                     // by an old tool) is only checked to exist.
-                    let condition = vec![match write.current.get("version") {
-                        Some(version) => Clause::Equals("version".to_owned(), version.clone()),
-                        None => Clause::Exists,
-                    }];
+                    let condition = vec![engine::derive::version_as_read(&write.current)];
                     engine::write::node_update(&write.current, &write.next, condition)
                 })
                 .collect();

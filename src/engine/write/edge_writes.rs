@@ -297,11 +297,7 @@ fn add_plan(
         if commutes {
             Some(vec![entry])
         } else {
-            let version = ends
-                .source
-                .get("version")
-                .and_then(AttrValue::as_i64)
-                .unwrap_or(0);
+            let version = crate::engine::derive::version(&ends.source);
             plan.push(
                 node_update(&ends.source, &next, vec![version_is(version)]),
                 Purpose::Node,

@@ -17,7 +17,7 @@ use super::plan::{
     take_unique_values, version_is,
 };
 use crate::changes::Change;
-use crate::engine::derive::{check_limits, set_slot_attributes};
+use crate::engine::derive::{VERSION, check_limits, set_slot_attributes};
 use crate::engine::error::EngineError;
 use crate::engine::formats::now;
 use crate::engine::read::{Node, read_node_consistent};
@@ -58,7 +58,7 @@ pub(super) fn new_item(
         ("id".to_owned(), AttrValue::S(id.to_owned())),
         ("createdAt".to_owned(), AttrValue::S(now.clone())),
         ("updatedAt".to_owned(), AttrValue::S(now)),
-        ("version".to_owned(), AttrValue::N("1".to_owned())),
+        (VERSION.to_owned(), AttrValue::N("1".to_owned())),
     ]);
     apply_defaults(type_def, fields, &mut item);
     apply_fields(type_def, fields, &mut item)?;
@@ -151,10 +151,7 @@ pub(super) fn plan_update(
     let id = crate::engine::derive::text(&current, "id").to_owned();
     let mut next = current.clone();
     apply_fields(type_def, fields, &mut next)?;
-    next.insert(
-        "version".to_owned(),
-        AttrValue::N((version + 1).to_string()),
-    );
+    next.insert(VERSION.to_owned(), AttrValue::N((version + 1).to_string()));
     next.insert("updatedAt".to_owned(), AttrValue::S(now()));
     set_slot_attributes(model, type_def, &mut next);
     check_limits(type_def, &next)?;

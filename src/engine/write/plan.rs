@@ -252,7 +252,10 @@ pub fn refused(purpose: Purpose) -> EngineError {
 }
 
 pub fn version_is(version: i64) -> Clause {
-    Clause::Equals("version".to_owned(), AttrValue::N(version.to_string()))
+    Clause::Equals(
+        crate::engine::derive::VERSION.to_owned(),
+        AttrValue::N(version.to_string()),
+    )
 }
 
 /// A condition that `attribute` is as it was read: `value`, or missing.
@@ -338,10 +341,7 @@ pub fn adjust_node(
 
 /// The node's version, refused when the client expected another.
 pub fn check_version(current: &Item, expected: Option<i64>) -> Result<i64, EngineError> {
-    let version = current
-        .get("version")
-        .and_then(AttrValue::as_i64)
-        .unwrap_or(0);
+    let version = crate::engine::derive::version(current);
     match expected {
         Some(expected) if expected != version => Err(EngineError::VersionMismatch {
             expected,

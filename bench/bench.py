@@ -8,6 +8,7 @@ Standard library only. See bench/README.md for the workloads and the settings (B
 import contextlib
 import datetime
 import glob
+import itertools
 import json
 import os
 import platform
@@ -654,9 +655,13 @@ def instructions(server, request_body, valid, n, parts=True):
         subprocess.run(["callgrind_control", flag, str(server.pid)], check=True, timeout=120,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+    sent = itertools.count()
+
     def send(count):
         for _ in range(count):
-            answered(server, request_body, valid, "instructions")
+            # A write (W4) makes each request's body anew: its names must differ.
+            made = request_body(next(sent)) if callable(request_body) else request_body
+            answered(server, made, valid, "instructions")
 
     send(5)
     control("-z")
@@ -732,7 +737,9 @@ def count_tablegraph(name, binary, port, requests, parts=True):
     callgrind, seeded."""
     server = callgrind(name, [binary, "serve", "--memory", "--listen", f"127.0.0.1:{port}"],
                        port).start()
-    reads = read_bodies(seeding.seed(server.url))
+    reads = {**read_bodies(seeding.seed(server.url)),
+             "W4": (lambda n: W4_TEMPLATE % ("instructions", 0, n),
+                    lambda d: bool((d.get("createFarm") or {}).get("id")))}
     counted = {workload: instructions(server, *reads[workload], n, parts)
                for workload, n in requests.items()}
     server.stop()
@@ -1279,11 +1286,11 @@ def new_run_dir(prefix=""):
 
 
 # `--instructions`: the workloads counted, and how many requests each.
-COMPARED_REQUESTS = {**INSTRUCTION_REQUESTS, "W3@200": 10}
+COMPARED_REQUESTS = {**INSTRUCTION_REQUESTS, "W3@200": 10, "W4": 100}
 
 
 def compare_instructions(binaries):
-    """`--instructions BIN [BIN ...]`: the instructions per request of W0, W1, W2 and W3@200 for
+    """`--instructions BIN [BIN ...]`: the instructions per request of W0, W1, W2, W3@200 and W4 for
     each build of tablegraph, counted as the benchmark's instructions phase counts them (each a
     fresh `serve --memory` under callgrind, seeded alike), then each build against the first.
     Counts of W1 to W3 move little with what else the machine runs (bench/README.md says how

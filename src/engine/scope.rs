@@ -159,6 +159,16 @@ impl RequestScope {
         RequestScope::signing(store, max_storage_calls, CursorKeys::of_this_process())
     }
 
+    /// A scope of an offline tool's writes (a migration's) over `store` as it is: its calls are
+    /// recorded where `store` records them, under no budget of the scope's own.
+    pub fn of_tool(store: &Store) -> RequestScope {
+        RequestScope {
+            store: store.clone(),
+            loader: ItemLoader::new(store.clone()),
+            ..RequestScope::new(store, usize::MAX)
+        }
+    }
+
     fn signing(store: &Store, max_storage_calls: usize, cursors: Arc<CursorKeys>) -> RequestScope {
         let calls = Arc::new(CallLog::with_budget(max_storage_calls));
         let store = store.recording(calls.clone());

@@ -65,6 +65,15 @@ pub enum DataMigrationError {
     },
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A write of the migration's, as the engine's write driver refused it.
+    #[error("{}", .0.message())]
+    Write(crate::engine::EngineError),
+}
+
+impl From<crate::engine::EngineError> for DataMigrationError {
+    fn from(error: crate::engine::EngineError) -> Self {
+        DataMigrationError::Write(error)
+    }
 }
 
 /// What a file asks for.

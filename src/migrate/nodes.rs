@@ -6,17 +6,18 @@
 //! The store has one writer, and a transaction per node was most of a run's time (about 120
 //! nodes a second on the embedded store, `bench/migrate.py`). The changed nodes of a Scan page
 //! are written together, up to 100 items and 3.5 MB a transaction, each with its own version
-//! condition: a node that changed meanwhile fails only its own condition, is read again,
-//! migrated again and the transaction tried again without it written twice; a transaction that
-//! keeps conflicting with other writers is split in two, down to single nodes, rather than
-//! failed whole.
+//! condition, through the engine's write driver (each node a part of the plan): a node that
+//! changed meanwhile fails only its own condition, is read again, migrated again and the
+//! transaction tried again without it written twice; a transaction that keeps conflicting with
+//! other writers is split in two, down to single nodes, rather than failed whole.
 
 use futures::StreamExt as _;
 
 use super::data::{DataMigrationError, Migration};
 use crate::check;
 use crate::engine;
-use crate::engine::write::WRITE_ATTEMPTS;
+use crate::engine::write::{Attempt, Driver, Plan, Purpose};
+use crate::engine::{EngineError, RequestScope};
 use crate::keys;
 use crate::model::{Model, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, Store, StoreError, Write};
@@ -39,8 +40,6 @@ struct NodeWrite {
     next: Item,
     /// For each migration of the batch, whether it changed the node.
     changed_by: Vec<bool>,
-    /// Times it was read again because someone else changed it meanwhile.
-    reread: usize,
 }
 
 impl<'a> Batch<'a> {
@@ -67,7 +66,7 @@ impl<'a> Batch<'a> {
     ) -> Result<Vec<usize>, DataMigrationError> {
         let mut writes = Vec::new();
         for current in scanned {
-            if let Some(write) = self.write_of((*current).clone(), 0).await? {
+            if let Some(write) = self.write_of((*current).clone()).await? {
                 writes.push(write);
             }
         }
@@ -88,18 +87,18 @@ impl<'a> Batch<'a> {
     }
 
     /// For each migration, how many of `writes` it changed.
-    fn counts(&self, writes: &[NodeWrite]) -> Vec<usize> {
-        (0..self.migrations.len())
-            .map(|i| writes.iter().filter(|w| w.changed_by[i]).count())
-            .collect()
+    fn counts<'w>(&self, writes: impl IntoIterator<Item = &'w NodeWrite>) -> Vec<usize> {
+        let mut counts = vec![0; self.migrations.len()];
+        for write in writes {
+            for (count, changed) in counts.iter_mut().zip(&write.changed_by) {
+                *count += usize::from(*changed);
+            }
+        }
+        counts
     }
 
     /// The write that migrates `current`, or `None` when it has nothing to change.
-    async fn write_of(
-        &self,
-        current: Item,
-        reread: usize,
-    ) -> Result<Option<NodeWrite>, DataMigrationError> {
+    async fn write_of(&self, current: Item) -> Result<Option<NodeWrite>, DataMigrationError> {
         let mut next = current.clone();
         let mut changed_by = Vec::with_capacity(self.migrations.len());
         for migration in &self.migrations {
@@ -124,59 +123,80 @@ impl<'a> Batch<'a> {
             current,
             next,
             changed_by,
-            reread,
         }))
     }
 
-    /// Writes `writes` in one transaction; answers, for each migration, how many nodes it
-    /// changed. A node someone else changed meanwhile is read again and migrated again (at
-    /// most [`WRITE_ATTEMPTS`] times); a transaction that keeps conflicting is split in two.
-    async fn commit(&self, mut writes: Vec<NodeWrite>) -> Result<Vec<usize>, DataMigrationError> {
-        loop {
-            if writes.is_empty() {
-                return Ok(vec![0; self.migrations.len()]);
-            }
-            let transaction = writes
-                .iter()
-                .map(|write| {
-                    // Only what the migrations changed is written, so counts and edge sets
-                    // added to meanwhile stay. A node written without a version (by hand, or
-                    // by an old tool) is only checked to exist.
-                    let condition = vec![engine::derive::version_as_read(&write.current)];
-                    engine::write::node_update(&write.current, &write.next, condition)
-                })
-                .collect();
-            match self.store.transact_write(transaction).await {
-                Ok(()) => return Ok(self.counts(&writes)),
-                Err(StoreError::ConditionFailed { index }) if index < writes.len() => {
-                    let failed = writes.remove(index);
-                    if failed.reread + 1 >= WRITE_ATTEMPTS {
-                        return Err(StoreError::TransactionConflict.into());
-                    }
-                    let key = Key::same(
-                        failed
-                            .current
-                            .get(keys::PK)
-                            .and_then(AttrValue::as_str)
-                            .unwrap_or_default()
-                            .to_owned(),
-                    );
-                    // Deleted meanwhile: nothing left to migrate.
-                    if let Some(fresh) = self.store.get_item_consistent(&key).await?
-                        && let Some(again) = self.write_of(fresh, failed.reread + 1).await?
-                    {
-                        writes.insert(index, again);
-                    }
-                }
-                Err(StoreError::TransactionConflict) if writes.len() > 1 => {
-                    let second = writes.split_off(writes.len() / 2);
-                    let first = Box::pin(self.commit(writes)).await?;
-                    let second = Box::pin(self.commit(second)).await?;
-                    return Ok(first.iter().zip(&second).map(|(a, b)| a + b).collect());
-                }
-                Err(e) => return Err(e.into()),
-            }
+    /// Writes `writes` in one transaction, through the engine's write driver; answers, for
+    /// each migration, how many nodes it changed. A node someone else changed meanwhile fails
+    /// only its own condition: it alone is read again and migrated again (each node at most
+    /// [`WRITE_ATTEMPTS`](engine::write::WRITE_ATTEMPTS) times); a node deleted meanwhile is left out. A transaction that keeps
+    /// conflicting is split in two.
+    async fn commit(&self, writes: Vec<NodeWrite>) -> Result<Vec<usize>, DataMigrationError> {
+        if writes.is_empty() {
+            return Ok(vec![0; self.migrations.len()]);
         }
+        let scope = RequestScope::of_tool(self.store);
+        // The writes as the last attempt planned them, each at its place (its part of the
+        // plan); `None` for a node deleted meanwhile.
+        let planned = tokio::sync::Mutex::new(writes.into_iter().map(Some).collect::<Vec<_>>());
+        let committed = Driver::new(&scope, "migration")
+            .each_part()
+            .run_as(|learned| {
+                let planned = &planned;
+                async move {
+                    let mut planned = planned.lock().await;
+                    if let Some(part) = learned.lost_part {
+                        self.read_again(&mut planned[part]).await?;
+                    }
+                    let mut plan = Plan::default();
+                    for (part, write) in planned.iter().enumerate() {
+                        let Some(write) = write else { continue };
+                        // Only what the migrations changed is written, so counts and edge
+                        // sets added to meanwhile stay.
+                        let condition = vec![engine::derive::version_as_read(&write.current)];
+                        let mut one = Plan::default();
+                        one.push(
+                            engine::write::node_update(&write.current, &write.next, condition),
+                            Purpose::Node,
+                        );
+                        plan.append_as(one, part);
+                    }
+                    let counts = self.counts(planned.iter().flatten());
+                    Ok(if plan.is_empty() {
+                        Attempt::Answer(counts)
+                    } else {
+                        Attempt::Write(plan, counts)
+                    })
+                }
+            })
+            .await;
+        match committed {
+            Err(DataMigrationError::Write(EngineError::ConflictUnhandled)) => {
+                let mut writes: Vec<NodeWrite> =
+                    planned.into_inner().into_iter().flatten().collect();
+                if writes.len() < 2 {
+                    return Err(StoreError::TransactionConflict.into());
+                }
+                let second = writes.split_off(writes.len() / 2);
+                let first = Box::pin(self.commit(writes)).await?;
+                let second = Box::pin(self.commit(second)).await?;
+                Ok(first.iter().zip(&second).map(|(a, b)| a + b).collect())
+            }
+            committed => committed,
+        }
+    }
+
+    /// Reads `write`'s node again, after someone else changed it, and migrates it again;
+    /// `None` when it was deleted meanwhile or needs no change any more.
+    async fn read_again(&self, write: &mut Option<NodeWrite>) -> Result<(), DataMigrationError> {
+        let Some(failed) = write.take() else {
+            return Ok(());
+        };
+        let key = Key::same(engine::derive::text(&failed.current, keys::PK).to_owned());
+        if let Some(fresh) = self.store.get_item_consistent(&key).await? {
+            *write = self.write_of(fresh).await?;
+        }
+        Ok(())
     }
 }
 
@@ -202,6 +222,16 @@ fn chunks(writes: Vec<NodeWrite>) -> Vec<Vec<NodeWrite>> {
     chunks
 }
 
+/// What became of one unique value of a node.
+enum Rekeyed {
+    /// Moved to its key today (or would be, in a dry run).
+    Moved,
+    /// Another node holds it at its key today: it stays where it is (the line says so).
+    Collides(String),
+    /// Its key did not change, or the node no longer holds it at the earlier key.
+    Stays,
+}
+
 /// Moves each unique value `scanned` holds at its key under the earlier comparison (trimmed and
 /// lower-cased) to its key today, in one transaction with a check that the node still has the
 /// value; answers how many moved and, one line each, those another node holds today (they stay).
@@ -221,71 +251,82 @@ pub(super) async fn rekey_unique_values(
     };
     let id = text(scanned, "id");
     let node_key = Key::same(keys::node_key(&id));
+    let scope = RequestScope::of_tool(store);
     let (mut moved, mut collisions) = (0, Vec::new());
     for field in type_def.unique_fields() {
-        let mut node = Some(scanned.clone());
-        let mut attempts = 0;
-        while let Some(value) = node.as_ref().and_then(|node| node.get(&field.name)) {
-            let plain = engine::derive::unique_text(value);
-            let today = keys::unique_key(&type_def.name, &field.name, &plain);
-            let earlier = keys::unique_key_v1(&type_def.name, &field.name, &plain);
-            if today == earlier {
-                break;
-            }
-            let held = store
-                .get_item_consistent(&Key::same(earlier.clone()))
-                .await?;
-            let Some(held) = held.filter(|held| text(held, "id") == id) else {
-                break;
-            };
-            let holder = store
-                .get_item_consistent(&Key::same(today.clone()))
-                .await?
-                .map(|item| text(&item, "id"));
-            if let Some(other) = holder.as_ref().filter(|holder| **holder != id) {
-                collisions.push(format!(
-                    "{}.{} {plain:?} of {id} and the value of {other} are both {:?}",
-                    type_def.name,
-                    field.name,
-                    keys::normalize_unique(&plain)
-                ));
-                break;
-            }
-            if dry_run {
-                moved += 1;
-                break;
-            }
-            let mut writes = vec![
-                Write::Delete {
-                    key: Key::same(earlier),
-                    condition: vec![Clause::Equals("id".to_owned(), AttrValue::S(id.clone()))],
-                },
-                Write::Check {
-                    key: node_key.clone(),
-                    condition: vec![Clause::Equals(field.name.clone(), value.clone())],
-                },
-            ];
-            if holder.is_none() {
-                let mut item = held;
-                item.insert(keys::PK.to_owned(), AttrValue::S(today.clone()));
-                item.insert(keys::SK.to_owned(), AttrValue::S(today));
-                writes.push(Write::Put {
-                    item,
-                    condition: vec![Clause::NotExists],
-                });
-            }
-            match store.transact_write(writes).await {
-                Ok(()) => {
-                    moved += 1;
-                    break;
+        let (id, node_key, text) = (&id, &node_key, &text);
+        // The node as scanned first; read again when it, or one of the two items, changed
+        // meanwhile.
+        let rekeyed = Driver::new(&scope, "unique value moved to its key today")
+            .run_as(|learned| async move {
+                let node = match learned.lost_part {
+                    None => Some(scanned.clone()),
+                    Some(_) => store.get_item_consistent(node_key).await?,
+                };
+                let Some(value) = node.as_ref().and_then(|node| node.get(&field.name)) else {
+                    return Ok(Attempt::Answer(Rekeyed::Stays));
+                };
+                let plain = engine::derive::unique_text(value);
+                let today = keys::unique_key(&type_def.name, &field.name, &plain);
+                let earlier = keys::unique_key_v1(&type_def.name, &field.name, &plain);
+                if today == earlier {
+                    return Ok(Attempt::Answer(Rekeyed::Stays));
                 }
-                // The node, or one of the two items, changed meanwhile: look again.
-                Err(StoreError::ConditionFailed { .. }) if attempts < WRITE_ATTEMPTS => {
-                    attempts += 1;
-                    node = store.get_item_consistent(&node_key).await?;
+                let held = store
+                    .get_item_consistent(&Key::same(earlier.clone()))
+                    .await?;
+                let Some(held) = held.filter(|held| text(held, "id") == *id) else {
+                    return Ok(Attempt::Answer(Rekeyed::Stays));
+                };
+                let holder = store
+                    .get_item_consistent(&Key::same(today.clone()))
+                    .await?
+                    .map(|item| text(&item, "id"));
+                if let Some(other) = holder.as_ref().filter(|holder| *holder != id) {
+                    return Ok(Attempt::Answer(Rekeyed::Collides(format!(
+                        "{}.{} {plain:?} of {id} and the value of {other} are both {:?}",
+                        type_def.name,
+                        field.name,
+                        keys::normalize_unique(&plain)
+                    ))));
                 }
-                Err(e) => return Err(e.into()),
-            }
+                if dry_run {
+                    return Ok(Attempt::Answer(Rekeyed::Moved));
+                }
+                let mut plan = Plan::default();
+                plan.push(
+                    Write::Delete {
+                        key: Key::same(earlier),
+                        condition: vec![Clause::Equals("id".to_owned(), AttrValue::S(id.clone()))],
+                    },
+                    Purpose::Node,
+                );
+                plan.push(
+                    Write::Check {
+                        key: node_key.clone(),
+                        condition: vec![Clause::Equals(field.name.clone(), value.clone())],
+                    },
+                    Purpose::Node,
+                );
+                if holder.is_none() {
+                    let mut item = held;
+                    item.insert(keys::PK.to_owned(), AttrValue::S(today.clone()));
+                    item.insert(keys::SK.to_owned(), AttrValue::S(today));
+                    plan.push(
+                        Write::Put {
+                            item,
+                            condition: vec![Clause::NotExists],
+                        },
+                        Purpose::Node,
+                    );
+                }
+                Ok::<_, DataMigrationError>(Attempt::Write(plan, Rekeyed::Moved))
+            })
+            .await?;
+        match rekeyed {
+            Rekeyed::Moved => moved += 1,
+            Rekeyed::Collides(line) => collisions.push(line),
+            Rekeyed::Stays => {}
         }
     }
     Ok((moved, collisions))
@@ -340,4 +381,94 @@ async fn transform(
         }
     }
     Ok(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::store::CallLog;
+
+    /// A farm as a version before type indexes wrote it.
+    fn earlier_farm(id: &str, name: &str, version: i64) -> Item {
+        Item::from_iter([
+            (keys::PK.to_owned(), AttrValue::S(keys::node_key(id))),
+            (keys::SK.to_owned(), AttrValue::S(keys::node_key(id))),
+            ("__typename".to_owned(), AttrValue::S("Farm".to_owned())),
+            ("id".to_owned(), AttrValue::S(id.to_owned())),
+            ("name".to_owned(), AttrValue::S(name.to_owned())),
+            ("version".to_owned(), AttrValue::N(version.to_string())),
+        ])
+    }
+
+    /// A node someone else changed between the page's read and its commit fails only its own
+    /// condition: it alone is read again and migrated again, and the page commits with both
+    /// that change and the migration's.
+    #[tokio::test]
+    async fn a_node_changed_after_its_read_is_read_again_alone_and_migrated() {
+        let model =
+            Model::parse("s.graphql", "type Farm @model { name: String! }").expect("a schema");
+        let store = crate::store::loopback_store_indexed("migrate-reread", &model.indexes).await;
+        let put = |item: Item| Write::Put {
+            item,
+            condition: vec![],
+        };
+        let farms: Vec<Item> = ["a", "b", "c"]
+            .iter()
+            .map(|id| earlier_farm(id, "Hill", 1))
+            .collect();
+        store
+            .transact_write(farms.iter().cloned().map(put).collect())
+            .await
+            .expect("the farms");
+        let farm = model.type_def("Farm").expect("Farm");
+        let migrations = super::super::data::builtin_migrations(&model);
+        let fill = migrations
+            .iter()
+            .find(|m| m.name == "builtin-type-index-Farm")
+            .expect("the type index migration");
+        let calls = Arc::new(CallLog::with_budget(usize::MAX));
+        let recording = store.recording(calls.clone());
+        let batch = Batch::new(&recording, &model, farm, vec![fill]);
+        let mut writes = Vec::new();
+        for read in farms {
+            writes.push(
+                batch
+                    .write_of(read)
+                    .await
+                    .expect("a write")
+                    .expect("a change"),
+            );
+        }
+        // Renamed by someone else after the page was read.
+        store
+            .transact_write(vec![put(earlier_farm("b", "Renamed", 2))])
+            .await
+            .expect("the rename");
+        assert_eq!(batch.commit(writes).await.expect("the page commits"), [3]);
+        let operations: Vec<&str> = calls.calls().into_iter().map(|c| c.operation).collect();
+        assert_eq!(
+            operations,
+            ["TransactWriteItems", "GetItem", "TransactWriteItems"],
+            "the page, the changed node read again alone, the page again"
+        );
+        for id in ["a", "b", "c"] {
+            let node = store
+                .get_item_consistent(&Key::same(keys::node_key(id)))
+                .await
+                .expect("a read")
+                .expect("the farm");
+            let (name, version) = if id == "b" {
+                ("Renamed", 2)
+            } else {
+                ("Hill", 1)
+            };
+            // What the type index migration makes of the farm as it now is.
+            let mut expected = earlier_farm(id, name, version);
+            engine::derive::set_list_attributes(&model, farm, &mut expected);
+            assert!(expected.len() > 6, "a type index's attributes");
+            assert_eq!(node, expected, "{id}");
+        }
+    }
 }

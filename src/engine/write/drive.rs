@@ -1,10 +1,12 @@
-//! The one loop every write of the engine runs (a node's update and delete, batches of them,
-//! creates with what they nest, edges): read what the write rests on and plan it, commit the
-//! plan, and when a condition fails, learn from the write that failed (its [`Purpose`]) what to
-//! do next:
+//! The one loop every write runs (a node's update and delete, batches of them, creates with
+//! what they nest, edges, and `migrate`'s pages of nodes and unique values): read what the
+//! write rests on and plan it, commit the plan, and when a condition fails, learn from the
+//! write that failed (its [`Purpose`]) what to do next:
 //!
 //! - another writer got there first (`Node`, `Edge`): read and plan again, at most
-//!   [`WRITE_ATTEMPTS`] times, then give up with `ConflictUnhandled`;
+//!   [`WRITE_ATTEMPTS`] times, then give up with `ConflictUnhandled` (a write of independent
+//!   parts, a migration's page, reads again only the part that lost, and each part may lose
+//!   that often: [`Driver::each_part`]);
 //! - a former parent is gone, and its count with it (`Count`): plan again without it;
 //! - a unique value is held at the key of its earlier form (`FreeUnique`): free it there;
 //! - anything else is the client's answer (a taken unique value, a missing reference), told
@@ -52,6 +54,9 @@ pub struct Learned {
     pub absent: BTreeSet<String>,
     /// Attempts that found what they read disagreeing with itself ([`Attempt::Again`]).
     pub disagreed: usize,
+    /// The part whose write lost the last race, for a write of independent parts (a
+    /// migration's page of nodes) to read again only that one.
+    pub lost_part: Option<usize>,
 }
 
 impl Learned {
@@ -72,6 +77,9 @@ pub struct Driver<'a> {
     /// The type and id of each part, whose unique values may be held at an earlier key; a
     /// write that frees none of its own has none.
     holders: Option<(&'a TypeDef, &'a [String])>,
+    /// Whether each part may lose [`WRITE_ATTEMPTS`] races of its own (its parts are
+    /// independent nodes, each read again alone), rather than the write as a whole.
+    each_part: bool,
 }
 
 impl<'a> Driver<'a> {
@@ -81,7 +89,15 @@ impl<'a> Driver<'a> {
             what,
             batch: false,
             holders: None,
+            each_part: false,
         }
+    }
+
+    /// Each part may lose [`WRITE_ATTEMPTS`] races: the parts are independent nodes, and the
+    /// attempt reads again only the one that lost ([`Learned::lost_part`]).
+    pub fn each_part(mut self) -> Self {
+        self.each_part = true;
+        self
     }
 
     /// Errors name the member of the batch that failed.
@@ -109,14 +125,26 @@ impl<'a> Driver<'a> {
     /// planned, until a write commits or fails for good. (`attempt` is a closure returning a
     /// future rather than an async closure: the future of an async closure that borrows its
     /// argument cannot be proven `Send` for every lifetime, which the server's handlers need.)
-    pub async fn run<T, F, A>(self, mut attempt: F) -> Result<T, EngineError>
+    pub async fn run<T, F, A>(self, attempt: F) -> Result<T, EngineError>
     where
         F: FnMut(Learned) -> A,
         A: Future<Output = Result<Attempt<T>, EngineError>>,
     {
+        self.run_as(attempt).await
+    }
+
+    /// [`run`](Self::run) for a caller with errors of its own (a migration's), which the
+    /// engine's convert into.
+    pub async fn run_as<T, E, F, A>(self, mut attempt: F) -> Result<T, E>
+    where
+        E: From<EngineError>,
+        F: FnMut(Learned) -> A,
+        A: Future<Output = Result<Attempt<T>, E>>,
+    {
         let mut learned = Learned::default();
         let mut held_at = HashMap::new();
         let mut lost = 0;
+        let mut lost_by_part: HashMap<usize, usize> = HashMap::new();
         while lost < WRITE_ATTEMPTS {
             let (mut plan, answer) = match attempt(learned.clone()).await? {
                 Attempt::Write(plan, answer) => (plan, Some(answer)),
@@ -130,33 +158,47 @@ impl<'a> Driver<'a> {
                 }
             };
             plan.free_at(&held_at);
+            learned.lost_part = None;
             match commit_at(self.scope, plan).await? {
                 Ok(()) => match answer {
                     Some(answer) => return Ok(answer),
                     None => continue,
                 },
-                Err((_, Purpose::Node | Purpose::Edge)) => lost += 1,
+                Err((part, Purpose::Node | Purpose::Edge)) => {
+                    learned.lost_part = Some(part);
+                    if !self.each_part {
+                        lost += 1;
+                        continue;
+                    }
+                    let lost_here = lost_by_part.entry(part).or_default();
+                    *lost_here += 1;
+                    if *lost_here >= WRITE_ATTEMPTS {
+                        break;
+                    }
+                }
                 Err((_, Purpose::Count { id })) => {
                     learned.absent.insert(id);
                 }
                 Err((part, Purpose::FreeUnique)) => {
                     let Some((type_def, ids)) = self.holders else {
                         tracing::error!(part, "a write freed a unique value it did not hold");
-                        return Err(EngineError::Internal);
+                        return Err(EngineError::Internal.into());
                     };
                     let id = ids.get(part).ok_or(EngineError::Internal)?;
                     if !hold_earlier_form(self.scope, type_def, id, &mut held_at).await? {
-                        return Err(self.of_part(part, unique_item_owned_elsewhere(type_def, id)));
+                        return Err(self
+                            .of_part(part, unique_item_owned_elsewhere(type_def, id))
+                            .into());
                     }
                 }
-                Err((part, purpose)) => return Err(self.of_part(part, refused(purpose))),
+                Err((part, purpose)) => return Err(self.of_part(part, refused(purpose)).into()),
             }
         }
         tracing::warn!(
             write = self.what,
             "gave up after losing every race to other writers"
         );
-        Err(EngineError::ConflictUnhandled)
+        Err(EngineError::ConflictUnhandled.into())
     }
 }
 

@@ -18,7 +18,7 @@ mod plan;
 
 pub use batch_writes::{UpdateMember, delete_nodes, update_nodes};
 pub use creates::{NewEdge, NewNode, create_node, create_nodes, create_tree};
-pub use drive::WRITE_ATTEMPTS;
+pub use drive::{Attempt, Driver, Learned, WRITE_ATTEMPTS};
 pub use edge_writes::{add_edge, remove_edge};
 pub use node_writes::{FieldValues, Guard, delete_node, update_node};
-pub use plan::node_update;
+pub use plan::{Plan, Purpose, node_update};

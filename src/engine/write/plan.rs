@@ -96,6 +96,10 @@ impl Plan {
         self.writes.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
     /// Frees each unique value of `held_at` (a key as values are compared today → the key the
     /// node holds it at) at the key the node holds it at.
     pub fn free_at(&mut self, held_at: &HashMap<String, String>) {

@@ -2,7 +2,7 @@
 //! operation, table or index, key template, and how it batches — read before anything runs.
 //!
 //! Every access here is a GetItem, a BatchGetItem through the request's loader, a Query of one
-//! partition, or a TransactWriteItems. Nothing plans a Scan, and a Query is made once per
+//! partition, a TransactWriteItems, or a call of a function (`@function`) the field makes. Nothing plans a Scan, and a Query is made once per
 //! parent, never once per item of a list (resolver files are refused at start-up otherwise).
 
 use std::fmt::Write as _;
@@ -40,6 +40,7 @@ const INDEX_PAGE: &str =
 const LIST_PAGE: &str = "one per shard per page, sent together; with filter: a FilterExpression, \
      read on until full or budget";
 const NONE: &str = "no storage call";
+const FUNCTION_CALL: &str = "one HTTP call per field, in order; what it answers may load more";
 
 fn access(
     operation: &'static str,
@@ -229,6 +230,37 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
                     "one per mutation",
                 ),
             ],
+        });
+    }
+    for own in &model.own_fields {
+        let arguments: Vec<&str> = own
+            .field
+            .arguments
+            .iter()
+            .map(|a| a.name.as_str())
+            .collect();
+        plans.push(FieldPlan {
+            field: format!("{}.{}({})", own.root.name(), own.name, arguments.join(", ")),
+            accesses: if own.functions.is_empty() {
+                vec![access(
+                    "none",
+                    "-",
+                    "no resolver: answers MissingResolver",
+                    NONE,
+                )]
+            } else {
+                own.functions
+                    .iter()
+                    .map(|function| {
+                        access(
+                            "function",
+                            function.clone(),
+                            "POST of the field's event",
+                            FUNCTION_CALL,
+                        )
+                    })
+                    .collect()
+            },
         });
     }
     for type_def in model.types.iter().filter(|t| !t.auth.is_empty()) {

@@ -44,6 +44,8 @@ pub enum StartupError {
     Resolver(#[from] ResolverError),
     #[error("cannot build the GraphQL schema: {0}")]
     Schema(String),
+    #[error(transparent)]
+    Functions(#[from] crate::functions::FunctionsError),
     #[error(
         "{0} has owner or group rules, and {1} token issuers are configured: a user of one \
          issuer could be taken for a user of another with the same {2}; configure one \
@@ -325,6 +327,7 @@ impl Application {
         }
         let options = graphql::SchemaOptions {
             resolvers: Arc::new(resolvers),
+            functions: Arc::new(functions(&model, &config.functions)?),
             ..config.http.graphql.clone()
         };
         let auth = &config.http.auth;
@@ -436,6 +439,34 @@ pub async fn shutdown_signal() {
         () = terminate => {}
     }
     tracing::info!("shutting down");
+}
+
+/// The functions the schema's own fields call, every one configured; a field that calls none
+/// is told once, as it answers only errors.
+fn functions(
+    model: &Model,
+    config: &crate::functions::FunctionsConfig,
+) -> Result<crate::functions::Functions, StartupError> {
+    let functions = crate::functions::Functions::new(config)?;
+    functions.check_named(model.own_fields.iter().flat_map(|own| {
+        let field = format!("{}.{}", own.root.name(), own.name);
+        own.functions
+            .iter()
+            .map(move |function| (field.clone(), function.clone()))
+    }))?;
+    for own in model
+        .own_fields
+        .iter()
+        .filter(|own| own.functions.is_empty())
+    {
+        tracing::warn!(
+            "{}.{} has no resolver: it answers null with an error until it gets \
+             @function(name:)",
+            own.root.name(),
+            own.name
+        );
+    }
+    Ok(functions)
 }
 
 #[cfg(test)]

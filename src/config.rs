@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::auth::AuthConfig;
 use crate::engine::ScopeSettings;
+use crate::functions::FunctionsConfig;
 use crate::graphql::SchemaOptions;
 use crate::store::{EmbeddedLocation, StoreTuning};
 
@@ -110,5 +111,7 @@ pub struct ServeConfig {
     pub stream_lease: Duration,
     /// What each request's scope is made with: its read limits and cursor keys.
     pub scopes: ScopeSettings,
+    /// Where the functions of `@function` fields run.
+    pub functions: FunctionsConfig,
     pub http: HttpConfig,
 }

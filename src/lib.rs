@@ -8,6 +8,7 @@
 //! - [`loaders`]: per-request batching of reads by key;
 //! - [`engine`]: reads, writes and authorization rules over the table, one operation each;
 //! - [`resolvers`]: declarative resolvers of `resolvers/`, validated against the model;
+//! - [`functions`]: the functions (`@function`) that resolve the schema's own fields, over HTTP;
 //! - [`graphql`]: the dynamic schema built from the model, and its resolvers;
 //! - [`access_plan`]: the storage access of every field, as `tablegraph plan` prints it;
 //! - [`http`]: the router and the GraphQL-over-HTTP handler;
@@ -31,6 +32,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod engine;
+pub mod functions;
 pub mod graphql;
 pub mod http;
 pub mod keys;

@@ -12,6 +12,7 @@ use super::args::{SchemaArgs, StoreArgs};
 use crate::auth::{AuthConfig, DEFAULT_REFETCH_INTERVAL, JwtConfig, JwtKeys};
 use crate::config::{ConnectionLimits, HttpConfig, ServeConfig};
 use crate::engine::ScopeSettings;
+use crate::functions::FunctionsConfig;
 use crate::graphql::{QueryLimits, SchemaOptions};
 
 #[derive(Debug, Args)]
@@ -28,6 +29,8 @@ pub struct ServeArgs {
     pub limits: LimitArgs,
     #[command(flatten, next_help_heading = "Subscriptions")]
     pub subscriptions: SubscriptionArgs,
+    #[command(flatten, next_help_heading = "Functions")]
+    pub functions: FunctionArgs,
     #[command(flatten, next_help_heading = "Telemetry")]
     pub telemetry: TelemetryArgs,
 }
@@ -210,6 +213,53 @@ pub struct SubscriptionArgs {
     pub stream_lease_secs: u64,
 }
 
+/// Where the functions of the schema's own fields (`@function(name:)`) run.
+#[derive(Debug, Args)]
+pub struct FunctionArgs {
+    /// Call function NAME at URL: an HTTP endpoint that receives each call's event as a JSON
+    /// POST and answers the field's value as JSON (repeat for several; the variable takes a
+    /// comma-separated list).
+    #[arg(
+        long = "function",
+        env = "TABLEGRAPH_FUNCTIONS",
+        value_delimiter = ',',
+        value_name = "NAME=URL",
+        value_parser = function_endpoint
+    )]
+    pub functions: Vec<(String, String)>,
+    /// What `${env}` in a function's name stands for, as Amplify names functions per
+    /// environment (`getSensorData-${env}`).
+    #[arg(long, env = "TABLEGRAPH_ENV", value_name = "ENV")]
+    pub env: Option<String>,
+    /// A call that has not answered after this many seconds is the field's error.
+    #[arg(long, env = "TABLEGRAPH_FUNCTION_TIMEOUT_SECS", default_value_t = FunctionsConfig::default().timeout.as_secs(), value_parser = clap::value_parser!(u64).range(1..))]
+    pub function_timeout_secs: u64,
+    /// Calls of one function that may run at once; others wait their turn.
+    #[arg(long, env = "TABLEGRAPH_FUNCTION_CONCURRENCY", default_value_t = FunctionsConfig::default().concurrency, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub function_concurrency: usize,
+}
+
+impl FunctionArgs {
+    fn config(&self) -> FunctionsConfig {
+        FunctionsConfig {
+            endpoints: self.functions.clone(),
+            env: self.env.clone(),
+            timeout: Duration::from_secs(self.function_timeout_secs),
+            concurrency: self.function_concurrency,
+        }
+    }
+}
+
+/// `NAME=URL`.
+fn function_endpoint(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, url)) if !name.is_empty() && !url.is_empty() => {
+            Ok((name.to_owned(), url.to_owned()))
+        }
+        _ => Err("give NAME=URL".to_owned()),
+    }
+}
+
 /// Where traces go.
 #[derive(Debug, Args)]
 pub struct TelemetryArgs {
@@ -254,6 +304,7 @@ impl ServeArgs {
             resolvers_dir: self.schema.resolvers.clone(),
             store: self.store.config(),
             stream_lease: Duration::from_secs(subscriptions.stream_lease_secs),
+            functions: self.functions.config(),
             scopes: ScopeSettings {
                 max_storage_calls: limits.max_storage_calls,
                 filter_budget: limits.max_filter_read_items,

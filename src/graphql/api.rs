@@ -12,12 +12,13 @@ use async_graphql::futures_util::stream::{self, BoxStream, StreamExt};
 
 use super::limits::{self, QueryLimits};
 use super::{
-    field_errors, mutation, null_items, operation_span, query, schema, shape, subscription,
+    field_errors, mutation, null_items, operation_span, own_fields, query, schema, shape,
+    subscription,
 };
 use crate::auth::Caller;
 use crate::changes::EventHub;
 use crate::engine::ScopeSource;
-use crate::model::Model;
+use crate::model::{Model, Root};
 
 /// Limits that protect the server from expensive queries.
 #[derive(Debug, Clone)]
@@ -26,6 +27,8 @@ pub struct SchemaOptions {
     pub limits: QueryLimits,
     /// The declarative resolvers of `resolvers/`.
     pub resolvers: Arc<crate::resolvers::Resolvers>,
+    /// The functions the schema's own fields call (`@function`).
+    pub functions: Arc<crate::functions::Functions>,
     /// A subscription event whose answer is larger than this reaches its subscriber as an
     /// `EventTooLarge` error instead.
     pub max_event_bytes: usize,
@@ -42,6 +45,7 @@ impl Default for SchemaOptions {
             introspection: true,
             limits: QueryLimits::default(),
             resolvers: Arc::default(),
+            functions: Arc::default(),
             // AppSync's limit on a subscription payload.
             max_event_bytes: 240 * 1024,
             max_subscriptions: 10_000,
@@ -81,6 +85,8 @@ enum Flavor {
     Plain,
     NullItems,
     Streaming,
+    /// The generated fields alone: what the schema's own fields may not be named.
+    Generated,
 }
 
 impl Api {
@@ -91,6 +97,7 @@ impl Api {
         events: EventHub,
     ) -> Result<Api, SchemaError> {
         check_defaults(&model)?;
+        check_own_names(&model, options, &events)?;
         Ok(Api {
             schema: build_schema(model.clone(), options, events.clone(), Flavor::Plain)?,
             with_null_items: build_schema(
@@ -284,10 +291,22 @@ fn build_schema(
         builder = builder.disable_introspection().disable_suggestions();
     }
     builder = schema::register(builder, &model, &options.resolvers);
-    builder = builder.register(query::root(&model));
-    builder = builder.register(mutation::root(&model));
+    let (mut query, mut mutation) = (query::root(&model), mutation::root(&model));
+    if flavor != Flavor::Generated {
+        for own in &model.own_fields {
+            match own.root {
+                Root::Query => query = query.field(own_fields::field(own, &model)),
+                Root::Mutation => mutation = mutation.field(own_fields::field(own, &model)),
+            }
+        }
+    }
+    builder = builder.register(query).register(mutation);
     builder = subscription::register(builder, &model);
-    builder.data(model).data(events).finish()
+    builder
+        .data(model)
+        .data(events)
+        .data(options.functions.clone())
+        .finish()
 }
 
 /// Whether a query operation of `document` selects the root field `name`, directly or through
@@ -341,6 +360,35 @@ pub fn print_sdl(
             async_graphql::SDLExportOptions::new().prefer_single_line_descriptions(),
         ),
     )
+}
+
+/// Refuses a field of the schema's own `Query` or `Mutation` named as a generated one is.
+fn check_own_names(
+    model: &Arc<Model>,
+    options: &SchemaOptions,
+    events: &EventHub,
+) -> Result<(), SchemaError> {
+    if model.own_fields.is_empty() {
+        return Ok(());
+    }
+    let generated = build_schema(model.clone(), options, events.clone(), Flavor::Generated)?;
+    let registry = generated.registry();
+    for own in &model.own_fields {
+        let root = own.root.name();
+        let taken = registry
+            .types
+            .get(root)
+            .and_then(|ty| ty.field_by_name(&own.name))
+            .is_some();
+        if taken {
+            return Err(SchemaError(format!(
+                "{}:{}: {root}.{} is a generated field; give yours another name \
+                 (`tablegraph schema` prints the generated ones)",
+                own.field.line, own.field.column, own.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a `@default(value:)` that a client could not send as the field's value: an id that is

@@ -1,9 +1,10 @@
 //! The interfaces a schema declares for itself, registered as written. Models implement them
 //! (the model checked that their fields match), so clients can select through them
-//! (`... on Named { name }`). Declared input types are read and checked only: no field takes
-//! them, and GraphQL's introspection hides a type nothing reaches.
+//! (`... on Named { name }`). Declared input types are registered when a field of the schema's
+//! own takes one (all of them then, as they may take each other); otherwise no field takes
+//! them, and they are left out as GraphQL's introspection would hide a type nothing reaches.
 
-use async_graphql::dynamic::{Interface, InterfaceField, SchemaBuilder};
+use async_graphql::dynamic::{InputObject, InputValue, Interface, InterfaceField, SchemaBuilder};
 
 use super::custom::type_ref;
 use crate::model::Model;
@@ -23,13 +24,34 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuild
         }
         builder = builder.register(ty);
     }
-    // Every field's arguments are generated, so no field could take a declared input type:
-    // they are read and checked, and left out of the API, as introspection would hide them.
+    let taken = model.own_fields.iter().any(|own| {
+        own.field.arguments.iter().any(|argument| {
+            model
+                .inputs
+                .iter()
+                .any(|input| input.name == argument.element)
+        })
+    });
     for input in &model.inputs {
-        tracing::info!(
-            input = %input.name,
-            "a declared input type no field takes is left out of the API"
-        );
+        if !taken {
+            tracing::info!(
+                input = %input.name,
+                "a declared input type no field takes is left out of the API"
+            );
+            continue;
+        }
+        let mut ty = InputObject::new(&input.name);
+        if let Some(description) = &input.description {
+            ty = ty.description(description);
+        }
+        for field in &input.fields {
+            let mut declared = InputValue::new(&field.name, type_ref(&field.ty));
+            if let Some(description) = &field.description {
+                declared = declared.description(description);
+            }
+            ty = ty.field(declared);
+        }
+        builder = builder.register(ty);
     }
     builder
 }

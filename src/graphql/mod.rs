@@ -24,6 +24,7 @@ mod mutation;
 mod null_items;
 mod objects;
 mod operation_span;
+mod own_fields;
 mod prefetch;
 mod query;
 mod scalars;
@@ -35,3 +36,4 @@ mod values;
 
 pub use api::{Api, SchemaOptions, Transport, operation_type, print_sdl};
 pub use limits::{MAX_NESTING, MAX_TOKENS, QueryLimits, UNPAGED_LIST_ESTIMATE, text_within_limits};
+pub use own_fields::RequestHeaders;

@@ -288,7 +288,7 @@ async fn execute(
     caller: Caller,
 ) -> Response {
     let scope = Arc::new(state.inner.scopes.scope(Some(&caller)));
-    let request = request.data(caller);
+    let request = request.data(caller).data(request_headers(headers));
     let mut response = state.inner.api.execute(request.data(scope.clone())).await;
     if state.inner.expose_storage_calls && headers.contains_key(STORAGE_CALLS_HEADER) {
         let calls = serde_json::to_value(scope.calls.calls()).unwrap_or_default();
@@ -399,4 +399,18 @@ impl Answer {
 fn request_error(headers: &HeaderMap, status: StatusCode, message: &str) -> Response {
     let body = serde_json::json!({ "errors": [{ "message": message }] });
     Answer::for_request(headers).json(status, &body)
+}
+
+/// The request's headers as a function's event passes them on (`request.headers`): each name
+/// in lower case, with its value as text.
+fn request_headers(headers: &HeaderMap) -> crate::graphql::RequestHeaders {
+    crate::graphql::RequestHeaders(
+        headers
+            .iter()
+            .filter_map(|(name, value)| {
+                let value = value.to_str().ok()?;
+                Some((name.as_str().to_owned(), serde_json::Value::from(value)))
+            })
+            .collect(),
+    )
 }

@@ -35,6 +35,40 @@ pub struct Model {
     pub indexes: Vec<u8>,
     /// `Type.field` of every field a resolver file serves (custom, or replacing a directive's).
     pub resolved: std::collections::BTreeSet<String>,
+    /// The fields the schema declares on `type Query` and `type Mutation` itself, beside the
+    /// generated ones.
+    pub own_fields: Vec<OwnField>,
+}
+
+/// The root type a field of the schema's own is declared on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Root {
+    Query,
+    Mutation,
+}
+
+impl Root {
+    pub fn name(self) -> &'static str {
+        match self {
+            Root::Query => "Query",
+            Root::Mutation => "Mutation",
+        }
+    }
+}
+
+/// A field the schema declares on `type Query` or `type Mutation` itself (AppSync's and
+/// Amplify's custom queries and mutations), and the functions that resolve it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OwnField {
+    pub root: Root,
+    pub name: String,
+    pub description: Option<String>,
+    /// Its type and arguments (scalars, enums and the schema's input types).
+    pub field: CustomField,
+    /// The functions of its `@function(name:)` directives, in order: each is given the answer
+    /// of the one before as `prev.result`, and the last one's answer is the field's value.
+    /// Empty: nothing resolves it, and it answers `null` with an error.
+    pub functions: Vec<String>,
 }
 
 /// An object type without `@model` (AppSync's non-model types): a value of it is stored as a

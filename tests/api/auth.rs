@@ -419,6 +419,7 @@ async fn a_bad_auth_configuration_stops_start_up() {
             tuning: tablegraph::store::StoreTuning::default(),
         },
         scopes: Default::default(),
+        functions: Default::default(),
         http: HttpConfig {
             auth: jwt(JwtKeys::JwksFile(repository_file(
                 "tests/fixtures/jwt/missing.json",

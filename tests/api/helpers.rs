@@ -8,6 +8,7 @@ use tablegraph::app::Application;
 use tablegraph::changes::EventHub;
 use tablegraph::config::{HttpConfig, ServeConfig, StoreConfig, StoreTarget};
 use tablegraph::engine::ScopeSettings;
+use tablegraph::functions::FunctionsConfig;
 use tablegraph::model::Model;
 use tablegraph::store::{EmbeddedLocation, Store, StoreTuning};
 
@@ -57,24 +58,55 @@ pub async fn spawn_schema_tuned(http: HttpConfig, schema: &str, tuning: StoreTun
 /// Starts the server with the default schema, each request's scope made with `scopes`.
 pub async fn spawn_app_scoped(scopes: ScopeSettings) -> TestApp {
     spawn_configured(
-        HttpConfig::default(),
-        scopes,
+        Settings {
+            scopes,
+            ..Settings::default()
+        },
         "schema.graphql",
-        StoreTuning::default(),
+    )
+    .await
+}
+
+/// Starts the server with the schema at `schema`, its functions as `functions` says.
+pub async fn spawn_app_with_functions(schema: &str, functions: FunctionsConfig) -> TestApp {
+    spawn_configured(
+        Settings {
+            functions,
+            ..Settings::default()
+        },
+        schema,
     )
     .await
 }
 
 async fn spawn(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
-    spawn_configured(http, ScopeSettings::default(), schema, tuning).await
+    spawn_configured(
+        Settings {
+            http,
+            tuning,
+            ..Settings::default()
+        },
+        schema,
+    )
+    .await
 }
 
-async fn spawn_configured(
+/// The settings a test server starts with besides its schema.
+#[derive(Default)]
+struct Settings {
     http: HttpConfig,
     scopes: ScopeSettings,
-    schema: &str,
+    functions: FunctionsConfig,
     tuning: StoreTuning,
-) -> TestApp {
+}
+
+async fn spawn_configured(settings: Settings, schema: &str) -> TestApp {
+    let Settings {
+        http,
+        scopes,
+        functions,
+        tuning,
+    } = settings;
     let config = ServeConfig {
         listen: "127.0.0.1:0".parse().expect("a literal socket address"),
         schema_path: repository_file(schema),
@@ -86,6 +118,7 @@ async fn spawn_configured(
             tuning,
         },
         scopes,
+        functions,
         http,
     };
     let application = Application::build(&config)

@@ -264,6 +264,7 @@ async fn an_issuer_that_cannot_be_reached_stops_start_up_with_why() {
             tuning: StoreTuning::default(),
         },
         scopes: Default::default(),
+        functions: Default::default(),
         http: HttpConfig {
             auth: AuthConfig {
                 jwt: vec![config(&url, JwtKeys::Discovered, DEFAULT_REFETCH_INTERVAL)],

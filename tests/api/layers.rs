@@ -318,6 +318,18 @@ fn dependencies_point_one_way_between_layers() {
         ),
         ("loaders", &["engine", "graphql", "http"]),
         (
+            "functions",
+            &[
+                "store",
+                "changes",
+                "loaders",
+                "engine",
+                "graphql",
+                "http",
+                "resolvers",
+            ],
+        ),
+        (
             "resolvers",
             &["store", "changes", "loaders", "engine", "graphql", "http"],
         ),

@@ -17,6 +17,7 @@ mod farms;
 mod faults;
 mod field_errors;
 mod filters;
+mod functions;
 mod fuzz;
 mod goals;
 mod helpers;

@@ -45,6 +45,7 @@ where
             tuning: StoreTuning::default(),
         },
         scopes: Default::default(),
+        functions: Default::default(),
         http: HttpConfig::default(),
     };
     let application = Application::build(&config)

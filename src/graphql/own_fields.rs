@@ -1,0 +1,188 @@
+//! The schema's own fields on `Query` and `Mutation` (AppSync's custom queries and mutations):
+//! each calls its functions with the event Amplify's `@function` gives a Lambda function, and
+//! its value is the last function's JSON answer, resolved further by the schema: a `@model`
+//! type's fields (relations included, through the loaders) from the object answered, a type
+//! without `@model` from its fields (`source.<field>`), scalars and enums as they are.
+//!
+//! Invariant: a function's failure is this field's error alone (`null` here, the rest of the
+//! answer stands); the address a function runs at never reaches the client.
+
+use std::sync::Arc;
+
+use async_graphql::ErrorExtensions as _;
+use async_graphql::dynamic::{Field, FieldFuture, FieldValue, InputValue, ResolverContext};
+use async_graphql::{Name, Value};
+use serde_json::{Map, Value as Json};
+
+use super::context::node_field_value;
+use super::custom::type_ref;
+use super::embedded::Embedded;
+use crate::auth::Caller;
+use crate::engine::read::Node;
+use crate::functions::{FunctionError, Functions};
+use crate::model::{Model, OwnField};
+use crate::store::{AttrValue, Item};
+
+/// The request's HTTP headers, as a function's event passes them on (`request.headers`).
+#[derive(Debug, Clone, Default)]
+pub struct RequestHeaders(pub Map<String, Json>);
+
+/// The field `own` declares, resolved by its functions.
+pub(super) fn field(own: &OwnField, model: &Arc<Model>) -> Field {
+    let own_field = Arc::new(own.clone());
+    let model = model.clone();
+    let mut field = Field::new(&own.name, type_ref(&own.field.ty), move |ctx| {
+        let own = own_field.clone();
+        let model = model.clone();
+        FieldFuture::new(async move {
+            let answer = resolve(&ctx, &own).await.map_err(field_error)?;
+            Ok(value_of(&model, &own, answer))
+        })
+    });
+    if let Some(description) = &own.description {
+        field = field.description(description);
+    }
+    for argument in &own.field.arguments {
+        field = field.argument(InputValue::new(&argument.name, type_ref(&argument.ty)));
+    }
+    field
+}
+
+/// Runs `own`'s functions in order, each given the one before's answer as `prev.result`;
+/// the last one's answer.
+async fn resolve(ctx: &ResolverContext<'_>, own: &OwnField) -> Result<Json, FunctionError> {
+    let field = format!("{}.{}", own.root.name(), own.name);
+    if own.functions.is_empty() {
+        return Err(FunctionError {
+            error_type: "MissingResolver".to_owned(),
+            message: format!(
+                "{field} has no resolver: give it @function(name:) and --function NAME=URL"
+            ),
+        });
+    }
+    let functions = ctx.data::<Arc<Functions>>().map_err(|_| FunctionError {
+        error_type: crate::functions::UNHANDLED.to_owned(),
+        message: format!("{field}: no functions are configured"),
+    })?;
+    let mut event = event(ctx, own);
+    let mut answer = Json::Null;
+    for (at, function) in own.functions.iter().enumerate() {
+        if at > 0 {
+            event["prev"] = serde_json::json!({ "result": answer });
+        }
+        answer = functions.invoke(function, &event).await?;
+    }
+    Ok(answer)
+}
+
+/// The event Amplify's `@function` gives a function: `typeName`, `fieldName`, `arguments`,
+/// `identity`, `source`, `request` and `prev`.
+fn event(ctx: &ResolverContext<'_>, own: &OwnField) -> Json {
+    let arguments: Map<String, Json> = ctx
+        .args
+        .iter()
+        .map(|(name, value)| {
+            let value = value.as_value().clone().into_json().unwrap_or(Json::Null);
+            (name.to_string(), value)
+        })
+        .collect();
+    let headers = ctx
+        .data_opt::<RequestHeaders>()
+        .map(|headers| Json::Object(headers.0.clone()))
+        .unwrap_or_else(|| Json::Object(Map::new()));
+    serde_json::json!({
+        "typeName": own.root.name(),
+        "fieldName": own.name,
+        "arguments": arguments,
+        "identity": identity(ctx.data_opt::<Caller>()),
+        "source": Json::Null,
+        "request": { "headers": headers },
+        "prev": Json::Null,
+    })
+}
+
+/// AppSync's `identity` of the caller: a verified token's `sub`, `issuer`, `username`,
+/// `claims` and `groups`; `null` for an API key or an open API.
+fn identity(caller: Option<&Caller>) -> Json {
+    let Some(Caller::Token(claims)) = caller else {
+        return Json::Null;
+    };
+    let claim = |name: &str| claims.get(name).cloned().unwrap_or(Json::Null);
+    let username = claims
+        .get("cognito:username")
+        .or_else(|| claims.get("username"))
+        .cloned()
+        .unwrap_or_else(|| claim("sub"));
+    serde_json::json!({
+        "sub": claim("sub"),
+        "issuer": claim("iss"),
+        "username": username,
+        "claims": claims,
+        "sourceIp": [],
+        "defaultAuthStrategy": "ALLOW",
+        "groups": claim("cognito:groups"),
+    })
+}
+
+/// The field's value of a function's answer, by the type the field declares.
+fn value_of(model: &Model, own: &OwnField, answer: Json) -> Option<FieldValue<'static>> {
+    match answer {
+        Json::Null => None,
+        Json::Array(items) if own.field.list => {
+            Some(FieldValue::list(items.into_iter().map(|item| {
+                element_of(model, &own.field.element, item).unwrap_or(FieldValue::NULL)
+            })))
+        }
+        answer => element_of(model, &own.field.element, answer),
+    }
+}
+
+/// One value of the named type `element`.
+fn element_of(model: &Model, element: &str, answer: Json) -> Option<FieldValue<'static>> {
+    match answer {
+        Json::Null => None,
+        Json::Object(object) if model.type_def(element).is_some() => {
+            let mut item = item_of(object);
+            item.insert("__typename".to_owned(), AttrValue::S(element.to_owned()));
+            Some(node_field_value(
+                Node::new(element.to_owned(), Arc::new(item)),
+                false,
+            ))
+        }
+        Json::Object(object) if model.objects.iter().any(|o| o.name == element) => {
+            Some(FieldValue::owned_any(Embedded(item_of(object))))
+        }
+        Json::String(text) if model.enums.iter().any(|e| e.name == element) => {
+            Some(FieldValue::value(Value::Enum(Name::new(text))))
+        }
+        answer => Value::from_json(answer).ok().map(FieldValue::value),
+    }
+}
+
+/// A JSON object as an item's attributes, as the table would hold it.
+fn item_of(object: Map<String, Json>) -> Item {
+    object
+        .into_iter()
+        .map(|(name, value)| (name, attribute_of(value)))
+        .collect()
+}
+
+fn attribute_of(value: Json) -> AttrValue {
+    match value {
+        Json::Null => AttrValue::Null,
+        Json::Bool(b) => AttrValue::Bool(b),
+        Json::Number(n) => AttrValue::N(n.to_string()),
+        Json::String(s) => AttrValue::S(s),
+        Json::Array(items) => AttrValue::L(items.into_iter().map(attribute_of).collect()),
+        Json::Object(object) => AttrValue::M(item_of(object)),
+    }
+}
+
+fn field_error(error: FunctionError) -> async_graphql::Error {
+    let FunctionError {
+        error_type,
+        message,
+    } = error;
+    async_graphql::Error::new(message)
+        .extend_with(move |_, extensions| extensions.set("errorType", error_type.as_str()))
+}

@@ -1,0 +1,189 @@
+//! The schema's own `type Query` and `type Mutation` (and their `extend type`s): fields beside
+//! the generated ones, as AppSync and Amplify schemas declare their custom queries and
+//! mutations, each resolved by the functions its `@function(name:)` directives name.
+
+use super::{Names, Reader, description};
+use crate::model::{CustomArgument, CustomField, DeclaredType, ModelError, OwnField, Root};
+use async_graphql_parser::Positioned;
+use async_graphql_parser::types::{BaseType, FieldDefinition, TypeDefinition, TypeKind};
+use async_graphql_value::ConstValue;
+
+impl Reader<'_> {
+    /// The fields of the schema's own `root` type: their types and arguments checked against
+    /// the schema's types, and the functions that resolve each.
+    pub(super) fn read_own_fields(
+        &self,
+        root: Root,
+        definition: &Positioned<TypeDefinition>,
+        names: &Names<'_>,
+        inputs: &[DeclaredType],
+    ) -> Result<Vec<OwnField>, ModelError> {
+        let TypeKind::Object(kind) = &definition.node.kind else {
+            return Err(self.error(
+                definition.pos,
+                format!("{} must be an object type", root.name()),
+            ));
+        };
+        self.refuse_directives(&definition.node.directives)?;
+        kind.fields
+            .iter()
+            .map(|field| self.read_own_field(root, field, names, inputs))
+            .collect()
+    }
+
+    fn read_own_field(
+        &self,
+        root: Root,
+        field: &Positioned<FieldDefinition>,
+        names: &Names<'_>,
+        inputs: &[DeclaredType],
+    ) -> Result<OwnField, ModelError> {
+        let owner = root.name();
+        let name = field.node.name.node.to_string();
+        let mut functions = Vec::new();
+        for directive in &field.node.directives {
+            match directive.node.name.node.as_str() {
+                "function" => {
+                    self.expect_arguments(directive, &["name"])?;
+                    match directive.node.get_argument("name").map(|v| &v.node) {
+                        Some(ConstValue::String(function)) if !function.is_empty() => {
+                            functions.push(function.clone());
+                        }
+                        _ => {
+                            return Err(self.error(
+                                directive.pos,
+                                format!("{owner}.{name}: @function(name:) names a function"),
+                            ));
+                        }
+                    }
+                }
+                other => return Err(self.unknown_directive(directive.pos, other)),
+            }
+        }
+        let ty = &field.node.ty.node;
+        let (element, list) = match &ty.base {
+            BaseType::Named(element) => (element.to_string(), false),
+            BaseType::List(inner) => match &inner.base {
+                BaseType::Named(element) => (element.to_string(), true),
+                BaseType::List(_) => {
+                    return Err(self.error(
+                        field.node.ty.pos,
+                        format!("{owner}.{name}: lists of lists are not supported"),
+                    ));
+                }
+            },
+        };
+        let returnable = names.scalar(&element).is_some()
+            || names.models.contains(element.as_str())
+            || names.objects.contains(element.as_str());
+        if !returnable {
+            return Err(self.error(
+                field.node.ty.pos,
+                format!(
+                    "{owner}.{name}: returns {element}, which is not a scalar, an enum or an \
+                     object type of the schema"
+                ),
+            ));
+        }
+        let mut arguments = Vec::new();
+        for argument in &field.node.arguments {
+            let argument_name = argument.node.name.node.as_str();
+            let argument_type = &argument.node.ty.node;
+            let element = match &argument_type.base {
+                BaseType::Named(element) => element.to_string(),
+                BaseType::List(inner) => match &inner.base {
+                    BaseType::Named(element) => element.to_string(),
+                    BaseType::List(_) => {
+                        return Err(self.error(
+                            argument.pos,
+                            format!(
+                                "{owner}.{name}: argument {argument_name}: lists of lists are \
+                                 not supported"
+                            ),
+                        ));
+                    }
+                },
+            };
+            if names.scalar(&element).is_none() && !inputs.iter().any(|i| i.name == element) {
+                return Err(self.error(
+                    argument.pos,
+                    format!(
+                        "{owner}.{name}: argument {argument_name} must be a scalar, an enum or \
+                         an input type of the schema, not {element}"
+                    ),
+                ));
+            }
+            arguments.push(CustomArgument {
+                name: argument_name.to_owned(),
+                ty: argument_type.to_string(),
+                element,
+            });
+        }
+        Ok(OwnField {
+            root,
+            name,
+            description: description(field.node.description.as_ref()),
+            field: CustomField {
+                ty: ty.to_string(),
+                element,
+                list,
+                arguments,
+                line: field.pos.line,
+                column: field.pos.column,
+            },
+            functions,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::*;
+
+    #[test]
+    fn own_fields_keep_their_root_arguments_and_functions_in_order() {
+        let model = Model::parse(
+            "schema.graphql",
+            "type A @model { x: Int }\n\
+             enum Kind { ONE TWO }\n\
+             input Filter { kind: Kind, ids: [ID!] }\n\
+             type Sensor { id: ID! }\n\
+             type Query { \"Read it.\" read(id: ID!, f: Filter): Sensor @function(name: \"a\") \
+             @function(name: \"b-${env}\") }\n\
+             extend type Query { kinds: [Kind!]! }\n\
+             type Mutation { touch(ids: [ID!]!): [A] @function(name: \"t\") }",
+        )
+        .expect("the schema loads");
+        // Root, name, type, arguments' types, functions.
+        type Summary<'a> = (Root, &'a str, &'a str, Vec<&'a str>, Vec<&'a str>);
+        let summary: Vec<Summary<'_>> = model
+            .own_fields
+            .iter()
+            .map(|own| {
+                (
+                    own.root,
+                    own.name.as_str(),
+                    own.field.ty.as_str(),
+                    own.field.arguments.iter().map(|a| a.ty.as_str()).collect(),
+                    own.functions.iter().map(String::as_str).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (
+                    Root::Query,
+                    "read",
+                    "Sensor",
+                    vec!["ID!", "Filter"],
+                    vec!["a", "b-${env}"]
+                ),
+                (Root::Query, "kinds", "[Kind!]!", vec![], vec![]),
+                (Root::Mutation, "touch", "[A]", vec!["[ID!]!"], vec!["t"]),
+            ]
+        );
+        assert_eq!(model.own_fields[0].description.as_deref(), Some("Read it."));
+        assert!(model.own_fields[2].field.list);
+    }
+}

@@ -1,0 +1,343 @@
+//! The schema's own queries and mutations, resolved by functions: a real HTTP server in this
+//! test binary plays the functions, records each event it is sent and answers as a Lambda
+//! function answers AppSync.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::routing::post;
+use serde_json::{Value, json};
+use tablegraph::functions::FunctionsConfig;
+
+use crate::helpers::{TestApp, error_type, run_tablegraph, scratch, spawn_app_with_functions};
+
+const SCHEMA: &str = "tests/fixtures/functions/schema.graphql";
+
+/// The events each function was sent, in order: (function, event).
+type Events = Arc<Mutex<Vec<(String, Value)>>>;
+
+/// What the heaviest-cow and herd functions answer: cows as the table holds them.
+type Cows = Arc<Mutex<Vec<Value>>>;
+
+struct Functions {
+    events: Events,
+    cows: Cows,
+    config: FunctionsConfig,
+}
+
+/// Starts the functions on a free port, each at `/<name>`, and the settings that reach them.
+async fn functions() -> Functions {
+    let events: Events = Arc::default();
+    let cows: Cows = Arc::default();
+    let app = axum::Router::new()
+        .route("/{name}", post(answer))
+        .with_state((events.clone(), cows.clone()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let address = listener.local_addr().expect("an address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let endpoint = |name: &str| (name.to_owned(), format!("http://{address}/{name}"));
+    let config = FunctionsConfig {
+        endpoints: vec![
+            endpoint("sensor-dev"),
+            endpoint("mood"),
+            endpoint("heaviest"),
+            endpoint("herd"),
+            endpoint("double"),
+            endpoint("broken"),
+            endpoint("slow"),
+            endpoint("record"),
+        ],
+        env: Some("dev".to_owned()),
+        timeout: Duration::from_secs(1),
+        ..FunctionsConfig::default()
+    };
+    Functions {
+        events,
+        cows,
+        config,
+    }
+}
+
+async fn answer(
+    State((events, cows)): State<(Events, Cows)>,
+    Path(name): Path<String>,
+    Json(event): Json<Value>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    events
+        .lock()
+        .expect("the events")
+        .push((name.clone(), event.clone()));
+    let arguments = &event["arguments"];
+    let answer = match name.as_str() {
+        "sensor-dev" => json!({ "sensorId": arguments["id"], "celsius": 21.5, "tags": ["barn"] }),
+        "mood" => json!("RESTLESS"),
+        "heaviest" => cows.lock().expect("the cows")[0].clone(),
+        "herd" => Value::Array(cows.lock().expect("the cows").clone()),
+        "double" => {
+            let n = event["prev"]["result"]
+                .as_i64()
+                .or_else(|| arguments["n"].as_i64())
+                .unwrap_or_default();
+            json!(n * 2)
+        }
+        "broken" => {
+            json!({ "errorMessage": "the sensor is offline", "errorType": "SensorOffline" })
+        }
+        // Never answers: the call times out.
+        "slow" => std::future::pending().await,
+        "record" => {
+            json!({ "sensorId": arguments["input"]["sensorId"], "celsius": arguments["input"]["celsius"] })
+        }
+        _ => return axum::http::StatusCode::NOT_FOUND.into_response(),
+    };
+    Json(answer).into_response()
+}
+
+async fn app_with_functions() -> (TestApp, Functions) {
+    let functions = functions().await;
+    let app = spawn_app_with_functions(SCHEMA, functions.config.clone()).await;
+    (app, functions)
+}
+
+fn sent(events: &Events, function: &str) -> Vec<Value> {
+    events
+        .lock()
+        .expect("the events")
+        .iter()
+        .filter(|(name, _)| name == function)
+        .map(|(_, event)| event.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_query_of_the_schemas_own_calls_its_function_with_amplifys_event() {
+    let (app, functions) = app_with_functions().await;
+    let body = app
+        .graphql(
+            "query($id: ID!) { getSensorData(id: $id) { sensorId celsius tags } }",
+            json!({ "id": "s-7" }),
+        )
+        .await;
+    assert!(body["errors"].is_null(), "{body}");
+    assert_eq!(
+        body["data"]["getSensorData"],
+        json!({ "sensorId": "s-7", "celsius": 21.5, "tags": ["barn"] })
+    );
+    // `${env}` in the name is the environment given.
+    let events = sent(&functions.events, "sensor-dev");
+    assert_eq!(events.len(), 1);
+    let event = &events[0];
+    assert_eq!(event["typeName"], "Query");
+    assert_eq!(event["fieldName"], "getSensorData");
+    assert_eq!(event["arguments"], json!({ "id": "s-7" }));
+    // An open API: no identity.
+    assert_eq!(event["identity"], Value::Null);
+    assert_eq!(event["source"], Value::Null);
+    assert_eq!(event["prev"], Value::Null);
+    assert_eq!(
+        event["request"]["headers"]["content-type"], "application/json",
+        "{event}"
+    );
+}
+
+#[tokio::test]
+async fn a_function_answering_a_model_type_resolves_its_relations_through_the_loaders() {
+    let (app, functions) = app_with_functions().await;
+    let farm = app.create_farm("Hillside").await;
+    let daisy = app.create_animal("Cow", "Daisy", &farm).await;
+    let bella = app.create_animal("Cow", "Bella", &farm).await;
+    for (id, name) in [(&daisy, "Daisy"), (&bella, "Bella")] {
+        functions
+            .cows
+            .lock()
+            .expect("the cows")
+            .push(json!({ "id": id, "name": name, "farmId": farm }));
+    }
+    let (body, calls) = app
+        .graphql_counted(
+            "query($farm: ID!) { heaviestCow(farmId: $farm) { id name farm { name } } \
+             herd { name farm { id name } } }",
+            json!({ "farm": farm }),
+        )
+        .await;
+    assert!(body["errors"].is_null(), "{body}");
+    assert_eq!(
+        body["data"]["heaviestCow"],
+        json!({ "id": daisy, "name": "Daisy", "farm": { "name": "Hillside" } })
+    );
+    assert_eq!(
+        body["data"]["herd"],
+        json!([
+            { "name": "Daisy", "farm": { "id": farm, "name": "Hillside" } },
+            { "name": "Bella", "farm": { "id": farm, "name": "Hillside" } },
+        ])
+    );
+    // The farm of three cows is one batched read, shared by both fields.
+    assert_eq!(calls, ["BatchGetItem"]);
+}
+
+#[tokio::test]
+async fn functions_named_twice_run_in_order_each_given_the_last_ones_result() {
+    let (app, functions) = app_with_functions().await;
+    let body = app.graphql("{ twice(n: 3) }", json!({})).await;
+    assert_eq!(body["data"]["twice"], 12, "{body}");
+    let events = sent(&functions.events, "double");
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0]["prev"], Value::Null);
+    assert_eq!(events[1]["prev"], json!({ "result": 6 }));
+}
+
+#[tokio::test]
+async fn enums_mutations_and_input_types_pass_through_a_function() {
+    let (app, functions) = app_with_functions().await;
+    let body = app
+        .graphql(
+            "mutation { recordReading(input: { sensorId: \"s-1\", celsius: 19.5 }) { sensorId celsius } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        body["data"]["recordReading"],
+        json!({ "sensorId": "s-1", "celsius": 19.5 }),
+        "{body}"
+    );
+    let events = sent(&functions.events, "record");
+    assert_eq!(events[0]["typeName"], "Mutation");
+    assert_eq!(
+        events[0]["arguments"],
+        json!({ "input": { "sensorId": "s-1", "celsius": 19.5 } })
+    );
+    let body = app.graphql("{ moodOf(cowId: \"c\") }", json!({})).await;
+    assert_eq!(body["data"]["moodOf"], "RESTLESS", "{body}");
+}
+
+#[tokio::test]
+async fn a_failing_function_is_its_fields_error_and_the_rest_of_the_answer_stands() {
+    let (app, _functions) = app_with_functions().await;
+    let body = app
+        .graphql(
+            "{ broken getSensorData(id: \"s-2\") { sensorId } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(body["data"]["broken"], Value::Null, "{body}");
+    assert_eq!(body["data"]["getSensorData"]["sensorId"], "s-2", "{body}");
+    assert_eq!(error_type(&body), "SensorOffline");
+    assert_eq!(body["errors"][0]["message"], "the sensor is offline");
+    assert_eq!(body["errors"][0]["path"], json!(["broken"]));
+
+    let body = app.graphql("{ slow }", json!({})).await;
+    assert_eq!(body["data"]["slow"], Value::Null, "{body}");
+    assert_eq!(error_type(&body), "Lambda:Unhandled");
+    let message = body["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("slow did not answer within 1 s"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("127.0.0.1"),
+        "no address reaches a client: {message}"
+    );
+
+    let body = app.graphql("{ unresolved }", json!({})).await;
+    assert_eq!(body["data"]["unresolved"], Value::Null, "{body}");
+    assert_eq!(error_type(&body), "MissingResolver");
+}
+
+#[tokio::test]
+async fn a_function_that_is_not_configured_stops_start_up_naming_the_flag() {
+    let dir = scratch("functions-unconfigured");
+    let (ok, _, stderr) = run_tablegraph(
+        &[
+            "serve",
+            "--memory",
+            "--schema",
+            SCHEMA,
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &dir,
+    )
+    .await;
+    assert!(!ok);
+    assert!(stderr.contains("--env"), "{stderr}");
+    let (ok, _, stderr) = run_tablegraph(
+        &[
+            "serve",
+            "--memory",
+            "--schema",
+            SCHEMA,
+            "--listen",
+            "127.0.0.1:0",
+            "--env",
+            "dev",
+        ],
+        &dir,
+    )
+    .await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("Query.getSensorData calls function sensor-dev, which is not configured: give --function sensor-dev=URL"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_field_of_its_own_named_as_a_generated_one_is_refused() {
+    let dir = scratch("functions-clash");
+    let schema = dir.join("schema.graphql");
+    std::fs::create_dir_all(&dir).expect("a directory");
+    std::fs::write(
+        &schema,
+        "type Farm @model { name: String! }\ntype Query { farm(id: ID!): Farm }\n",
+    )
+    .expect("a schema");
+    let (ok, _, stderr) = run_tablegraph(
+        &[
+            "serve",
+            "--memory",
+            "--schema",
+            schema.to_str().expect("UTF-8"),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &dir,
+    )
+    .await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("2:14: Query.farm is a generated field; give yours another name (`tablegraph schema` prints the generated ones)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn plan_shows_each_function_a_field_calls_in_order() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tablegraph"))
+        .args(["plan", "--schema", SCHEMA])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("TABLEGRAPH_SCHEMA")
+        .output()
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let twice = stdout
+        .split("\nQuery.twice(n)\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let calls: Vec<&str> = twice
+        .lines()
+        .take_while(|line| line.starts_with("  "))
+        .filter_map(|line| line.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(calls, ["double", "double"], "{stdout}");
+    assert!(
+        stdout.contains("Mutation.recordReading(input)\n  function"),
+        "{stdout}"
+    );
+}

@@ -274,7 +274,20 @@ fn build_schema(
     events: EventHub,
     flavor: Flavor,
 ) -> Result<Schema, SchemaError> {
-    let mut builder = Schema::build("Query", Some("Mutation"), Some("Subscription"));
+    // A schema of functions alone (no `@model` type) may have no mutation or subscription,
+    // and a root type without fields is no valid schema.
+    let generates = !model.types.is_empty();
+    let has_mutation = generates
+        || model
+            .own_fields
+            .iter()
+            .any(|own| own.root == Root::Mutation && flavor != Flavor::Generated);
+    let has_subscription = generates || !model.subscriptions.is_empty();
+    let mut builder = Schema::build(
+        "Query",
+        has_mutation.then_some("Mutation"),
+        has_subscription.then_some("Subscription"),
+    );
     if flavor == Flavor::Streaming {
         // Outermost: the event's scope is in place before anything else runs.
         builder = builder.extension(subscription::EventScopes);
@@ -300,8 +313,13 @@ fn build_schema(
             }
         }
     }
-    builder = builder.register(query).register(mutation);
-    builder = subscription::register(builder, &model);
+    builder = builder.register(query);
+    if has_mutation {
+        builder = builder.register(mutation);
+    }
+    if has_subscription {
+        builder = subscription::register(builder, &model);
+    }
     builder
         .data(model)
         .data(events)

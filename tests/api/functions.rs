@@ -50,6 +50,7 @@ async fn functions() -> Functions {
             endpoint("broken"),
             endpoint("slow"),
             endpoint("record"),
+            endpoint("sensor"),
         ],
         env: Some("dev".to_owned()),
         timeout: Duration::from_secs(1),
@@ -75,6 +76,12 @@ async fn answer(
     let arguments = &event["arguments"];
     let answer = match name.as_str() {
         "sensor-dev" => json!({ "sensorId": arguments["id"], "celsius": 21.5, "tags": ["barn"] }),
+        "sensor" => {
+            let id = arguments["id"]
+                .as_str()
+                .or(arguments["input"]["id"].as_str());
+            json!({ "id": id, "celsius": if event["typeName"] == "Mutation" { 0.0 } else { 18.0 } })
+        }
         "mood" => json!("RESTLESS"),
         "heaviest" => cows.lock().expect("the cows")[0].clone(),
         "herd" => Value::Array(cows.lock().expect("the cows").clone()),
@@ -339,5 +346,59 @@ fn plan_shows_each_function_a_field_calls_in_order() {
     assert!(
         stdout.contains("Mutation.recordReading(input)\n  function"),
         "{stdout}"
+    );
+}
+
+#[tokio::test]
+async fn mutation_fields_call_their_functions_one_after_another_in_document_order() {
+    let (app, functions) = app_with_functions().await;
+    let body = app
+        .graphql(
+            "mutation { \
+               b: recordReading(input: { sensorId: \"second\" }) { sensorId } \
+               a: recordReading(input: { sensorId: \"first\" }) { sensorId } \
+               c: recordReading(input: { sensorId: \"third\" }) { sensorId } }",
+            json!({}),
+        )
+        .await;
+    assert!(body["errors"].is_null(), "{body}");
+    let order: Vec<Value> = sent(&functions.events, "record")
+        .iter()
+        .map(|event| event["arguments"]["input"]["sensorId"].clone())
+        .collect();
+    assert_eq!(order, [json!("second"), json!("first"), json!("third")]);
+}
+
+#[tokio::test]
+async fn a_plain_appsync_schema_without_model_types_serves_its_own_fields() {
+    let functions = functions().await;
+    let app = spawn_app_with_functions(
+        "tests/fixtures/functions-only/schema.graphql",
+        functions.config.clone(),
+    )
+    .await;
+    let body = app
+        .graphql(
+            "{ getSensor(id: \"s-9\") { id celsius } __schema { subscriptionType { name } } }",
+            json!({}),
+        )
+        .await;
+    assert!(body["errors"].is_null(), "{body}");
+    assert_eq!(
+        body["data"]["getSensor"],
+        json!({ "id": "s-9", "celsius": 18.0 })
+    );
+    // Nothing to subscribe to: no subscription root, rather than one without fields.
+    assert_eq!(body["data"]["__schema"]["subscriptionType"], Value::Null);
+    let body = app
+        .graphql(
+            "mutation { resetSensor(input: { id: \"s-9\" }) { id celsius } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        body["data"]["resetSensor"],
+        json!({ "id": "s-9", "celsius": 0.0 }),
+        "{body}"
     );
 }

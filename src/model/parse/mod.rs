@@ -257,10 +257,11 @@ impl Reader<'_> {
         for definition in &objects {
             types.push(self.read_object(definition, &names, &mut relations)?);
         }
-        if types.is_empty() {
+        if types.is_empty() && own_fields.is_empty() {
             return Err(self.error(
                 Pos { line: 1, column: 1 },
-                "the schema declares no @model type",
+                "the schema declares no @model type, and no field of its own on type Query or \
+                 type Mutation",
             ));
         }
 

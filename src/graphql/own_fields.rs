@@ -5,7 +5,8 @@
 //! without `@model` from its fields (`source.<field>`), scalars and enums as they are.
 //!
 //! Invariant: a function's failure is this field's error alone (`null` here, the rest of the
-//! answer stands); the address a function runs at never reaches the client.
+//! answer stands); the address a function runs at never reaches the client; a node a function
+//! answers reaches the client only under the caller's read rules, as every node does.
 
 use std::sync::Arc;
 
@@ -14,11 +15,13 @@ use async_graphql::dynamic::{Field, FieldFuture, FieldValue, InputValue, Resolve
 use async_graphql::{Name, Value};
 use serde_json::{Map, Value as Json};
 
-use super::context::node_field_value;
+use super::context::{node_field_value, scope};
 use super::custom::type_ref;
 use super::embedded::Embedded;
+use super::errors::graphql_error;
 use crate::auth::Caller;
 use crate::engine::read::Node;
+use crate::engine::{EngineError, RequestScope, admits};
 use crate::functions::{FunctionError, Functions};
 use crate::model::{Model, OwnField};
 use crate::store::{AttrValue, Item};
@@ -36,7 +39,8 @@ pub(super) fn field(own: &OwnField, model: &Arc<Model>) -> Field {
         let model = model.clone();
         FieldFuture::new(async move {
             let answer = resolve(&ctx, &own).await.map_err(field_error)?;
-            Ok(value_of(&model, &own, answer))
+            let scope = scope(&ctx).map_err(graphql_error)?;
+            value_of(&model, scope, &own, answer).map_err(graphql_error)
         })
     });
     if let Some(description) = &own.description {
@@ -124,26 +128,50 @@ fn identity(caller: Option<&Caller>) -> Json {
     })
 }
 
-/// The field's value of a function's answer, by the type the field declares.
-fn value_of(model: &Model, own: &OwnField, answer: Json) -> Option<FieldValue<'static>> {
+/// The field's value of a function's answer, by the type the field declares. A node of a
+/// `@model` type is held to the caller's read rules, as every node handed out is: a list
+/// leaves out those the caller may not read, a single one the caller may not read is the
+/// field's `Unauthorized` error.
+fn value_of(
+    model: &Model,
+    scope: &RequestScope,
+    own: &OwnField,
+    answer: Json,
+) -> Result<Option<FieldValue<'static>>, EngineError> {
     match answer {
-        Json::Null => None,
+        Json::Null => Ok(None),
         Json::Array(items) if own.field.list => {
-            Some(FieldValue::list(items.into_iter().map(|item| {
-                element_of(model, &own.field.element, item).unwrap_or(FieldValue::NULL)
-            })))
+            let mut values = Vec::with_capacity(items.len());
+            for item in items {
+                match element_of(model, scope, &own.field.element, item) {
+                    Ok(value) => values.push(value.unwrap_or(FieldValue::NULL)),
+                    Err(EngineError::Unauthorized(_)) => {}
+                    Err(error) => return Err(error),
+                }
+            }
+            Ok(Some(FieldValue::list(values)))
         }
-        answer => element_of(model, &own.field.element, answer),
+        answer => element_of(model, scope, &own.field.element, answer),
     }
 }
 
 /// One value of the named type `element`.
-fn element_of(model: &Model, element: &str, answer: Json) -> Option<FieldValue<'static>> {
-    match answer {
+fn element_of(
+    model: &Model,
+    scope: &RequestScope,
+    element: &str,
+    answer: Json,
+) -> Result<Option<FieldValue<'static>>, EngineError> {
+    Ok(match answer {
         Json::Null => None,
         Json::Object(object) if model.type_def(element).is_some() => {
             let mut item = item_of(object);
             item.insert("__typename".to_owned(), AttrValue::S(element.to_owned()));
+            if !admits(&scope.read_access(&[element]), &item) {
+                return Err(EngineError::Unauthorized(format!(
+                    "Not Authorized to read {element}"
+                )));
+            }
             Some(node_field_value(
                 Node::new(element.to_owned(), Arc::new(item)),
                 false,
@@ -156,7 +184,7 @@ fn element_of(model: &Model, element: &str, answer: Json) -> Option<FieldValue<'
             Some(FieldValue::value(Value::Enum(Name::new(text))))
         }
         answer => Value::from_json(answer).ok().map(FieldValue::value),
-    }
+    })
 }
 
 /// A JSON object as an item's attributes, as the table would hold it.

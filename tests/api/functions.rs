@@ -51,6 +51,8 @@ async fn functions() -> Functions {
             endpoint("slow"),
             endpoint("record"),
             endpoint("sensor"),
+            endpoint("diaries"),
+            endpoint("diary"),
         ],
         env: Some("dev".to_owned()),
         timeout: Duration::from_secs(1),
@@ -76,6 +78,11 @@ async fn answer(
     let arguments = &event["arguments"];
     let answer = match name.as_str() {
         "sensor-dev" => json!({ "sensorId": arguments["id"], "celsius": 21.5, "tags": ["barn"] }),
+        "diaries" => json!([
+            { "id": "d-ann", "text": "mine", "owner": "ann" },
+            { "id": "d-bob", "text": "his", "owner": "bob" },
+        ]),
+        "diary" => json!({ "id": "d-bob", "text": "his", "owner": "bob" }),
         "sensor" => {
             let id = arguments["id"]
                 .as_str()
@@ -401,4 +408,42 @@ async fn a_plain_appsync_schema_without_model_types_serves_its_own_fields() {
         json!({ "id": "s-9", "celsius": 0.0 }),
         "{body}"
     );
+}
+
+/// A node a function answers reaches the caller only under the caller's read rules, as every
+/// node does: a list leaves out the others', a single one is `Unauthorized`.
+#[tokio::test]
+async fn nodes_a_function_answers_are_held_to_the_callers_read_rules() {
+    let functions = functions().await;
+    let app = crate::helpers::spawn_app_with_functions_and(
+        SCHEMA,
+        crate::helpers::api_key_and_tokens("functions-key"),
+        functions.config.clone(),
+    )
+    .await;
+    let body: Value = reqwest::Client::new()
+        .post(app.url("/graphql"))
+        .header(
+            "authorization",
+            format!("Bearer {}", crate::helpers::user_token("ann", &[])),
+        )
+        .json(&json!({ "query": "{ myDiaries { id text } bobsDiary { id text } }" }))
+        .send()
+        .await
+        .expect("an answer")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(
+        body["data"]["myDiaries"],
+        json!([{ "id": "d-ann", "text": "mine" }]),
+        "{body}"
+    );
+    assert_eq!(body["data"]["bobsDiary"], Value::Null, "{body}");
+    assert_eq!(error_type(&body), "Unauthorized");
+    assert_eq!(body["errors"][0]["path"], json!(["bobsDiary"]));
+    // The event tells the function who asks.
+    let events = sent(&functions.events, "diary");
+    assert_eq!(events[0]["identity"]["sub"], "ann", "{}", events[0]);
+    assert_eq!(events[0]["identity"]["claims"]["sub"], "ann");
 }

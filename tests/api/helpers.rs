@@ -69,8 +69,18 @@ pub async fn spawn_app_scoped(scopes: ScopeSettings) -> TestApp {
 
 /// Starts the server with the schema at `schema`, its functions as `functions` says.
 pub async fn spawn_app_with_functions(schema: &str, functions: FunctionsConfig) -> TestApp {
+    spawn_app_with_functions_and(schema, HttpConfig::default(), functions).await
+}
+
+/// The same, with these HTTP settings (credentials).
+pub async fn spawn_app_with_functions_and(
+    schema: &str,
+    http: HttpConfig,
+    functions: FunctionsConfig,
+) -> TestApp {
     spawn_configured(
         Settings {
+            http,
             functions,
             ..Settings::default()
         },

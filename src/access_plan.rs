@@ -40,7 +40,8 @@ const INDEX_PAGE: &str =
 const LIST_PAGE: &str = "one per shard per page, sent together; with filter: a FilterExpression, \
      read on until full or budget";
 const NONE: &str = "no storage call";
-const FUNCTION_CALL: &str = "one HTTP call per field, in order; what it answers may load more";
+const FUNCTION_CALL: &str = "one HTTP call per field, in order (with --function-batch, one per \
+     level); what it answers may load more";
 
 fn access(
     operation: &'static str,
@@ -280,12 +281,28 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
     plans
 }
 
+/// The calls of a field's functions, in order.
+fn function_calls(functions: &[String]) -> Vec<Access> {
+    functions
+        .iter()
+        .map(|function| {
+            access(
+                "function",
+                function.clone(),
+                "POST of the field's event",
+                FUNCTION_CALL,
+            )
+        })
+        .collect()
+}
+
 fn field_accesses(model: &Model, kind: &FieldKind) -> Vec<Access> {
     match kind {
         FieldKind::Scalar { .. }
         | FieldKind::ScalarList { .. }
         | FieldKind::Embedded { .. }
         | FieldKind::Custom(_) => Vec::new(),
+        FieldKind::Function { functions, .. } => function_calls(functions),
         FieldKind::BelongsTo { foreign_key, .. } => {
             vec![node_read(&format!("parent.{foreign_key}"))]
         }

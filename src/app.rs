@@ -327,7 +327,7 @@ impl Application {
         }
         let options = graphql::SchemaOptions {
             resolvers: Arc::new(resolvers),
-            functions: Arc::new(functions(&model, &config.functions)?),
+            functions: Arc::new(functions(&model, config)?),
             ..config.http.graphql.clone()
         };
         let auth = &config.http.auth;
@@ -445,12 +445,52 @@ pub async fn shutdown_signal() {
 /// is told once, as it answers only errors.
 fn functions(
     model: &Model,
-    config: &crate::functions::FunctionsConfig,
+    config: &ServeConfig,
 ) -> Result<crate::functions::Functions, StartupError> {
-    let functions = crate::functions::Functions::new(config)?;
-    functions.check_named(model.own_fields.iter().flat_map(|own| {
-        let field = format!("{}.{}", own.root.name(), own.name);
-        own.functions
+    // `functions.toml` beside the schema lists functions too.
+    let file = config.schema_path.with_file_name("functions.toml");
+    let functions_config = match std::fs::read_to_string(&file) {
+        Ok(text) => config
+            .functions
+            .clone()
+            .with_file(&file.display().to_string(), &text)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => config.functions.clone(),
+        Err(e) => {
+            return Err(crate::functions::FunctionsError(format!(
+                "cannot read {}: {e}",
+                file.display()
+            ))
+            .into());
+        }
+    };
+    let (timeout, request_timeout) = (config.functions.timeout, config.http.request_timeout);
+    if !functions_config.endpoints.is_empty() && timeout >= request_timeout {
+        return Err(crate::functions::FunctionsError(format!(
+            "--function-timeout-secs ({}) must be under --request-timeout-secs ({}), so that a \
+             slow function is its field's error, not the whole request's",
+            timeout.as_secs(),
+            request_timeout.as_secs()
+        ))
+        .into());
+    }
+    let functions = crate::functions::Functions::new(&functions_config)?;
+    let own = model
+        .own_fields
+        .iter()
+        .map(|own| (format!("{}.{}", own.root.name(), own.name), &own.functions));
+    let of_types = model.types.iter().flat_map(|type_def| {
+        type_def
+            .fields
+            .iter()
+            .filter_map(|field| match &field.kind {
+                crate::model::FieldKind::Function { functions, .. } => {
+                    Some((format!("{}.{}", type_def.name, field.name), functions))
+                }
+                _ => None,
+            })
+    });
+    functions.check_named(own.chain(of_types).flat_map(|(field, functions)| {
+        functions
             .iter()
             .map(move |function| (field.clone(), function.clone()))
     }))?;

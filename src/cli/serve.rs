@@ -218,15 +218,26 @@ pub struct SubscriptionArgs {
 pub struct FunctionArgs {
     /// Call function NAME at URL: an HTTP endpoint that receives each call's event as a JSON
     /// POST and answers the field's value as JSON (repeat for several; the variable takes a
-    /// comma-separated list).
+    /// space-separated list, as a URL holds no space but may hold commas).
     #[arg(
         long = "function",
         env = "TABLEGRAPH_FUNCTIONS",
-        value_delimiter = ',',
+        value_delimiter = ' ',
         value_name = "NAME=URL",
         value_parser = function_endpoint
     )]
     pub functions: Vec<(String, String)>,
+    /// Send function NAME the calls of one level of a request together, at most MAX a call, as
+    /// a list of events answered by a list of values (AppSync's BatchInvoke; repeat for
+    /// several; the variable takes a space-separated list).
+    #[arg(
+        long = "function-batch",
+        env = "TABLEGRAPH_FUNCTION_BATCH",
+        value_delimiter = ' ',
+        value_name = "NAME=MAX",
+        value_parser = function_batch
+    )]
+    pub function_batch: Vec<(String, usize)>,
     /// What `${env}` in a function's name stands for, as Amplify names functions per
     /// environment (`getSensorData-${env}`).
     #[arg(long, env = "TABLEGRAPH_ENV", value_name = "ENV")]
@@ -246,6 +257,7 @@ impl FunctionArgs {
             env: self.env.clone(),
             timeout: Duration::from_secs(self.function_timeout_secs),
             concurrency: self.function_concurrency,
+            batch: self.function_batch.clone(),
         }
     }
 }
@@ -257,6 +269,17 @@ fn function_endpoint(text: &str) -> Result<(String, String), String> {
             Ok((name.to_owned(), url.to_owned()))
         }
         _ => Err("give NAME=URL".to_owned()),
+    }
+}
+
+/// `NAME=MAX`, MAX a positive number.
+fn function_batch(text: &str) -> Result<(String, usize), String> {
+    match text.split_once('=') {
+        Some((name, max)) if !name.is_empty() => match max.parse::<usize>() {
+            Ok(max) if max > 0 => Ok((name.to_owned(), max)),
+            _ => Err("MAX must be a whole number above 0".to_owned()),
+        },
+        _ => Err("give NAME=MAX".to_owned()),
     }
 }
 

@@ -137,6 +137,16 @@ impl Rules {
     }
 
     /// Whether `field` of `type_name` has rules of its own.
+    /// Whether `rules` that name callers, not nodes (AppSync's directives on a field a
+    /// function answers), admit `identity`; no rules admit every caller.
+    pub fn admit_caller(&self, identity: &Identity, rules: &[AuthRule]) -> bool {
+        rules.is_empty()
+            || matches!(
+                self.decide(identity, rules, Operation::Read, false),
+                Access::All
+            )
+    }
+
     pub fn field_has_rules(&self, type_name: &str, field: &str) -> bool {
         self.fields
             .contains_key(&(type_name.to_owned(), field.to_owned()))

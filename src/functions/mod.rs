@@ -9,8 +9,16 @@
 //!   `Lambda:Unhandled`, with a message that names the function and says which.
 //! - At most `--function-concurrency` calls of one function run at once; others wait their
 //!   turn. Nothing is retried: a mutation's function may have acted before it failed.
+//! - Functions may also be listed in `functions.toml` beside the schema (a table per function:
+//!   `url`, and `max_batch_size` for BatchInvoke), as [`FunctionsConfig::with_file`] reads it.
 //! - `${env}` in a function's name is the `--env` given, as Amplify names a function per
 //!   environment (`getSensorData-${env}`).
+//! - A function given `--function-batch NAME=MAX` gets AppSync's BatchInvoke: the calls of one
+//!   level of a request (a field of each of 50 posts) are one POST of the list of events (at
+//!   most MAX a call), answered by the list of values in the same order, where an element
+//!   `{ "errorMessage", "errorType" }` is that one field's error. Other functions get one event
+//!   a call. A request's calls are gathered by [`Calls`], which closes a batch as the request's
+//!   loader does (`loaders`' module doc says why by yielding, not by a timer).
 //!
 //! Invariant: what a function answers never reaches a log, and a function's address never
 //! reaches a client: an error names the function, not where it runs.
@@ -39,6 +47,9 @@ pub struct FunctionsConfig {
     pub timeout: Duration,
     /// Calls of one function that may run at once (`--function-concurrency`).
     pub concurrency: usize,
+    /// The functions that take a list of events, each with the most events a call
+    /// (`--function-batch NAME=MAX`).
+    pub batch: Vec<(String, usize)>,
 }
 
 impl Default for FunctionsConfig {
@@ -46,10 +57,47 @@ impl Default for FunctionsConfig {
         FunctionsConfig {
             endpoints: Vec::new(),
             env: None,
-            // AppSync's own limit on a resolver's data source call.
-            timeout: Duration::from_secs(30),
+            // Under the request's own timeout (30 s by default), so that a slow function is
+            // its field's error and the rest of the answer still reaches the client.
+            timeout: Duration::from_secs(10),
             concurrency: 64,
+            batch: Vec::new(),
         }
+    }
+}
+
+/// One function of `functions.toml`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileEntry {
+    url: String,
+    /// BatchInvoke: the most events a call carries (AppSync's `maxBatchSize`).
+    max_batch_size: Option<usize>,
+}
+
+impl FunctionsConfig {
+    /// The same, with the functions `text` (a `functions.toml` read from `file`) lists; a
+    /// function given both there and by a flag is refused.
+    pub fn with_file(mut self, file: &str, text: &str) -> Result<FunctionsConfig, FunctionsError> {
+        let entries: std::collections::BTreeMap<String, FileEntry> =
+            toml::from_str(text).map_err(|e| FunctionsError(format!("{file}: {}", e.message())))?;
+        for (name, entry) in entries {
+            if self.endpoints.iter().any(|(given, _)| *given == name) {
+                return Err(FunctionsError(format!(
+                    "{file}: function {name} is also given by --function; give it once"
+                )));
+            }
+            if let Some(max) = entry.max_batch_size {
+                if max == 0 {
+                    return Err(FunctionsError(format!(
+                        "{file}: {name}.max_batch_size must be above 0"
+                    )));
+                }
+                self.batch.push((name.clone(), max));
+            }
+            self.endpoints.push((name, entry.url));
+        }
+        Ok(self)
     }
 }
 
@@ -76,6 +124,9 @@ impl FunctionError {
     }
 }
 
+/// The largest answer a function may give: Lambda's own limit on a synchronous answer.
+const MAX_ANSWER_BYTES: usize = 6 * 1024 * 1024;
+
 /// AppSync's `errorType` of a function that failed without naming one.
 pub const UNHANDLED: &str = "Lambda:Unhandled";
 
@@ -93,6 +144,8 @@ struct Endpoint {
     url: reqwest::Url,
     /// Calls that may still start now.
     turns: Arc<Semaphore>,
+    /// BatchInvoke: the most events one call carries.
+    batch: Option<usize>,
 }
 
 impl Functions {
@@ -107,15 +160,30 @@ impl Functions {
                         "--function {name}=…: the address must be an http:// or https:// URL"
                     ))
                 })?;
+            let batch = config
+                .batch
+                .iter()
+                .find(|(batched, _)| batched == name)
+                .map(|(_, max)| (*max).max(1));
             let endpoint = Endpoint {
                 url: parsed,
                 turns: Arc::new(Semaphore::new(config.concurrency.max(1))),
+                batch,
             };
             if endpoints.insert(name.clone(), endpoint).is_some() {
                 return Err(FunctionsError(format!(
                     "--function {name} is given twice; give each function once"
                 )));
             }
+        }
+        if let Some((name, _)) = config
+            .batch
+            .iter()
+            .find(|(name, _)| !endpoints.contains_key(name))
+        {
+            return Err(FunctionsError(format!(
+                "--function-batch {name}: no --function {name}=URL says where it runs"
+            )));
         }
         let client = reqwest::Client::builder()
             .timeout(config.timeout)
@@ -159,16 +227,50 @@ impl Functions {
         Ok(())
     }
 
-    /// Calls the function the schema names `written` with `event`; its JSON answer.
-    pub async fn invoke(&self, written: &str, event: &Value) -> Result<Value, FunctionError> {
+    /// Calls the function the schema names `written` with `event`; its JSON answer. A batched
+    /// function's call joins the request's open batch of it (`calls`), when there is one.
+    pub async fn call(
+        &self,
+        calls: Option<&Calls>,
+        written: &str,
+        event: Value,
+    ) -> Result<Value, FunctionError> {
         let name = self
             .name_of(written)
             .map_err(|e| FunctionError::unhandled(e.0))?;
-        let Some(endpoint) = self.endpoints.get(&name) else {
-            return Err(FunctionError::unhandled(format!(
-                "function {name} is not configured"
-            )));
-        };
+        let endpoint = self.endpoint(&name)?;
+        match (calls, endpoint.batch) {
+            (Some(calls), Some(max)) => calls.join(self, &name, event, max).await,
+            _ => self.post(&name, endpoint, &event).await,
+        }
+    }
+
+    fn endpoint(&self, name: &str) -> Result<&Endpoint, FunctionError> {
+        self.endpoints
+            .get(name)
+            .ok_or_else(|| FunctionError::unhandled(format!("function {name} is not configured")))
+    }
+
+    /// One POST of `body` to `name`, waiting for its turn included, within the timeout; its
+    /// JSON answer.
+    async fn post(
+        &self,
+        name: &str,
+        endpoint: &Endpoint,
+        body: &Value,
+    ) -> Result<Value, FunctionError> {
+        match tokio::time::timeout(self.timeout, self.post_now(name, endpoint, body)).await {
+            Ok(answer) => answer,
+            Err(_) => Err(self.timed_out(name)),
+        }
+    }
+
+    async fn post_now(
+        &self,
+        name: &str,
+        endpoint: &Endpoint,
+        body: &Value,
+    ) -> Result<Value, FunctionError> {
         let _turn = endpoint
             .turns
             .acquire()
@@ -177,12 +279,21 @@ impl Functions {
         let answer = self
             .client
             .post(endpoint.url.clone())
-            .json(event)
+            .json(body)
             .send()
             .await
-            .map_err(|e| self.failed(&name, &e))?;
+            .map_err(|e| self.failed(name, &e))?;
         let status = answer.status();
-        let body = answer.bytes().await.map_err(|e| self.failed(&name, &e))?;
+        if answer
+            .content_length()
+            .is_some_and(|length| length > MAX_ANSWER_BYTES as u64)
+        {
+            return Err(self.too_large(name));
+        }
+        let body = answer.bytes().await.map_err(|e| self.failed(name, &e))?;
+        if body.len() > MAX_ANSWER_BYTES {
+            return Err(self.too_large(name));
+        }
         let value: Option<Value> = serde_json::from_slice(&body).ok();
         if let Some(error) = value.as_ref().and_then(error_of) {
             return Err(error);
@@ -200,24 +311,147 @@ impl Functions {
         })
     }
 
+    /// BatchInvoke: one POST of `events` to `name`, answered by a list of as many values.
+    async fn post_batch(&self, name: &str, events: Vec<Value>) -> Batched {
+        let endpoint = self.endpoint(name)?;
+        let count = events.len();
+        match self.post(name, endpoint, &Value::Array(events)).await? {
+            Value::Array(answers) if answers.len() == count => Ok(answers
+                .into_iter()
+                .map(|answer| match error_of(&answer) {
+                    Some(error) => Err(error),
+                    None => Ok(answer),
+                })
+                .collect()),
+            _ => Err(FunctionError::unhandled(format!(
+                "function {name} answered a batch of {count} events with something other than \
+                 a list of {count} values"
+            ))),
+        }
+    }
+
     fn failed(&self, name: &str, error: &reqwest::Error) -> FunctionError {
-        let message = if error.is_timeout() {
-            format!(
-                "function {name} did not answer within {} s",
-                self.timeout.as_secs_f64()
-            )
-        } else {
+        if error.is_timeout() {
+            return self.timed_out(name);
+        }
+        let message = if error.is_connect() {
             format!("function {name} could not be reached")
+        } else {
+            format!("function {name} failed to answer")
         };
+        tracing::warn!(function = name, "{message}");
+        FunctionError::unhandled(message)
+    }
+
+    fn timed_out(&self, name: &str) -> FunctionError {
+        let message = format!(
+            "function {name} did not answer within {} s",
+            self.timeout.as_secs_f64()
+        );
+        tracing::warn!(function = name, "{message}");
+        FunctionError::unhandled(message)
+    }
+
+    fn too_large(&self, name: &str) -> FunctionError {
+        let message = format!(
+            "function {name} answered more than {} MB",
+            MAX_ANSWER_BYTES / (1024 * 1024)
+        );
         tracing::warn!(function = name, "{message}");
         FunctionError::unhandled(message)
     }
 }
 
-/// The error a function answered: an object with a string `errorMessage`, and its
-/// `errorType` if it gives one.
+/// What one BatchInvoke call answered: a value or an error for each event, in order; or the
+/// call's own failure, which is every event's.
+type Batched = Result<Vec<Result<Value, FunctionError>>, FunctionError>;
+
+/// Yields before a batch is sent, as the request's loader yields before it reads: each yield
+/// lets every ready resolver of the request run up to its own call.
+const YIELDS_BEFORE_CALL: usize = 6;
+
+/// One request's calls of batched functions: the open batch of each function, which the calls
+/// of one level join.
+#[derive(Debug, Default)]
+pub struct Calls {
+    open: std::sync::Mutex<HashMap<String, Arc<Batch>>>,
+}
+
+#[derive(Debug, Default)]
+struct Batch {
+    /// The events of the batch, in the order their calls joined it.
+    events: std::sync::Mutex<Vec<Value>>,
+    answers: tokio::sync::OnceCell<Batched>,
+}
+
+impl Calls {
+    fn open(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Batch>>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds `event` to the open batch of `name` (a full batch is closed, and the next call
+    /// opens another), then waits for the batch's answer to it.
+    async fn join(
+        &self,
+        functions: &Functions,
+        name: &str,
+        event: Value,
+        max: usize,
+    ) -> Result<Value, FunctionError> {
+        let (batch, at) = {
+            let mut open = self.open();
+            let batch = open.entry(name.to_owned()).or_default().clone();
+            let mut events = batch.events.lock().unwrap_or_else(|e| e.into_inner());
+            events.push(event);
+            if events.len() >= max {
+                open.remove(name);
+            }
+            (batch.clone(), events.len() - 1)
+        };
+        for _ in 0..YIELDS_BEFORE_CALL {
+            tokio::task::yield_now().await;
+        }
+        let answers = batch
+            .answers
+            .get_or_init(|| async {
+                // Close the batch: later calls open another.
+                let events = {
+                    let mut open = self.open();
+                    if open.get(name).is_some_and(|o| Arc::ptr_eq(o, &batch)) {
+                        open.remove(name);
+                    }
+                    std::mem::take(&mut *batch.events.lock().unwrap_or_else(|e| e.into_inner()))
+                };
+                functions.post_batch(name, events).await
+            })
+            .await;
+        match answers {
+            Ok(answers) => answers.get(at).cloned().unwrap_or_else(|| {
+                Err(FunctionError::unhandled(format!(
+                    "function {name} answered no value for an event"
+                )))
+            }),
+            Err(error) => Err(error.clone()),
+        }
+    }
+}
+
+/// The error a function answered: an object with a string `errorMessage` and nothing but
+/// what an error holds (`errorType`, `errorInfo`, `stackTrace`, `data`), as a Lambda
+/// function's error reads; an object of the field's type that has an `errorMessage` field
+/// among others is a value.
 fn error_of(answer: &Value) -> Option<FunctionError> {
+    const ERROR_KEYS: [&str; 5] = [
+        "errorMessage",
+        "errorType",
+        "errorInfo",
+        "stackTrace",
+        "data",
+    ];
     let object = answer.as_object()?;
+    if !object.keys().all(|key| ERROR_KEYS.contains(&key.as_str())) {
+        return None;
+    }
     let message = object.get("errorMessage")?.as_str()?;
     let error_type = object
         .get("errorType")
@@ -252,6 +486,38 @@ mod tests {
         );
         assert_eq!(error_of(&serde_json::json!({ "id": "1" })), None);
         assert_eq!(error_of(&serde_json::json!([1, 2])), None);
+    }
+
+    #[test]
+    fn functions_toml_lists_functions_beside_the_flags() {
+        let config = FunctionsConfig {
+            endpoints: vec![("flag".to_owned(), "http://127.0.0.1:1/a".to_owned())],
+            ..FunctionsConfig::default()
+        }
+        .with_file(
+            "functions.toml",
+            "[sensor-dev]\nurl = \"http://127.0.0.1:1/b\"\nmax_batch_size = 25\n\n[plain]\nurl = \"http://127.0.0.1:1/c\"\n",
+        )
+        .expect("a file");
+        let names: Vec<&str> = config.endpoints.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["flag", "plain", "sensor-dev"]);
+        assert_eq!(config.batch, [("sensor-dev".to_owned(), 25)]);
+        let twice = FunctionsConfig {
+            endpoints: vec![("plain".to_owned(), "http://127.0.0.1:1/a".to_owned())],
+            ..FunctionsConfig::default()
+        }
+        .with_file("functions.toml", "[plain]\nurl = \"http://x/\"\n")
+        .expect_err("given twice");
+        assert!(twice.0.contains("also given by --function"), "{twice}");
+        let unknown = FunctionsConfig::default()
+            .with_file("functions.toml", "[f]\nurl = \"http://x/\"\ntimeout = 3\n")
+            .expect_err("an unknown key");
+        assert!(
+            unknown
+                .0
+                .starts_with("functions.toml: unknown field `timeout`"),
+            "{unknown}"
+        );
     }
 
     #[test]

@@ -77,6 +77,8 @@ pub struct Api {
     max_event_bytes: usize,
     /// Production: no introspection, and no error names what the client did not send.
     hides_schema: bool,
+    /// Whether any field calls functions: each request then gathers its batched calls.
+    calls_functions: bool,
 }
 
 /// Which extensions a copy of the schema carries.
@@ -98,6 +100,7 @@ impl Api {
     ) -> Result<Api, SchemaError> {
         check_defaults(&model)?;
         check_own_names(&model, options, &events)?;
+        let calls_functions = calls_functions(&model);
         Ok(Api {
             schema: build_schema(model.clone(), options, events.clone(), Flavor::Plain)?,
             with_null_items: build_schema(
@@ -110,6 +113,7 @@ impl Api {
             limits: limits::Limits::new(options.limits),
             max_event_bytes: options.max_event_bytes,
             hides_schema: !options.introspection,
+            calls_functions,
         })
     }
 
@@ -128,6 +132,10 @@ impl Api {
 
     /// Runs a request that passed the limits.
     async fn run(&self, mut request: async_graphql::Request) -> async_graphql::Response {
+        if self.calls_functions {
+            // The request's calls of batched functions, gathered per level.
+            request = request.data(Arc::new(crate::functions::Calls::default()));
+        }
         let schema = match request.parsed_query() {
             Ok(document) if selects_root_field(document, "nodes") => &self.with_null_items,
             _ => &self.schema,
@@ -378,6 +386,16 @@ pub fn print_sdl(
             async_graphql::SDLExportOptions::new().prefer_single_line_descriptions(),
         ),
     )
+}
+
+/// Whether any field of the API calls functions (`@function`).
+fn calls_functions(model: &Model) -> bool {
+    !model.own_fields.is_empty()
+        || model
+            .types
+            .iter()
+            .flat_map(|t| &t.fields)
+            .any(|f| matches!(f.kind, crate::model::FieldKind::Function { .. }))
 }
 
 /// Refuses a field of the schema's own `Query` or `Mutation` named as a generated one is.

@@ -10,7 +10,7 @@ use super::errors::graphql_error;
 use super::fields::{stored_field, stored_list_field};
 use super::scalars::{list_type_ref, scalar_type_ref};
 use super::values::{list_to_graphql, to_graphql};
-use super::{connection, custom, embedded, prefetch, targets};
+use super::{connection, custom, embedded, own_fields, prefetch, targets};
 use crate::engine;
 use crate::engine::read::Node;
 use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
@@ -34,6 +34,10 @@ pub(super) fn object(type_def: &TypeDef, model: &Arc<Model>, resolvers: &Resolve
                 custom::field(field, pipeline.cloned().expect("checked just above"))
             }
             FieldKind::Custom(_) => custom::missing(field),
+            FieldKind::Function {
+                field: computed,
+                functions,
+            } => own_fields::type_field(type_def, field, computed, functions, model),
             FieldKind::Scalar {
                 scalar, required, ..
             } => stored_field(&field.name, scalar.clone(), *required),

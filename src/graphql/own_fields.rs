@@ -1,5 +1,7 @@
-//! The schema's own fields on `Query` and `Mutation` (AppSync's custom queries and mutations):
-//! each calls its functions with the event Amplify's `@function` gives a Lambda function, and
+//! The fields functions answer: the schema's own fields on `Query` and `Mutation` (AppSync's
+//! custom queries and mutations), and `@function` fields of a type, whose node is the event's
+//! `source`. Each calls its functions with the event Amplify's `@function` gives a Lambda
+//! function (batched per level for a function that takes BatchInvoke), and
 //! its value is the last function's JSON answer, resolved further by the schema: a `@model`
 //! type's fields (relations included, through the loaders) from the object answered, a type
 //! without `@model` from its fields (`source.<field>`), scalars and enums as they are.
@@ -22,41 +24,109 @@ use super::errors::graphql_error;
 use crate::auth::Caller;
 use crate::engine::read::Node;
 use crate::engine::{EngineError, RequestScope, admits};
-use crate::functions::{FunctionError, Functions};
-use crate::model::{Model, OwnField};
+use crate::functions::{Calls, FunctionError, Functions};
+use crate::keys;
+use crate::model::{AuthRule, CustomField, FieldDef, Model, OwnField, TypeDef};
 use crate::store::{AttrValue, Item};
 
 /// The request's HTTP headers, as a function's event passes them on (`request.headers`).
 #[derive(Debug, Clone, Default)]
 pub struct RequestHeaders(pub Map<String, Json>);
 
+/// A field its functions answer: a field of the schema's own `Query` or `Mutation`, or a
+/// `@function` field of a type (whose node is the event's `source`).
+struct Computed {
+    type_name: String,
+    name: String,
+    field: CustomField,
+    functions: Vec<String>,
+    /// Who may ask for a root field (a type's field is held to its rules with its node).
+    auth: Vec<AuthRule>,
+}
+
 /// The field `own` declares, resolved by its functions.
 pub(super) fn field(own: &OwnField, model: &Arc<Model>) -> Field {
-    let own_field = Arc::new(own.clone());
+    let computed = Computed {
+        type_name: own.root.name().to_owned(),
+        name: own.name.clone(),
+        field: own.field.clone(),
+        functions: own.functions.clone(),
+        auth: own.auth.clone(),
+    };
+    make(computed, own.description.as_deref(), model)
+}
+
+/// The `@function` field `field` of `type_def`: its functions are given the node.
+pub(super) fn type_field(
+    type_def: &TypeDef,
+    field: &FieldDef,
+    custom: &CustomField,
+    functions: &[String],
+    model: &Arc<Model>,
+) -> Field {
+    let computed = Computed {
+        type_name: type_def.name.clone(),
+        name: field.name.clone(),
+        field: custom.clone(),
+        functions: functions.to_vec(),
+        auth: Vec::new(),
+    };
+    make(computed, field.description.as_deref(), model)
+}
+
+fn make(computed: Computed, description: Option<&str>, model: &Arc<Model>) -> Field {
+    let arguments = computed.field.arguments.clone();
+    let ty = type_ref(&computed.field.ty);
+    let name = computed.name.clone();
+    let computed = Arc::new(computed);
     let model = model.clone();
-    let mut field = Field::new(&own.name, type_ref(&own.field.ty), move |ctx| {
-        let own = own_field.clone();
+    let mut field = Field::new(name, ty, move |ctx| {
+        let computed = computed.clone();
         let model = model.clone();
         FieldFuture::new(async move {
-            let answer = resolve(&ctx, &own).await.map_err(field_error)?;
             let scope = scope(&ctx).map_err(graphql_error)?;
-            value_of(&model, scope, &own, answer).map_err(graphql_error)
+            let source = match ctx.parent_value.downcast_ref::<Node>() {
+                Some(node) if scope.may_read_field(&node.typename, &computed.name, &node.item) => {
+                    source_of(scope, node)
+                }
+                Some(_) => return Err(graphql_error(not_authorized(&computed))),
+                None if !scope.rules.admit_caller(&scope.identity, &computed.auth) => {
+                    return Err(graphql_error(not_authorized(&computed)));
+                }
+                None => Json::Null,
+            };
+            let answer = resolve(&ctx, &computed, source)
+                .await
+                .map_err(field_error)?;
+            value_of(&model, scope, &computed.field, answer).map_err(graphql_error)
         })
     });
-    if let Some(description) = &own.description {
+    if let Some(description) = description {
         field = field.description(description);
     }
-    for argument in &own.field.arguments {
+    for argument in &arguments {
         field = field.argument(InputValue::new(&argument.name, type_ref(&argument.ty)));
     }
     field
 }
 
-/// Runs `own`'s functions in order, each given the one before's answer as `prev.result`;
+/// AppSync's refusal of a field the caller may not ask for; no function is called.
+fn not_authorized(computed: &Computed) -> EngineError {
+    EngineError::Unauthorized(format!(
+        "Not Authorized to access {} on type {}",
+        computed.name, computed.type_name
+    ))
+}
+
+/// Runs the field's functions in order, each given the one before's answer as `prev.result`;
 /// the last one's answer.
-async fn resolve(ctx: &ResolverContext<'_>, own: &OwnField) -> Result<Json, FunctionError> {
-    let field = format!("{}.{}", own.root.name(), own.name);
-    if own.functions.is_empty() {
+async fn resolve(
+    ctx: &ResolverContext<'_>,
+    computed: &Computed,
+    source: Json,
+) -> Result<Json, FunctionError> {
+    let field = format!("{}.{}", computed.type_name, computed.name);
+    if computed.functions.is_empty() {
         return Err(FunctionError {
             error_type: "MissingResolver".to_owned(),
             message: format!(
@@ -68,20 +138,21 @@ async fn resolve(ctx: &ResolverContext<'_>, own: &OwnField) -> Result<Json, Func
         error_type: crate::functions::UNHANDLED.to_owned(),
         message: format!("{field}: no functions are configured"),
     })?;
-    let mut event = event(ctx, own);
+    let calls = ctx.data_opt::<Arc<Calls>>().map(Arc::as_ref);
+    let mut event = event(ctx, computed, source);
     let mut answer = Json::Null;
-    for (at, function) in own.functions.iter().enumerate() {
+    for (at, function) in computed.functions.iter().enumerate() {
         if at > 0 {
             event["prev"] = serde_json::json!({ "result": answer });
         }
-        answer = functions.invoke(function, &event).await?;
+        answer = functions.call(calls, function, event.clone()).await?;
     }
     Ok(answer)
 }
 
 /// The event Amplify's `@function` gives a function: `typeName`, `fieldName`, `arguments`,
 /// `identity`, `source`, `request` and `prev`.
-fn event(ctx: &ResolverContext<'_>, own: &OwnField) -> Json {
+fn event(ctx: &ResolverContext<'_>, computed: &Computed, source: Json) -> Json {
     let arguments: Map<String, Json> = ctx
         .args
         .iter()
@@ -95,14 +166,51 @@ fn event(ctx: &ResolverContext<'_>, own: &OwnField) -> Json {
         .map(|headers| Json::Object(headers.0.clone()))
         .unwrap_or_else(|| Json::Object(Map::new()));
     serde_json::json!({
-        "typeName": own.root.name(),
-        "fieldName": own.name,
+        "typeName": computed.type_name,
+        "fieldName": computed.name,
         "arguments": arguments,
         "identity": identity(ctx.data_opt::<Caller>()),
-        "source": Json::Null,
+        "source": source,
         "request": { "headers": headers },
         "prev": Json::Null,
     })
+}
+
+/// A node as a function's `source`: its fields as JSON, those the caller may not read left
+/// out, and nothing of the table's keys, slots, counts or edge set.
+fn source_of(scope: &RequestScope, node: &Node) -> Json {
+    let fields: Map<String, Json> = node
+        .item
+        .iter()
+        .filter(|(name, _)| {
+            !matches!(name.as_str(), keys::PK | keys::SK | "edges")
+                && !keys::is_slot_attribute(name)
+                && !keys::is_count_attribute(name)
+                && scope.may_read_field(&node.typename, name, &node.item)
+        })
+        .map(|(name, value)| (name.clone(), json_of(value)))
+        .collect();
+    Json::Object(fields)
+}
+
+/// A stored attribute as JSON.
+fn json_of(value: &AttrValue) -> Json {
+    match value {
+        AttrValue::S(s) => Json::from(s.as_str()),
+        AttrValue::N(n) => n
+            .parse::<serde_json::Number>()
+            .map(Json::Number)
+            .unwrap_or_else(|_| Json::from(n.as_str())),
+        AttrValue::Bool(b) => Json::Bool(*b),
+        AttrValue::Ss(set) => Json::Array(set.iter().map(|s| Json::from(s.as_str())).collect()),
+        AttrValue::L(items) => Json::Array(items.iter().map(json_of).collect()),
+        AttrValue::M(item) => Json::Object(
+            item.iter()
+                .map(|(name, value)| (name.clone(), json_of(value)))
+                .collect(),
+        ),
+        AttrValue::Null => Json::Null,
+    }
 }
 
 /// AppSync's `identity` of the caller: a verified token's `sub`, `issuer`, `username`,
@@ -135,15 +243,15 @@ fn identity(caller: Option<&Caller>) -> Json {
 fn value_of(
     model: &Model,
     scope: &RequestScope,
-    own: &OwnField,
+    field: &CustomField,
     answer: Json,
 ) -> Result<Option<FieldValue<'static>>, EngineError> {
     match answer {
         Json::Null => Ok(None),
-        Json::Array(items) if own.field.list => {
+        Json::Array(items) if field.list => {
             let mut values = Vec::with_capacity(items.len());
             for item in items {
-                match element_of(model, scope, &own.field.element, item) {
+                match element_of(model, scope, &field.element, item) {
                     Ok(value) => values.push(value.unwrap_or(FieldValue::NULL)),
                     Err(EngineError::Unauthorized(_)) => {}
                     Err(error) => return Err(error),
@@ -151,7 +259,7 @@ fn value_of(
             }
             Ok(Some(FieldValue::list(values)))
         }
-        answer => element_of(model, scope, &own.field.element, answer),
+        answer => element_of(model, scope, &field.element, answer),
     }
 }
 

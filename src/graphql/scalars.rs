@@ -5,7 +5,7 @@ use async_graphql::Value;
 use async_graphql::dynamic::{Scalar, SchemaBuilder, TypeRef};
 
 use crate::engine;
-use crate::model::{FieldKind, Model, ScalarType};
+use crate::model::{CustomField, FieldKind, Model, ScalarType};
 
 /// AppSync's scalars: each one's name, type and description.
 const AWS_SCALARS: [(&str, ScalarType, &str); 9] = [
@@ -95,11 +95,17 @@ fn uses_scalar(model: &Model, wanted: &ScalarType) -> bool {
             .any(|f| {
                 f.scalar() == Some(wanted)
                     || matches!(&f.kind, FieldKind::ScalarList { scalar, .. } if scalar == wanted)
-                    || matches!(&f.kind, FieldKind::Custom(custom)
-                    if std::iter::once(&custom.element)
-                        .chain(custom.arguments.iter().map(|a| &a.element))
-                        .any(|name| scalar_named(name) == Some(wanted)))
+                    || matches!(&f.kind, FieldKind::Custom(custom) | FieldKind::Function { field: custom, .. }
+                    if names(custom, wanted))
             })
+        || model.own_fields.iter().any(|own| names(&own.field, wanted))
+}
+
+/// Whether a computed field's type or one of its arguments is `wanted`.
+fn names(custom: &CustomField, wanted: &ScalarType) -> bool {
+    std::iter::once(&custom.element)
+        .chain(custom.arguments.iter().map(|a| &a.element))
+        .any(|name| scalar_named(name) == Some(wanted))
 }
 
 /// The AppSync scalar a type name names.

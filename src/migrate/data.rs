@@ -65,8 +65,13 @@ pub enum DataMigrationError {
     },
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// A write of the migration's, as the engine's write driver refused it.
-    #[error("{}", .0.message())]
+    /// A write of the migration's, as the engine's write driver refused it (the store's own
+    /// error, if any, is in the log).
+    #[error(
+        "a page of migrated nodes could not be written ({}); what was written before it \
+         stays, and `tablegraph migrate` goes on from there when run again",
+        .0.message()
+    )]
     Write(crate::engine::EngineError),
 }
 

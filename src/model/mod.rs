@@ -69,6 +69,9 @@ pub struct OwnField {
     /// of the one before as `prev.result`, and the last one's answer is the field's value.
     /// Empty: nothing resolves it, and it answers `null` with an error.
     pub functions: Vec<String>,
+    /// Who may ask for it (AppSync's `@aws_api_key`, `@aws_oidc`,
+    /// `@aws_cognito_user_pools(cognito_groups:)`); empty: every caller the API admits.
+    pub auth: Vec<AuthRule>,
 }
 
 /// An object type without `@model` (AppSync's non-model types): a value of it is stored as a
@@ -226,6 +229,13 @@ pub enum FieldKind {
     /// A field whose value a file of `resolvers/` computes: one without a relation directive
     /// that has a resolver file. It is never stored, even when it is a plain scalar.
     Custom(CustomField),
+    /// `@function(name:)`: a field whose value its functions answer, given the node as the
+    /// event's `source`. It is never stored.
+    Function {
+        field: CustomField,
+        /// The functions, in order (see [`OwnField::functions`]).
+        functions: Vec<String>,
+    },
 }
 
 /// A field served by a custom resolver: its declared type and arguments.

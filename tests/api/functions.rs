@@ -53,9 +53,12 @@ async fn functions() -> Functions {
             endpoint("sensor"),
             endpoint("diaries"),
             endpoint("diary"),
+            endpoint("weigh"),
+            endpoint("passports"),
         ],
         env: Some("dev".to_owned()),
         timeout: Duration::from_secs(1),
+        batch: vec![("passports".to_owned(), 2)],
         ..FunctionsConfig::default()
     };
     Functions {
@@ -83,6 +86,22 @@ async fn answer(
             { "id": "d-bob", "text": "his", "owner": "bob" },
         ]),
         "diary" => json!({ "id": "d-bob", "text": "his", "owner": "bob" }),
+        "weigh" => json!(if event["arguments"]["unit"] == "lb" { 1322.8 } else { 600.0 }),
+        // BatchInvoke: a list of events, answered in order; a cow named Bad is an error.
+        "passports" => Value::Array(
+            event
+                .as_array()
+                .map(|events| {
+                    events
+                        .iter()
+                        .map(|event| match event["source"]["name"].as_str() {
+                            Some("Bad") => json!({ "errorMessage": "no passport", "errorType": "NotFound" }),
+                            name => json!({ "number": format!("P-{}", name.unwrap_or("?")), "cowName": name }),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        ),
         "sensor" => {
             let id = arguments["id"]
                 .as_str()
@@ -446,4 +465,194 @@ async fn nodes_a_function_answers_are_held_to_the_callers_read_rules() {
     let events = sent(&functions.events, "diary");
     assert_eq!(events[0]["identity"]["sub"], "ann", "{}", events[0]);
     assert_eq!(events[0]["identity"]["claims"]["sub"], "ann");
+}
+
+/// A `@function` field of a type is given its node as `source`, without the table's keys; a
+/// function configured for BatchInvoke gets a level's calls together (at most its MAX a call),
+/// one for another function.
+#[tokio::test]
+async fn a_levels_function_fields_are_one_batch_call_for_a_batched_function() {
+    let (app, functions) = app_with_functions().await;
+    let farm = app.create_farm("Hillside").await;
+    for name in ["Ada", "Bo", "Bad"] {
+        app.create_animal("Cow", name, &farm).await;
+    }
+    let body = app
+        .graphql(
+            "query($farm: ID!) { farm(id: $farm) { name } \
+             listCows(first: 10) { edges { node { name weight(unit: \"lb\") passport { number cowName } } } } }",
+            json!({ "farm": farm }),
+        )
+        .await;
+    let edges = body["data"]["listCows"]["edges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{body}"))
+        .clone();
+    assert_eq!(edges.len(), 3, "{body}");
+    for edge in &edges {
+        let node = &edge["node"];
+        assert_eq!(node["weight"], 1322.8, "{body}");
+        match node["name"].as_str() {
+            Some("Bad") => assert_eq!(node["passport"], Value::Null, "{body}"),
+            Some(name) => assert_eq!(
+                node["passport"],
+                json!({ "number": format!("P-{name}"), "cowName": name })
+            ),
+            None => panic!("{body}"),
+        }
+    }
+    assert_eq!(error_type(&body), "NotFound", "{body}");
+    // Three cows: three calls of the plain function, and the batched one's events in calls
+    // of at most two.
+    assert_eq!(sent(&functions.events, "weigh").len(), 3);
+    let batches = sent(&functions.events, "passports");
+    let sizes: Vec<usize> = batches
+        .iter()
+        .map(|batch| batch.as_array().map_or(0, Vec::len))
+        .collect();
+    assert_eq!(sizes, [2, 1], "{batches:?}");
+    let event = &batches[0][0];
+    assert_eq!(event["typeName"], "Cow");
+    assert_eq!(event["fieldName"], "passport");
+    assert_eq!(event["source"]["farmId"], json!(farm));
+    let source = event["source"].as_object().expect("a source");
+    assert!(
+        source.contains_key("id") && source.contains_key("version"),
+        "{event}"
+    );
+    assert!(
+        source
+            .keys()
+            .all(|name| name != "PK" && name != "SK" && !name.starts_with("PK0")),
+        "no key of the table in a source: {event}"
+    );
+}
+
+/// AppSync's directives on a field of the schema's own name who may ask for it: another
+/// caller is refused before any function is called.
+#[tokio::test]
+async fn appsync_directives_on_a_functions_field_name_who_may_ask_for_it() {
+    let functions = functions().await;
+    let app = crate::helpers::spawn_app_with_functions_and(
+        SCHEMA,
+        crate::helpers::api_key_and_tokens("functions-key"),
+        functions.config.clone(),
+    )
+    .await;
+    let ask = |credentials: (&'static str, String)| {
+        let app_url = app.url("/graphql");
+        async move {
+            reqwest::Client::new()
+                .post(app_url)
+                .header(credentials.0, credentials.1)
+                .json(&json!({ "query": "{ adminReading(id: \"s-3\") { sensorId } }" }))
+                .send()
+                .await
+                .expect("an answer")
+                .json::<Value>()
+                .await
+                .expect("JSON")
+        }
+    };
+    let bearer = |groups: &[&str]| {
+        (
+            "authorization",
+            format!("Bearer {}", crate::helpers::user_token("ann", groups)),
+        )
+    };
+    for refused in [
+        ask(("x-api-key", "functions-key".to_owned())).await,
+        ask(bearer(&["Staff"])).await,
+    ] {
+        assert_eq!(refused["data"]["adminReading"], Value::Null, "{refused}");
+        assert_eq!(error_type(&refused), "Unauthorized", "{refused}");
+        assert_eq!(
+            refused["errors"][0]["message"],
+            "Not Authorized to access adminReading on type Query"
+        );
+    }
+    assert!(sent(&functions.events, "sensor-dev").is_empty());
+    let admitted = ask(bearer(&["Admin"])).await;
+    assert_eq!(
+        admitted["data"]["adminReading"],
+        json!({ "sensorId": "s-3" }),
+        "{admitted}"
+    );
+}
+
+#[tokio::test]
+async fn a_function_timeout_not_under_the_request_timeout_stops_start_up() {
+    let dir = scratch("functions-timeouts");
+    let (ok, _, stderr) = run_tablegraph(
+        &[
+            "serve",
+            "--memory",
+            "--schema",
+            "tests/fixtures/functions-only/schema.graphql",
+            "--listen",
+            "127.0.0.1:0",
+            "--function",
+            "sensor=http://127.0.0.1:9/",
+            "--function-timeout-secs",
+            "30",
+            "--request-timeout-secs",
+            "30",
+        ],
+        &dir,
+    )
+    .await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("--function-timeout-secs (30) must be under --request-timeout-secs (30)"),
+        "{stderr}"
+    );
+}
+
+/// `functions.toml` beside the schema is read at start-up, and a `@function` field of a type
+/// naming a function nobody configured stops it as a root field's does.
+#[tokio::test]
+async fn functions_toml_beside_the_schema_and_type_fields_are_checked_at_start_up() {
+    let dir = scratch("functions-file");
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let schema = dir.join("schema.graphql");
+    std::fs::write(
+        &schema,
+        "type Cow @model { name: String!\n  passport: String @function(name: \"p\") }\n",
+    )
+    .expect("a schema");
+    let serve = |schema: &std::path::Path| {
+        let schema = schema.to_str().expect("UTF-8").to_owned();
+        let dir = dir.clone();
+        async move {
+            run_tablegraph(
+                &[
+                    "serve",
+                    "--memory",
+                    "--schema",
+                    &schema,
+                    "--listen",
+                    "127.0.0.1:0",
+                ],
+                &dir,
+            )
+            .await
+        }
+    };
+    let (ok, _, stderr) = serve(&schema).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("Cow.passport calls function p, which is not configured"),
+        "{stderr}"
+    );
+    std::fs::write(
+        dir.join("functions.toml"),
+        "[p]\nurl = \"http://127.0.0.1:9/\"\nmaxBatchSize = 2\n",
+    )
+    .expect("a functions file");
+    let (ok, _, stderr) = serve(&schema).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("functions.toml: unknown field `maxBatchSize`"),
+        "{stderr}"
+    );
 }

@@ -39,6 +39,23 @@ impl Reader<'_> {
                 format!("{owner}.{name}: the name {name} is reserved for the table's keys"),
             ));
         }
+        if field
+            .node
+            .directives
+            .iter()
+            .any(|d| d.node.name.node == "function")
+        {
+            let (custom, functions, auth) = self.read_function_field(owner, field, names)?;
+            return Ok(Some(FieldDef {
+                name,
+                description: description(field.node.description.as_ref()),
+                kind: FieldKind::Function {
+                    field: custom,
+                    functions,
+                },
+                auth,
+            }));
+        }
         if let Some(custom) = self.read_custom_field(owner, field, names)? {
             return Ok(Some(FieldDef {
                 name,

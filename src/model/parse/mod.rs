@@ -237,6 +237,7 @@ impl Reader<'_> {
             enums: &enums,
             objects: &embedded_names,
             interfaces: &interfaces,
+            inputs: &inputs,
         };
         let embedded_objects = embedded
             .iter()
@@ -244,7 +245,7 @@ impl Reader<'_> {
             .collect::<Result<Vec<_>, _>>()?;
         let mut own_fields = Vec::new();
         for (root, definition) in own_roots {
-            own_fields.extend(self.read_own_fields(root, definition, &names, &inputs)?);
+            own_fields.extend(self.read_own_fields(root, definition, &names)?);
         }
         self.refuse_generated_name_clashes(&objects, &unions, &edge_definitions, &declared)?;
         let edges = edge_definitions
@@ -699,6 +700,8 @@ struct Names<'a> {
     objects: &'a BTreeSet<&'a str>,
     /// Declared interfaces.
     interfaces: &'a [DeclaredType],
+    /// Declared input types: what arguments of the schema's own fields may take.
+    inputs: &'a [DeclaredType],
 }
 
 impl Names<'_> {
@@ -912,8 +915,12 @@ mod tests {
                 "schema.graphql:2:21: Subscription.onCreateA is generated; choose another name",
             ),
             (
-                "type A @model { x: Int }\ntype Query { a: A @aws_api_key }",
-                "schema.graphql:2:19: unknown directive @aws_api_key",
+                "type A @model { x: Int }\ntype Query { a: A @aws_iam }",
+                "schema.graphql:2:19: @aws_iam needs an IAM verifier",
+            ),
+            (
+                "type A @model { x: Int }\ntype Query { a: Int }\nextend type Query { a: Int }",
+                "schema.graphql:3:21: Query.a is declared twice (first at line 2)",
             ),
             (
                 "type A @model { x: Int }\ntype Query { a: Node }",

@@ -198,7 +198,8 @@ impl Reader<'_> {
                 FieldKind::Scalar { .. }
                 | FieldKind::ScalarList { .. }
                 | FieldKind::Embedded { .. }
-                | FieldKind::Custom(_) => {
+                | FieldKind::Custom(_)
+                | FieldKind::Function { .. } => {
                     unreachable!("pending relations are relation fields")
                 }
             }

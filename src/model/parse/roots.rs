@@ -3,7 +3,8 @@
 //! mutations, each resolved by the functions its `@function(name:)` directives name.
 
 use super::{Names, Reader, description};
-use crate::model::{CustomArgument, CustomField, DeclaredType, ModelError, OwnField, Root};
+use crate::model::auth_rules::APPSYNC_DIRECTIVES;
+use crate::model::{AuthRule, CustomArgument, CustomField, ModelError, OwnField, Root};
 use async_graphql_parser::Positioned;
 use async_graphql_parser::types::{BaseType, FieldDefinition, TypeDefinition, TypeKind};
 use async_graphql_value::ConstValue;
@@ -16,7 +17,6 @@ impl Reader<'_> {
         root: Root,
         definition: &Positioned<TypeDefinition>,
         names: &Names<'_>,
-        inputs: &[DeclaredType],
     ) -> Result<Vec<OwnField>, ModelError> {
         let TypeKind::Object(kind) = &definition.node.kind else {
             return Err(self.error(
@@ -25,22 +25,47 @@ impl Reader<'_> {
             ));
         };
         self.refuse_directives(&definition.node.directives)?;
+        let mut seen = std::collections::HashMap::new();
         kind.fields
             .iter()
-            .map(|field| self.read_own_field(root, field, names, inputs))
+            .map(|field| {
+                let name = field.node.name.node.to_string();
+                if let Some(line) = seen.insert(name.clone(), field.pos.line) {
+                    return Err(self.error(
+                        field.pos,
+                        format!(
+                            "{}.{name} is declared twice (first at line {line})",
+                            root.name()
+                        ),
+                    ));
+                }
+                let (custom, functions, auth) =
+                    self.read_function_field(root.name(), field, names)?;
+                Ok(OwnField {
+                    root,
+                    name,
+                    description: description(field.node.description.as_ref()),
+                    field: custom,
+                    functions,
+                    auth,
+                })
+            })
             .collect()
     }
 
-    fn read_own_field(
+    /// A field resolved by the functions its `@function(name:)` directives name (none on a
+    /// root field that nothing resolves): its type, its arguments (scalars, enums and the
+    /// schema's input types), the functions in order, and who may ask for it (AppSync's
+    /// directives).
+    pub(super) fn read_function_field(
         &self,
-        root: Root,
+        owner: &str,
         field: &Positioned<FieldDefinition>,
         names: &Names<'_>,
-        inputs: &[DeclaredType],
-    ) -> Result<OwnField, ModelError> {
-        let owner = root.name();
+    ) -> Result<(CustomField, Vec<String>, Vec<AuthRule>), ModelError> {
         let name = field.node.name.node.to_string();
         let mut functions = Vec::new();
+        let mut auth = Vec::new();
         for directive in &field.node.directives {
             match directive.node.name.node.as_str() {
                 "function" => {
@@ -56,6 +81,9 @@ impl Reader<'_> {
                             ));
                         }
                     }
+                }
+                other if APPSYNC_DIRECTIVES.contains(&other) => {
+                    auth.push(self.appsync_rule(directive)?.rule);
                 }
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }
@@ -104,7 +132,7 @@ impl Reader<'_> {
                     }
                 },
             };
-            if names.scalar(&element).is_none() && !inputs.iter().any(|i| i.name == element) {
+            if names.scalar(&element).is_none() && !names.inputs.iter().any(|i| i.name == element) {
                 return Err(self.error(
                     argument.pos,
                     format!(
@@ -119,20 +147,15 @@ impl Reader<'_> {
                 element,
             });
         }
-        Ok(OwnField {
-            root,
-            name,
-            description: description(field.node.description.as_ref()),
-            field: CustomField {
-                ty: ty.to_string(),
-                element,
-                list,
-                arguments,
-                line: field.pos.line,
-                column: field.pos.column,
-            },
-            functions,
-        })
+        let custom = CustomField {
+            ty: ty.to_string(),
+            element,
+            list,
+            arguments,
+            line: field.pos.line,
+            column: field.pos.column,
+        };
+        Ok((custom, functions, auth))
     }
 }
 

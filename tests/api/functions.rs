@@ -137,6 +137,24 @@ async fn app_with_functions() -> (TestApp, Functions) {
     (app, functions)
 }
 
+/// Starts `serve` on a fresh in-memory store with `schema` and `more` flags, which must stop
+/// it: what it printed.
+async fn serve_refused(schema: &str, more: &[&str]) -> String {
+    let dir = scratch("functions-refused");
+    let mut args = vec![
+        "serve",
+        "--memory",
+        "--schema",
+        schema,
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    args.extend_from_slice(more);
+    let (ok, _, stderr) = run_tablegraph(&args, &dir).await;
+    assert!(!ok, "start-up should stop: {stderr}");
+    stderr
+}
+
 fn sent(events: &Events, function: &str) -> Vec<Value> {
     events
         .lock()
@@ -284,36 +302,9 @@ async fn a_failing_function_is_its_fields_error_and_the_rest_of_the_answer_stand
 
 #[tokio::test]
 async fn a_function_that_is_not_configured_stops_start_up_naming_the_flag() {
-    let dir = scratch("functions-unconfigured");
-    let (ok, _, stderr) = run_tablegraph(
-        &[
-            "serve",
-            "--memory",
-            "--schema",
-            SCHEMA,
-            "--listen",
-            "127.0.0.1:0",
-        ],
-        &dir,
-    )
-    .await;
-    assert!(!ok);
+    let stderr = serve_refused(SCHEMA, &[]).await;
     assert!(stderr.contains("--env"), "{stderr}");
-    let (ok, _, stderr) = run_tablegraph(
-        &[
-            "serve",
-            "--memory",
-            "--schema",
-            SCHEMA,
-            "--listen",
-            "127.0.0.1:0",
-            "--env",
-            "dev",
-        ],
-        &dir,
-    )
-    .await;
-    assert!(!ok);
+    let stderr = serve_refused(SCHEMA, &["--env", "dev"]).await;
     assert!(
         stderr.contains("Query.getSensorData calls function sensor-dev, which is not configured: give --function sensor-dev=URL"),
         "{stderr}"
@@ -323,30 +314,15 @@ async fn a_function_that_is_not_configured_stops_start_up_naming_the_flag() {
 #[tokio::test]
 async fn a_field_of_its_own_named_as_a_generated_one_is_refused() {
     let dir = scratch("functions-clash");
-    let schema = dir.join("schema.graphql");
     std::fs::create_dir_all(&dir).expect("a directory");
+    let schema = dir.join("schema.graphql");
     std::fs::write(
         &schema,
         "type Farm @model { name: String! }\ntype Query { farm(id: ID!): Farm }\n",
     )
     .expect("a schema");
-    let (ok, _, stderr) = run_tablegraph(
-        &[
-            "serve",
-            "--memory",
-            "--schema",
-            schema.to_str().expect("UTF-8"),
-            "--listen",
-            "127.0.0.1:0",
-        ],
-        &dir,
-    )
-    .await;
-    assert!(!ok);
-    assert!(
-        stderr.contains("2:14: Query.farm is a generated field; give yours another name (`tablegraph schema` prints the generated ones)"),
-        "{stderr}"
-    );
+    let stderr = serve_refused(schema.to_str().expect("UTF-8"), &[]).await;
+    assert!(stderr.contains("2:14: Query.farm is a generated field; give yours another name (`tablegraph schema` prints the generated ones)"), "{stderr}");
 }
 
 #[test]
@@ -582,15 +558,9 @@ async fn appsync_directives_on_a_functions_field_name_who_may_ask_for_it() {
 
 #[tokio::test]
 async fn a_function_timeout_not_under_the_request_timeout_stops_start_up() {
-    let dir = scratch("functions-timeouts");
-    let (ok, _, stderr) = run_tablegraph(
+    let stderr = serve_refused(
+        "tests/fixtures/functions-only/schema.graphql",
         &[
-            "serve",
-            "--memory",
-            "--schema",
-            "tests/fixtures/functions-only/schema.graphql",
-            "--listen",
-            "127.0.0.1:0",
             "--function",
             "sensor=http://127.0.0.1:9/",
             "--function-timeout-secs",
@@ -598,18 +568,14 @@ async fn a_function_timeout_not_under_the_request_timeout_stops_start_up() {
             "--request-timeout-secs",
             "30",
         ],
-        &dir,
     )
     .await;
-    assert!(!ok);
     assert!(
         stderr.contains("--function-timeout-secs (30) must be under --request-timeout-secs (30)"),
         "{stderr}"
     );
 }
 
-/// `functions.toml` beside the schema is read at start-up, and a `@function` field of a type
-/// naming a function nobody configured stops it as a root field's does.
 #[tokio::test]
 async fn functions_toml_beside_the_schema_and_type_fields_are_checked_at_start_up() {
     let dir = scratch("functions-file");
@@ -620,26 +586,8 @@ async fn functions_toml_beside_the_schema_and_type_fields_are_checked_at_start_u
         "type Cow @model { name: String!\n  passport: String @function(name: \"p\") }\n",
     )
     .expect("a schema");
-    let serve = |schema: &std::path::Path| {
-        let schema = schema.to_str().expect("UTF-8").to_owned();
-        let dir = dir.clone();
-        async move {
-            run_tablegraph(
-                &[
-                    "serve",
-                    "--memory",
-                    "--schema",
-                    &schema,
-                    "--listen",
-                    "127.0.0.1:0",
-                ],
-                &dir,
-            )
-            .await
-        }
-    };
-    let (ok, _, stderr) = serve(&schema).await;
-    assert!(!ok);
+    let schema = schema.to_str().expect("UTF-8");
+    let stderr = serve_refused(schema, &[]).await;
     assert!(
         stderr.contains("Cow.passport calls function p, which is not configured"),
         "{stderr}"
@@ -649,8 +597,7 @@ async fn functions_toml_beside_the_schema_and_type_fields_are_checked_at_start_u
         "[p]\nurl = \"http://127.0.0.1:9/\"\nmaxBatchSize = 2\n",
     )
     .expect("a functions file");
-    let (ok, _, stderr) = serve(&schema).await;
-    assert!(!ok);
+    let stderr = serve_refused(schema, &[]).await;
     assert!(
         stderr.contains("functions.toml: unknown field `maxBatchSize`"),
         "{stderr}"

@@ -367,18 +367,7 @@ impl Reader<'_> {
         ];
         let name = field.node.name.node.as_str();
         let ty = &field.node.ty.node;
-        let (element, list) = match &ty.base {
-            BaseType::Named(element) => (element.to_string(), false),
-            BaseType::List(inner) => match &inner.base {
-                BaseType::Named(element) => (element.to_string(), true),
-                BaseType::List(_) => {
-                    return Err(self.error(
-                        field.node.ty.pos,
-                        format!("{owner}.{name}: lists of lists are not supported"),
-                    ));
-                }
-            },
-        };
+        let (element, list) = self.element_of(owner, field)?;
         let has_relation = field
             .node
             .directives

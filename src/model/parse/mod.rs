@@ -19,7 +19,8 @@ mod subscriptions;
 use std::collections::{BTreeSet, HashMap};
 
 use async_graphql_parser::types::{
-    BaseType, SchemaDefinition, ServiceDocument, TypeDefinition, TypeKind, TypeSystemDefinition,
+    BaseType, FieldDefinition, SchemaDefinition, ServiceDocument, TypeDefinition, TypeKind,
+    TypeSystemDefinition,
 };
 use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
@@ -332,6 +333,28 @@ impl Reader<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The named type inside `field`'s type, and whether the field is a list of it; a list of
+    /// lists is refused.
+    fn element_of(
+        &self,
+        owner: &str,
+        field: &Positioned<FieldDefinition>,
+    ) -> Result<(String, bool), ModelError> {
+        match &field.node.ty.node.base {
+            BaseType::Named(element) => Ok((element.to_string(), false)),
+            BaseType::List(inner) => match &inner.base {
+                BaseType::Named(element) => Ok((element.to_string(), true)),
+                BaseType::List(_) => Err(self.error(
+                    field.node.ty.pos,
+                    format!(
+                        "{owner}.{}: lists of lists are not supported",
+                        field.node.name.node
+                    ),
+                )),
+            },
+        }
     }
 
     fn read_enum(&self, definition: &Positioned<TypeDefinition>) -> Result<EnumDef, ModelError> {

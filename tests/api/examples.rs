@@ -199,3 +199,74 @@ fn the_schema_fuzz_seeds_are_todays_schemas() {
         );
     }
 }
+
+/// `examples/functions`: its Python functions server, its `functions.toml` (pointed at the
+/// server's port) and its schema answer the README's query.
+#[tokio::test]
+async fn the_functions_example_answers_through_its_python_functions() {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut server = tokio::process::Command::new("python3")
+        .arg(crate::helpers::repository_file(
+            "examples/functions/server.py",
+        ))
+        .arg("0")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python3 runs");
+    let stdout = server.stdout.take().expect("its output");
+    let port = tokio::io::BufReader::new(stdout)
+        .lines()
+        .next_line()
+        .await
+        .expect("a line")
+        .expect("the port");
+    let dir = crate::helpers::scratch("example-functions");
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let example = crate::helpers::repository_file("examples/functions");
+    std::fs::copy(example.join("schema.graphql"), dir.join("schema.graphql")).expect("a copy");
+    let functions =
+        std::fs::read_to_string(example.join("functions.toml")).expect("the functions file");
+    std::fs::write(
+        dir.join("functions.toml"),
+        functions.replace("127.0.0.1:9000", &format!("127.0.0.1:{port}")),
+    )
+    .expect("a functions file");
+    let app = crate::helpers::spawn_app_with_functions(
+        dir.join("schema.graphql").to_str().expect("UTF-8"),
+        tablegraph::functions::FunctionsConfig {
+            env: Some("dev".to_owned()),
+            ..Default::default()
+        },
+    )
+    .await;
+    for name in ["Barn", "Silo north"] {
+        app.create("Sensor", serde_json::json!({ "name": name }))
+            .await;
+    }
+    let body = app
+        .graphql(
+            "{ forecast(city: \"Lyon\") { summary } \
+               listSensors(first: 10) { edges { node { name health } } } }",
+            serde_json::json!({}),
+        )
+        .await;
+    assert!(body["errors"].is_null(), "{body}");
+    assert_eq!(body["data"]["forecast"]["summary"], "Sunny over Lyon");
+    let mut healths: Vec<(String, i64)> = body["data"]["listSensors"]["edges"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{body}"))
+        .iter()
+        .map(|edge| {
+            (
+                edge["node"]["name"].as_str().unwrap_or_default().to_owned(),
+                edge["node"]["health"].as_i64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    healths.sort();
+    assert_eq!(
+        healths,
+        [("Barn".to_owned(), 72), ("Silo north".to_owned(), 30)]
+    );
+}

@@ -250,17 +250,7 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
                     NONE,
                 )]
             } else {
-                own.functions
-                    .iter()
-                    .map(|function| {
-                        access(
-                            "function",
-                            function.clone(),
-                            "POST of the field's event",
-                            FUNCTION_CALL,
-                        )
-                    })
-                    .collect()
+                function_calls(&own.functions)
             },
         });
     }

@@ -162,16 +162,20 @@ impl RequestScope {
     /// A scope of an offline tool's writes (a migration's) over `store` as it is: its calls are
     /// recorded where `store` records them, under no budget of the scope's own.
     pub fn of_tool(store: &Store) -> RequestScope {
-        RequestScope {
-            store: store.clone(),
-            loader: ItemLoader::new(store.clone()),
-            ..RequestScope::new(store, usize::MAX)
-        }
+        RequestScope::over(
+            store.clone(),
+            Arc::new(CallLog::with_budget(usize::MAX)),
+            CursorKeys::of_this_process(),
+        )
     }
 
     fn signing(store: &Store, max_storage_calls: usize, cursors: Arc<CursorKeys>) -> RequestScope {
         let calls = Arc::new(CallLog::with_budget(max_storage_calls));
-        let store = store.recording(calls.clone());
+        RequestScope::over(store.recording(calls.clone()), calls, cursors)
+    }
+
+    /// A scope whose reads and writes go to `store` as it is; `calls` is what it reports.
+    fn over(store: Store, calls: Arc<CallLog>, cursors: Arc<CursorKeys>) -> RequestScope {
         RequestScope {
             loader: ItemLoader::new(store.clone()),
             store,

@@ -27,7 +27,7 @@ use crate::engine::{EngineError, RequestScope, admits};
 use crate::functions::{Calls, FunctionError, Functions};
 use crate::keys;
 use crate::model::{AuthRule, CustomField, FieldDef, Model, OwnField, TypeDef};
-use crate::store::{AttrValue, Item};
+use crate::store::{AttrValue, Item, value_from_plain_json, value_to_plain_json};
 
 /// The request's HTTP headers, as a function's event passes them on (`request.headers`).
 #[derive(Debug, Clone, Default)]
@@ -188,29 +188,9 @@ fn source_of(scope: &RequestScope, node: &Node) -> Json {
                 && !keys::is_count_attribute(name)
                 && scope.may_read_field(&node.typename, name, &node.item)
         })
-        .map(|(name, value)| (name.clone(), json_of(value)))
+        .map(|(name, value)| (name.clone(), value_to_plain_json(value)))
         .collect();
     Json::Object(fields)
-}
-
-/// A stored attribute as JSON.
-fn json_of(value: &AttrValue) -> Json {
-    match value {
-        AttrValue::S(s) => Json::from(s.as_str()),
-        AttrValue::N(n) => n
-            .parse::<serde_json::Number>()
-            .map(Json::Number)
-            .unwrap_or_else(|_| Json::from(n.as_str())),
-        AttrValue::Bool(b) => Json::Bool(*b),
-        AttrValue::Ss(set) => Json::Array(set.iter().map(|s| Json::from(s.as_str())).collect()),
-        AttrValue::L(items) => Json::Array(items.iter().map(json_of).collect()),
-        AttrValue::M(item) => Json::Object(
-            item.iter()
-                .map(|(name, value)| (name.clone(), json_of(value)))
-                .collect(),
-        ),
-        AttrValue::Null => Json::Null,
-    }
 }
 
 /// AppSync's `identity` of the caller: a verified token's `sub`, `issuer`, `username`,
@@ -299,19 +279,8 @@ fn element_of(
 fn item_of(object: Map<String, Json>) -> Item {
     object
         .into_iter()
-        .map(|(name, value)| (name, attribute_of(value)))
+        .map(|(name, value)| (name, value_from_plain_json(value)))
         .collect()
-}
-
-fn attribute_of(value: Json) -> AttrValue {
-    match value {
-        Json::Null => AttrValue::Null,
-        Json::Bool(b) => AttrValue::Bool(b),
-        Json::Number(n) => AttrValue::N(n.to_string()),
-        Json::String(s) => AttrValue::S(s),
-        Json::Array(items) => AttrValue::L(items.into_iter().map(attribute_of).collect()),
-        Json::Object(object) => AttrValue::M(item_of(object)),
-    }
 }
 
 fn field_error(error: FunctionError) -> async_graphql::Error {

@@ -357,6 +357,46 @@ fn value_to_json(value: &AttrValue) -> serde_json::Value {
     }
 }
 
+/// A value as plain JSON, as an application sees it (a function's event): numbers as numbers,
+/// sets and lists as arrays, maps as objects.
+pub fn value_to_plain_json(value: &AttrValue) -> serde_json::Value {
+    use serde_json::Value as Json;
+    match value {
+        AttrValue::S(s) => Json::from(s.as_str()),
+        AttrValue::N(n) => n
+            .parse::<serde_json::Number>()
+            .map(Json::Number)
+            .unwrap_or_else(|_| Json::from(n.as_str())),
+        AttrValue::Bool(b) => Json::Bool(*b),
+        AttrValue::Ss(set) => Json::Array(set.iter().map(|s| Json::from(s.as_str())).collect()),
+        AttrValue::L(items) => Json::Array(items.iter().map(value_to_plain_json).collect()),
+        AttrValue::M(item) => Json::Object(
+            item.iter()
+                .map(|(name, value)| (name.clone(), value_to_plain_json(value)))
+                .collect(),
+        ),
+        AttrValue::Null => Json::Null,
+    }
+}
+
+/// Plain JSON as a value: arrays as lists, objects as maps (no sets: JSON has none).
+pub fn value_from_plain_json(value: serde_json::Value) -> AttrValue {
+    use serde_json::Value as Json;
+    match value {
+        Json::Null => AttrValue::Null,
+        Json::Bool(b) => AttrValue::Bool(b),
+        Json::Number(n) => AttrValue::N(n.to_string()),
+        Json::String(s) => AttrValue::S(s),
+        Json::Array(items) => AttrValue::L(items.into_iter().map(value_from_plain_json).collect()),
+        Json::Object(object) => AttrValue::M(
+            object
+                .into_iter()
+                .map(|(name, value)| (name, value_from_plain_json(value)))
+                .collect(),
+        ),
+    }
+}
+
 /// Reads an item in DynamoDB's JSON form; the message names what is wrong.
 pub fn item_from_json(value: &serde_json::Value) -> Result<Item, String> {
     let fields = value.as_object().ok_or("an item must be a JSON object")?;
@@ -509,6 +549,22 @@ mod tests {
     fn size_counts_names_and_values() {
         let item: Item = Item::from_iter([("name".to_owned(), AttrValue::S("Bessie".into()))]);
         assert_eq!(item_size(&item), 10);
+    }
+
+    #[test]
+    fn plain_json_round_trips_but_for_sets() {
+        let json = serde_json::json!({
+            "name": "Hill", "size": 12.5, "open": true, "gone": null,
+            "tags": ["a", "b"], "address": { "city": "Lyon", "floor": 3 },
+        });
+        let value = value_from_plain_json(json.clone());
+        assert_eq!(value_to_plain_json(&value), json);
+        let AttrValue::M(item) = &value else {
+            panic!("an object is a map: {value:?}");
+        };
+        assert_eq!(item.get("size"), Some(&AttrValue::N("12.5".to_owned())));
+        let set = AttrValue::Ss(["x".to_owned(), "y".to_owned()].into_iter().collect());
+        assert_eq!(value_to_plain_json(&set), serde_json::json!(["x", "y"]));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! test binary plays the functions, records each event it is sent and answers as a Lambda
 //! function answers AppSync.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,9 +22,13 @@ type Events = Arc<Mutex<Vec<(String, Value)>>>;
 /// What the heaviest-cow and herd functions answer: cows as the table holds them.
 type Cows = Arc<Mutex<Vec<Value>>>;
 
+/// Calls of the record function running now, and the most that ever ran at once.
+type Running = Arc<(AtomicUsize, AtomicUsize)>;
+
 struct Functions {
     events: Events,
     cows: Cows,
+    running: Running,
     config: FunctionsConfig,
 }
 
@@ -31,9 +36,10 @@ struct Functions {
 async fn functions() -> Functions {
     let events: Events = Arc::default();
     let cows: Cows = Arc::default();
+    let running: Running = Arc::default();
     let app = axum::Router::new()
         .route("/{name}", post(answer))
-        .with_state((events.clone(), cows.clone()));
+        .with_state((events.clone(), cows.clone(), running.clone()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a port");
@@ -64,12 +70,13 @@ async fn functions() -> Functions {
     Functions {
         events,
         cows,
+        running,
         config,
     }
 }
 
 async fn answer(
-    State((events, cows)): State<(Events, Cows)>,
+    State((events, cows, running)): State<(Events, Cows, Running)>,
     Path(name): Path<String>,
     Json(event): Json<Value>,
 ) -> axum::response::Response {
@@ -123,7 +130,12 @@ async fn answer(
         }
         // Never answers: the call times out.
         "slow" => std::future::pending().await,
+        // A slow function: calls made at once would overlap here, and `running` would see it.
         "record" => {
+            let now = running.0.fetch_add(1, Ordering::SeqCst) + 1;
+            running.1.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            running.0.fetch_sub(1, Ordering::SeqCst);
             json!({ "sensorId": arguments["input"]["sensorId"], "celsius": arguments["input"]["celsius"] })
         }
         _ => return axum::http::StatusCode::NOT_FOUND.into_response(),
@@ -153,6 +165,15 @@ async fn serve_refused(schema: &str, more: &[&str]) -> String {
     let (ok, _, stderr) = run_tablegraph(&args, &dir).await;
     assert!(!ok, "start-up should stop: {stderr}");
     stderr
+}
+
+/// A scratch directory named `name` holding `schema.graphql` with `text`; the schema's path.
+fn scratch_schema(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = scratch(name);
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let schema = dir.join("schema.graphql");
+    std::fs::write(&schema, text).expect("a schema");
+    schema
 }
 
 fn sent(events: &Events, function: &str) -> Vec<Value> {
@@ -313,14 +334,10 @@ async fn a_function_that_is_not_configured_stops_start_up_naming_the_flag() {
 
 #[tokio::test]
 async fn a_field_of_its_own_named_as_a_generated_one_is_refused() {
-    let dir = scratch("functions-clash");
-    std::fs::create_dir_all(&dir).expect("a directory");
-    let schema = dir.join("schema.graphql");
-    std::fs::write(
-        &schema,
+    let schema = scratch_schema(
+        "functions-clash",
         "type Farm @model { name: String! }\ntype Query { farm(id: ID!): Farm }\n",
-    )
-    .expect("a schema");
+    );
     let stderr = serve_refused(schema.to_str().expect("UTF-8"), &[]).await;
     assert!(stderr.contains("2:14: Query.farm is a generated field; give yours another name (`tablegraph schema` prints the generated ones)"), "{stderr}");
 }
@@ -369,6 +386,11 @@ async fn mutation_fields_call_their_functions_one_after_another_in_document_orde
         .map(|event| event["arguments"]["input"]["sensorId"].clone())
         .collect();
     assert_eq!(order, [json!("second"), json!("first"), json!("third")]);
+    assert_eq!(
+        functions.running.1.load(Ordering::SeqCst),
+        1,
+        "one call at a time"
+    );
 }
 
 #[tokio::test]
@@ -578,22 +600,18 @@ async fn a_function_timeout_not_under_the_request_timeout_stops_start_up() {
 
 #[tokio::test]
 async fn functions_toml_beside_the_schema_and_type_fields_are_checked_at_start_up() {
-    let dir = scratch("functions-file");
-    std::fs::create_dir_all(&dir).expect("a directory");
-    let schema = dir.join("schema.graphql");
-    std::fs::write(
-        &schema,
+    let path = scratch_schema(
+        "functions-file",
         "type Cow @model { name: String!\n  passport: String @function(name: \"p\") }\n",
-    )
-    .expect("a schema");
-    let schema = schema.to_str().expect("UTF-8");
+    );
+    let schema = path.to_str().expect("UTF-8");
     let stderr = serve_refused(schema, &[]).await;
     assert!(
         stderr.contains("Cow.passport calls function p, which is not configured"),
         "{stderr}"
     );
     std::fs::write(
-        dir.join("functions.toml"),
+        path.with_file_name("functions.toml"),
         "[p]\nurl = \"http://127.0.0.1:9/\"\nmaxBatchSize = 2\n",
     )
     .expect("a functions file");

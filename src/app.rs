@@ -327,7 +327,7 @@ impl Application {
         }
         let options = graphql::SchemaOptions {
             resolvers: Arc::new(resolvers),
-            functions: Arc::new(functions(&model, config)?),
+            functions: Arc::new(functions(&model, config).await?),
             ..config.http.graphql.clone()
         };
         let auth = &config.http.auth;
@@ -443,7 +443,7 @@ pub async fn shutdown_signal() {
 
 /// The functions the schema's own fields call, every one configured; a field that calls none
 /// is told once, as it answers only errors.
-fn functions(
+async fn functions(
     model: &Model,
     config: &ServeConfig,
 ) -> Result<crate::functions::Functions, StartupError> {
@@ -473,7 +473,7 @@ fn functions(
         ))
         .into());
     }
-    let functions = crate::functions::Functions::new(&functions_config)?;
+    let functions = crate::functions::Functions::new(&functions_config).await?;
     let own = model
         .own_fields
         .iter()

@@ -217,7 +217,8 @@ pub struct SubscriptionArgs {
 #[derive(Debug, Args)]
 pub struct FunctionArgs {
     /// Call function NAME at URL: an HTTP endpoint that receives each call's event as a JSON
-    /// POST and answers the field's value as JSON (repeat for several; the variable takes a
+    /// POST and answers the field's value as JSON, or lambda:FUNCTION, an AWS Lambda function
+    /// (its name or ARN) invoked through the SDK (repeat for several; the variable takes a
     /// space-separated list, as a URL holds no space but may hold commas).
     #[arg(
         long = "function",
@@ -248,6 +249,10 @@ pub struct FunctionArgs {
     /// Calls of one function that may run at once; others wait their turn.
     #[arg(long, env = "TABLEGRAPH_FUNCTION_CONCURRENCY", default_value_t = FunctionsConfig::default().concurrency, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub function_concurrency: usize,
+    /// The address of the Lambda API that lambda:FUNCTION addresses are invoked at, instead of
+    /// the region's (a local emulator; AWS_ENDPOINT_URL_LAMBDA works too).
+    #[arg(long, env = "TABLEGRAPH_LAMBDA_ENDPOINT", value_name = "URL")]
+    pub lambda_endpoint: Option<String>,
 }
 
 impl FunctionArgs {
@@ -258,6 +263,7 @@ impl FunctionArgs {
             timeout: Duration::from_secs(self.function_timeout_secs),
             concurrency: self.function_concurrency,
             batch: self.function_batch.clone(),
+            lambda_endpoint: self.lambda_endpoint.clone(),
         }
     }
 }

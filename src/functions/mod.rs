@@ -1,6 +1,8 @@
 //! The functions that resolve the schema's own fields (Amplify's `@function(name:)`): each
 //! name is an HTTP endpoint (`--function NAME=URL`) that receives the field's event as a JSON
-//! POST and answers the field's value as JSON, as a Lambda function answers AppSync.
+//! POST and answers the field's value as JSON, as a Lambda function answers AppSync, or an AWS
+//! Lambda function itself (`--function NAME=lambda:FUNCTION`, invoked through the SDK; `invoke`
+//! makes both kinds of call).
 //!
 //! - An answer `{ "errorMessage": …, "errorType": … }` is the field's error with that
 //!   `errorType` (`Lambda:Unhandled` when it names none), as AppSync reports a function's
@@ -28,6 +30,11 @@
 //! The server already builds reqwest (its JWKS fetches and trace exports use it): one HTTP
 //! client, with its connection pool and timeouts, for every call out.
 
+mod invoke;
+
+use invoke::error_of;
+pub use invoke::{FunctionError, InvokeConfig, Invoker, Target, UNHANDLED};
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,6 +57,8 @@ pub struct FunctionsConfig {
     /// The functions that take a list of events, each with the most events a call
     /// (`--function-batch NAME=MAX`).
     pub batch: Vec<(String, usize)>,
+    /// The Lambda API's address (`--lambda-endpoint`), instead of the region's.
+    pub lambda_endpoint: Option<String>,
 }
 
 impl Default for FunctionsConfig {
@@ -62,6 +71,7 @@ impl Default for FunctionsConfig {
             timeout: Duration::from_secs(10),
             concurrency: 64,
             batch: Vec::new(),
+            lambda_endpoint: None,
         }
     }
 }
@@ -107,41 +117,17 @@ impl FunctionsConfig {
 #[error("{0}")]
 pub struct FunctionsError(pub String);
 
-/// A call that did not give the field a value: AppSync's `errorType` and a message for the
-/// client.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FunctionError {
-    pub error_type: String,
-    pub message: String,
-}
-
-impl FunctionError {
-    fn unhandled(message: String) -> FunctionError {
-        FunctionError {
-            error_type: UNHANDLED.to_owned(),
-            message,
-        }
-    }
-}
-
-/// The largest answer a function may give: Lambda's own limit on a synchronous answer.
-const MAX_ANSWER_BYTES: usize = 6 * 1024 * 1024;
-
-/// AppSync's `errorType` of a function that failed without naming one.
-pub const UNHANDLED: &str = "Lambda:Unhandled";
-
 /// The configured functions, ready to call.
 #[derive(Debug, Default)]
 pub struct Functions {
     endpoints: HashMap<String, Endpoint>,
     env: Option<String>,
-    timeout: Duration,
-    client: reqwest::Client,
+    invoker: Invoker,
 }
 
 #[derive(Debug)]
 struct Endpoint {
-    url: reqwest::Url,
+    target: Target,
     /// Calls that may still start now.
     turns: Arc<Semaphore>,
     /// BatchInvoke: the most events one call carries.
@@ -149,24 +135,22 @@ struct Endpoint {
 }
 
 impl Functions {
-    pub fn new(config: &FunctionsConfig) -> Result<Functions, FunctionsError> {
+    pub async fn new(config: &FunctionsConfig) -> Result<Functions, FunctionsError> {
         let mut endpoints = HashMap::new();
         for (name, url) in &config.endpoints {
-            let parsed = reqwest::Url::parse(url)
-                .ok()
-                .filter(|u| matches!(u.scheme(), "http" | "https"))
-                .ok_or_else(|| {
-                    FunctionsError(format!(
-                        "--function {name}=…: the address must be an http:// or https:// URL"
-                    ))
-                })?;
+            let parsed = Target::parse(url).ok_or_else(|| {
+                FunctionsError(format!(
+                    "--function {name}=…: the address must be an http:// or https:// URL, or \
+                     lambda:FUNCTION (a Lambda function's name or ARN)"
+                ))
+            })?;
             let batch = config
                 .batch
                 .iter()
                 .find(|(batched, _)| batched == name)
                 .map(|(_, max)| (*max).max(1));
             let endpoint = Endpoint {
-                url: parsed,
+                target: parsed,
                 turns: Arc::new(Semaphore::new(config.concurrency.max(1))),
                 batch,
             };
@@ -185,15 +169,22 @@ impl Functions {
                 "--function-batch {name}: no --function {name}=URL says where it runs"
             )));
         }
-        let client = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .build()
-            .map_err(|e| FunctionsError(format!("cannot make the functions' HTTP client: {e}")))?;
+        let with_lambda = endpoints
+            .values()
+            .any(|endpoint| matches!(endpoint.target, Target::Lambda(_)));
+        let invoker = Invoker::new(
+            &InvokeConfig {
+                timeout: config.timeout,
+                lambda_endpoint: config.lambda_endpoint.clone(),
+            },
+            with_lambda,
+        )
+        .await
+        .map_err(FunctionsError)?;
         Ok(Functions {
             endpoints,
             env: config.env.clone(),
-            timeout: config.timeout,
-            client,
+            invoker,
         })
     }
 
@@ -251,64 +242,26 @@ impl Functions {
             .ok_or_else(|| FunctionError::unhandled(format!("function {name} is not configured")))
     }
 
-    /// One POST of `body` to `name`, waiting for its turn included, within the timeout; its
-    /// JSON answer.
+    /// One call of `name` with `body`, waiting for its turn included, within the timeout;
+    /// its JSON answer.
     async fn post(
         &self,
         name: &str,
         endpoint: &Endpoint,
         body: &Value,
     ) -> Result<Value, FunctionError> {
-        match tokio::time::timeout(self.timeout, self.post_now(name, endpoint, body)).await {
+        let call = async {
+            let _turn = endpoint
+                .turns
+                .acquire()
+                .await
+                .map_err(|_| FunctionError::unhandled(format!("function {name} is closed")))?;
+            self.invoker.invoke(name, &endpoint.target, body).await
+        };
+        match tokio::time::timeout(self.invoker.timeout(), call).await {
             Ok(answer) => answer,
-            Err(_) => Err(self.timed_out(name)),
+            Err(_) => Err(self.invoker.timed_out(name)),
         }
-    }
-
-    async fn post_now(
-        &self,
-        name: &str,
-        endpoint: &Endpoint,
-        body: &Value,
-    ) -> Result<Value, FunctionError> {
-        let _turn = endpoint
-            .turns
-            .acquire()
-            .await
-            .map_err(|_| FunctionError::unhandled(format!("function {name} is closed")))?;
-        let answer = self
-            .client
-            .post(endpoint.url.clone())
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| self.failed(name, &e))?;
-        let status = answer.status();
-        if answer
-            .content_length()
-            .is_some_and(|length| length > MAX_ANSWER_BYTES as u64)
-        {
-            return Err(self.too_large(name));
-        }
-        let body = answer.bytes().await.map_err(|e| self.failed(name, &e))?;
-        if body.len() > MAX_ANSWER_BYTES {
-            return Err(self.too_large(name));
-        }
-        let value: Option<Value> = serde_json::from_slice(&body).ok();
-        if let Some(error) = value.as_ref().and_then(error_of) {
-            return Err(error);
-        }
-        if !status.is_success() {
-            return Err(FunctionError::unhandled(format!(
-                "function {name} answered HTTP {}",
-                status.as_u16()
-            )));
-        }
-        value.ok_or_else(|| {
-            FunctionError::unhandled(format!(
-                "function {name} answered something other than JSON"
-            ))
-        })
     }
 
     /// BatchInvoke: one POST of `events` to `name`, answered by a list of as many values.
@@ -328,37 +281,6 @@ impl Functions {
                  a list of {count} values"
             ))),
         }
-    }
-
-    fn failed(&self, name: &str, error: &reqwest::Error) -> FunctionError {
-        if error.is_timeout() {
-            return self.timed_out(name);
-        }
-        let message = if error.is_connect() {
-            format!("function {name} could not be reached")
-        } else {
-            format!("function {name} failed to answer")
-        };
-        tracing::warn!(function = name, "{message}");
-        FunctionError::unhandled(message)
-    }
-
-    fn timed_out(&self, name: &str) -> FunctionError {
-        let message = format!(
-            "function {name} did not answer within {} s",
-            self.timeout.as_secs_f64()
-        );
-        tracing::warn!(function = name, "{message}");
-        FunctionError::unhandled(message)
-    }
-
-    fn too_large(&self, name: &str) -> FunctionError {
-        let message = format!(
-            "function {name} answered more than {} MB",
-            MAX_ANSWER_BYTES / (1024 * 1024)
-        );
-        tracing::warn!(function = name, "{message}");
-        FunctionError::unhandled(message)
     }
 }
 
@@ -436,57 +358,9 @@ impl Calls {
     }
 }
 
-/// The error a function answered: an object with a string `errorMessage` and nothing but
-/// what an error holds (`errorType`, `errorInfo`, `stackTrace`, `data`), as a Lambda
-/// function's error reads; an object of the field's type that has an `errorMessage` field
-/// among others is a value.
-fn error_of(answer: &Value) -> Option<FunctionError> {
-    const ERROR_KEYS: [&str; 5] = [
-        "errorMessage",
-        "errorType",
-        "errorInfo",
-        "stackTrace",
-        "data",
-    ];
-    let object = answer.as_object()?;
-    if !object.keys().all(|key| ERROR_KEYS.contains(&key.as_str())) {
-        return None;
-    }
-    let message = object.get("errorMessage")?.as_str()?;
-    let error_type = object
-        .get("errorType")
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
-        .unwrap_or(UNHANDLED);
-    Some(FunctionError {
-        error_type: error_type.to_owned(),
-        message: message.to_owned(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_answer_with_an_error_message_is_the_fields_error() {
-        let answer =
-            serde_json::json!({ "errorMessage": "no such sensor", "errorType": "NotFound" });
-        assert_eq!(
-            error_of(&answer),
-            Some(FunctionError {
-                error_type: "NotFound".to_owned(),
-                message: "no such sensor".to_owned()
-            })
-        );
-        let untyped = serde_json::json!({ "errorMessage": "boom" });
-        assert_eq!(
-            error_of(&untyped).map(|e| e.error_type),
-            Some(UNHANDLED.to_owned())
-        );
-        assert_eq!(error_of(&serde_json::json!({ "id": "1" })), None);
-        assert_eq!(error_of(&serde_json::json!([1, 2])), None);
-    }
 
     #[test]
     fn functions_toml_lists_functions_beside_the_flags() {
@@ -520,14 +394,14 @@ mod tests {
         );
     }
 
-    #[test]
-    fn env_in_a_name_is_the_environment_given() {
+    #[tokio::test]
+    async fn env_in_a_name_is_the_environment_given() {
         let config = FunctionsConfig {
             endpoints: vec![("fn-dev".to_owned(), "http://127.0.0.1:1/".to_owned())],
             env: Some("dev".to_owned()),
             ..FunctionsConfig::default()
         };
-        let functions = Functions::new(&config).expect("functions");
+        let functions = Functions::new(&config).await.expect("functions");
         assert_eq!(functions.name_of("fn-${env}").expect("a name"), "fn-dev");
         assert!(
             functions
@@ -538,12 +412,14 @@ mod tests {
             .check_named([("Query.b".to_owned(), "other".to_owned())])
             .expect_err("not configured");
         assert!(error.0.contains("--function other=URL"), "{error}");
-        let without_env = Functions::new(&FunctionsConfig::default()).expect("functions");
+        let without_env = Functions::new(&FunctionsConfig::default())
+            .await
+            .expect("functions");
         assert!(without_env.name_of("fn-${env}").is_err());
         let bad = FunctionsConfig {
             endpoints: vec![("f".to_owned(), "ftp://x".to_owned())],
             ..FunctionsConfig::default()
         };
-        assert!(Functions::new(&bad).is_err());
+        assert!(Functions::new(&bad).await.is_err());
     }
 }

@@ -321,6 +321,142 @@ async fn a_failing_function_is_its_fields_error_and_the_rest_of_the_answer_stand
     assert_eq!(error_type(&body), "MissingResolver");
 }
 
+/// A local server answering Lambda's `Invoke` API (`POST
+/// /2015-03-31/functions/{name}/invocations`) as Lambda does: a function's value as the
+/// payload, a function's error as the payload with `X-Amz-Function-Error: Unhandled`. It keeps
+/// each call's function name, `Authorization` header and payload.
+async fn lambda_api() -> (String, Events) {
+    async fn invoke(
+        State(calls): State<Events>,
+        Path(name): Path<String>,
+        headers: axum::http::HeaderMap,
+        payload: axum::body::Bytes,
+    ) -> axum::response::Response {
+        use axum::response::IntoResponse as _;
+        // The SDK sends the payload as bytes, without a JSON content type.
+        let event: Value = serde_json::from_slice(&payload).unwrap_or_default();
+        let signed = headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        calls.lock().expect("the calls").push((
+            name.clone(),
+            json!({ "authorization": signed, "event": event }),
+        ));
+        match name.as_str() {
+            "sensor-dev" => Json(json!({ "sensorId": event["arguments"]["id"], "celsius": 3.5 }))
+                .into_response(),
+            "broken" => (
+                [("x-amz-function-error", "Unhandled")],
+                Json(json!({ "errorMessage": "the probe fell in the trough", "errorType": "ProbeLost", "stackTrace": [] })),
+            )
+                .into_response(),
+            _ => (
+                axum::http::StatusCode::NOT_FOUND,
+                [("x-amzn-errortype", "ResourceNotFoundException")],
+                Json(json!({ "Type": "User", "message": format!("Function not found: arn:aws:lambda:us-east-1:123456789012:function:{name}") })),
+            )
+                .into_response(),
+        }
+    }
+    let calls: Events = Arc::default();
+    let app = axum::Router::new()
+        .route("/2015-03-31/functions/{name}/invocations", post(invoke))
+        .with_state(calls.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let address = listener.local_addr().expect("an address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{address}"), calls)
+}
+
+#[tokio::test]
+async fn a_lambda_function_is_invoked_through_the_sdk_with_the_same_event() {
+    let (endpoint, calls) = lambda_api().await;
+    let mut functions = functions().await;
+    for (name, address) in &mut functions.config.endpoints {
+        match name.as_str() {
+            "sensor-dev" | "broken" => *address = format!("lambda:{name}"),
+            "mood" => {
+                *address = "lambda:arn:aws:lambda:us-east-1:123456789012:function:gone".to_owned()
+            }
+            _ => {}
+        }
+    }
+    functions.config.lambda_endpoint = Some(endpoint);
+    let app = spawn_app_with_functions(SCHEMA, functions.config.clone()).await;
+    let body = app
+        .graphql(
+            "{ getSensorData(id: \"s-9\") { sensorId celsius } broken moodOf(cowId: \"c\") }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        body["data"]["getSensorData"],
+        json!({ "sensorId": "s-9", "celsius": 3.5 }),
+        "{body}"
+    );
+    // A function's error, as Lambda reports it, is the field's error with its type.
+    let errors = body["errors"].as_array().cloned().unwrap_or_default();
+    let of = |field: &str| {
+        errors
+            .iter()
+            .find(|e| e["path"] == json!([field]))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        of("broken")["extensions"]["errorType"],
+        "ProbeLost",
+        "{body}"
+    );
+    assert_eq!(of("broken")["message"], "the probe fell in the trough");
+    // A function Lambda does not have is the field's error, naming the function, not the ARN's
+    // account or Lambda's own message.
+    assert_eq!(
+        of("moodOf")["extensions"]["errorType"],
+        "Lambda:Unhandled",
+        "{body}"
+    );
+    let message = of("moodOf")["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(message, "function mood does not exist in Lambda");
+    let calls = calls.lock().expect("the calls").clone();
+    let names: Vec<&str> = calls.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    for name in [
+        "sensor-dev",
+        "broken",
+        "arn:aws:lambda:us-east-1:123456789012:function:gone",
+    ] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    for (name, call) in &calls {
+        // Signed by the SDK, as Lambda requires.
+        let authorization = call["authorization"].as_str().unwrap_or_default();
+        assert!(
+            authorization.starts_with("AWS4-HMAC-SHA256 Credential="),
+            "{name}: {authorization}"
+        );
+        assert!(
+            authorization.contains("/lambda/aws4_request"),
+            "{authorization}"
+        );
+    }
+    // The same event an HTTP function gets.
+    let (_, sensor) = calls
+        .iter()
+        .find(|(name, _)| name == "sensor-dev")
+        .expect("called");
+    assert_eq!(sensor["event"]["typeName"], "Query");
+    assert_eq!(sensor["event"]["fieldName"], "getSensorData");
+    assert_eq!(sensor["event"]["arguments"], json!({ "id": "s-9" }));
+}
+
 #[tokio::test]
 async fn a_function_that_is_not_configured_stops_start_up_naming_the_flag() {
     let stderr = serve_refused(SCHEMA, &[]).await;

@@ -399,6 +399,7 @@ fn each_heavy_crate_stays_in_its_home() {
     let homes: &[(&str, &[&str])] = &[
         ("aws_sdk_dynamodb", &["store"]),
         ("aws_sdk_dynamodbstreams", &["store"]),
+        ("aws_sdk_lambda", &["functions"]),
         ("async_graphql_axum", &["http"]),
         ("async_graphql", &["graphql", "http"]),
         ("axum", &["http", "app"]),

@@ -539,6 +539,7 @@ fn rule_accesses(rules: &[AuthRule], of_field: bool) -> Vec<Access> {
                     }
                     Allow::Private => "any signed-in caller".to_owned(),
                     Allow::Public => "any API-key caller".to_owned(),
+                    Allow::Custom => "any caller the Lambda authorizer admits".to_owned(),
                 })
                 .collect();
             let held = match operation {

@@ -119,6 +119,19 @@ pub async fn open_store(config: &StoreConfig) -> Result<OpenStore, StartupError>
     }
 }
 
+/// Whether any rule admits the callers of a Lambda authorizer.
+fn has_custom_rules(model: &Model) -> bool {
+    let type_rules = model.types.iter().flat_map(|type_def| {
+        type_def
+            .auth
+            .iter()
+            .chain(type_def.fields.iter().flat_map(|f| &f.auth))
+    });
+    type_rules
+        .chain(model.own_fields.iter().flat_map(|own| &own.auth))
+        .any(|rule| rule.allow == crate::model::Allow::Custom)
+}
+
 /// Owner and group rules compare a claim's value (`sub`, a user name, a group) with what a
 /// node stores, whoever issued the token: with several issuers, one issuer's user could hold
 /// another's name. Such schemas take one issuer.
@@ -129,7 +142,9 @@ fn refuse_mixed_identities(model: &Model, issuers: usize) -> Result<(), StartupE
     let personal = |rule: &crate::model::AuthRule| {
         !matches!(
             rule.allow,
-            crate::model::Allow::Private | crate::model::Allow::Public
+            crate::model::Allow::Private
+                | crate::model::Allow::Public
+                | crate::model::Allow::Custom
         )
     };
     let ruled = model.types.iter().find(|type_def| {
@@ -231,6 +246,12 @@ impl Application {
         let (model, resolvers) = load_schema(&config.schema_path, config.resolvers_dir.as_deref())?;
         let model = Arc::new(model);
         refuse_mixed_identities(&model, config.http.auth.jwt.len())?;
+        if config.http.auth.lambda_authorizer.is_none() && has_custom_rules(&model) {
+            tracing::warn!(
+                "the schema has @aws_lambda or allow: custom rules and no --lambda-authorizer is \
+                 given: they admit nobody"
+            );
+        }
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
             .map_err(|source| StartupError::Listen {
@@ -328,6 +349,7 @@ impl Application {
         let options = graphql::SchemaOptions {
             resolvers: Arc::new(resolvers),
             functions: Arc::new(functions(&model, config).await?),
+            denied_fields: config.http.auth.lambda_authorizer.is_some(),
             ..config.http.graphql.clone()
         };
         let auth = &config.http.auth;

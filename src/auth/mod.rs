@@ -1,18 +1,25 @@
-//! Who may call `/graphql`: AppSync's API keys and JWT bearer tokens (OIDC-style), for a
-//! self-hosted server. Tokens may come from several issuers, each with its keys in a JWKS file,
-//! at a JWKS URL or found by OIDC discovery (`jwks`), or an HS256 secret.
+//! Who may call `/graphql`: AppSync's API keys, JWT bearer tokens (OIDC-style) and Lambda
+//! authorizer (`lambda`), for a self-hosted server. Tokens may come from several issuers, each
+//! with its keys in a JWKS file, at a JWKS URL or found by OIDC discovery (`jwks`), or an HS256
+//! secret.
 //!
-//! With neither configured, the API is open. Otherwise every GraphQL request needs one valid
-//! credential: an `Authorization: Bearer <jwt>` header when tokens are configured (it takes
-//! precedence when present), or an `x-api-key` header naming one of the configured keys. A
-//! missing or invalid credential answers 401 before any GraphQL runs. Health, readiness,
-//! metrics and the GraphiQL page itself stay open; the page lets the user set the header.
+//! With none configured, the API is open. Otherwise every GraphQL request needs one valid
+//! credential, told apart by one rule on every transport: an `Authorization` value holding a
+//! JWT (with `Bearer ` or without, as `aws-amplify` sends it) is a token of a configured issuer
+//! when issuers are configured; with a Lambda authorizer, any other `Authorization` value goes
+//! to it; an `x-api-key` header names one of the configured keys. `Authorization`, when
+//! present, takes precedence. A missing or invalid credential answers 401 before any GraphQL
+//! runs. Health, readiness, metrics and the GraphiQL page itself stay open; the page lets the
+//! user set the header.
 //!
 //! A verified token's claims travel with the request as a [`Caller`], for resolvers.
 
 mod jwks;
+mod lambda;
 
 use std::path::PathBuf;
+
+pub use lambda::{DEFAULT_TTL, LambdaAuthorizerConfig, LambdaIdentity, RequestContext};
 
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use subtle::ConstantTimeEq as _;
@@ -37,6 +44,8 @@ pub struct AuthConfig {
     /// A token whose `exp` is further ahead than this is refused (`--jwt-max-lifetime`);
     /// [`DEFAULT_MAX_TOKEN_LIFETIME`] without.
     pub jwt_max_lifetime: Option<std::time::Duration>,
+    /// AppSync's Lambda authorizer (`--lambda-authorizer`).
+    pub lambda_authorizer: Option<LambdaAuthorizerConfig>,
 }
 
 /// A day: the longest Cognito lets an ID or access token live. A token valid for longer (a
@@ -87,6 +96,8 @@ pub enum AuthSetupError {
     EmptyApiKey,
     #[error("the HS256 secret must be at least 32 bytes")]
     WeakSecret,
+    #[error("{0}")]
+    LambdaAuthorizer(String),
 }
 
 /// Who is calling, once authenticated.
@@ -98,6 +109,8 @@ pub enum Caller {
     ApiKey,
     /// A verified token, with all of its claims.
     Token(serde_json::Map<String, serde_json::Value>),
+    /// A caller the Lambda authorizer admitted.
+    Lambda(LambdaIdentity),
 }
 
 impl Caller {
@@ -142,6 +155,12 @@ pub enum Unauthorized {
     /// credential, so that a client's broken token is not hidden by its API key.
     #[error("the Authorization header holds no credentials")]
     EmptyAuthorization,
+    /// The Lambda authorizer answered `isAuthorized: false`.
+    #[error("the Lambda authorizer did not authorize this request")]
+    Denied,
+    /// The Lambda authorizer could not be asked, or answered no decision.
+    #[error("the Lambda authorizer could not decide on this request; try again later")]
+    AuthorizerUnavailable,
 }
 
 /// Checks credentials; built once at start-up.
@@ -151,6 +170,7 @@ pub struct Authenticator {
     jwt: Vec<JwtVerifier>,
     /// How far ahead a token's `exp` may be.
     max_lifetime: std::time::Duration,
+    lambda: Option<lambda::LambdaAuthorizer>,
 }
 
 struct JwtVerifier {
@@ -178,7 +198,8 @@ impl Authenticator {
     /// `None` when nothing is configured: the API is open. Keys served by an issuer are
     /// fetched now: an issuer that cannot be reached stops start-up.
     pub async fn from_config(config: &AuthConfig) -> Result<Option<Authenticator>, AuthSetupError> {
-        if config.api_keys.is_empty() && config.jwt.is_empty() {
+        if config.api_keys.is_empty() && config.jwt.is_empty() && config.lambda_authorizer.is_none()
+        {
             return Ok(None);
         }
         if config.api_keys.iter().any(|key| key.trim().is_empty()) {
@@ -191,12 +212,21 @@ impl Authenticator {
             }
             jwt.push(JwtVerifier::new(issuer).await?);
         }
+        let lambda = match &config.lambda_authorizer {
+            Some(authorizer) => Some(
+                lambda::LambdaAuthorizer::new(authorizer)
+                    .await
+                    .map_err(AuthSetupError::LambdaAuthorizer)?,
+            ),
+            None => None,
+        };
         Ok(Some(Authenticator {
             api_keys: config.api_keys.clone(),
             jwt,
             max_lifetime: config
                 .jwt_max_lifetime
                 .unwrap_or(DEFAULT_MAX_TOKEN_LIFETIME),
+            lambda,
         }))
     }
 
@@ -205,19 +235,73 @@ impl Authenticator {
         !self.jwt.is_empty()
     }
 
-    /// Checks a request's `Authorization` and `x-api-key` header values.
+    /// Whether a Lambda authorizer decides on requests.
+    pub fn has_lambda_authorizer(&self) -> bool {
+        self.lambda.is_some()
+    }
+
+    /// Whether this `Authorization` value goes to the Lambda authorizer, which is then told
+    /// what the request asks ([`RequestContext`]).
+    pub fn sends_to_authorizer(&self, authorization: Option<&str>) -> bool {
+        self.lambda.is_some()
+            && authorization.is_some_and(|value| {
+                !self.holds_no_credentials(value)
+                    && (self.jwt.is_empty() || jwt_in(value).is_none())
+            })
+    }
+
+    /// Whether an `Authorization` value holds nothing to check: empty, or a scheme's name with
+    /// nothing after it (`Bearer`, `Basic `). A bare word is a Lambda authorizer's token when
+    /// one is configured (its tokens may be any text), a scheme's name otherwise (a JWT has
+    /// dots).
+    fn holds_no_credentials(&self, value: &str) -> bool {
+        let value = value.trim();
+        let credentials = match value.split_once(' ') {
+            Some((_, credentials)) => credentials.trim(),
+            None if self.lambda.is_none() && value.chars().all(|c| c.is_ascii_alphabetic()) => "",
+            None => value,
+        };
+        credentials.is_empty()
+    }
+
+    /// The Lambda authorizer's metrics, in Prometheus' text format; empty without one.
+    pub fn render_metrics(&self) -> String {
+        self.lambda
+            .as_ref()
+            .map(|lambda| lambda.metrics().render())
+            .unwrap_or_default()
+    }
+
+    /// Checks a request's `Authorization` and `x-api-key` header values; `context` is what the
+    /// request asks, for a Lambda authorizer.
     pub async fn authenticate(
         &self,
         authorization: Option<&str>,
         api_key: Option<&str>,
+        context: &RequestContext,
     ) -> Result<Caller, Unauthorized> {
-        if authorization.is_some_and(holds_no_credentials) {
+        if authorization.is_some_and(|value| self.holds_no_credentials(value)) {
             return Err(Unauthorized::EmptyAuthorization);
+        }
+        if let Some(lambda) = &self.lambda
+            && let Some(value) = authorization
+            && self.sends_to_authorizer(Some(value))
+        {
+            return lambda
+                .authorize(value.trim(), context)
+                .await
+                .map(Caller::Lambda)
+                .map_err(|refusal| match refusal {
+                    lambda::Refusal::Denied => Unauthorized::Denied,
+                    lambda::Refusal::Unavailable => Unauthorized::AuthorizerUnavailable,
+                });
         }
         let bearer = authorization.and_then(|value| {
             let (scheme, token) = value.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
         });
+        // A JWT without `Bearer ` is a token too, as aws-amplify sends a user pool's.
+        let bearer = bearer.or_else(|| authorization.and_then(jwt_in));
         if let Some(token) = bearer
             && !self.jwt.is_empty()
         {
@@ -264,16 +348,23 @@ impl Authenticator {
     }
 }
 
-/// Whether an `Authorization` value is empty, or a scheme's name with nothing after it
-/// (`Bearer`, `Basic `): a token (a JWT has dots) is never a bare word of letters.
-fn holds_no_credentials(value: &str) -> bool {
+/// The JWT an `Authorization` value holds, with `Bearer ` or without: three dot-separated
+/// parts of base64url, the first a JSON header (`eyJ`).
+fn jwt_in(value: &str) -> Option<&str> {
     let value = value.trim();
-    let credentials = match value.split_once(' ') {
-        Some((_, credentials)) => credentials.trim(),
-        None if value.chars().all(|c| c.is_ascii_alphabetic()) => "",
+    let token = match value.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+        Some(_) => return None,
         None => value,
     };
-    credentials.is_empty()
+    let parts: Vec<&str> = token.split('.').collect();
+    let base64url = |part: &&str| {
+        !part.is_empty()
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    (parts.len() == 3 && token.starts_with("eyJ") && parts.iter().all(base64url)).then_some(token)
 }
 
 /// The one claim read before a token is verified: which issuer's keys to verify it with.
@@ -572,19 +663,23 @@ mod tests {
     async fn any_configured_api_key_passes_and_others_do_not() {
         let auth = keys_only(&["key-one", "key-two"]).await;
         assert_eq!(
-            auth.authenticate(None, Some("key-two")).await,
+            auth.authenticate(None, Some("key-two"), &RequestContext::default())
+                .await,
             Ok(Caller::ApiKey)
         );
         assert_eq!(
-            auth.authenticate(None, Some("key-three")).await,
+            auth.authenticate(None, Some("key-three"), &RequestContext::default())
+                .await,
             Err(Unauthorized::BadApiKey)
         );
         assert_eq!(
-            auth.authenticate(None, None).await,
+            auth.authenticate(None, None, &RequestContext::default())
+                .await,
             Err(Unauthorized::Missing)
         );
         assert!(matches!(
-            auth.authenticate(Some("Bearer abc"), None).await,
+            auth.authenticate(Some("Bearer abc"), None, &RequestContext::default())
+                .await,
             Err(Unauthorized::BadToken(_))
         ));
     }
@@ -613,7 +708,11 @@ mod tests {
         };
         let token = hs256_token(SECRET, &claims).expect("signed");
         let Ok(Caller::Token(verified)) = auth
-            .authenticate(Some(&format!("Bearer {token}")), None)
+            .authenticate(
+                Some(&format!("Bearer {token}")),
+                None,
+                &RequestContext::default(),
+            )
             .await
         else {
             panic!("the token is accepted");
@@ -622,9 +721,13 @@ mod tests {
         assert_eq!(verified["cognito:groups"], serde_json::json!(["Admin"]));
         let other = hs256_token("another-secret-of-at-least-32-bytes!!", &claims).expect("signed");
         assert!(
-            auth.authenticate(Some(&format!("Bearer {other}")), None)
-                .await
-                .is_err()
+            auth.authenticate(
+                Some(&format!("Bearer {other}")),
+                None,
+                &RequestContext::default()
+            )
+            .await
+            .is_err()
         );
     }
 
@@ -652,5 +755,17 @@ mod tests {
             Authenticator::from_config(&weak).await,
             Err(AuthSetupError::WeakSecret)
         ));
+    }
+
+    #[test]
+    fn a_jwt_is_found_with_bearer_or_without() {
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2ln";
+        assert_eq!(jwt_in(jwt), Some(jwt));
+        assert_eq!(jwt_in(&format!("Bearer {jwt}")), Some(jwt));
+        assert_eq!(jwt_in(&format!("bearer  {jwt} ")), Some(jwt));
+        assert_eq!(jwt_in(&format!("Basic {jwt}")), None);
+        assert_eq!(jwt_in("north"), None);
+        assert_eq!(jwt_in("eyJ.a"), None);
+        assert_eq!(jwt_in("eyJ.a.b/c"), None);
     }
 }

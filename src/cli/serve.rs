@@ -133,6 +133,15 @@ pub struct CredentialArgs {
     /// [default: 24h].
     #[arg(long, env = "TABLEGRAPH_JWT_MAX_LIFETIME", value_name = "DURATION", value_parser = duration_arg)]
     pub jwt_max_lifetime: Option<Duration>,
+    /// Let this function decide on requests whose Authorization header holds no JWT of a
+    /// configured issuer, as AppSync's Lambda authorizer: an http:// or https:// URL sent the
+    /// authorizer's event as a JSON POST, or lambda:FUNCTION.
+    #[arg(long, env = "TABLEGRAPH_LAMBDA_AUTHORIZER", value_name = "URL")]
+    pub lambda_authorizer: Option<String>,
+    /// Seconds the authorizer's decision on a token is kept, when its answer gives no
+    /// ttlOverride.
+    #[arg(long, env = "TABLEGRAPH_LAMBDA_AUTHORIZER_TTL", value_name = "SECS", default_value_t = crate::auth::DEFAULT_TTL.as_secs())]
+    pub lambda_authorizer_ttl: u64,
     /// The token claim that names a node's owner for `@auth` owner rules [default: `sub`, or
     /// `cognito:username` / `username` for a Cognito user pool's tokens].
     #[arg(long, env = "TABLEGRAPH_OWNER_CLAIM")]
@@ -319,7 +328,7 @@ impl ServeArgs {
             cors_allow_headers: listen.cors_allow_headers.clone(),
             max_pending_sockets: listen.max_pending_sockets,
             connections: listen.connection_limits(),
-            auth: self.credentials.auth_config(),
+            auth: self.credentials.auth_config(&self.functions),
             ..HttpConfig::default()
         };
         if listen.production {
@@ -368,8 +377,9 @@ impl LimitArgs {
 }
 
 impl CredentialArgs {
-    /// The API keys and token issuers the server accepts.
-    fn auth_config(&self) -> AuthConfig {
+    /// The API keys, token issuers and Lambda authorizer the server accepts; the authorizer is
+    /// called as functions are (`functions`: its timeout, the Lambda API's address).
+    fn auth_config(&self, functions: &FunctionArgs) -> AuthConfig {
         let keys = match (
             &self.jwt_jwks_file,
             &self.jwt_jwks_url,
@@ -395,6 +405,14 @@ impl CredentialArgs {
             owner_claim: self.owner_claim.clone(),
             jwt_max_lifetime: self.jwt_max_lifetime,
             groups_claim: Some(self.groups_claim.clone()),
+            lambda_authorizer: self.lambda_authorizer.as_ref().map(|address| {
+                crate::auth::LambdaAuthorizerConfig {
+                    address: address.clone(),
+                    ttl: Duration::from_secs(self.lambda_authorizer_ttl),
+                    timeout: Duration::from_secs(functions.function_timeout_secs),
+                    lambda_endpoint: functions.lambda_endpoint.clone(),
+                }
+            }),
         }
     }
 

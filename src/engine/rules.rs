@@ -31,6 +31,8 @@ pub enum Identity {
     ApiKey,
     /// A caller with a verified token, and its claims.
     Token(Arc<serde_json::Map<String, serde_json::Value>>),
+    /// A caller the Lambda authorizer admitted, and the `resolverContext` it answered.
+    Lambda(Arc<serde_json::Map<String, serde_json::Value>>),
 }
 
 impl Identity {
@@ -40,6 +42,9 @@ impl Identity {
             Caller::Anonymous => Identity::Anonymous,
             Caller::ApiKey => Identity::ApiKey,
             Caller::Token(claims) => Identity::Token(Arc::new(claims.clone())),
+            Caller::Lambda(admitted) => {
+                Identity::Lambda(Arc::new(admitted.resolver_context.clone()))
+            }
         }
     }
 }
@@ -176,10 +181,16 @@ impl Rules {
                     }
                     continue;
                 }
+                (Identity::Lambda(_), Provider::Function) => {
+                    if rule.allow == Allow::Custom {
+                        return Access::All;
+                    }
+                    continue;
+                }
                 _ => continue,
             };
             match &rule.allow {
-                Allow::Public => {}
+                Allow::Public | Allow::Custom => {}
                 Allow::Private => return Access::All,
                 Allow::Groups {
                     groups,

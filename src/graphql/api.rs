@@ -12,8 +12,8 @@ use async_graphql::futures_util::stream::{self, BoxStream, StreamExt};
 
 use super::limits::{self, QueryLimits};
 use super::{
-    field_errors, mutation, null_items, operation_span, own_fields, query, schema, shape,
-    subscription,
+    denied_fields, field_errors, mutation, null_items, operation_span, own_fields, query, schema,
+    shape, subscription,
 };
 use crate::auth::Caller;
 use crate::changes::EventHub;
@@ -37,6 +37,8 @@ pub struct SchemaOptions {
     /// Events a subscriber may fall behind by; past it, its subscription ends with
     /// `EventsMissed`.
     pub max_pending_events: usize,
+    /// Whether a Lambda authorizer may deny its callers fields (`deniedFields`).
+    pub denied_fields: bool,
 }
 
 impl Default for SchemaOptions {
@@ -50,6 +52,7 @@ impl Default for SchemaOptions {
             max_event_bytes: 240 * 1024,
             max_subscriptions: 10_000,
             max_pending_events: crate::changes::EVENT_BUFFER,
+            denied_fields: false,
         }
     }
 }
@@ -302,6 +305,9 @@ fn build_schema(
     }
     // The first extension is the outermost: a list item NullItems makes null is no error.
     builder = builder.extension(field_errors::FieldErrors);
+    if options.denied_fields {
+        builder = builder.extension(denied_fields::DeniedFields);
+    }
     if flavor == Flavor::NullItems {
         builder = builder.extension(null_items::NullItems);
     }

@@ -11,6 +11,7 @@ mod connection;
 mod context;
 mod custom;
 mod declared;
+mod denied_fields;
 mod edge_types;
 mod embedded;
 mod errors;

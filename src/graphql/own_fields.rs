@@ -194,10 +194,15 @@ fn source_of(scope: &RequestScope, node: &Node) -> Json {
 }
 
 /// AppSync's `identity` of the caller: a verified token's `sub`, `issuer`, `username`,
-/// `claims` and `groups`; `null` for an API key or an open API.
+/// `claims` and `groups`; the Lambda authorizer's `resolverContext`; `null` for an API key or
+/// an open API.
 fn identity(caller: Option<&Caller>) -> Json {
-    let Some(Caller::Token(claims)) = caller else {
-        return Json::Null;
+    let claims = match caller {
+        Some(Caller::Token(claims)) => claims,
+        Some(Caller::Lambda(admitted)) => {
+            return serde_json::json!({ "resolverContext": admitted.resolver_context });
+        }
+        _ => return Json::Null,
     };
     let claim = |name: &str| claims.get(name).cloned().unwrap_or(Json::Null);
     let username = claims

@@ -8,8 +8,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use super::graphql::Answer;
-use crate::auth::{API_KEY_HEADER, Authenticator, Caller};
+use super::graphql::{Answer, is_over_limit};
+use crate::auth::{API_KEY_HEADER, Authenticator, Caller, RequestContext};
 
 /// Lets a request through to `/graphql` with its [`Caller`] attached, or answers 401.
 ///
@@ -36,8 +36,27 @@ pub async fn authenticate(
             .map(str::to_owned)
     };
     let (authorization, api_key) = (value(header::AUTHORIZATION.as_str()), value(API_KEY_HEADER));
+    // A Lambda authorizer is told what the request asks: its body is read for it (within the
+    // body limit) and handed on unchanged.
+    let context = if auth.sends_to_authorizer(authorization.as_deref()) {
+        let (parts, body) = request.into_parts();
+        let body = match axum::body::to_bytes(body, usize::MAX).await {
+            Ok(body) => body,
+            Err(error) if is_over_limit(&error) => {
+                return axum::response::IntoResponse::into_response(StatusCode::PAYLOAD_TOO_LARGE);
+            }
+            Err(_) => {
+                return axum::response::IntoResponse::into_response(StatusCode::BAD_REQUEST);
+            }
+        };
+        let context = request_context(&parts, &body);
+        request = Request::from_parts(parts, axum::body::Body::from(body));
+        context
+    } else {
+        RequestContext::default()
+    };
     match auth
-        .authenticate(authorization.as_deref(), api_key.as_deref())
+        .authenticate(authorization.as_deref(), api_key.as_deref(), &context)
         .await
     {
         Ok(caller) => {
@@ -72,5 +91,54 @@ pub async fn authenticate(
             }
             response
         }
+    }
+}
+
+/// What a request asks, for the Lambda authorizer: its id, query, operation name and
+/// variables (from the JSON body of a POST, or the parameters of a GET) and its headers.
+fn request_context(parts: &axum::http::request::Parts, body: &[u8]) -> RequestContext {
+    #[derive(serde::Deserialize, Default)]
+    #[serde(rename_all = "camelCase")]
+    struct Asked {
+        #[serde(default)]
+        query: String,
+        operation_name: Option<String>,
+        #[serde(default)]
+        variables: serde_json::Value,
+    }
+    let asked = if parts.method == axum::http::Method::GET {
+        let params = axum::extract::Query::<HashMap<String, String>>::try_from_uri(&parts.uri)
+            .map(|params| params.0)
+            .unwrap_or_default();
+        Asked {
+            query: params.get("query").cloned().unwrap_or_default(),
+            operation_name: params.get("operationName").cloned(),
+            variables: params
+                .get("variables")
+                .and_then(|text| serde_json::from_str(text).ok())
+                .unwrap_or_default(),
+        }
+    } else {
+        serde_json::from_slice(body).unwrap_or_default()
+    };
+    let headers = parts
+        .headers
+        .iter()
+        .filter_map(|(name, value)| {
+            let value = value.to_str().ok()?;
+            Some((name.as_str().to_owned(), serde_json::Value::from(value)))
+        })
+        .collect();
+    RequestContext {
+        request_id: parts
+            .headers
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned(),
+        query: asked.query,
+        operation_name: asked.operation_name,
+        variables: asked.variables,
+        headers,
     }
 }

@@ -211,7 +211,7 @@ pub async fn graphql_delete(State(state): State<AppState>, request: Request) -> 
 }
 
 /// Whether reading a body failed on the body limit (its error sits somewhere in the chain).
-fn is_over_limit(error: &axum::Error) -> bool {
+pub(super) fn is_over_limit(error: &axum::Error) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(error) = source {
         if error.is::<http_body_util::LengthLimitError>() {

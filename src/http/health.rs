@@ -6,11 +6,15 @@ use axum::response::{IntoResponse, Response};
 
 use super::state::AppState;
 
-/// HTTP requests and storage calls, counts and latency histograms, in Prometheus' text format.
+/// HTTP requests and storage calls, counts and latency histograms, the change stream's events
+/// and the Lambda authorizer's failures, in Prometheus' text format.
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let mut text = state.inner.metrics.render();
     text.push_str(&state.inner.store.metrics().render());
     text.push_str(&state.inner.events.render_metrics());
+    if let Some(auth) = &state.inner.auth {
+        text.push_str(&auth.render_metrics());
+    }
     (
         [(
             header::CONTENT_TYPE,

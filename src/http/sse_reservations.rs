@@ -59,6 +59,7 @@ fn owner_of(caller: &Caller) -> String {
     match caller {
         Caller::Anonymous => "anonymous".to_owned(),
         Caller::ApiKey => "api-key".to_owned(),
+        Caller::Lambda(admitted) => format!("lambda {}", admitted.token_id),
         Caller::Token(_) => {
             let claim = |name| {
                 caller

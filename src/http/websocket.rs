@@ -35,7 +35,7 @@ use axum::response::{IntoResponse, Response};
 use futures::{SinkExt, StreamExt};
 
 use super::state::AppState;
-use crate::auth::{API_KEY_HEADER, Authenticator, Caller};
+use crate::auth::{API_KEY_HEADER, Authenticator, Caller, RequestContext};
 
 /// How long a client has to send `connection_init` after the upgrade.
 const INIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -165,6 +165,7 @@ async fn caller(auth: Option<&Authenticator>, credentials: &Credentials) -> Resu
             .authenticate(
                 credentials.authorization.as_deref(),
                 credentials.api_key.as_deref(),
+                &RequestContext::default(),
             )
             .await
             .map_err(|reason| reason.to_string()),

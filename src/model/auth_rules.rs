@@ -2,9 +2,11 @@
 //! on one of its fields, each rule saying who (`allow`) may do what (`operations`) through which
 //! kind of credential (`provider`).
 //!
-//! Invariant: a rule that exists can be enforced here. Providers with no verifier in this
-//! server (`iam`, `function`) are refused when the schema is read, and every field a rule names
-//! is a stored `String` or `[String]` field of its type.
+//! Invariant: a rule that exists can be enforced here. A provider with no verifier in this
+//! server (`iam`) is refused when the schema is read, and every field a rule names is a stored
+//! `String` or `[String]` field of its type. `custom` rules (`provider: function`, and
+//! `@aws_lambda`) admit the callers a Lambda authorizer admits; without one configured they
+//! admit nobody, and the server says so once at start-up.
 
 use async_graphql_parser::Pos;
 use async_graphql_value::{ConstValue, Name};
@@ -49,6 +51,8 @@ pub enum Allow {
     Private,
     /// `{ allow: public }`: any caller with an API key, or any caller when the API is open.
     Public,
+    /// `{ allow: custom }` (and `@aws_lambda`): any caller the Lambda authorizer admits.
+    Custom,
 }
 
 /// What a rule may allow.
@@ -86,6 +90,8 @@ pub enum Provider {
     /// A verified bearer token. `userPools` and `oidc` are both tokens this server verifies
     /// against its configured issuers.
     Token,
+    /// The Lambda authorizer's decision (`provider: function`).
+    Function,
 }
 
 impl AuthRule {
@@ -152,8 +158,8 @@ pub(super) const APPSYNC_DIRECTIVES: [&str; 6] = [
 ];
 
 /// The rule an AppSync directive (`@aws_api_key`, `@aws_oidc`, `@aws_cognito_user_pools`,
-/// `@aws_auth`) makes: a type or field with any of them is reached only by the callers they
-/// name, as in AppSync. `@aws_iam` and `@aws_lambda` need verifiers this server does not have.
+/// `@aws_auth`, `@aws_lambda`) makes: a type or field with any of them is reached only by the
+/// callers they name, as in AppSync. `@aws_iam` needs a verifier this server does not have.
 pub(super) fn appsync_rule(name: &str, groups: Option<&ConstValue>) -> Result<AuthRule, String> {
     let rule = |allow| AuthRule {
         allow,
@@ -193,14 +199,14 @@ pub(super) fn appsync_rule(name: &str, groups: Option<&ConstValue>) -> Result<Au
             }))
         }
         ("aws_cognito_user_pools" | "aws_auth", _) => Ok(rule(Allow::Private)),
-        ("aws_iam", _) => Err(
-            "@aws_iam needs an IAM verifier, and this server has none (it verifies API keys \
-             and JWTs); choose @aws_api_key, @aws_oidc or @aws_cognito_user_pools"
-                .to_owned(),
-        ),
+        ("aws_lambda", _) => Ok(AuthRule {
+            provider: Provider::Function,
+            ..rule(Allow::Custom)
+        }),
         _ => Err(
-            "@aws_lambda needs a Lambda authorizer, and this server has none (it verifies API \
-             keys and JWTs); choose @aws_api_key, @aws_oidc or @aws_cognito_user_pools"
+            "@aws_iam needs an IAM verifier, and this server has none (it verifies API keys, \
+             JWTs and a Lambda authorizer's decisions); choose @aws_api_key, @aws_oidc, \
+             @aws_cognito_user_pools or @aws_lambda"
                 .to_owned(),
         ),
     }
@@ -239,7 +245,9 @@ fn read_rule(value: &ConstValue) -> Result<AuthRule, String> {
         Some(ConstValue::Enum(name)) => name.to_string(),
         Some(ConstValue::String(name)) => name.clone(),
         _ => {
-            return Err("each @auth rule needs allow: owner, groups, private or public".to_owned());
+            return Err(
+                "each @auth rule needs allow: owner, groups, private, public or custom".to_owned(),
+            );
         }
     };
     let only_for = |name: &str, kind: &str| -> Result<(), String> {
@@ -307,7 +315,7 @@ fn read_rule(value: &ConstValue) -> Result<AuthRule, String> {
                 }
             }
         }
-        "private" | "public" => {
+        "private" | "public" | "custom" => {
             for name in [
                 "ownerField",
                 "identityClaim",
@@ -317,15 +325,15 @@ fn read_rule(value: &ConstValue) -> Result<AuthRule, String> {
             ] {
                 only_for(name, "owner or groups")?;
             }
-            if allow == "private" {
-                Allow::Private
-            } else {
-                Allow::Public
+            match allow.as_str() {
+                "private" => Allow::Private,
+                "public" => Allow::Public,
+                _ => Allow::Custom,
             }
         }
         other => {
             return Err(format!(
-                "allow: {other} is not known here; write owner, groups, private or public"
+                "allow: {other} is not known here; write owner, groups, private, public or custom"
             ));
         }
     };
@@ -373,14 +381,21 @@ fn read_provider(allow: &Allow, value: Option<&ConstValue>) -> Result<Provider, 
         None => {
             return Ok(match allow {
                 Allow::Public => Provider::ApiKey,
+                Allow::Custom => Provider::Function,
                 _ => Provider::Token,
             });
         }
         Some(ConstValue::Enum(name)) => name.to_string(),
         Some(ConstValue::String(name)) => name.clone(),
-        Some(_) => return Err("provider: takes apiKey, userPools or oidc".to_owned()),
+        Some(_) => return Err("provider: takes apiKey, userPools, oidc or function".to_owned()),
     };
     match (name.as_str(), allow) {
+        ("function", Allow::Custom) => Ok(Provider::Function),
+        ("function", _) => Err("provider: function goes with allow: custom only".to_owned()),
+        (_, Allow::Custom) => Err(format!(
+            "allow: custom is the Lambda authorizer's decision: its provider is function, not \
+             {name}"
+        )),
         ("apiKey", Allow::Public) => Ok(Provider::ApiKey),
         ("apiKey", _) => Err("provider: apiKey goes with allow: public only".to_owned()),
         ("userPools" | "oidc", Allow::Public) => Err(format!(
@@ -392,11 +407,6 @@ fn read_provider(allow: &Allow, value: Option<&ConstValue>) -> Result<Provider, 
             "provider: {name} needs an IAM verifier, and this server has none; choose apiKey, \
              userPools or oidc"
         )),
-        ("function", _) => Err(
-            "provider: function needs a Lambda authorizer, and this server has none; choose \
-             apiKey, userPools or oidc"
-                .to_owned(),
-        ),
         (other, _) => Err(format!(
             "provider: {other} is not known here; choose apiKey, userPools or oidc"
         )),
@@ -482,7 +492,10 @@ mod tests {
     fn rules_this_server_cannot_enforce_are_refused() {
         for (text, says) in [
             ("{ allow: private, provider: iam }", "IAM"),
-            ("{ allow: public, provider: function }", "Lambda"),
+            (
+                "{ allow: public, provider: function }",
+                "allow: custom only",
+            ),
             ("{ allow: public, provider: oidc }", "write allow: private"),
             ("{ allow: owner, provider: apiKey }", "allow: public only"),
             ("{ allow: groups }", "groups:"),

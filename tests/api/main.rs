@@ -24,6 +24,7 @@ mod helpers;
 mod http;
 mod indexes;
 mod jwks;
+mod lambda_auth;
 mod layers;
 mod lifecycle;
 mod limits;

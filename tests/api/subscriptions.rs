@@ -34,7 +34,7 @@ pub(crate) struct Client {
 }
 
 impl Client {
-    async fn open(address: SocketAddr, protocol: &str) -> Client {
+    pub(crate) async fn open(address: SocketAddr, protocol: &str) -> Client {
         let mut request = format!("ws://{address}/graphql")
             .into_client_request()
             .expect("a WebSocket request");
@@ -71,7 +71,7 @@ impl Client {
         client
     }
 
-    async fn send(&mut self, message: Value) {
+    pub(crate) async fn send(&mut self, message: Value) {
         self.socket
             .send(Message::text(message.to_string()))
             .await

@@ -552,8 +552,8 @@ mod tests {
                 "schema.graphql:1:18: @aws_iam needs an IAM verifier, and this server has none",
             ),
             (
-                "type Farm @model { a: Int @aws_lambda }",
-                "schema.graphql:1:27: @aws_lambda needs a Lambda authorizer",
+                "type Farm @model { a: Int @aws_lambda(x: 1) }",
+                "schema.graphql:1:39: @aws_lambda has no argument x",
             ),
             (
                 "type Farm @model @aws_api_key(cognito_groups: [\"A\"]) { a: Int }",

@@ -156,4 +156,43 @@ mod tests {
             assert_eq!(rules[0].allow, Allow::Private, "{field}");
         }
     }
+
+    #[test]
+    fn custom_rules_and_aws_lambda_are_the_lambda_authorizers() {
+        let model = Model::parse(
+            "schema.graphql",
+            r#"
+            type Post @model @auth(rules: [{ allow: custom }, { allow: custom, provider: function, operations: [read] }]) {
+                title: String @aws_lambda
+            }
+            "#,
+        )
+        .expect("valid");
+        let post = model.type_def("Post").expect("declared");
+        for rule in post
+            .auth
+            .iter()
+            .chain(&post.field("title").expect("declared").auth)
+        {
+            assert_eq!(rule.allow, Allow::Custom);
+            assert_eq!(rule.provider, Provider::Function);
+        }
+        for (rules, message) in [
+            (
+                "{ allow: owner, provider: function }",
+                "provider: function goes with allow: custom only",
+            ),
+            (
+                "{ allow: custom, provider: apiKey }",
+                "its provider is function, not apiKey",
+            ),
+        ] {
+            let error = Model::parse(
+                "schema.graphql",
+                &format!("type Post @model @auth(rules: [{rules}]) {{ title: String }}"),
+            )
+            .expect_err("refused");
+            assert!(error.to_string().contains(message), "{error}");
+        }
+    }
 }

@@ -242,7 +242,7 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
             .collect();
         plans.push(FieldPlan {
             field: format!("{}.{}({})", own.root.name(), own.name, arguments.join(", ")),
-            accesses: if own.functions.is_empty() {
+            accesses: if own.functions.is_empty() && own.http.is_none() {
                 vec![access(
                     "none",
                     "-",
@@ -250,7 +250,7 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
                     NONE,
                 )]
             } else {
-                function_calls(&own.functions)
+                function_calls(&own.functions, own.http.as_ref())
             },
         });
     }
@@ -272,7 +272,16 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
 }
 
 /// The calls of a field's functions, in order.
-fn function_calls(functions: &[String]) -> Vec<Access> {
+/// The calls a field its functions or its `@http` call answer makes, in order.
+fn function_calls(functions: &[String], http: Option<&crate::model::HttpCall>) -> Vec<Access> {
+    let http = http.map(|call| {
+        access(
+            "http",
+            format!("{} {}", call.method.name(), call.url),
+            "params in the path, query as parameters, body as JSON",
+            FUNCTION_CALL,
+        )
+    });
     functions
         .iter()
         .map(|function| {
@@ -283,6 +292,7 @@ fn function_calls(functions: &[String]) -> Vec<Access> {
                 FUNCTION_CALL,
             )
         })
+        .chain(http)
         .collect()
 }
 
@@ -292,7 +302,9 @@ fn field_accesses(model: &Model, kind: &FieldKind) -> Vec<Access> {
         | FieldKind::ScalarList { .. }
         | FieldKind::Embedded { .. }
         | FieldKind::Custom(_) => Vec::new(),
-        FieldKind::Function { functions, .. } => function_calls(functions),
+        FieldKind::Function {
+            functions, http, ..
+        } => function_calls(functions, http.as_ref()),
         FieldKind::BelongsTo { foreign_key, .. } => {
             vec![node_read(&format!("parent.{foreign_key}"))]
         }

@@ -516,14 +516,31 @@ async fn functions(
             .iter()
             .map(move |function| (field.clone(), function.clone()))
     }))?;
+    // An `@http` URL's `${env}` and `${aws_region}` must stand for something.
+    let http_calls = model
+        .own_fields
+        .iter()
+        .filter_map(|own| own.http.as_ref())
+        .chain(model.types.iter().flat_map(|type_def| {
+            type_def
+                .fields
+                .iter()
+                .filter_map(|field| match &field.kind {
+                    crate::model::FieldKind::Function { http, .. } => http.as_ref(),
+                    _ => None,
+                })
+        }));
+    for call in http_calls {
+        functions.url_of(&call.url)?;
+    }
     for own in model
         .own_fields
         .iter()
-        .filter(|own| own.functions.is_empty())
+        .filter(|own| own.functions.is_empty() && own.http.is_none())
     {
         tracing::warn!(
             "{}.{} has no resolver: it answers null with an error until it gets \
-             @function(name:)",
+             @function(name:) or @http",
             own.root.name(),
             own.name
         );

@@ -76,12 +76,27 @@ pub struct InvokeConfig {
 
 /// Makes calls: one HTTP client (with its connection pool) for every endpoint, and one Lambda
 /// client when some function is a Lambda function.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Invoker {
     http: reqwest::Client,
     lambda: Option<aws_sdk_lambda::Client>,
     timeout: Duration,
 }
+
+impl Default for Invoker {
+    /// HTTP calls only, within the default timeout.
+    fn default() -> Self {
+        Invoker {
+            http: reqwest::Client::new(),
+            lambda: None,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+}
+
+/// How long a call may take when nothing says: under a request's own default timeout (30 s),
+/// so that a slow call is its field's error and the rest of the answer still reaches the client.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Invoker {
     /// `with_lambda`: whether some target is a Lambda function, so that the SDK's credentials
@@ -116,6 +131,7 @@ impl Invoker {
         target: &Target,
         body: &Value,
     ) -> Result<Value, FunctionError> {
+        let name = &format!("function {name}");
         match target {
             Target::Http(url) => self.post(name, url, body).await,
             Target::Lambda(function) => self.invoke_lambda(name, function, body).await,
@@ -152,7 +168,7 @@ impl Invoker {
         }
         if !status.is_success() {
             return Err(FunctionError::unhandled(format!(
-                "function {name} answered HTTP {}",
+                "{name} answered HTTP {}",
                 status.as_u16()
             )));
         }
@@ -167,7 +183,7 @@ impl Invoker {
     ) -> Result<Value, FunctionError> {
         let Some(client) = &self.lambda else {
             return Err(FunctionError::unhandled(format!(
-                "function {name} runs in Lambda, and no Lambda client was made"
+                "{name} runs in Lambda, and no Lambda client was made"
             )));
         };
         let payload = serde_json::to_vec(body).unwrap_or_default();
@@ -182,16 +198,16 @@ impl Invoker {
                 let service = error.as_service_error();
                 let message = match service {
                     Some(InvokeError::ResourceNotFoundException(_)) => {
-                        format!("function {name} does not exist in Lambda")
+                        format!("{name} does not exist in Lambda")
                     }
                     Some(InvokeError::TooManyRequestsException(_)) => {
-                        format!("function {name} is throttled by Lambda")
+                        format!("{name} is throttled by Lambda")
                     }
-                    Some(_) => format!("function {name} could not be invoked"),
+                    Some(_) => format!("{name} could not be invoked"),
                     None if matches!(error, aws_sdk_lambda::error::SdkError::TimeoutError(_)) => {
                         return self.timed_out(name);
                     }
-                    None => format!("function {name} could not be reached"),
+                    None => format!("{name} could not be reached"),
                 };
                 tracing::warn!(
                     function = name,
@@ -210,7 +226,7 @@ impl Invoker {
             return Err(value
                 .as_ref()
                 .and_then(error_of)
-                .unwrap_or_else(|| FunctionError::unhandled(format!("function {name} failed"))));
+                .unwrap_or_else(|| FunctionError::unhandled(format!("{name} failed"))));
         }
         if let Some(error) = value.as_ref().and_then(error_of) {
             return Err(error);
@@ -223,38 +239,116 @@ impl Invoker {
             return self.timed_out(name);
         }
         let message = if error.is_connect() {
-            format!("function {name} could not be reached")
+            format!("{name} could not be reached")
         } else {
-            format!("function {name} failed to answer")
+            format!("{name} failed to answer")
         };
-        tracing::warn!(function = name, "{message}");
+        tracing::warn!("{message}");
         FunctionError::unhandled(message)
     }
 
-    /// The error of a call that took longer than the timeout.
+    /// The error of a call that took longer than the timeout; `name` says what was called
+    /// (`function getSensor`).
     pub fn timed_out(&self, name: &str) -> FunctionError {
         let message = format!(
-            "function {name} did not answer within {} s",
+            "{name} did not answer within {} s",
             self.timeout.as_secs_f64()
         );
-        tracing::warn!(function = name, "{message}");
+        tracing::warn!("{message}");
         FunctionError::unhandled(message)
     }
 }
 
+/// An `@http` call, ready to send.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    pub method: reqwest::Method,
+    pub url: reqwest::Url,
+    pub headers: Vec<(String, String)>,
+    /// Query parameters, added to the URL's own.
+    pub query: Vec<(String, String)>,
+    /// A JSON body, for a method that has one.
+    pub body: Option<Value>,
+    /// Whether an answer that is not JSON is the field's value as text (a `String` field).
+    pub text: bool,
+}
+
+impl Invoker {
+    /// An `@http` call of the field `name`: a 200 (or, with a body, 201) answer is its value;
+    /// another status is the field's error with the status as `errorType` and the answer as
+    /// its message, as Amplify's `@http` resolvers report it.
+    pub async fn http(&self, field: &str, request: HttpRequest) -> Result<Value, FunctionError> {
+        let name = &format!("the @http endpoint of {field}");
+        let with_body = request.body.is_some();
+        let mut call = self
+            .http
+            .request(request.method, request.url)
+            .query(&request.query);
+        for (header, value) in &request.headers {
+            call = call.header(header, value);
+        }
+        if let Some(body) = &request.body {
+            call = call.json(body);
+        }
+        let answer = call.send().await.map_err(|e| self.failed(name, &e))?;
+        let status = answer.status().as_u16();
+        let xml = answer
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().contains("xml"));
+        if answer
+            .content_length()
+            .is_some_and(|length| length > MAX_ANSWER_BYTES as u64)
+        {
+            return Err(too_large(name));
+        }
+        let body = answer.bytes().await.map_err(|e| self.failed(name, &e))?;
+        if body.len() > MAX_ANSWER_BYTES {
+            return Err(too_large(name));
+        }
+        if !(status == 200 || (with_body && status == 201)) {
+            // The endpoint's own answer is the message, as Amplify reports it; a long one is cut.
+            let text = String::from_utf8_lossy(&body);
+            let message = match text.trim() {
+                "" => format!("{name} answered HTTP {status}"),
+                text => text.chars().take(MAX_ERROR_CHARS).collect(),
+            };
+            return Err(FunctionError {
+                error_type: status.to_string(),
+                message,
+            });
+        }
+        if xml {
+            return Err(FunctionError::unhandled(format!(
+                "{name} answered XML; tablegraph reads JSON answers only"
+            )));
+        }
+        match serde_json::from_slice(&body) {
+            Ok(value) => Ok(value),
+            Err(_) if request.text => match String::from_utf8(body.to_vec()) {
+                Ok(text) => Ok(Value::String(text)),
+                Err(_) => Err(not_json(name)),
+            },
+            Err(_) => Err(not_json(name)),
+        }
+    }
+}
+
+/// The most of an endpoint's error answer that becomes the field's error message.
+const MAX_ERROR_CHARS: usize = 1_000;
+
 fn too_large(name: &str) -> FunctionError {
     let message = format!(
-        "function {name} answered more than {} MB",
+        "{name} answered more than {} MB",
         MAX_ANSWER_BYTES / (1024 * 1024)
     );
-    tracing::warn!(function = name, "{message}");
+    tracing::warn!("{message}");
     FunctionError::unhandled(message)
 }
 
 fn not_json(name: &str) -> FunctionError {
-    FunctionError::unhandled(format!(
-        "function {name} answered something other than JSON"
-    ))
+    FunctionError::unhandled(format!("{name} answered something other than JSON"))
 }
 
 /// The Lambda client: the SDK's usual chain of credentials and region, or, for a Lambda API

@@ -33,7 +33,7 @@
 mod invoke;
 
 use invoke::error_of;
-pub use invoke::{FunctionError, InvokeConfig, Invoker, Target, UNHANDLED};
+pub use invoke::{FunctionError, HttpRequest, InvokeConfig, Invoker, Target, UNHANDLED};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -66,9 +66,7 @@ impl Default for FunctionsConfig {
         FunctionsConfig {
             endpoints: Vec::new(),
             env: None,
-            // Under the request's own timeout (30 s by default), so that a slow function is
-            // its field's error and the rest of the answer still reaches the client.
-            timeout: Duration::from_secs(10),
+            timeout: invoke::DEFAULT_TIMEOUT,
             concurrency: 64,
             batch: Vec::new(),
             lambda_endpoint: None,
@@ -118,11 +116,28 @@ impl FunctionsConfig {
 pub struct FunctionsError(pub String);
 
 /// The configured functions, ready to call.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Functions {
     endpoints: HashMap<String, Endpoint>,
     env: Option<String>,
+    /// What `${aws_region}` in an `@http` URL stands for: the environment's `AWS_REGION`.
+    region: Option<String>,
     invoker: Invoker,
+    /// `@http` calls that may still start now.
+    http_turns: Arc<Semaphore>,
+}
+
+impl Default for Functions {
+    /// No function at all: what a server without `--function` calls.
+    fn default() -> Self {
+        Functions {
+            endpoints: HashMap::new(),
+            env: None,
+            region: None,
+            invoker: Invoker::default(),
+            http_turns: Arc::new(Semaphore::new(FunctionsConfig::default().concurrency)),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -181,10 +196,15 @@ impl Functions {
         )
         .await
         .map_err(FunctionsError)?;
+        let region = ["AWS_REGION", "AWS_DEFAULT_REGION"]
+            .iter()
+            .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()));
         Ok(Functions {
             endpoints,
             env: config.env.clone(),
+            region,
             invoker,
+            http_turns: Arc::new(Semaphore::new(config.concurrency.max(1))),
         })
     }
 
@@ -198,6 +218,42 @@ impl Functions {
             None => Err(FunctionsError(format!(
                 "function {written} names ${{env}}: give --env (the environment's name)"
             ))),
+        }
+    }
+
+    /// An `@http` URL as written with `${env}` and `${aws_region}` replaced.
+    pub fn url_of(&self, written: &str) -> Result<String, FunctionsError> {
+        let mut url = written.to_owned();
+        for (name, value, flag) in [
+            ("${env}", &self.env, "give --env (the environment's name)"),
+            ("${aws_region}", &self.region, "set AWS_REGION"),
+        ] {
+            if url.contains(name) {
+                let value = value.as_ref().ok_or_else(|| {
+                    FunctionsError(format!("@http(url: \"{written}\") names {name}: {flag}"))
+                })?;
+                url = url.replace(name, value);
+            }
+        }
+        Ok(url)
+    }
+
+    /// Makes the `@http` call of the field `field`, waiting for its turn included, within the
+    /// timeout.
+    pub async fn http(&self, field: &str, request: HttpRequest) -> Result<Value, FunctionError> {
+        let call = async {
+            let _turn = self
+                .http_turns
+                .acquire()
+                .await
+                .map_err(|_| FunctionError::unhandled(format!("{field} is closed")))?;
+            self.invoker.http(field, request).await
+        };
+        match tokio::time::timeout(self.invoker.timeout(), call).await {
+            Ok(answer) => answer,
+            Err(_) => Err(self
+                .invoker
+                .timed_out(&format!("the @http endpoint of {field}"))),
         }
     }
 
@@ -260,7 +316,7 @@ impl Functions {
         };
         match tokio::time::timeout(self.invoker.timeout(), call).await {
             Ok(answer) => answer,
-            Err(_) => Err(self.invoker.timed_out(name)),
+            Err(_) => Err(self.invoker.timed_out(&format!("function {name}"))),
         }
     }
 

@@ -1,13 +1,14 @@
 //! The interfaces a schema declares for itself, registered as written. Models implement them
 //! (the model checked that their fields match), so clients can select through them
-//! (`... on Named { name }`). Declared input types are registered when a field of the schema's
-//! own takes one (all of them then, as they may take each other); otherwise no field takes
-//! them, and they are left out as GraphQL's introspection would hide a type nothing reaches.
+//! (`... on Named { name }`). Declared input types are registered when a field functions answer
+//! takes one (all of them then, as they may take each other); otherwise no field takes them,
+//! and they are left out as GraphQL's introspection would hide a type nothing reaches. The
+//! inputs `@http` generates for its fields are registered with them.
 
 use async_graphql::dynamic::{InputObject, InputValue, Interface, InterfaceField, SchemaBuilder};
 
 use super::custom::type_ref;
-use crate::model::Model;
+use crate::model::{CustomField, DeclaredType, FieldKind, HttpCall, Model};
 
 pub(super) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
     for interface in &model.interfaces {
@@ -24,14 +25,19 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuild
         }
         builder = builder.register(ty);
     }
-    let taken = model.own_fields.iter().any(|own| {
-        own.field.arguments.iter().any(|argument| {
+    let taken = computed_fields(model).any(|(field, _)| {
+        field.arguments.iter().any(|argument| {
             model
                 .inputs
                 .iter()
                 .any(|input| input.name == argument.element)
         })
     });
+    // The inputs Amplify's `@http` generates for its fields' `params`, `query` and `body`.
+    let generated = computed_fields(model).flat_map(|(_, http)| http.map(|call| &call.inputs));
+    for input in generated.flatten() {
+        builder = builder.register(input_object(input));
+    }
     for input in &model.inputs {
         if !taken {
             tracing::info!(
@@ -40,18 +46,41 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuild
             );
             continue;
         }
-        let mut ty = InputObject::new(&input.name);
-        if let Some(description) = &input.description {
-            ty = ty.description(description);
-        }
-        for field in &input.fields {
-            let mut declared = InputValue::new(&field.name, type_ref(&field.ty));
-            if let Some(description) = &field.description {
-                declared = declared.description(description);
-            }
-            ty = ty.field(declared);
-        }
-        builder = builder.register(ty);
+        builder = builder.register(input_object(input));
     }
     builder
+}
+
+fn input_object(input: &DeclaredType) -> InputObject {
+    let mut ty = InputObject::new(&input.name);
+    if let Some(description) = &input.description {
+        ty = ty.description(description);
+    }
+    for field in &input.fields {
+        let mut declared = InputValue::new(&field.name, type_ref(&field.ty));
+        if let Some(description) = &field.description {
+            declared = declared.description(description);
+        }
+        ty = ty.field(declared);
+    }
+    ty
+}
+
+/// Every field functions or an `@http` call answer: the schema's own root fields and the
+/// `@function` and `@http` fields of its types, each with its call.
+fn computed_fields(model: &Model) -> impl Iterator<Item = (&CustomField, Option<&HttpCall>)> {
+    let own = model
+        .own_fields
+        .iter()
+        .map(|own| (&own.field, own.http.as_ref()));
+    let of_types = model.types.iter().flat_map(|type_def| {
+        type_def
+            .fields
+            .iter()
+            .filter_map(|field| match &field.kind {
+                FieldKind::Function { field, http, .. } => Some((field, http.as_ref())),
+                _ => None,
+            })
+    });
+    own.chain(of_types)
 }

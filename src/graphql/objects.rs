@@ -37,7 +37,8 @@ pub(super) fn object(type_def: &TypeDef, model: &Arc<Model>, resolvers: &Resolve
             FieldKind::Function {
                 field: computed,
                 functions,
-            } => own_fields::type_field(type_def, field, computed, functions, model),
+                http,
+            } => own_fields::type_field(type_def, field, computed, functions, http.as_ref(), model),
             FieldKind::Scalar {
                 scalar, required, ..
             } => stored_field(&field.name, scalar.clone(), *required),

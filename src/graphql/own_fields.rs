@@ -24,9 +24,11 @@ use super::errors::graphql_error;
 use crate::auth::Caller;
 use crate::engine::read::Node;
 use crate::engine::{EngineError, RequestScope, admits};
-use crate::functions::{Calls, FunctionError, Functions};
+use crate::functions::{Calls, FunctionError, Functions, HttpRequest};
 use crate::keys;
-use crate::model::{AuthRule, CustomField, FieldDef, Model, OwnField, TypeDef};
+use crate::model::{
+    AuthRule, CustomField, FieldDef, HttpCall, HttpMethod, Model, OwnField, TypeDef,
+};
 use crate::store::{AttrValue, Item, value_from_plain_json, value_to_plain_json};
 
 /// The request's HTTP headers, as a function's event passes them on (`request.headers`).
@@ -40,6 +42,8 @@ struct Computed {
     name: String,
     field: CustomField,
     functions: Vec<String>,
+    /// The `@http` call that answers it instead of functions.
+    http: Option<HttpCall>,
     /// Who may ask for a root field (a type's field is held to its rules with its node).
     auth: Vec<AuthRule>,
 }
@@ -51,17 +55,19 @@ pub(super) fn field(own: &OwnField, model: &Arc<Model>) -> Field {
         name: own.name.clone(),
         field: own.field.clone(),
         functions: own.functions.clone(),
+        http: own.http.clone(),
         auth: own.auth.clone(),
     };
     make(computed, own.description.as_deref(), model)
 }
 
-/// The `@function` field `field` of `type_def`: its functions are given the node.
+/// The `@function` (or `@http`) field `field` of `type_def`: its functions are given the node.
 pub(super) fn type_field(
     type_def: &TypeDef,
     field: &FieldDef,
     custom: &CustomField,
     functions: &[String],
+    http: Option<&HttpCall>,
     model: &Arc<Model>,
 ) -> Field {
     let computed = Computed {
@@ -69,6 +75,7 @@ pub(super) fn type_field(
         name: field.name.clone(),
         field: custom.clone(),
         functions: functions.to_vec(),
+        http: http.cloned(),
         auth: Vec::new(),
     };
     make(computed, field.description.as_deref(), model)
@@ -126,6 +133,14 @@ async fn resolve(
     source: Json,
 ) -> Result<Json, FunctionError> {
     let field = format!("{}.{}", computed.type_name, computed.name);
+    let functions = ctx.data::<Arc<Functions>>().map_err(|_| FunctionError {
+        error_type: crate::functions::UNHANDLED.to_owned(),
+        message: format!("{field}: no functions are configured"),
+    })?;
+    if let Some(call) = &computed.http {
+        let request = http_request(ctx, computed, call, functions)?;
+        return functions.http(&field, request).await;
+    }
     if computed.functions.is_empty() {
         return Err(FunctionError {
             error_type: "MissingResolver".to_owned(),
@@ -134,10 +149,6 @@ async fn resolve(
             ),
         });
     }
-    let functions = ctx.data::<Arc<Functions>>().map_err(|_| FunctionError {
-        error_type: crate::functions::UNHANDLED.to_owned(),
-        message: format!("{field}: no functions are configured"),
-    })?;
     let calls = ctx.data_opt::<Arc<Calls>>().map(Arc::as_ref);
     let mut event = event(ctx, computed, source);
     let mut answer = Json::Null;
@@ -150,17 +161,171 @@ async fn resolve(
     Ok(answer)
 }
 
-/// The event Amplify's `@function` gives a function: `typeName`, `fieldName`, `arguments`,
-/// `identity`, `source`, `request` and `prev`.
-fn event(ctx: &ResolverContext<'_>, computed: &Computed, source: Json) -> Json {
-    let arguments: Map<String, Json> = ctx
-        .args
+/// The request Amplify's `@http` resolver makes: `params` filled into the URL's path,
+/// `query` as query parameters (not for DELETE), `body` as JSON (for POST, PUT and PATCH), the
+/// request's headers passed on as AppSync's `copyHeaders` does, then the directive's.
+fn http_request(
+    ctx: &ResolverContext<'_>,
+    computed: &Computed,
+    call: &HttpCall,
+    functions: &Functions,
+) -> Result<HttpRequest, FunctionError> {
+    let field = format!("{}.{}", computed.type_name, computed.name);
+    let unhandled = |message: String| FunctionError {
+        error_type: crate::functions::UNHANDLED.to_owned(),
+        message,
+    };
+    let arguments = arguments_of(ctx);
+    let object = |name: &str| match arguments.get(name) {
+        Some(Json::Object(object)) => object.clone(),
+        _ => Map::new(),
+    };
+    let (params, query, body) = (object("params"), object("query"), object("body"));
+    let written = functions.url_of(&call.url).map_err(|e| unhandled(e.0))?;
+    let url = fill_path(&written, &params)
+        .parse::<reqwest::Url>()
+        .map_err(|_| {
+            unhandled(format!(
+                "{field}: its @http URL is not a URL once filled in"
+            ))
+        })?;
+    if call.method.has_body() {
+        let missing = call.query.iter().find(|(name, required)| {
+            *required
+                && query.get(name).is_none_or(Json::is_null)
+                && body.get(name).is_none_or(Json::is_null)
+        });
+        if missing.is_some() {
+            return Err(FunctionError {
+                error_type: "BadRequestException".to_owned(),
+                message: "An argument you marked as Non-Null is not present in the query nor \
+                          the body of your request."
+                    .to_owned(),
+            });
+        }
+    }
+    let query_pairs = if call.method == HttpMethod::Delete {
+        Vec::new()
+    } else {
+        query
+            .iter()
+            .filter(|(_, value)| !value.is_null())
+            .map(|(name, value)| (name.clone(), text_of(value)))
+            .collect()
+    };
+    let mut headers: Vec<(String, String)> = ctx
+        .data_opt::<RequestHeaders>()
+        .map(|headers| {
+            headers
+                .0
+                .iter()
+                .filter(|(name, _)| !NOT_PASSED_ON.contains(&name.as_str()))
+                .filter_map(|(name, value)| Some((name.clone(), value.as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default();
+    headers.push(("accept".to_owned(), "application/json".to_owned()));
+    for (name, value) in &call.headers {
+        headers.retain(|(given, _)| !given.eq_ignore_ascii_case(name));
+        headers.push((name.clone(), value.clone()));
+    }
+    let method = match call.method {
+        HttpMethod::Get => reqwest::Method::GET,
+        HttpMethod::Post => reqwest::Method::POST,
+        HttpMethod::Put => reqwest::Method::PUT,
+        HttpMethod::Delete => reqwest::Method::DELETE,
+        HttpMethod::Patch => reqwest::Method::PATCH,
+    };
+    Ok(HttpRequest {
+        method,
+        url,
+        headers,
+        query: query_pairs,
+        body: call.method.has_body().then_some(Json::Object(body)),
+        text: !computed.field.list && matches!(computed.field.element.as_str(), "String" | "ID"),
+    })
+}
+
+/// Request headers an `@http` call does not pass on: those of the connection and of the
+/// request's own body, which the call makes anew.
+const NOT_PASSED_ON: [&str; 12] = [
+    "host",
+    "content-length",
+    "content-type",
+    "accept",
+    "accept-encoding",
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "expect",
+];
+
+/// `url` with each `:name` of its path replaced by `params[name]`, encoded as a path segment.
+fn fill_path(url: &str, params: &Map<String, Json>) -> String {
+    let Some(origin_end) = url
+        .find("://")
+        .and_then(|at| url[at + 3..].find('/').map(|path| at + 3 + path))
+    else {
+        return url.to_owned();
+    };
+    let (origin, path) = url.split_at(origin_end);
+    let mut filled = String::from(origin);
+    let mut rest = path;
+    while let Some(at) = rest.find(':') {
+        filled.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let length = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let name = &after[..length];
+        match params.get(name) {
+            Some(value) if !name.is_empty() => filled.extend(
+                percent_encoding::utf8_percent_encode(&text_of(value), PATH_SEGMENT),
+            ),
+            _ => {
+                filled.push(':');
+                filled.push_str(name);
+            }
+        }
+        rest = &after[length..];
+    }
+    filled.push_str(rest);
+    filled
+}
+
+/// What a path segment may not hold as it is.
+const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// A value as a query parameter or path segment: a string as it is, anything else as JSON.
+fn text_of(value: &Json) -> String {
+    match value {
+        Json::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The field's arguments as JSON.
+fn arguments_of(ctx: &ResolverContext<'_>) -> Map<String, Json> {
+    ctx.args
         .iter()
         .map(|(name, value)| {
             let value = value.as_value().clone().into_json().unwrap_or(Json::Null);
             (name.to_string(), value)
         })
-        .collect();
+        .collect()
+}
+
+/// The event Amplify's `@function` gives a function: `typeName`, `fieldName`, `arguments`,
+/// `identity`, `source`, `request` and `prev`.
+fn event(ctx: &ResolverContext<'_>, computed: &Computed, source: Json) -> Json {
+    let arguments = arguments_of(ctx);
     let headers = ctx
         .data_opt::<RequestHeaders>()
         .map(|headers| Json::Object(headers.0.clone()))

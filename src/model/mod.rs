@@ -67,8 +67,10 @@ pub struct OwnField {
     pub field: CustomField,
     /// The functions of its `@function(name:)` directives, in order: each is given the answer
     /// of the one before as `prev.result`, and the last one's answer is the field's value.
-    /// Empty: nothing resolves it, and it answers `null` with an error.
+    /// Empty: nothing resolves it (unless `http` does), and it answers `null` with an error.
     pub functions: Vec<String>,
+    /// `@http(…)`: the HTTP call that answers it instead of functions.
+    pub http: Option<HttpCall>,
     /// Who may ask for it (AppSync's `@aws_api_key`, `@aws_oidc`,
     /// `@aws_cognito_user_pools(cognito_groups:)`); empty: every caller the API admits.
     pub auth: Vec<AuthRule>,
@@ -229,13 +231,64 @@ pub enum FieldKind {
     /// A field whose value a file of `resolvers/` computes: one without a relation directive
     /// that has a resolver file. It is never stored, even when it is a plain scalar.
     Custom(CustomField),
-    /// `@function(name:)`: a field whose value its functions answer, given the node as the
-    /// event's `source`. It is never stored.
+    /// `@function(name:)` or `@http(…)`: a field whose value its functions answer, given the
+    /// node as the event's `source`, or an HTTP call answers. It is never stored.
     Function {
         field: CustomField,
         /// The functions, in order (see [`OwnField::functions`]).
         functions: Vec<String>,
+        /// The HTTP call that answers it instead (see [`OwnField::http`]).
+        http: Option<HttpCall>,
     },
+}
+
+/// Amplify's `@http(method:, url:, headers:)`: a field whose value is the JSON an HTTP endpoint
+/// answers. As Amplify does, the field's arguments are rewritten: the URL's `:name` path
+/// parameters become `params: <Type><Field>ParamsInput!`, the field's other arguments
+/// `query: <Type><Field>QueryInput` and, for a method with a body, `body:
+/// <Type><Field>BodyInput`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpCall {
+    pub method: HttpMethod,
+    /// As written: `${env}` and `${aws_region}` stand for the environment and the region,
+    /// `:name` for the `params` argument's `name`.
+    pub url: String,
+    /// Static headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// The URL's path parameters, in order.
+    pub params: Vec<String>,
+    /// The field's arguments as declared that `query` (and `body`) carry, and whether each was
+    /// declared non-null (then it must be given in one of them).
+    pub query: Vec<(String, bool)>,
+    /// The input types generated for `params`, `query` and `body`.
+    pub inputs: Vec<DeclaredType>,
+}
+
+/// An `@http` method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpMethod {
+    Get,
+    Post,
+    Put,
+    Delete,
+    Patch,
+}
+
+impl HttpMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "GET",
+            HttpMethod::Post => "POST",
+            HttpMethod::Put => "PUT",
+            HttpMethod::Delete => "DELETE",
+            HttpMethod::Patch => "PATCH",
+        }
+    }
+
+    /// Whether its request carries the `body` argument as JSON.
+    pub fn has_body(self) -> bool {
+        matches!(self, HttpMethod::Post | HttpMethod::Put | HttpMethod::Patch)
+    }
 }
 
 /// A field served by a custom resolver: its declared type and arguments.

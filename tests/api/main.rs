@@ -22,6 +22,7 @@ mod fuzz;
 mod goals;
 mod helpers;
 mod http;
+mod http_resolvers;
 mod indexes;
 mod jwks;
 mod lambda_auth;

@@ -43,17 +43,18 @@ impl Reader<'_> {
             .node
             .directives
             .iter()
-            .any(|d| d.node.name.node == "function")
+            .any(|d| matches!(d.node.name.node.as_str(), "function" | "http"))
         {
-            let (custom, functions, auth) = self.read_function_field(owner, field, names)?;
+            let resolved = self.read_function_field(owner, field, names)?;
             return Ok(Some(FieldDef {
                 name,
                 description: description(field.node.description.as_ref()),
                 kind: FieldKind::Function {
-                    field: custom,
-                    functions,
+                    field: resolved.field,
+                    functions: resolved.functions,
+                    http: resolved.http,
                 },
-                auth,
+                auth: resolved.auth,
             }));
         }
         if let Some(custom) = self.read_custom_field(owner, field, names)? {

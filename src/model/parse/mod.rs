@@ -10,6 +10,7 @@
 
 mod arguments;
 mod fields;
+mod http;
 mod objects;
 mod relations;
 mod roots;

@@ -4,7 +4,7 @@
 
 use super::{Names, Reader, description};
 use crate::model::auth_rules::APPSYNC_DIRECTIVES;
-use crate::model::{AuthRule, CustomArgument, CustomField, ModelError, OwnField, Root};
+use crate::model::{AuthRule, CustomArgument, CustomField, HttpCall, ModelError, OwnField, Root};
 use async_graphql_parser::Positioned;
 use async_graphql_parser::types::{BaseType, FieldDefinition, TypeDefinition, TypeKind};
 use async_graphql_value::ConstValue;
@@ -39,35 +39,47 @@ impl Reader<'_> {
                         ),
                     ));
                 }
-                let (custom, functions, auth) =
-                    self.read_function_field(root.name(), field, names)?;
+                let resolved = self.read_function_field(root.name(), field, names)?;
                 Ok(OwnField {
                     root,
                     name,
                     description: description(field.node.description.as_ref()),
-                    field: custom,
-                    functions,
-                    auth,
+                    field: resolved.field,
+                    functions: resolved.functions,
+                    http: resolved.http,
+                    auth: resolved.auth,
                 })
             })
             .collect()
     }
 
-    /// A field resolved by the functions its `@function(name:)` directives name (none on a
-    /// root field that nothing resolves): its type, its arguments (scalars, enums and the
-    /// schema's input types), the functions in order, and who may ask for it (AppSync's
-    /// directives).
+    /// A field resolved by the functions its `@function(name:)` directives name, or by its
+    /// `@http` call (neither on a root field that nothing resolves): its type, its arguments
+    /// (scalars, enums and the schema's input types; an `@http` field's as Amplify rewrites
+    /// them), the functions in order, and who may ask for it (AppSync's directives).
     pub(super) fn read_function_field(
         &self,
         owner: &str,
         field: &Positioned<FieldDefinition>,
         names: &Names<'_>,
-    ) -> Result<(CustomField, Vec<String>, Vec<AuthRule>), ModelError> {
+    ) -> Result<FunctionField, ModelError> {
         let name = field.node.name.node.to_string();
         let mut functions = Vec::new();
         let mut auth = Vec::new();
+        let mut http = None;
         for directive in &field.node.directives {
             match directive.node.name.node.as_str() {
+                "http" if http.is_some() || !functions.is_empty() => {
+                    return Err(self.error(directive.pos, format!(
+                        "{owner}.{name}: a field is resolved by @function or by one @http, not both"
+                    )));
+                }
+                "http" => http = Some(directive),
+                "function" if http.is_some() => {
+                    return Err(self.error(directive.pos, format!(
+                        "{owner}.{name}: a field is resolved by @function or by one @http, not both"
+                    )));
+                }
                 "function" => {
                     self.expect_arguments(directive, &["name"])?;
                     match directive.node.get_argument("name").map(|v| &v.node) {
@@ -136,6 +148,35 @@ impl Reader<'_> {
                 element,
             });
         }
+        let http = match http {
+            Some(directive) => {
+                let (call, rewritten) =
+                    self.read_http(owner, &name, directive, &arguments, |element| {
+                        names.scalar(element).is_some()
+                    })?;
+                let taken = |generated: &str| {
+                    names.models.contains(generated)
+                        || names.objects.contains(generated)
+                        || names.unions.iter().any(|u| u.name == generated)
+                        || names.enums.iter().any(|e| e.name == generated)
+                        || names.interfaces.iter().any(|i| i.name == generated)
+                        || names.inputs.iter().any(|i| i.name == generated)
+                };
+                if let Some(clash) = call.inputs.iter().find(|input| taken(&input.name)) {
+                    return Err(self.error(
+                        directive.pos,
+                        format!(
+                            "{owner}.{name}: @http generates the input {}, which the schema \
+                             declares too",
+                            clash.name
+                        ),
+                    ));
+                }
+                arguments = rewritten;
+                Some(call)
+            }
+            None => None,
+        };
         let custom = CustomField {
             ty: ty.to_string(),
             element,
@@ -144,8 +185,21 @@ impl Reader<'_> {
             line: field.pos.line,
             column: field.pos.column,
         };
-        Ok((custom, functions, auth))
+        Ok(FunctionField {
+            field: custom,
+            functions,
+            http,
+            auth,
+        })
     }
+}
+
+/// A field its functions or its `@http` call resolve, as read.
+pub(super) struct FunctionField {
+    pub field: CustomField,
+    pub functions: Vec<String>,
+    pub http: Option<HttpCall>,
+    pub auth: Vec<AuthRule>,
 }
 
 #[cfg(test)]

@@ -78,7 +78,12 @@ pub fn load_schema(schema: &Path, dir: Option<&Path>) -> Result<(Model, Resolver
         path: shown.clone(),
         source,
     })?;
-    let model = Model::parse_with_resolvers(&shown, &source, &Resolvers::fields_in(&dir))?;
+    let model = Model::parse_with_resolver_files(
+        &shown,
+        &source,
+        &Resolvers::fields_in(&dir),
+        &Resolvers::functions_in(&dir)?,
+    )?;
     let resolvers = Resolvers::load(&dir, &model)?;
     Ok((model, resolvers))
 }

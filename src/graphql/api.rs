@@ -136,8 +136,12 @@ impl Api {
     /// Runs a request that passed the limits.
     async fn run(&self, mut request: async_graphql::Request) -> async_graphql::Response {
         if self.calls_functions {
-            // The request's calls of batched functions, gathered per level.
-            request = request.data(Arc::new(crate::functions::Calls::default()));
+            // The request's calls of batched functions, gathered per level, and its variables
+            // for AppSync's direct event.
+            let variables = serde_json::to_value(&request.variables).unwrap_or_default();
+            request = request
+                .data(Arc::new(crate::functions::Calls::default()))
+                .data(own_fields::RequestVariables(variables));
         }
         let schema = match request.parsed_query() {
             Ok(document) if selects_root_field(document, "nodes") => &self.with_null_items,

@@ -34,11 +34,7 @@ pub(super) fn object(type_def: &TypeDef, model: &Arc<Model>, resolvers: &Resolve
                 custom::field(field, pipeline.cloned().expect("checked just above"))
             }
             FieldKind::Custom(_) => custom::missing(field),
-            FieldKind::Function {
-                field: computed,
-                functions,
-                http,
-            } => own_fields::type_field(type_def, field, computed, functions, http.as_ref(), model),
+            FieldKind::Function { .. } => own_fields::type_field(type_def, field, model),
             FieldKind::Scalar {
                 scalar, required, ..
             } => stored_field(&field.name, scalar.clone(), *required),

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use async_graphql::ErrorExtensions as _;
 use async_graphql::dynamic::{Field, FieldFuture, FieldValue, InputValue, ResolverContext};
-use async_graphql::{Name, Value};
+use async_graphql::{Name, SelectionField, Value};
 use serde_json::{Map, Value as Json};
 
 use super::context::{node_field_value, scope};
@@ -27,13 +27,17 @@ use crate::engine::{EngineError, RequestScope, admits};
 use crate::functions::{Calls, FunctionError, Functions, HttpRequest};
 use crate::keys;
 use crate::model::{
-    AuthRule, CustomField, FieldDef, HttpCall, HttpMethod, Model, OwnField, TypeDef,
+    AuthRule, CustomField, FieldDef, FieldKind, HttpCall, HttpMethod, Model, OwnField, TypeDef,
 };
 use crate::store::{AttrValue, Item, value_from_plain_json, value_to_plain_json};
 
 /// The request's HTTP headers, as a function's event passes them on (`request.headers`).
 #[derive(Debug, Clone, Default)]
 pub struct RequestHeaders(pub Map<String, Json>);
+
+/// The operation's variables, as AppSync's direct event passes them on (`info.variables`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct RequestVariables(pub Json);
 
 /// A field its functions answer: a field of the schema's own `Query` or `Mutation`, or a
 /// `@function` field of a type (whose node is the event's `source`).
@@ -44,6 +48,8 @@ struct Computed {
     functions: Vec<String>,
     /// The `@http` call that answers it instead of functions.
     http: Option<HttpCall>,
+    /// Bound in `resolvers/`: its functions get AppSync's direct Lambda resolver event.
+    direct: bool,
     /// Who may ask for a root field (a type's field is held to its rules with its node).
     auth: Vec<AuthRule>,
 }
@@ -56,26 +62,30 @@ pub(super) fn field(own: &OwnField, model: &Arc<Model>) -> Field {
         field: own.field.clone(),
         functions: own.functions.clone(),
         http: own.http.clone(),
+        direct: own.direct,
         auth: own.auth.clone(),
     };
     make(computed, own.description.as_deref(), model)
 }
 
 /// The `@function` (or `@http`) field `field` of `type_def`: its functions are given the node.
-pub(super) fn type_field(
-    type_def: &TypeDef,
-    field: &FieldDef,
-    custom: &CustomField,
-    functions: &[String],
-    http: Option<&HttpCall>,
-    model: &Arc<Model>,
-) -> Field {
+pub(super) fn type_field(type_def: &TypeDef, field: &FieldDef, model: &Arc<Model>) -> Field {
+    let FieldKind::Function {
+        field: custom,
+        functions,
+        http,
+        direct,
+    } = &field.kind
+    else {
+        unreachable!("type_field is only called for fields functions answer")
+    };
     let computed = Computed {
         type_name: type_def.name.clone(),
         name: field.name.clone(),
         field: custom.clone(),
-        functions: functions.to_vec(),
-        http: http.cloned(),
+        functions: functions.clone(),
+        http: http.clone(),
+        direct: *direct,
         auth: Vec::new(),
     };
     make(computed, field.description.as_deref(), model)
@@ -322,23 +332,100 @@ fn arguments_of(ctx: &ResolverContext<'_>) -> Map<String, Json> {
         .collect()
 }
 
-/// The event Amplify's `@function` gives a function: `typeName`, `fieldName`, `arguments`,
-/// `identity`, `source`, `request` and `prev`.
+/// The event a function is given: Amplify's `@function` event (`typeName`, `fieldName`,
+/// `arguments`, `identity`, `source`, `request`, `prev`), or, for a field bound in
+/// `resolvers/`, AppSync's direct Lambda resolver event (`arguments`, `identity`, `source`,
+/// `request`, `prev`, `info`, `stash`).
 fn event(ctx: &ResolverContext<'_>, computed: &Computed, source: Json) -> Json {
     let arguments = arguments_of(ctx);
     let headers = ctx
         .data_opt::<RequestHeaders>()
         .map(|headers| Json::Object(headers.0.clone()))
         .unwrap_or_else(|| Json::Object(Map::new()));
+    let identity = identity(ctx.data_opt::<Caller>());
+    if !computed.direct {
+        return serde_json::json!({
+            "typeName": computed.type_name,
+            "fieldName": computed.name,
+            "arguments": arguments,
+            "identity": identity,
+            "source": source,
+            "request": { "headers": headers },
+            "prev": Json::Null,
+        });
+    }
+    let field = ctx.ctx.field();
+    let mut list = Vec::new();
+    selection_list(field, "", &mut list);
+    let variables = ctx
+        .data_opt::<RequestVariables>()
+        .map(|variables| variables.0.clone())
+        .unwrap_or_else(|| Json::Object(Map::new()));
     serde_json::json!({
-        "typeName": computed.type_name,
-        "fieldName": computed.name,
         "arguments": arguments,
-        "identity": identity(ctx.data_opt::<Caller>()),
+        "identity": identity,
         "source": source,
-        "request": { "headers": headers },
+        "request": { "headers": headers, "domainName": Json::Null },
         "prev": Json::Null,
+        "info": {
+            "fieldName": computed.name,
+            "parentTypeName": computed.type_name,
+            "variables": variables,
+            "selectionSetList": list,
+            "selectionSetGraphQL": selection_graphql(field, 0),
+        },
+        "stash": {},
     })
+}
+
+/// AppSync's `selectionSetList`: every field selected below `field`, by name (not alias), a
+/// nested one as `parent/child`, fragments spread, each once.
+fn selection_list(field: SelectionField<'_>, prefix: &str, list: &mut Vec<String>) {
+    for child in field.selection_set() {
+        if child.name().starts_with("__") {
+            continue;
+        }
+        let path = format!("{prefix}{}", child.name());
+        if !list.contains(&path) {
+            list.push(path.clone());
+        }
+        selection_list(child, &format!("{path}/"), list);
+    }
+}
+
+/// AppSync's `selectionSetGraphQL`: the field's selection set as GraphQL, fragments spread.
+fn selection_graphql(field: SelectionField<'_>, depth: usize) -> String {
+    let children: Vec<SelectionField<'_>> = field.selection_set().collect();
+    if children.is_empty() {
+        return String::new();
+    }
+    let indent = "  ".repeat(depth + 1);
+    let mut text = String::from("{\n");
+    for child in children {
+        text.push_str(&indent);
+        if let Some(alias) = child.alias() {
+            text.push_str(alias);
+            text.push_str(": ");
+        }
+        text.push_str(child.name());
+        let arguments = child.arguments().unwrap_or_default();
+        if !arguments.is_empty() {
+            let written: Vec<String> = arguments
+                .iter()
+                .map(|(name, value)| format!("{name}: {value}"))
+                .collect();
+            text.push_str(&format!("({})", written.join(", ")));
+        }
+        let nested = selection_graphql(child, depth + 1);
+        if !nested.is_empty() {
+            text.push(' ');
+            text.push_str(&nested);
+        }
+        text.push('\n');
+    }
+    text.push_str(&"  ".repeat(depth));
+    text.push('}');
+    text
 }
 
 /// A node as a function's `source`: its fields as JSON, those the caller may not read left

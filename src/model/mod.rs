@@ -71,6 +71,9 @@ pub struct OwnField {
     pub functions: Vec<String>,
     /// `@http(…)`: the HTTP call that answers it instead of functions.
     pub http: Option<HttpCall>,
+    /// Bound to its functions in `resolvers/`, not by `@function`: they get AppSync's direct
+    /// Lambda resolver event rather than Amplify's.
+    pub direct: bool,
     /// Who may ask for it (AppSync's `@aws_api_key`, `@aws_oidc`,
     /// `@aws_cognito_user_pools(cognito_groups:)`); empty: every caller the API admits.
     pub auth: Vec<AuthRule>,
@@ -239,6 +242,8 @@ pub enum FieldKind {
         functions: Vec<String>,
         /// The HTTP call that answers it instead (see [`OwnField::http`]).
         http: Option<HttpCall>,
+        /// Its functions get AppSync's direct event (see [`OwnField::direct`]).
+        direct: bool,
     },
 }
 
@@ -414,7 +419,12 @@ pub const MANAGED_FIELDS: [&str; 4] = ["id", "createdAt", "updatedAt", "version"
 impl Model {
     /// Parses and validates `source`; errors name `file` with the line and column.
     pub fn parse(file: &str, source: &str) -> Result<Model, ModelError> {
-        parse::parse_model(file, source, &std::collections::BTreeSet::new())
+        parse::parse_model(
+            file,
+            source,
+            &std::collections::BTreeSet::new(),
+            &std::collections::BTreeMap::new(),
+        )
     }
 
     /// Like [`Model::parse`], for a schema whose fields `resolved` (`Type.field`) are served by
@@ -424,7 +434,19 @@ impl Model {
         source: &str,
         resolved: &std::collections::BTreeSet<String>,
     ) -> Result<Model, ModelError> {
-        parse::parse_model(file, source, resolved)
+        parse::parse_model(file, source, resolved, &std::collections::BTreeMap::new())
+    }
+
+    /// Like [`Model::parse_with_resolvers`], with the fields `resolvers/` binds to functions
+    /// (`Type.field` → the functions, in order): each is resolved by them with AppSync's direct
+    /// Lambda resolver event, as AppSync's resolvers bind fields outside the schema.
+    pub fn parse_with_resolver_files(
+        file: &str,
+        source: &str,
+        resolved: &std::collections::BTreeSet<String>,
+        bound: &std::collections::BTreeMap<String, Vec<String>>,
+    ) -> Result<Model, ModelError> {
+        parse::parse_model(file, source, resolved, bound)
     }
 
     /// Whether a resolver file serves `type_name.field` rather than its directive.

@@ -1,5 +1,8 @@
 //! `resolvers/<Type>.<field>.toml`: declarative resolvers for the access patterns the
-//! directives do not cover, validated against the model at start-up.
+//! directives do not cover, validated against the model at start-up; or, in a file that says
+//! `function = "NAME"` (or `functions = [...]`), the field's binding to functions, as AppSync's
+//! resolver map binds fields outside the schema (the model reads those bindings,
+//! [`Resolvers::functions_in`]).
 //!
 //! A resolver is a short pipeline of the primitives the generated resolvers use. It starts from
 //! the parent node and each step turns the current nodes or ids into the next:
@@ -119,51 +122,163 @@ impl Resolvers {
         all
     }
 
-    /// The `Type.field` names of the resolver files in `dir`, for the model to know which
+    /// The `Type.field` names of the pipeline files in `dir`, for the model to know which
     /// fields are computed.
     pub fn fields_in(dir: &Path) -> std::collections::BTreeSet<String> {
-        std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-                    .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-                    .collect()
-            })
-            .unwrap_or_default()
+        files(dir)
+            .into_iter()
+            .filter(|file| binding(&file.text).is_none())
+            .map(|file| file.stem)
+            .collect()
+    }
+
+    /// The fields the files of `dir` bind to functions (`function = "NAME"`, or `functions =
+    /// [...]` run in order), as AppSync binds a field to a Lambda data source outside the
+    /// schema: `Type.field` → the functions.
+    pub fn functions_in(
+        dir: &Path,
+    ) -> Result<std::collections::BTreeMap<String, Vec<String>>, ResolverError> {
+        let mut bound = std::collections::BTreeMap::new();
+        for file in files(dir) {
+            if let Some(spec) = binding(&file.text) {
+                let functions = spec.map_err(|(line, message)| ResolverError {
+                    file: file.shown.clone(),
+                    line,
+                    message,
+                })?;
+                bound.insert(file.stem, functions);
+            }
+        }
+        Ok(bound)
     }
 
     /// Reads every `*.toml` of `dir` (none when it does not exist) and checks it against the
-    /// model, which was read knowing these files (see [`Resolvers::fields_in`]).
+    /// model, which was read knowing these files (see [`Resolvers::fields_in`] and
+    /// [`Resolvers::functions_in`]).
     pub fn load(dir: &Path, model: &Model) -> Result<Resolvers, ResolverError> {
         let mut by_field = HashMap::new();
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            let mut paths: Vec<_> = entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-                .collect();
-            paths.sort();
-            for path in paths {
-                let shown = path.display().to_string();
-                let text = std::fs::read_to_string(&path).map_err(|e| ResolverError {
-                    file: shown.clone(),
+        for file in files(dir) {
+            if let Some(reason) = &file.read_error {
+                return Err(ResolverError {
+                    file: file.shown.clone(),
                     line: 1,
-                    message: format!("cannot read it: {e}"),
-                })?;
-                let stem = path
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let pipeline = parse(&shown, &stem, &text, model)?;
-                by_field.insert(
-                    (pipeline.type_name.clone(), pipeline.field.clone()),
-                    Arc::new(pipeline),
-                );
+                    message: format!("cannot read it: {reason}"),
+                });
             }
+            if binding(&file.text).is_some() {
+                check_binding(&file.shown, &file.stem, model)?;
+                continue;
+            }
+            let pipeline = parse(&file.shown, &file.stem, &file.text, model)?;
+            by_field.insert(
+                (pipeline.type_name.clone(), pipeline.field.clone()),
+                Arc::new(pipeline),
+            );
         }
         Ok(Resolvers { by_field })
+    }
+}
+
+/// A resolver file as read.
+struct File {
+    /// Its path, for errors.
+    shown: String,
+    /// `Type.field`.
+    stem: String,
+    /// Empty when it could not be read: [`File::read_error`] says why.
+    text: String,
+    read_error: Option<String>,
+}
+
+/// The `*.toml` files of `dir`, by name.
+fn files(dir: &Path) -> Vec<File> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let read = std::fs::read_to_string(&path);
+            File {
+                shown: path.display().to_string(),
+                stem: path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                read_error: read.as_ref().err().map(ToString::to_string),
+                text: read.unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+/// A file binding its field to functions: `function = "NAME"` or `functions = ["A", "B"]`,
+/// and optionally a `description`. `None` for a pipeline file; the functions, or (line, why
+/// not) for a binding that is wrong.
+fn binding(text: &str) -> Option<Result<Vec<String>, (usize, String)>> {
+    let table: toml::Table = toml::from_str(text).ok()?;
+    if !table.contains_key("function") && !table.contains_key("functions") {
+        return None;
+    }
+    const KEYS: [&str; 3] = ["description", "function", "functions"];
+    if let Some(unknown) = table.keys().find(|key| !KEYS.contains(&key.as_str())) {
+        return Some(Err((
+            1,
+            format!(
+                "a file binding functions has no key {unknown}; known: {}",
+                KEYS.join(", ")
+            ),
+        )));
+    }
+    let name = |value: &toml::Value| value.as_str().filter(|n| !n.is_empty()).map(str::to_owned);
+    Some(
+        match (table.get("function"), table.get("functions")) {
+            (Some(function), None) => name(function).map(|f| vec![f]),
+            (None, Some(toml::Value::Array(functions))) if !functions.is_empty() => {
+                functions.iter().map(name).collect()
+            }
+            _ => None,
+        }
+        .ok_or_else(|| {
+            (
+                1,
+                "give function = \"NAME\" or functions = [\"A\", \"B\"], not both, no name empty"
+                    .to_owned(),
+            )
+        }),
+    )
+}
+
+/// Refuses a binding file that names no field the model bound: one the schema does not
+/// declare on `Query`, `Mutation` or a `@model` type.
+fn check_binding(file: &str, stem: &str, model: &Model) -> Result<(), ResolverError> {
+    let bound = stem.split_once('.').is_some_and(|(type_name, field)| {
+        model
+            .own_fields
+            .iter()
+            .any(|own| own.root.name() == type_name && own.name == field && own.direct)
+            || model
+                .type_def(type_name)
+                .and_then(|t| t.field(field))
+                .is_some_and(|f| matches!(f.kind, FieldKind::Function { direct: true, .. }))
+    });
+    if bound {
+        Ok(())
+    } else {
+        Err(ResolverError {
+            file: file.to_owned(),
+            line: 1,
+            message: format!(
+                "{stem} is not a field of type Query, type Mutation or a @model type of the \
+                 schema; name the file <Type>.<field>.toml after the field it binds"
+            ),
+        })
     }
 }
 

@@ -10,6 +10,7 @@ mod batching;
 mod check;
 mod connections;
 mod counts;
+mod direct_lambda;
 mod engine;
 mod enums;
 mod examples;

@@ -39,11 +39,12 @@ impl Reader<'_> {
                 format!("{owner}.{name}: the name {name} is reserved for the table's keys"),
             ));
         }
-        if field
-            .node
-            .directives
-            .iter()
-            .any(|d| matches!(d.node.name.node.as_str(), "function" | "http"))
+        if self.bound.contains_key(&format!("{owner}.{name}"))
+            || field
+                .node
+                .directives
+                .iter()
+                .any(|d| matches!(d.node.name.node.as_str(), "function" | "http"))
         {
             let resolved = self.read_function_field(owner, field, names)?;
             return Ok(Some(FieldDef {
@@ -53,6 +54,7 @@ impl Reader<'_> {
                     field: resolved.field,
                     functions: resolved.functions,
                     http: resolved.http,
+                    direct: resolved.direct,
                 },
                 auth: resolved.auth,
             }));

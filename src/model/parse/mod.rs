@@ -17,7 +17,7 @@ mod roots;
 mod rules;
 mod subscriptions;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use async_graphql_parser::types::{
     BaseType, FieldDefinition, SchemaDefinition, ServiceDocument, TypeDefinition, TypeKind,
@@ -71,8 +71,13 @@ pub(super) fn parse_model(
     file: &str,
     source: &str,
     resolved: &BTreeSet<String>,
+    bound: &BTreeMap<String, Vec<String>>,
 ) -> Result<Model, ModelError> {
-    let reader = Reader { file, resolved };
+    let reader = Reader {
+        file,
+        resolved,
+        bound,
+    };
     let document = async_graphql_parser::parse_schema(source).map_err(|e| {
         let pos = e.positions().next().unwrap_or(Pos { line: 1, column: 1 });
         reader.error(pos, e.to_string())
@@ -84,6 +89,8 @@ struct Reader<'a> {
     file: &'a str,
     /// `Type.field` of every field a resolver file serves.
     resolved: &'a BTreeSet<String>,
+    /// `Type.field` of every field a resolver file binds to functions, with them.
+    bound: &'a BTreeMap<String, Vec<String>>,
 }
 
 /// A relation seen while reading fields, checked once every type's fields are known.

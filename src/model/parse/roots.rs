@@ -47,6 +47,7 @@ impl Reader<'_> {
                     field: resolved.field,
                     functions: resolved.functions,
                     http: resolved.http,
+                    direct: resolved.direct,
                     auth: resolved.auth,
                 })
             })
@@ -177,6 +178,23 @@ impl Reader<'_> {
             }
             None => None,
         };
+        // A field `resolvers/` binds to functions, as AppSync binds resolvers outside the schema.
+        let direct = match self.bound.get(&format!("{owner}.{name}")) {
+            Some(_) if !functions.is_empty() || http.is_some() => {
+                return Err(self.error(
+                    field.pos,
+                    format!(
+                        "{owner}.{name} is resolved by its directive and by \
+                         resolvers/{owner}.{name}.toml; keep one"
+                    ),
+                ));
+            }
+            Some(bound) => {
+                functions = bound.clone();
+                true
+            }
+            None => false,
+        };
         let custom = CustomField {
             ty: ty.to_string(),
             element,
@@ -189,6 +207,7 @@ impl Reader<'_> {
             field: custom,
             functions,
             http,
+            direct,
             auth,
         })
     }
@@ -199,6 +218,8 @@ pub(super) struct FunctionField {
     pub field: CustomField,
     pub functions: Vec<String>,
     pub http: Option<HttpCall>,
+    /// Bound in `resolvers/`: AppSync's direct event.
+    pub direct: bool,
     pub auth: Vec<AuthRule>,
 }
 

@@ -538,6 +538,9 @@ fn rule_accesses(rules: &[AuthRule], of_field: bool) -> Vec<Access> {
                 .iter()
                 .filter(|rule| rule.covers(operation))
                 .map(|rule| match &rule.allow {
+                    _ if rule.provider == crate::model::Provider::Iam => {
+                        "any caller signing with an --iam-credentials key".to_owned()
+                    }
                     Allow::Owner { field, many, .. } if *many => {
                         format!("{field} contains <caller>")
                     }

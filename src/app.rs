@@ -124,8 +124,8 @@ pub async fn open_store(config: &StoreConfig) -> Result<OpenStore, StartupError>
     }
 }
 
-/// Whether any rule admits the callers of a Lambda authorizer.
-fn has_custom_rules(model: &Model) -> bool {
+/// Whether any rule admits the callers of `provider`.
+fn has_rules_of(model: &Model, provider: crate::model::Provider) -> bool {
     let type_rules = model.types.iter().flat_map(|type_def| {
         type_def
             .auth
@@ -134,7 +134,7 @@ fn has_custom_rules(model: &Model) -> bool {
     });
     type_rules
         .chain(model.own_fields.iter().flat_map(|own| &own.auth))
-        .any(|rule| rule.allow == crate::model::Allow::Custom)
+        .any(|rule| rule.provider == provider)
 }
 
 /// Owner and group rules compare a claim's value (`sub`, a user name, a group) with what a
@@ -251,9 +251,19 @@ impl Application {
         let (model, resolvers) = load_schema(&config.schema_path, config.resolvers_dir.as_deref())?;
         let model = Arc::new(model);
         refuse_mixed_identities(&model, config.http.auth.jwt.len())?;
-        if config.http.auth.lambda_authorizer.is_none() && has_custom_rules(&model) {
+        if config.http.auth.lambda_authorizer.is_none()
+            && has_rules_of(&model, crate::model::Provider::Function)
+        {
             tracing::warn!(
                 "the schema has @aws_lambda or allow: custom rules and no --lambda-authorizer is \
+                 given: they admit nobody"
+            );
+        }
+        if config.http.auth.iam_credentials.is_none()
+            && has_rules_of(&model, crate::model::Provider::Iam)
+        {
+            tracing::warn!(
+                "the schema has @aws_iam or provider: iam rules and no --iam-credentials is \
                  given: they admit nobody"
             );
         }

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 use sha2::Digest as _;
 
+use super::request::RequestContext;
 use crate::functions::{InvokeConfig, Invoker, Target};
 use crate::telemetry::Metrics;
 
@@ -52,17 +53,6 @@ const KEPT: usize = 10_000;
 const LOG_EVERY: Duration = Duration::from_secs(60);
 
 const FAILURES: &str = "tablegraph_lambda_authorizer_failures_total";
-
-/// What the request being authorized asks, as the authorizer's `requestContext` and
-/// `requestHeaders` tell it.
-#[derive(Debug, Clone, Default)]
-pub struct RequestContext {
-    pub request_id: String,
-    pub query: String,
-    pub operation_name: Option<String>,
-    pub variables: Value,
-    pub headers: Map<String, Value>,
-}
 
 /// A caller the authorizer admitted.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,12 +14,16 @@
 //!
 //! A verified token's claims travel with the request as a [`Caller`], for resolvers.
 
+mod iam;
 mod jwks;
 mod lambda;
+mod request;
 
 use std::path::PathBuf;
 
-pub use lambda::{DEFAULT_TTL, LambdaAuthorizerConfig, LambdaIdentity, RequestContext};
+pub use iam::{IamIdentity, SIGV4};
+pub use lambda::{DEFAULT_TTL, LambdaAuthorizerConfig, LambdaIdentity};
+pub use request::{RequestContext, SignedRequest};
 
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use subtle::ConstantTimeEq as _;
@@ -46,6 +50,8 @@ pub struct AuthConfig {
     pub jwt_max_lifetime: Option<std::time::Duration>,
     /// AppSync's Lambda authorizer (`--lambda-authorizer`).
     pub lambda_authorizer: Option<LambdaAuthorizerConfig>,
+    /// The access keys whose SigV4 signatures are IAM callers (`--iam-credentials`).
+    pub iam_credentials: Option<PathBuf>,
 }
 
 /// A day: the longest Cognito lets an ID or access token live. A token valid for longer (a
@@ -98,6 +104,8 @@ pub enum AuthSetupError {
     WeakSecret,
     #[error("{0}")]
     LambdaAuthorizer(String),
+    #[error("{0}")]
+    Iam(String),
 }
 
 /// Who is calling, once authenticated.
@@ -111,6 +119,8 @@ pub enum Caller {
     Token(serde_json::Map<String, serde_json::Value>),
     /// A caller the Lambda authorizer admitted.
     Lambda(LambdaIdentity),
+    /// A request signed (SigV4) with an access key of `--iam-credentials`.
+    Iam(IamIdentity),
 }
 
 impl Caller {
@@ -161,6 +171,10 @@ pub enum Unauthorized {
     /// The Lambda authorizer could not be asked, or answered no decision.
     #[error("the Lambda authorizer could not decide on this request; try again later")]
     AuthorizerUnavailable,
+    #[error("the request's IAM signature is not valid: {0}")]
+    BadSignature(&'static str),
+    #[error("this API does not accept IAM signatures")]
+    NoIam,
 }
 
 /// Checks credentials; built once at start-up.
@@ -171,6 +185,7 @@ pub struct Authenticator {
     /// How far ahead a token's `exp` may be.
     max_lifetime: std::time::Duration,
     lambda: Option<lambda::LambdaAuthorizer>,
+    iam: Option<iam::IamVerifier>,
 }
 
 struct JwtVerifier {
@@ -220,6 +235,10 @@ impl Authenticator {
             ),
             None => None,
         };
+        let iam = match &config.iam_credentials {
+            Some(path) => Some(iam::IamVerifier::from_file(path).map_err(AuthSetupError::Iam)?),
+            None => None,
+        };
         Ok(Some(Authenticator {
             api_keys: config.api_keys.clone(),
             jwt,
@@ -227,6 +246,7 @@ impl Authenticator {
                 .jwt_max_lifetime
                 .unwrap_or(DEFAULT_MAX_TOKEN_LIFETIME),
             lambda,
+            iam,
         }))
     }
 
@@ -240,12 +260,21 @@ impl Authenticator {
         self.lambda.is_some()
     }
 
-    /// Whether this `Authorization` value goes to the Lambda authorizer, which is then told
-    /// what the request asks ([`RequestContext`]).
-    pub fn sends_to_authorizer(&self, authorization: Option<&str>) -> bool {
+    /// Whether checking this `Authorization` value reads the request itself
+    /// ([`RequestContext`]): a SigV4 signature covers the body, and the Lambda authorizer is
+    /// told what the request asks.
+    pub fn reads_request(&self, authorization: Option<&str>) -> bool {
+        (self.iam.is_some() && authorization.is_some_and(is_sigv4))
+            || self.sends_to_authorizer(authorization)
+    }
+
+    /// Whether this `Authorization` value goes to the Lambda authorizer: not a JWT of a
+    /// configured issuer, not a SigV4 signature.
+    fn sends_to_authorizer(&self, authorization: Option<&str>) -> bool {
         self.lambda.is_some()
             && authorization.is_some_and(|value| {
                 !self.holds_no_credentials(value)
+                    && !is_sigv4(value)
                     && (self.jwt.is_empty() || jwt_in(value).is_none())
             })
     }
@@ -282,6 +311,15 @@ impl Authenticator {
     ) -> Result<Caller, Unauthorized> {
         if authorization.is_some_and(|value| self.holds_no_credentials(value)) {
             return Err(Unauthorized::EmptyAuthorization);
+        }
+        if let Some(value) = authorization.filter(|value| is_sigv4(value)) {
+            let Some(iam) = &self.iam else {
+                return Err(Unauthorized::NoIam);
+            };
+            return iam
+                .verify(value, &context.signed, std::time::SystemTime::now())
+                .map(Caller::Iam)
+                .map_err(Unauthorized::BadSignature);
         }
         if let Some(lambda) = &self.lambda
             && let Some(value) = authorization
@@ -346,6 +384,14 @@ impl Authenticator {
             _ => Err(Unauthorized::Missing),
         }
     }
+}
+
+/// Whether an `Authorization` value is a SigV4 signature: IAM's, on every transport.
+fn is_sigv4(value: &str) -> bool {
+    value
+        .trim_start()
+        .strip_prefix(SIGV4)
+        .is_some_and(|rest| rest.starts_with(' '))
 }
 
 /// The JWT an `Authorization` value holds, with `Bearer ` or without: three dot-separated

@@ -142,6 +142,11 @@ pub struct CredentialArgs {
     /// ttlOverride.
     #[arg(long, env = "TABLEGRAPH_LAMBDA_AUTHORIZER_TTL", value_name = "SECS", default_value_t = crate::auth::DEFAULT_TTL.as_secs())]
     pub lambda_authorizer_ttl: u64,
+    /// Accept requests signed with Signature Version 4 by the long-term access keys this TOML
+    /// file lists (a table per access key id: secret, account_id, user_arn, and optionally
+    /// username), as AppSync's IAM authorization.
+    #[arg(long, env = "TABLEGRAPH_IAM_CREDENTIALS", value_name = "FILE")]
+    pub iam_credentials: Option<std::path::PathBuf>,
     /// The token claim that names a node's owner for `@auth` owner rules [default: `sub`, or
     /// `cognito:username` / `username` for a Cognito user pool's tokens].
     #[arg(long, env = "TABLEGRAPH_OWNER_CLAIM")]
@@ -413,6 +418,7 @@ impl CredentialArgs {
                     lambda_endpoint: functions.lambda_endpoint.clone(),
                 }
             }),
+            iam_credentials: self.iam_credentials.clone(),
         }
     }
 

@@ -33,6 +33,8 @@ pub enum Identity {
     Token(Arc<serde_json::Map<String, serde_json::Value>>),
     /// A caller the Lambda authorizer admitted, and the `resolverContext` it answered.
     Lambda(Arc<serde_json::Map<String, serde_json::Value>>),
+    /// A caller who signed with an access key of `--iam-credentials`, by its user's ARN.
+    Iam(Arc<str>),
 }
 
 impl Identity {
@@ -45,6 +47,7 @@ impl Identity {
             Caller::Lambda(admitted) => {
                 Identity::Lambda(Arc::new(admitted.resolver_context.clone()))
             }
+            Caller::Iam(signer) => Identity::Iam(Arc::from(signer.user_arn.as_str())),
         }
     }
 }
@@ -183,6 +186,14 @@ impl Rules {
                 }
                 (Identity::Lambda(_), Provider::Function) => {
                     if rule.allow == Allow::Custom {
+                        return Access::All;
+                    }
+                    continue;
+                }
+                // Long-term keys are an IAM user's, signed in: `private` and `public` IAM
+                // rules both admit them (AppSync's authenticated and unauthenticated roles).
+                (Identity::Iam(_), Provider::Iam) => {
+                    if matches!(rule.allow, Allow::Private | Allow::Public) {
                         return Access::All;
                     }
                     continue;

@@ -446,13 +446,25 @@ fn source_of(scope: &RequestScope, node: &Node) -> Json {
 }
 
 /// AppSync's `identity` of the caller: a verified token's `sub`, `issuer`, `username`,
-/// `claims` and `groups`; the Lambda authorizer's `resolverContext`; `null` for an API key or
-/// an open API.
+/// `claims` and `groups`; the Lambda authorizer's `resolverContext`; an IAM signer's
+/// `accountId`, `userArn` and `username`; `null` for an API key or an open API.
 fn identity(caller: Option<&Caller>) -> Json {
     let claims = match caller {
         Some(Caller::Token(claims)) => claims,
         Some(Caller::Lambda(admitted)) => {
             return serde_json::json!({ "resolverContext": admitted.resolver_context });
+        }
+        Some(Caller::Iam(signer)) => {
+            return serde_json::json!({
+                "accountId": signer.account_id,
+                "cognitoIdentityPoolId": Json::Null,
+                "cognitoIdentityId": Json::Null,
+                "sourceIp": [],
+                "username": signer.username,
+                "userArn": signer.user_arn,
+                "cognitoIdentityAuthType": Json::Null,
+                "cognitoIdentityAuthProvider": Json::Null,
+            });
         }
         _ => return Json::Null,
     };

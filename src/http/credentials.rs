@@ -9,7 +9,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 
 use super::graphql::{Answer, is_over_limit};
-use crate::auth::{API_KEY_HEADER, Authenticator, Caller, RequestContext};
+use crate::auth::{API_KEY_HEADER, Authenticator, Caller, RequestContext, SignedRequest};
 
 /// Lets a request through to `/graphql` with its [`Caller`] attached, or answers 401.
 ///
@@ -36,9 +36,9 @@ pub async fn authenticate(
             .map(str::to_owned)
     };
     let (authorization, api_key) = (value(header::AUTHORIZATION.as_str()), value(API_KEY_HEADER));
-    // A Lambda authorizer is told what the request asks: its body is read for it (within the
-    // body limit) and handed on unchanged.
-    let context = if auth.sends_to_authorizer(authorization.as_deref()) {
+    // A SigV4 signature covers the body, and a Lambda authorizer is told what the request
+    // asks: the body is read for them (within the body limit) and handed on unchanged.
+    let context = if auth.reads_request(authorization.as_deref()) {
         let (parts, body) = request.into_parts();
         let body = match axum::body::to_bytes(body, usize::MAX).await {
             Ok(body) => body,
@@ -95,8 +95,9 @@ pub async fn authenticate(
 }
 
 /// What a request asks, for the Lambda authorizer: its id, query, operation name and
-/// variables (from the JSON body of a POST, or the parameters of a GET) and its headers.
-fn request_context(parts: &axum::http::request::Parts, body: &[u8]) -> RequestContext {
+/// variables (from the JSON body of a POST, or the parameters of a GET) and its headers; and
+/// the request as signed, for IAM.
+fn request_context(parts: &axum::http::request::Parts, body: &axum::body::Bytes) -> RequestContext {
     #[derive(serde::Deserialize, Default)]
     #[serde(rename_all = "camelCase")]
     struct Asked {
@@ -140,5 +141,20 @@ fn request_context(parts: &axum::http::request::Parts, body: &[u8]) -> RequestCo
         operation_name: asked.operation_name,
         variables: asked.variables,
         headers,
+        signed: SignedRequest {
+            method: parts.method.as_str().to_owned(),
+            path_and_query: parts
+                .uri
+                .path_and_query()
+                .map_or_else(|| parts.uri.path().to_owned(), |p| p.as_str().to_owned()),
+            headers: parts
+                .headers
+                .iter()
+                .filter_map(|(name, value)| {
+                    Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+                })
+                .collect(),
+            body: body.clone(),
+        },
     }
 }

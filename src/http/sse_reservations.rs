@@ -60,6 +60,7 @@ fn owner_of(caller: &Caller) -> String {
         Caller::Anonymous => "anonymous".to_owned(),
         Caller::ApiKey => "api-key".to_owned(),
         Caller::Lambda(admitted) => format!("lambda {}", admitted.token_id),
+        Caller::Iam(signer) => format!("iam {}", signer.access_key_id),
         Caller::Token(_) => {
             let claim = |name| {
                 caller

@@ -2,11 +2,11 @@
 //! on one of its fields, each rule saying who (`allow`) may do what (`operations`) through which
 //! kind of credential (`provider`).
 //!
-//! Invariant: a rule that exists can be enforced here. A provider with no verifier in this
-//! server (`iam`) is refused when the schema is read, and every field a rule names is a stored
+//! Invariant: a rule that exists can be enforced here, and every field a rule names is a stored
 //! `String` or `[String]` field of its type. `custom` rules (`provider: function`, and
-//! `@aws_lambda`) admit the callers a Lambda authorizer admits; without one configured they
-//! admit nobody, and the server says so once at start-up.
+//! `@aws_lambda`) admit the callers a Lambda authorizer admits, and `iam` rules (`provider:
+//! iam`, and `@aws_iam`) the requests signed by a key of `--iam-credentials`; without either
+//! configured such rules admit nobody, and the server says so once at start-up.
 
 use async_graphql_parser::Pos;
 use async_graphql_value::{ConstValue, Name};
@@ -92,6 +92,8 @@ pub enum Provider {
     Token,
     /// The Lambda authorizer's decision (`provider: function`).
     Function,
+    /// A SigV4 signature of an IAM user's access key (`provider: iam`, and `@aws_iam`).
+    Iam,
 }
 
 impl AuthRule {
@@ -158,8 +160,8 @@ pub(super) const APPSYNC_DIRECTIVES: [&str; 6] = [
 ];
 
 /// The rule an AppSync directive (`@aws_api_key`, `@aws_oidc`, `@aws_cognito_user_pools`,
-/// `@aws_auth`, `@aws_lambda`) makes: a type or field with any of them is reached only by the
-/// callers they name, as in AppSync. `@aws_iam` needs a verifier this server does not have.
+/// `@aws_auth`, `@aws_lambda`, `@aws_iam`) makes: a type or field with any of them is reached
+/// only by the callers they name, as in AppSync.
 pub(super) fn appsync_rule(name: &str, groups: Option<&ConstValue>) -> Result<AuthRule, String> {
     let rule = |allow| AuthRule {
         allow,
@@ -203,12 +205,10 @@ pub(super) fn appsync_rule(name: &str, groups: Option<&ConstValue>) -> Result<Au
             provider: Provider::Function,
             ..rule(Allow::Custom)
         }),
-        _ => Err(
-            "@aws_iam needs an IAM verifier, and this server has none (it verifies API keys, \
-             JWTs and a Lambda authorizer's decisions); choose @aws_api_key, @aws_oidc, \
-             @aws_cognito_user_pools or @aws_lambda"
-                .to_owned(),
-        ),
+        _ => Ok(AuthRule {
+            provider: Provider::Iam,
+            ..rule(Allow::Private)
+        }),
     }
 }
 
@@ -387,7 +387,9 @@ fn read_provider(allow: &Allow, value: Option<&ConstValue>) -> Result<Provider, 
         }
         Some(ConstValue::Enum(name)) => name.to_string(),
         Some(ConstValue::String(name)) => name.clone(),
-        Some(_) => return Err("provider: takes apiKey, userPools, oidc or function".to_owned()),
+        Some(_) => {
+            return Err("provider: takes apiKey, userPools, oidc, iam or function".to_owned());
+        }
     };
     match (name.as_str(), allow) {
         ("function", Allow::Custom) => Ok(Provider::Function),
@@ -403,12 +405,13 @@ fn read_provider(allow: &Allow, value: Option<&ConstValue>) -> Result<Provider, 
              write allow: private"
         )),
         ("userPools" | "oidc", _) => Ok(Provider::Token),
+        ("iam" | "identityPool", Allow::Private | Allow::Public) => Ok(Provider::Iam),
         ("iam" | "identityPool", _) => Err(format!(
-            "provider: {name} needs an IAM verifier, and this server has none; choose apiKey, \
-             userPools or oidc"
+            "provider: {name} goes with allow: private or public (an IAM caller has no owner \
+             or groups)"
         )),
         (other, _) => Err(format!(
-            "provider: {other} is not known here; choose apiKey, userPools or oidc"
+            "provider: {other} is not known here; choose apiKey, userPools, oidc, iam or function"
         )),
     }
 }
@@ -491,7 +494,7 @@ mod tests {
     #[test]
     fn rules_this_server_cannot_enforce_are_refused() {
         for (text, says) in [
-            ("{ allow: private, provider: iam }", "IAM"),
+            ("{ allow: owner, provider: iam }", "no owner or groups"),
             (
                 "{ allow: public, provider: function }",
                 "allow: custom only",

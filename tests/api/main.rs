@@ -24,6 +24,7 @@ mod goals;
 mod helpers;
 mod http;
 mod http_resolvers;
+mod iam;
 mod indexes;
 mod jwks;
 mod lambda_auth;

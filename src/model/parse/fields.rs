@@ -551,8 +551,8 @@ mod tests {
                 "schema.graphql:1:18: Farm.size: @auth reads it as an owner or a group, so it must be String or [String]",
             ),
             (
-                "type Farm @model @aws_iam { a: Int }",
-                "schema.graphql:1:18: @aws_iam needs an IAM verifier, and this server has none",
+                "type Farm @model @aws_iam(x: 1) { a: Int }",
+                "schema.graphql:1:27: @aws_iam has no argument x",
             ),
             (
                 "type Farm @model { a: Int @aws_lambda(x: 1) }",
@@ -563,8 +563,8 @@ mod tests {
                 "schema.graphql:1:31: @aws_api_key has no argument cognito_groups",
             ),
             (
-                "type Farm @model @auth(rules: [{ allow: private, provider: iam }]) { a: Int }",
-                "schema.graphql:1:31: provider: iam needs an IAM verifier",
+                "type Farm @model @auth(rules: [{ allow: groups, groups: [\"A\"], provider: iam }]) { a: Int }",
+                "schema.graphql:1:31: provider: iam goes with allow: private or public",
             ),
             (
                 "type Farm @model { open: Boolean @unique }",

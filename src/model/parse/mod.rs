@@ -946,8 +946,8 @@ mod tests {
                 "schema.graphql:2:21: Subscription.onCreateA is generated; choose another name",
             ),
             (
-                "type A @model { x: Int }\ntype Query { a: A @aws_iam }",
-                "schema.graphql:2:19: @aws_iam needs an IAM verifier",
+                "type A @model { x: Int }\ntype Query { a: A @aws_iam(x: 1) }",
+                "schema.graphql:2:28: @aws_iam has no argument x",
             ),
             (
                 "type A @model { x: Int }\ntype Query { a: Int }\nextend type Query { a: Int }",

@@ -29,7 +29,7 @@ impl Reader<'_> {
         let not_appsync = |d: &&Positioned<ConstDirective>| {
             !APPSYNC_DIRECTIVES.contains(&d.node.name.node.as_str())
         };
-        // Checked as everywhere (`@aws_iam` stops start-up), then left to the holding node.
+        // Checked as everywhere (a wrong argument stops start-up), then left to the holding node.
         let appsync = kind.fields.iter().flat_map(|f| &f.node.directives);
         for directive in definition.node.directives.iter().chain(appsync) {
             if !not_appsync(&directive) {

@@ -49,7 +49,7 @@ impl Reader<'_> {
                         }
                         mutations = Some((directive.pos, listed));
                     }
-                    // Checked (`@aws_iam` stops start-up); events reach only those who may read
+                    // Checked (a wrong argument stops start-up); events reach only those who may read
                     // the node, by the type's own rules.
                     other if APPSYNC_DIRECTIVES.contains(&other) => {
                         self.appsync_rule(directive)?;

@@ -1,0 +1,248 @@
+//! IAM callers: requests signed by the real `aws-sigv4` signer with the keys of
+//! `tests/fixtures/iam/credentials.toml`, and forged, expired, wrong-key and temporary ones.
+
+use std::time::{Duration, SystemTime};
+
+use axum::Json;
+use axum::routing::post;
+use serde_json::{Value, json};
+use tablegraph::auth::AuthConfig;
+use tablegraph::config::HttpConfig;
+use tablegraph::functions::FunctionsConfig;
+
+use crate::helpers::{TestApp, repository_file, spawn_app_with_functions_and};
+
+const SCHEMA: &str = "tests/fixtures/iam/schema.graphql";
+const KEY: &str = "AKIATABLEGRAPHTEST1";
+const SECRET: &str = "k7MDENG/bPxRfiCYtablegraphTESTKEY1";
+const API_KEY: &str = "da2-iam-test";
+
+/// A server with the test keys (or without, `iam: false`) and an API key; its `signer`
+/// function answers the event's identity.userArn.
+async fn app(iam: bool) -> TestApp {
+    async fn signer(Json(event): Json<Value>) -> Json<Value> {
+        Json(json!(format!(
+            "{} {} {}",
+            event["identity"]["userArn"].as_str().unwrap_or("?"),
+            event["identity"]["accountId"].as_str().unwrap_or("?"),
+            event["identity"]["username"].as_str().unwrap_or("?"),
+        )))
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let address = listener.local_addr().expect("an address");
+    let router = axum::Router::new().route("/signer", post(signer));
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let http = HttpConfig {
+        auth: AuthConfig {
+            api_keys: vec![API_KEY.to_owned()],
+            iam_credentials: iam.then(|| repository_file("tests/fixtures/iam/credentials.toml")),
+            ..AuthConfig::default()
+        },
+        ..HttpConfig::default()
+    };
+    let functions = FunctionsConfig {
+        endpoints: vec![("signer".to_owned(), format!("http://{address}/signer"))],
+        ..FunctionsConfig::default()
+    };
+    spawn_app_with_functions_and(SCHEMA, http, functions).await
+}
+
+/// How a request is signed.
+struct Signing<'a> {
+    key: &'a str,
+    secret: &'a str,
+    session_token: Option<&'a str>,
+    time: SystemTime,
+}
+
+impl Default for Signing<'_> {
+    fn default() -> Self {
+        Signing {
+            key: KEY,
+            secret: SECRET,
+            session_token: None,
+            time: SystemTime::now(),
+        }
+    }
+}
+
+/// POSTs `signed_body` signed as `signing` says, but sends `sent_body` (the same, unless a
+/// test forges it); the status and the answer.
+async fn post_signed(
+    app: &TestApp,
+    signing: Signing<'_>,
+    signed_body: &str,
+    sent_body: &str,
+) -> (u16, Value) {
+    use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
+    let url = app.url("/graphql");
+    let host = app.address.to_string();
+    let identity = aws_credential_types::Credentials::new(
+        signing.key,
+        signing.secret,
+        signing.session_token.map(str::to_owned),
+        None,
+        "test",
+    )
+    .into();
+    let params = aws_sigv4::sign::v4::SigningParams::builder()
+        .identity(&identity)
+        .region("eu-west-1")
+        .name("appsync")
+        .time(signing.time)
+        .settings(SigningSettings::default())
+        .build()
+        .expect("signing parameters")
+        .into();
+    let headers = [
+        ("host", host.as_str()),
+        ("content-type", "application/json"),
+    ];
+    let signable = SignableRequest::new(
+        "POST",
+        url.as_str(),
+        headers.iter().copied(),
+        SignableBody::Bytes(signed_body.as_bytes()),
+    )
+    .expect("a signable request");
+    let (instructions, _) = sign(signable, &params).expect("signed").into_parts();
+    let mut request = axum::http::Request::builder()
+        .method("POST")
+        .uri(&url)
+        .header("host", &host)
+        .header("content-type", "application/json")
+        .body(sent_body.to_owned())
+        .expect("a request");
+    instructions.apply_to_request_http1x(&mut request);
+    let request = reqwest::Request::try_from(request).expect("a reqwest request");
+    let response = app.client.execute(request).await.expect("answers");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+fn body(query: &str) -> String {
+    json!({ "query": query }).to_string()
+}
+
+#[tokio::test]
+async fn a_request_signed_with_a_configured_key_is_an_iam_caller() {
+    let app = app(true).await;
+    let create = body("mutation { createFarm(input: { name: \"Ridge\" }) { name } }");
+    let (status, answer) = post_signed(&app, Signing::default(), &create, &create).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["data"]["createFarm"]["name"], "Ridge", "{answer}");
+    // A function sees AppSync's IAM identity.
+    let who = body("{ signer }");
+    let (_, answer) = post_signed(&app, Signing::default(), &who, &who).await;
+    assert_eq!(
+        answer["data"]["signer"], "arn:aws:iam::123456789012:user/farmhand 123456789012 farmhand",
+        "{answer}"
+    );
+    // Memo is @aws_api_key: the IAM caller may not write it.
+    let memo = body("mutation { createMemo(input: { text: \"hay\" }) { id } }");
+    let (_, answer) = post_signed(&app, Signing::default(), &memo, &memo).await;
+    assert_eq!(
+        answer["errors"][0]["extensions"]["errorType"], "Unauthorized",
+        "{answer}"
+    );
+    // And an API key caller may not ask for `signer` (@aws_iam).
+    let by_key: Value = app
+        .client
+        .post(app.url("/graphql"))
+        .header("x-api-key", API_KEY)
+        .json(&json!({ "query": "{ signer }" }))
+        .send()
+        .await
+        .expect("answers")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(
+        by_key["errors"][0]["extensions"]["errorType"], "Unauthorized",
+        "{by_key}"
+    );
+}
+
+#[tokio::test]
+async fn forged_expired_unknown_and_temporary_signatures_are_refused_and_change_nothing() {
+    let app = app(true).await;
+    let create = body("mutation { createFarm(input: { name: \"Forged\" }) { name } }");
+    let signed = body("mutation { createFarm(input: { name: \"Signed\" }) { name } }");
+    let long_ago = SystemTime::now() - Duration::from_secs(10 * 60);
+    let cases: [(Signing<'_>, &str, &str); 5] = [
+        (
+            Signing::default(),
+            signed.as_str(),
+            "its signature does not match",
+        ),
+        (
+            Signing {
+                time: long_ago,
+                ..Signing::default()
+            },
+            create.as_str(),
+            "more than five minutes from now",
+        ),
+        (
+            Signing {
+                key: "AKIAUNKNOWNKEY000000",
+                ..Signing::default()
+            },
+            create.as_str(),
+            "unknown access key",
+        ),
+        (
+            Signing {
+                secret: "another-secret-of-some-length",
+                ..Signing::default()
+            },
+            create.as_str(),
+            "its signature does not match",
+        ),
+        (
+            Signing {
+                session_token: Some("FwoGZXIvYXdzEXAMPLE"),
+                ..Signing::default()
+            },
+            create.as_str(),
+            "temporary credentials",
+        ),
+    ];
+    for (signing, signed_body, says) in cases {
+        let (status, answer) = post_signed(&app, signing, signed_body, &create).await;
+        assert_eq!(status, 401, "{says}: {answer}");
+        assert_eq!(
+            answer["errors"][0]["extensions"]["errorType"],
+            "UnauthorizedException"
+        );
+        let message = answer["errors"][0]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{says}: {message}");
+        assert!(!message.contains(SECRET), "{message}");
+    }
+    let listed: Value = app
+        .client
+        .post(app.url("/graphql"))
+        .header("x-api-key", API_KEY)
+        .json(&json!({ "query": "{ listFarms { edges { node { name } } } }" }))
+        .send()
+        .await
+        .expect("answers")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(listed["data"]["listFarms"]["edges"], json!([]), "{listed}");
+}
+
+#[tokio::test]
+async fn without_iam_credentials_signatures_are_refused_and_iam_rules_still_load() {
+    let app = app(false).await;
+    let who = body("{ signer }");
+    let (status, answer) = post_signed(&app, Signing::default(), &who, &who).await;
+    assert_eq!(status, 401, "{answer}");
+    assert_eq!(
+        answer["errors"][0]["message"],
+        "this API does not accept IAM signatures"
+    );
+}

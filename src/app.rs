@@ -511,40 +511,16 @@ async fn functions(
         .into());
     }
     let functions = crate::functions::Functions::new(&functions_config).await?;
-    let own = model
-        .own_fields
-        .iter()
-        .map(|own| (format!("{}.{}", own.root.name(), own.name), &own.functions));
-    let of_types = model.types.iter().flat_map(|type_def| {
-        type_def
-            .fields
-            .iter()
-            .filter_map(|field| match &field.kind {
-                crate::model::FieldKind::Function { functions, .. } => {
-                    Some((format!("{}.{}", type_def.name, field.name), functions))
-                }
-                _ => None,
-            })
-    });
-    functions.check_named(own.chain(of_types).flat_map(|(field, functions)| {
-        functions
-            .iter()
-            .map(move |function| (field.clone(), function.clone()))
+    functions.check_named(model.computed_fields().flat_map(|computed| {
+        computed.functions.iter().map(move |function| {
+            (
+                format!("{}.{}", computed.owner, computed.name),
+                function.clone(),
+            )
+        })
     }))?;
     // An `@http` URL's `${env}` and `${aws_region}` must stand for something.
-    let http_calls = model
-        .own_fields
-        .iter()
-        .filter_map(|own| own.http.as_ref())
-        .chain(model.types.iter().flat_map(|type_def| {
-            type_def
-                .fields
-                .iter()
-                .filter_map(|field| match &field.kind {
-                    crate::model::FieldKind::Function { http, .. } => http.as_ref(),
-                    _ => None,
-                })
-        }));
+    let http_calls = model.computed_fields().filter_map(|computed| computed.http);
     for call in http_calls {
         functions.url_of(&call.url)?;
     }

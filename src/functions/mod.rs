@@ -221,6 +221,11 @@ impl Functions {
         }
     }
 
+    /// How long a call, or a field's whole pipeline of calls, may take.
+    pub fn timeout(&self) -> Duration {
+        self.invoker.timeout()
+    }
+
     /// An `@http` URL as written with `${env}` and `${aws_region}` replaced.
     pub fn url_of(&self, written: &str) -> Result<String, FunctionsError> {
         let mut url = written.to_owned();

@@ -398,14 +398,9 @@ pub fn print_sdl(
     )
 }
 
-/// Whether any field of the API calls functions (`@function`).
+/// Whether any field of the API calls functions (`@function`, `@http`, a binding).
 fn calls_functions(model: &Model) -> bool {
-    !model.own_fields.is_empty()
-        || model
-            .types
-            .iter()
-            .flat_map(|t| &t.fields)
-            .any(|f| matches!(f.kind, crate::model::FieldKind::Function { .. }))
+    model.computed_fields().next().is_some()
 }
 
 /// Refuses a field of the schema's own `Query` or `Mutation` named as a generated one is.

@@ -8,7 +8,7 @@
 use async_graphql::dynamic::{InputObject, InputValue, Interface, InterfaceField, SchemaBuilder};
 
 use super::custom::type_ref;
-use crate::model::{CustomField, DeclaredType, FieldKind, HttpCall, Model};
+use crate::model::{DeclaredType, Model};
 
 pub(super) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
     for interface in &model.interfaces {
@@ -25,8 +25,8 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuild
         }
         builder = builder.register(ty);
     }
-    let taken = computed_fields(model).any(|(field, _)| {
-        field.arguments.iter().any(|argument| {
+    let taken = model.computed_fields().any(|computed| {
+        computed.field.arguments.iter().any(|argument| {
             model
                 .inputs
                 .iter()
@@ -34,7 +34,9 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuild
         })
     });
     // The inputs Amplify's `@http` generates for its fields' `params`, `query` and `body`.
-    let generated = computed_fields(model).flat_map(|(_, http)| http.map(|call| &call.inputs));
+    let generated = model
+        .computed_fields()
+        .flat_map(|computed| computed.http.map(|call| &call.inputs));
     for input in generated.flatten() {
         builder = builder.register(input_object(input));
     }
@@ -64,23 +66,4 @@ fn input_object(input: &DeclaredType) -> InputObject {
         ty = ty.field(declared);
     }
     ty
-}
-
-/// Every field functions or an `@http` call answer: the schema's own root fields and the
-/// `@function` and `@http` fields of its types, each with its call.
-fn computed_fields(model: &Model) -> impl Iterator<Item = (&CustomField, Option<&HttpCall>)> {
-    let own = model
-        .own_fields
-        .iter()
-        .map(|own| (&own.field, own.http.as_ref()));
-    let of_types = model.types.iter().flat_map(|type_def| {
-        type_def
-            .fields
-            .iter()
-            .filter_map(|field| match &field.kind {
-                FieldKind::Function { field, http, .. } => Some((field, http.as_ref())),
-                _ => None,
-            })
-    });
-    own.chain(of_types)
 }

@@ -2,6 +2,8 @@
 //! `<Type>Input` for each, and the conversion of their values, which are stored as maps (and
 //! lists of maps) inside the node that holds them.
 
+use std::sync::Arc;
+
 use async_graphql::Value;
 use async_graphql::dynamic::{
     Field, FieldFuture, FieldValue, InputObject, InputValue, Object, SchemaBuilder, TypeRef,
@@ -19,16 +21,16 @@ use crate::store::{AttrValue, Item};
 pub(super) struct Embedded(pub Item);
 
 /// Registers each non-model object type's object and input.
-pub(super) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
+pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> SchemaBuilder {
     for object_def in &model.objects {
         builder = builder
-            .register(object(object_def))
+            .register(object(object_def, model))
             .register(input(object_def));
     }
     builder
 }
 
-fn object(object_def: &ObjectDef) -> Object {
+fn object(object_def: &ObjectDef, model: &Arc<Model>) -> Object {
     let mut object = Object::new(&object_def.name);
     if let Some(description) = &object_def.description {
         object = object.description(description);
@@ -55,6 +57,11 @@ fn object(object_def: &ObjectDef) -> Object {
                 required,
                 list,
             } => embedded_field::<Embedded>(&field.name, object, *required, *list, item_of),
+            // Its description is set there.
+            FieldKind::Function { .. } => {
+                object = object.field(super::own_fields::object_field(object_def, field, model));
+                continue;
+            }
             _ => unreachable!("the model holds values only in non-model types"),
         };
         if let Some(description) = &field.description {
@@ -70,7 +77,12 @@ fn input(object_def: &ObjectDef) -> InputObject {
     if let Some(description) = &object_def.description {
         input = input.description(description);
     }
-    for field in &object_def.fields {
+    // A computed field is no part of the stored value.
+    let stored = object_def
+        .fields
+        .iter()
+        .filter(|field| !matches!(field.kind, FieldKind::Function { .. }));
+    for field in stored {
         let ty = match &field.kind {
             FieldKind::Scalar {
                 scalar, required, ..

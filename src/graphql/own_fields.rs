@@ -27,7 +27,8 @@ use crate::engine::{EngineError, RequestScope, admits};
 use crate::functions::{Calls, FunctionError, Functions, HttpRequest};
 use crate::keys;
 use crate::model::{
-    AuthRule, CustomField, FieldDef, FieldKind, HttpCall, HttpMethod, Model, OwnField, TypeDef,
+    AuthRule, CustomField, FieldDef, FieldKind, HttpCall, HttpMethod, Model, ObjectDef, OwnField,
+    TypeDef,
 };
 use crate::store::{AttrValue, Item, value_from_plain_json, value_to_plain_json};
 
@@ -91,6 +92,30 @@ pub(super) fn type_field(type_def: &TypeDef, field: &FieldDef, model: &Arc<Model
     make(computed, field.description.as_deref(), model)
 }
 
+/// The field `field` of the non-model type `object_def` that functions (or an `@http` call)
+/// answer: the value it is a field of is the event's `source`.
+pub(super) fn object_field(object_def: &ObjectDef, field: &FieldDef, model: &Arc<Model>) -> Field {
+    let FieldKind::Function {
+        field: custom,
+        functions,
+        http,
+        direct,
+    } = &field.kind
+    else {
+        unreachable!("object_field is only called for fields functions answer")
+    };
+    let computed = Computed {
+        type_name: object_def.name.clone(),
+        name: field.name.clone(),
+        field: custom.clone(),
+        functions: functions.clone(),
+        http: http.clone(),
+        direct: *direct,
+        auth: field.auth.clone(),
+    };
+    make(computed, field.description.as_deref(), model)
+}
+
 fn make(computed: Computed, description: Option<&str>, model: &Arc<Model>) -> Field {
     let arguments = computed.field.arguments.clone();
     let ty = type_ref(&computed.field.ty);
@@ -110,7 +135,17 @@ fn make(computed: Computed, description: Option<&str>, model: &Arc<Model>) -> Fi
                 None if !scope.rules.admit_caller(&scope.identity, &computed.auth) => {
                     return Err(graphql_error(not_authorized(&computed)));
                 }
-                None => Json::Null,
+                // A value of a non-model type, read under the rules of whatever holds it.
+                None => match ctx.parent_value.downcast_ref::<Embedded>() {
+                    Some(value) => Json::Object(
+                        value
+                            .0
+                            .iter()
+                            .map(|(name, value)| (name.clone(), value_to_plain_json(value)))
+                            .collect(),
+                    ),
+                    None => Json::Null,
+                },
             };
             let answer = resolve(&ctx, &computed, source)
                 .await
@@ -161,14 +196,30 @@ async fn resolve(
     }
     let calls = ctx.data_opt::<Arc<Calls>>().map(Arc::as_ref);
     let mut event = event(ctx, computed, source);
-    let mut answer = Json::Null;
-    for (at, function) in computed.functions.iter().enumerate() {
-        if at > 0 {
-            event["prev"] = serde_json::json!({ "result": answer });
+    // One deadline for the field, its whole pipeline included, so that a pipeline of slow
+    // functions is still its field's error rather than the request's timeout.
+    let pipeline = async {
+        let mut answer = Json::Null;
+        for (at, function) in computed.functions.iter().enumerate() {
+            if at > 0 {
+                event["prev"] = serde_json::json!({ "result": answer });
+            }
+            answer = functions.call(calls, function, event.clone()).await?;
         }
-        answer = functions.call(calls, function, event.clone()).await?;
-    }
-    Ok(answer)
+        Ok(answer)
+    };
+    let deadline = functions.timeout();
+    tokio::time::timeout(deadline, pipeline)
+        .await
+        .unwrap_or_else(|_| {
+            Err(FunctionError {
+                error_type: crate::functions::UNHANDLED.to_owned(),
+                message: format!(
+                    "{field}'s functions did not answer within {} s",
+                    deadline.as_secs_f64()
+                ),
+            })
+        })
 }
 
 /// The request Amplify's `@http` resolver makes: `params` filled into the URL's path,

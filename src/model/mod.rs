@@ -247,6 +247,18 @@ pub enum FieldKind {
     },
 }
 
+/// A field functions or an `@http` call answer, wherever it is declared
+/// ([`Model::computed_fields`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Computed<'a> {
+    /// The type it is a field of.
+    pub owner: &'a str,
+    pub name: &'a str,
+    pub field: &'a CustomField,
+    pub functions: &'a [String],
+    pub http: Option<&'a HttpCall>,
+}
+
 /// Amplify's `@http(method:, url:, headers:)`: a field whose value is the JSON an HTTP endpoint
 /// answers. As Amplify does, the field's arguments are rewritten: the URL's `:name` path
 /// parameters become `params: <Type><Field>ParamsInput!`, the field's other arguments
@@ -456,6 +468,41 @@ impl Model {
         self.resolved
             .iter()
             .any(|name| name.split_once('.') == Some((type_name, field)))
+    }
+
+    /// Every field functions or an `@http` call answer: the schema's own root fields, then
+    /// those of `@model` types and of types without `@model`.
+    pub fn computed_fields(&self) -> impl Iterator<Item = Computed<'_>> {
+        let own = self.own_fields.iter().map(|own| Computed {
+            owner: own.root.name(),
+            name: &own.name,
+            field: &own.field,
+            functions: &own.functions,
+            http: own.http.as_ref(),
+        });
+        let of_types = self
+            .types
+            .iter()
+            .map(|t| (t.name.as_str(), &t.fields))
+            .chain(self.objects.iter().map(|o| (o.name.as_str(), &o.fields)))
+            .flat_map(|(owner, fields)| {
+                fields.iter().filter_map(move |field| match &field.kind {
+                    FieldKind::Function {
+                        field: custom,
+                        functions,
+                        http,
+                        ..
+                    } => Some(Computed {
+                        owner,
+                        name: &field.name,
+                        field: custom,
+                        functions,
+                        http: http.as_ref(),
+                    }),
+                    _ => None,
+                })
+            });
+        own.chain(of_types)
     }
 
     pub fn type_def(&self, name: &str) -> Option<&TypeDef> {

@@ -256,7 +256,7 @@ fn binding(text: &str) -> Option<Result<Vec<String>, (usize, String)>> {
 }
 
 /// Refuses a binding file that names no field the model bound: one the schema does not
-/// declare on `Query`, `Mutation` or a `@model` type.
+/// declare on `Query`, `Mutation` or an object type.
 fn check_binding(file: &str, stem: &str, model: &Model) -> Result<(), ResolverError> {
     let bound = stem.split_once('.').is_some_and(|(type_name, field)| {
         model
@@ -265,7 +265,15 @@ fn check_binding(file: &str, stem: &str, model: &Model) -> Result<(), ResolverEr
             .any(|own| own.root.name() == type_name && own.name == field && own.direct)
             || model
                 .type_def(type_name)
-                .and_then(|t| t.field(field))
+                .map(|t| &t.fields)
+                .or_else(|| {
+                    model
+                        .objects
+                        .iter()
+                        .find(|o| o.name == type_name)
+                        .map(|o| &o.fields)
+                })
+                .and_then(|fields| fields.iter().find(|f| f.name == field))
                 .is_some_and(|f| matches!(f.kind, FieldKind::Function { direct: true, .. }))
     });
     if bound {
@@ -275,7 +283,7 @@ fn check_binding(file: &str, stem: &str, model: &Model) -> Result<(), ResolverEr
             file: file.to_owned(),
             line: 1,
             message: format!(
-                "{stem} is not a field of type Query, type Mutation or a @model type of the \
+                "{stem} is not a field of type Query, type Mutation or an object type of the \
                  schema; name the file <Type>.<field>.toml after the field it binds"
             ),
         })

@@ -43,6 +43,10 @@ async fn app() -> (TestApp, Events) {
                 "P-{}",
                 event["source"]["name"].as_str().unwrap_or("?")
             )),
+            "weather" => json!(format!(
+                "dry over {}",
+                event["source"]["name"].as_str().unwrap_or("?")
+            )),
             _ => Value::Null,
         })
     }
@@ -61,6 +65,7 @@ async fn app() -> (TestApp, Events) {
             endpoint("readings-dev"),
             endpoint("audit"),
             endpoint("passports"),
+            endpoint("weather"),
         ],
         env: Some("dev".to_owned()),
         ..FunctionsConfig::default()
@@ -158,6 +163,51 @@ async fn bound_functions_run_in_order_and_a_model_types_field_is_given_its_node(
     assert_eq!(event["info"]["fieldName"], "passport");
 }
 
+#[tokio::test]
+async fn a_field_of_a_type_without_model_is_given_the_value_it_is_a_field_of() {
+    let (app, events) = app().await;
+    // In a value a function answered.
+    let body = app
+        .graphql(
+            "{ latestReading(sensorId: \"s-3\") { place { name weather } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        body["data"]["latestReading"]["place"],
+        json!({ "name": "Long barn", "weather": "dry over Long barn" }),
+        "{body}"
+    );
+    let event = sent(&events, "weather").pop().expect("called");
+    assert_eq!(event["source"], json!({ "name": "Long barn", "barn": 2 }));
+    assert_eq!(event["info"]["parentTypeName"], "Place");
+    // In a value stored in a node: the input has no such field, and reading calls it.
+    let body = app
+        .graphql(
+            "mutation { createCow(input: { name: \"Bella\", home: { name: \"Hill barn\" } }) { home { name weather } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        body["data"]["createCow"]["home"],
+        json!({ "name": "Hill barn", "weather": "dry over Hill barn" }),
+        "{body}"
+    );
+    let refused = app
+        .graphql(
+            "mutation { createCow(input: { name: \"Bad\", home: { weather: \"wet\" } }) { id } }",
+            json!({}),
+        )
+        .await;
+    assert!(
+        refused["errors"][0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("weather"),
+        "{refused}"
+    );
+}
+
 /// A copy of the fixture in a scratch directory, with `resolvers/<name>` holding `text` (or
 /// removed when `None`); the schema's path.
 fn fixture_with(file: &str, text: Option<&str>, schema_extra: &str) -> std::path::PathBuf {
@@ -168,6 +218,7 @@ fn fixture_with(file: &str, text: Option<&str>, schema_extra: &str) -> std::path
         "Query.latestReading.toml",
         "Mutation.calibrate.toml",
         "Cow.passport.toml",
+        "Place.weather.toml",
     ] {
         std::fs::copy(
             fixture.join("resolvers").join(name),
@@ -193,7 +244,7 @@ async fn a_binding_that_names_no_field_or_a_field_resolved_twice_stops_start_up(
                 Some("function = \"readings-${env}\"\n"),
                 "",
             ),
-            "Query.nothing is not a field of type Query, type Mutation or a @model type",
+            "Query.nothing is not a field of type Query, type Mutation or an object type",
         ),
         (
             fixture_with(

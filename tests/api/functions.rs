@@ -61,6 +61,7 @@ async fn functions() -> Functions {
             endpoint("diary"),
             endpoint("weigh"),
             endpoint("passports"),
+            endpoint("dawdle"),
         ],
         env: Some("dev".to_owned()),
         timeout: Duration::from_secs(1),
@@ -130,6 +131,11 @@ async fn answer(
         }
         // Never answers: the call times out.
         "slow" => std::future::pending().await,
+        // Answers after 0.6 s, within a call's timeout (1 s); twice is past it.
+        "dawdle" => {
+            tokio::time::sleep(Duration::from_millis(600)).await;
+            json!(1)
+        }
         // A slow function: calls made at once would overlap here, and `running` would see it.
         "record" => {
             let now = running.0.fetch_add(1, Ordering::SeqCst) + 1;
@@ -314,6 +320,14 @@ async fn a_failing_function_is_its_fields_error_and_the_rest_of_the_answer_stand
     assert!(
         !message.contains("127.0.0.1"),
         "no address reaches a client: {message}"
+    );
+
+    // The field's pipeline has one deadline: two calls within it each are past it together.
+    let body = app.graphql("{ dawdling }", json!({})).await;
+    assert_eq!(body["data"]["dawdling"], Value::Null, "{body}");
+    assert_eq!(
+        body["errors"][0]["message"],
+        "Query.dawdling's functions did not answer within 1 s"
     );
 
     let body = app.graphql("{ unresolved }", json!({})).await;

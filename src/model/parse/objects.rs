@@ -54,6 +54,29 @@ impl Reader<'_> {
         let mut fields = Vec::new();
         for field in &kind.fields {
             let field_name = field.node.name.node.to_string();
+            // A field its functions or its `@http` call answer (bound in `resolvers/` too), given
+            // the value it is a field of as the event's `source`: never stored.
+            let computed = self.bound.contains_key(&format!("{name}.{field_name}"))
+                || field
+                    .node
+                    .directives
+                    .iter()
+                    .any(|d| matches!(d.node.name.node.as_str(), "function" | "http"));
+            if computed {
+                let resolved = self.read_function_field(&name, field, names)?;
+                fields.push(FieldDef {
+                    name: field_name,
+                    description: description(field.node.description.as_ref()),
+                    kind: FieldKind::Function {
+                        field: resolved.field,
+                        functions: resolved.functions,
+                        http: resolved.http,
+                        direct: resolved.direct,
+                    },
+                    auth: resolved.auth,
+                });
+                continue;
+            }
             // AppSync asks non-model types to repeat the auth modes that reach them; here their
             // values are read with the node that holds them, under that node's rules.
             let not_appsync = |d: &&Positioned<ConstDirective>| {

@@ -212,6 +212,13 @@ impl async_graphql::Executor for Transport {
             if let Some(caller) = caller {
                 request = request.data(caller);
             }
+            // The connection's headers, for the functions' `request.headers`.
+            let headers = session_data
+                .get(&TypeId::of::<own_fields::RequestHeaders>())
+                .and_then(|headers| headers.downcast_ref::<own_fields::RequestHeaders>());
+            if let Some(headers) = headers {
+                request = request.data(headers.clone());
+            }
             let api = self.api.clone();
             return stream::once(async move { told(api.run(request).await) }).boxed();
         }

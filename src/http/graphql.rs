@@ -403,7 +403,7 @@ fn request_error(headers: &HeaderMap, status: StatusCode, message: &str) -> Resp
 
 /// The request's headers as a function's event passes them on (`request.headers`): each name
 /// in lower case, with its value as text.
-fn request_headers(headers: &HeaderMap) -> crate::graphql::RequestHeaders {
+pub(super) fn request_headers(headers: &HeaderMap) -> crate::graphql::RequestHeaders {
     crate::graphql::RequestHeaders(
         headers
             .iter()

@@ -36,6 +36,7 @@ use futures::{SinkExt, StreamExt};
 
 use super::state::AppState;
 use crate::auth::{API_KEY_HEADER, Authenticator, Caller, RequestContext};
+use crate::graphql::RequestHeaders;
 
 /// How long a client has to send `connection_init` after the upgrade.
 const INIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -74,11 +75,14 @@ pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
         }
     };
     let header_credentials = Credentials::from_headers(&parts.headers);
+    // The upgrade's headers: what the connection's functions see as `request.headers`, and a
+    // Lambda authorizer as `requestHeaders`.
+    let headers = super::graphql::request_headers(&parts.headers);
     // Credentials sent with the upgrade are checked before it is answered: a wrong one costs
     // no socket.
     if let Some(auth) = state.inner.auth.as_deref()
         && !header_credentials.is_empty()
-        && let Err(reason) = caller(Some(auth), &header_credentials).await
+        && let Err(reason) = caller(Some(auth), &header_credentials, &headers).await
     {
         tracing::info!(%reason, "refused a WebSocket upgrade with invalid credentials");
         let body = serde_json::json!({ "errors": [{
@@ -105,7 +109,9 @@ pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
         .max_message_size(max_message)
         .max_frame_size(max_message)
         .protocols(ALL_WEBSOCKET_PROTOCOLS)
-        .on_upgrade(move |socket| serve(state, socket, protocol, legacy, header_credentials))
+        .on_upgrade(move |socket| {
+            serve(state, socket, protocol, legacy, header_credentials, headers)
+        })
 }
 
 /// A refused upgrade, as a GraphQL error body in JSON.
@@ -158,14 +164,21 @@ impl Credentials {
 }
 
 /// Who the connection's caller is, or why not.
-async fn caller(auth: Option<&Authenticator>, credentials: &Credentials) -> Result<Caller, String> {
+async fn caller(
+    auth: Option<&Authenticator>,
+    credentials: &Credentials,
+    headers: &RequestHeaders,
+) -> Result<Caller, String> {
     match auth {
         None => Ok(Caller::Anonymous),
         Some(auth) => auth
             .authenticate(
                 credentials.authorization.as_deref(),
                 credentials.api_key.as_deref(),
-                &RequestContext::default(),
+                &RequestContext {
+                    headers: headers.0.clone(),
+                    ..RequestContext::default()
+                },
             )
             .await
             .map_err(|reason| reason.to_string()),
@@ -187,6 +200,7 @@ async fn serve(
     protocol: GraphQLProtocol,
     legacy: bool,
     header_credentials: Credentials,
+    headers: RequestHeaders,
 ) {
     let _counted = Counted::new(state.clone());
     let waiting = Arc::new(state.inner.pending.enter());
@@ -261,15 +275,18 @@ async fn serve(
                 } else {
                     presented
                 };
-                let caller = caller(auth.as_deref(), &credentials).await.map_err(|reason| {
-            tracing::info!(%reason, "refused a WebSocket connection without valid credentials");
-            async_graphql::Error::new(format!("{FORBIDDEN}: {reason}"))
-        })?;
+                let caller = caller(auth.as_deref(), &credentials, &headers)
+            .await
+            .map_err(|reason| {
+                tracing::info!(%reason, "refused a WebSocket connection without valid credentials");
+                async_graphql::Error::new(format!("{FORBIDDEN}: {reason}"))
+            })?;
                 if let Some(exp) = caller.expires_at() {
                     let _ = expiry_known.send(exp);
                 }
                 let mut data = Data::default();
                 data.insert(caller);
+                data.insert(headers);
                 Ok(data)
             })
             .serve();

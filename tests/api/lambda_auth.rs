@@ -70,6 +70,9 @@ async fn authorizer() -> (String, Asked) {
     async fn tenant(Json(event): Json<Value>) -> Json<Value> {
         Json(event["identity"]["resolverContext"]["tenant"].clone())
     }
+    async fn protocol(Json(event): Json<Value>) -> Json<Value> {
+        Json(event["request"]["headers"]["sec-websocket-protocol"].clone())
+    }
     let asked: Asked = Arc::default();
     let app = axum::Router::new()
         .route("/authorize", post(authorize))
@@ -82,6 +85,7 @@ async fn authorizer() -> (String, Asked) {
             ),
         )
         .route("/tenant", post(tenant))
+        .route("/protocol", post(protocol))
         .with_state(asked.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -102,7 +106,10 @@ async fn app_with_authorizer(base: &str, address: String) -> TestApp {
         lambda_endpoint: Some(base.to_owned()),
     });
     let functions = FunctionsConfig {
-        endpoints: vec![("tenant".to_owned(), format!("{base}/tenant"))],
+        endpoints: vec![
+            ("tenant".to_owned(), format!("{base}/tenant")),
+            ("protocol".to_owned(), format!("{base}/protocol")),
+        ],
         ..FunctionsConfig::default()
     };
     spawn_app_with_functions_and(SCHEMA, http, functions).await
@@ -375,11 +382,24 @@ async fn a_lambda_authorizer_is_invoked_through_the_sdk_too() {
 
 #[tokio::test]
 async fn websocket_and_sse_callers_pass_the_same_authorizer() {
-    let (base, _asked) = authorizer().await;
+    let (base, asked) = authorizer().await;
     let app = app_with_authorizer(&base, format!("{base}/authorize")).await;
     let mut client = Client::connected(&app, json!({ "Authorization": "north" })).await;
-    client.subscribe("1", "{ tenant }", json!({})).await;
-    assert_eq!(client.next_of("1").await["data"]["tenant"], "north");
+    client
+        .subscribe("1", "{ tenant protocol }", json!({}))
+        .await;
+    let answer = client.next_of("1").await;
+    assert_eq!(answer["data"]["tenant"], "north", "{answer}");
+    // Functions and the authorizer see the upgrade's headers.
+    assert_eq!(
+        answer["data"]["protocol"], "graphql-transport-ws",
+        "{answer}"
+    );
+    let asked = asked.lock().expect("the events").clone();
+    assert_eq!(
+        asked[0]["requestHeaders"]["sec-websocket-protocol"], "graphql-transport-ws",
+        "{asked:?}"
+    );
 
     let mut refused = Client::open(app.address, "graphql-transport-ws").await;
     refused
@@ -417,7 +437,10 @@ async fn without_an_authorizer_custom_rules_load_and_admit_nobody() {
     };
     let (base, _asked) = authorizer().await;
     let functions = FunctionsConfig {
-        endpoints: vec![("tenant".to_owned(), format!("{base}/tenant"))],
+        endpoints: vec![
+            ("tenant".to_owned(), format!("{base}/tenant")),
+            ("protocol".to_owned(), format!("{base}/protocol")),
+        ],
         ..FunctionsConfig::default()
     };
     let app = spawn_app_with_functions_and(SCHEMA, http, functions).await;

@@ -181,6 +181,18 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
             }
         }
     }
+    // Fields of types without `@model` that functions or an `@http` call answer.
+    for object_def in &model.objects {
+        for field in &object_def.fields {
+            let accesses = field_accesses(model, &field.kind);
+            if !accesses.is_empty() {
+                plans.push(FieldPlan {
+                    field: format!("{}.{}", object_def.name, field.name),
+                    accesses,
+                });
+            }
+        }
+    }
     for type_def in &model.types {
         plans.extend(mutation_plans(model, type_def));
     }

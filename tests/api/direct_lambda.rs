@@ -294,4 +294,10 @@ async fn a_binding_that_names_no_field_or_a_field_resolved_twice_stops_start_up(
         "{plan}"
     );
     assert!(plan.contains("readings-${env}"), "{plan}");
+    // A field of a type without @model that a function answers is in the plan too.
+    let weather = plan
+        .split("\nPlace.weather\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{plan}"));
+    assert!(weather.lines().next().is_some_and(|line| line.contains("weather")), "{plan}");
 }

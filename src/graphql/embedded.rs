@@ -14,23 +14,31 @@ use super::scalars::{list_type_ref, scalar_type_ref};
 use super::values::{from_input, list_from_input};
 use crate::engine::EngineError;
 use crate::engine::read::Node;
-use crate::model::{FieldKind, Model, ObjectDef};
+use crate::model::{FieldDef, FieldKind, Model, ObjectDef};
 use crate::store::{AttrValue, Item};
 
 /// A stored value of a non-model object type: the map it is stored as.
 pub(super) struct Embedded(pub Item);
 
-/// Registers each non-model object type's object and input.
-pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> SchemaBuilder {
+/// How a field of a non-model type that functions answer is made (`own_fields`).
+pub(super) type ComputedField = fn(&ObjectDef, &FieldDef, &Arc<Model>) -> Field;
+
+/// Registers each non-model object type's object and input; `computed` makes the fields that
+/// functions answer.
+pub(super) fn register(
+    mut builder: SchemaBuilder,
+    model: &Arc<Model>,
+    computed: ComputedField,
+) -> SchemaBuilder {
     for object_def in &model.objects {
         builder = builder
-            .register(object(object_def, model))
+            .register(object(object_def, model, computed))
             .register(input(object_def));
     }
     builder
 }
 
-fn object(object_def: &ObjectDef, model: &Arc<Model>) -> Object {
+fn object(object_def: &ObjectDef, model: &Arc<Model>, computed: ComputedField) -> Object {
     let mut object = Object::new(&object_def.name);
     if let Some(description) = &object_def.description {
         object = object.description(description);
@@ -59,7 +67,7 @@ fn object(object_def: &ObjectDef, model: &Arc<Model>) -> Object {
             } => embedded_field::<Embedded>(&field.name, object, *required, *list, item_of),
             // Its description is set there.
             FieldKind::Function { .. } => {
-                object = object.field(super::own_fields::object_field(object_def, field, model));
+                object = object.field(computed(object_def, field, model));
                 continue;
             }
             _ => unreachable!("the model holds values only in non-model types"),

@@ -7,7 +7,10 @@ use std::sync::Arc;
 use async_graphql::dynamic::{Enum, Interface, InterfaceField, SchemaBuilder, TypeRef, Union};
 
 use super::filters::{self, FilterKind};
-use super::{connection, declared, edge_types, embedded, inputs, key_conditions, objects, scalars};
+use super::{
+    connection, declared, edge_types, embedded, inputs, key_conditions, objects, own_fields,
+    scalars,
+};
 use crate::engine::read::{Connection, KeyKind};
 use crate::model::{FieldKind, Model};
 use crate::resolvers::Resolvers;
@@ -24,7 +27,7 @@ pub(super) fn register(
             .field(InterfaceField::new("id", TypeRef::named_nn(TypeRef::ID))),
     );
     builder = builder.register(connection::page_info());
-    builder = embedded::register(builder, model);
+    builder = embedded::register(builder, model, own_fields::object_field);
     builder = declared::register(builder, model);
     for enum_def in &model.enums {
         let mut ty =

@@ -34,7 +34,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use super::state::{AppState, STORAGE_CALLS_HEADER};
+use super::state::{AppState, STORAGE_CALLS_HEADER, request_headers};
 use crate::auth::Caller;
 use crate::graphql::{operation_type, text_within_limits};
 
@@ -399,18 +399,4 @@ impl Answer {
 fn request_error(headers: &HeaderMap, status: StatusCode, message: &str) -> Response {
     let body = serde_json::json!({ "errors": [{ "message": message }] });
     Answer::for_request(headers).json(status, &body)
-}
-
-/// The request's headers as a function's event passes them on (`request.headers`): each name
-/// in lower case, with its value as text.
-pub(super) fn request_headers(headers: &HeaderMap) -> crate::graphql::RequestHeaders {
-    crate::graphql::RequestHeaders(
-        headers
-            .iter()
-            .filter_map(|(name, value)| {
-                let value = value.to_str().ok()?;
-                Some((name.as_str().to_owned(), serde_json::Value::from(value)))
-            })
-            .collect(),
-    )
 }

@@ -115,3 +115,17 @@ pub(super) const ROUTES: [&str; 6] = [
     "/",
     super::graphiql::ASSETS_ROUTE,
 ];
+
+/// The request's headers as a function's event passes them on (`request.headers`): each name
+/// in lower case, with its value as text.
+pub(super) fn request_headers(headers: &axum::http::HeaderMap) -> crate::graphql::RequestHeaders {
+    crate::graphql::RequestHeaders(
+        headers
+            .iter()
+            .filter_map(|(name, value)| {
+                let value = value.to_str().ok()?;
+                Some((name.as_str().to_owned(), serde_json::Value::from(value)))
+            })
+            .collect(),
+    )
+}

@@ -77,7 +77,7 @@ pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
     let header_credentials = Credentials::from_headers(&parts.headers);
     // The upgrade's headers: what the connection's functions see as `request.headers`, and a
     // Lambda authorizer as `requestHeaders`.
-    let headers = super::graphql::request_headers(&parts.headers);
+    let headers = super::state::request_headers(&parts.headers);
     // Credentials sent with the upgrade are checked before it is answered: a wrong one costs
     // no socket.
     if let Some(auth) = state.inner.auth.as_deref()

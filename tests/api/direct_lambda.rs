@@ -299,5 +299,11 @@ async fn a_binding_that_names_no_field_or_a_field_resolved_twice_stops_start_up(
         .split("\nPlace.weather\n")
         .nth(1)
         .unwrap_or_else(|| panic!("{plan}"));
-    assert!(weather.lines().next().is_some_and(|line| line.contains("weather")), "{plan}");
+    assert!(
+        weather
+            .lines()
+            .next()
+            .is_some_and(|line| line.contains("weather")),
+        "{plan}"
+    );
 }

@@ -251,6 +251,9 @@ impl Application {
         let (model, resolvers) = load_schema(&config.schema_path, config.resolvers_dir.as_deref())?;
         let model = Arc::new(model);
         refuse_mixed_identities(&model, config.http.auth.jwt.len())?;
+        for warning in &model.warnings {
+            tracing::warn!("{warning}");
+        }
         if config.http.auth.lambda_authorizer.is_none()
             && has_rules_of(&model, crate::model::Provider::Function)
         {

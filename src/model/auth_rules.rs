@@ -3,7 +3,7 @@
 //! kind of credential (`provider`).
 //!
 //! Invariant: a rule that exists can be enforced here, and every field a rule names is a stored
-//! `String` or `[String]` field of its type. `custom` rules (`provider: function`, and
+//! `String`, `ID`, `[String]` or `[ID]` field of its type. `custom` rules (`provider: function`, and
 //! `@aws_lambda`) admit the callers a Lambda authorizer admits, and `iam` rules (`provider:
 //! iam`, and `@aws_iam`) the requests signed by a key of `--iam-credentials`; without either
 //! configured such rules admit nobody, and the server says so once at start-up.

@@ -38,6 +38,9 @@ pub struct Model {
     /// The fields the schema declares on `type Query` and `type Mutation` itself, beside the
     /// generated ones.
     pub own_fields: Vec<OwnField>,
+    /// What the schema asks for that the API leaves out (`@searchable`'s queries), one line
+    /// each, for start-up to say.
+    pub warnings: Vec<String>,
 }
 
 /// The root type a field of the schema's own is declared on.

@@ -1,6 +1,7 @@
 //! Black-box tests: the real server on a loopback port, a fresh in-memory embedded store per
 //! test, spoken to over HTTP.
 
+mod amplify;
 mod appsync;
 mod appsync_schemas;
 mod auth;

@@ -9,9 +9,25 @@ use super::Reader;
 
 impl Reader<'_> {
     pub(super) fn unknown_directive(&self, pos: Pos, name: &str) -> ModelError {
+        // Amplify's GraphQL transformer v1: named with what v2 writes instead.
+        let v2 = match name {
+            "connection" => Some("@hasOne, @hasMany, @belongsTo or @manyToMany"),
+            "key" => Some("@primaryKey (a key without name) or @index (a named key)"),
+            "versioned" => Some("conflict resolution (DataStore), which tablegraph does not serve"),
+            _ => None,
+        };
+        if let Some(v2) = v2 {
+            return self.error(
+                pos,
+                format!(
+                    "@{name} is Amplify's GraphQL transformer v1 directive; write the schema \
+                     with transformer v2's {v2}"
+                ),
+            );
+        }
         self.error(
             pos,
-            format!("unknown directive @{name}; known here: @model, @auth, @aws_api_key, @aws_oidc, @aws_cognito_user_pools, @aws_auth, @edge, @unique, @default, @index, @belongsTo, @hasMany, @outgoing, @incoming, @targets, @rank"),
+            format!("unknown directive @{name}; known here: @model, @auth, @aws_api_key, @aws_oidc, @aws_cognito_user_pools, @aws_auth, @aws_lambda, @aws_iam, @edge, @unique, @default, @index, @belongsTo, @hasMany, @outgoing, @incoming, @targets, @rank, @function, @http, @searchable"),
         )
     }
 

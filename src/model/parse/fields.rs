@@ -548,7 +548,7 @@ mod tests {
             ),
             (
                 "type Farm @model @auth(rules: [{ allow: owner, ownerField: \"size\" }]) { size: Int }",
-                "schema.graphql:1:18: Farm.size: @auth reads it as an owner or a group, so it must be String or [String]",
+                "schema.graphql:1:18: Farm.size: @auth reads it as an owner or a group, so it must be String, ID, [String] or [ID]",
             ),
             (
                 "type Farm @model @aws_iam(x: 1) { a: Int }",

@@ -8,6 +8,7 @@
 //! `subscriptions` (`@aws_subscribe`), `rules` (`@auth` and AppSync's `@aws_*`) and
 //! `arguments` (a directive's arguments, each read as the type it must be).
 
+mod amplify;
 mod arguments;
 mod fields;
 mod http;
@@ -77,6 +78,7 @@ pub(super) fn parse_model(
         file,
         resolved,
         bound,
+        warnings: std::cell::RefCell::default(),
     };
     let document = async_graphql_parser::parse_schema(source).map_err(|e| {
         let pos = e.positions().next().unwrap_or(Pos { line: 1, column: 1 });
@@ -91,6 +93,8 @@ struct Reader<'a> {
     resolved: &'a BTreeSet<String>,
     /// `Type.field` of every field a resolver file binds to functions, with them.
     bound: &'a BTreeMap<String, Vec<String>>,
+    /// What the API leaves out of what the schema asks, found while reading.
+    warnings: std::cell::RefCell<Vec<String>>,
 }
 
 /// A relation seen while reading fields, checked once every type's fields are known.
@@ -120,6 +124,7 @@ impl Reader<'_> {
         let mut inputs = Vec::new();
         let mut subscription = None;
         let mut own_roots = Vec::new();
+        let mut amplify = None;
         let mut declared: HashMap<&str, Pos> = HashMap::new();
 
         for definition in &document.definitions {
@@ -139,6 +144,10 @@ impl Reader<'_> {
             }
             if name == "Subscription" && matches!(definition.node.kind, TypeKind::Object(_)) {
                 subscription = Some(definition);
+                continue;
+            }
+            if name == "AMPLIFY" && matches!(definition.node.kind, TypeKind::InputObject(_)) {
+                amplify = Some(definition);
                 continue;
             }
             if name == "Query" || name == "Mutation" {
@@ -267,6 +276,9 @@ impl Reader<'_> {
         for definition in &objects {
             types.push(self.read_object(definition, &names, &mut relations)?);
         }
+        if let Some(definition) = amplify {
+            self.apply_global_auth_rule(definition, &mut types)?;
+        }
         if types.is_empty() && own_fields.is_empty() {
             return Err(self.error(
                 Pos { line: 1, column: 1 },
@@ -291,6 +303,7 @@ impl Reader<'_> {
             indexes: Vec::new(),
             resolved: self.resolved.clone(),
             own_fields,
+            warnings: self.warnings.take(),
         };
         self.check_relations(&mut model, &relations)?;
         self.refuse_ruled_relation_keys(&model, &declared)?;

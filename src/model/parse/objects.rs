@@ -189,6 +189,12 @@ impl Reader<'_> {
                         .optional_string_argument(directive, "listSortBy")?
                         .map(|field| (directive.pos, field));
                 }
+                // Amplify's full-text search: the type loads, its search query does not exist.
+                "searchable" => self.warnings.borrow_mut().push(format!(
+                    "{name}: @searchable's query search{} is left out of the API: tablegraph \
+                     has no full-text engine (a function field can serve one)",
+                    crate::model::plural(&name)
+                )),
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }
         }

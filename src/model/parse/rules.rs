@@ -85,10 +85,11 @@ impl Reader<'_> {
                             auth: Vec::new(),
                         });
                     }
+                    // Amplify's owner fields may be `ID`s as well as `String`s.
                     Some(FieldDef {
                         kind:
                             FieldKind::Scalar {
-                                scalar: ScalarType::String,
+                                scalar: ScalarType::String | ScalarType::Id,
                                 ..
                             },
                         ..
@@ -96,7 +97,7 @@ impl Reader<'_> {
                     Some(FieldDef {
                         kind:
                             FieldKind::ScalarList {
-                                scalar: ScalarType::String,
+                                scalar: ScalarType::String | ScalarType::Id,
                                 ..
                             },
                         ..
@@ -106,7 +107,7 @@ impl Reader<'_> {
                             pos,
                             format!(
                                 "{owner}.{field}: @auth reads it as an owner or a group, so it \
-                                 must be String or [String]"
+                                 must be String, ID, [String] or [ID]"
                             ),
                         ));
                     }

@@ -1,0 +1,95 @@
+//! Amplify (transformer v2) schemas as Amplify's CLI writes them: the sandbox's
+//! `input AMPLIFY { globalAuthRule }`, owner fields typed `ID`, `@searchable`.
+
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, api_key_and_tokens, spawn_app_with_schema_and, user_token};
+
+const SCHEMA: &str = "tests/fixtures/amplify-sandbox/schema.graphql";
+const API_KEY: &str = "da2-sandbox";
+
+async fn app() -> TestApp {
+    spawn_app_with_schema_and(SCHEMA, api_key_and_tokens(API_KEY)).await
+}
+
+/// Runs `query` as the caller `authorization` says (`x-api-key` or `Authorization`).
+async fn call(app: &TestApp, header: (&str, &str), query: &str, variables: Value) -> Value {
+    app.client
+        .post(app.url("/graphql"))
+        .header(header.0, header.1)
+        .json(&json!({ "query": query, "variables": variables }))
+        .send()
+        .await
+        .expect("answers")
+        .json()
+        .await
+        .expect("JSON")
+}
+
+#[tokio::test]
+async fn the_sandboxs_global_rule_opens_types_without_rules_to_api_keys_only() {
+    let app = app().await;
+    let create = "mutation { createTodo(input: { name: \"Feed the hens\" }) { id name } }";
+    let by_key = call(&app, ("x-api-key", API_KEY), create, json!({})).await;
+    assert_eq!(
+        by_key["data"]["createTodo"]["name"], "Feed the hens",
+        "{by_key}"
+    );
+    // `{ allow: public }` is API keys' rule: a signed-in user is not admitted by it.
+    let token = user_token("ann", &[]);
+    let by_token = call(&app, ("authorization", &token), create, json!({})).await;
+    assert!(by_token["data"]["createTodo"].is_null(), "{by_token}");
+    assert_eq!(
+        by_token["errors"][0]["extensions"]["errorType"],
+        "Unauthorized"
+    );
+}
+
+#[tokio::test]
+async fn an_owner_field_typed_id_names_its_owner() {
+    let app = app().await;
+    let ann = user_token("ann", &[]);
+    let created = call(
+        &app,
+        ("authorization", &ann),
+        "mutation { createDiary(input: { text: \"Rain all day\" }) { id authorId } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        created["data"]["createDiary"]["authorId"], "ann",
+        "{created}"
+    );
+    let id = created["data"]["createDiary"]["id"].clone();
+    let read = "query($id: ID!) { diary(id: $id) { text } }";
+    let by_ann = call(&app, ("authorization", &ann), read, json!({ "id": id })).await;
+    assert_eq!(by_ann["data"]["diary"]["text"], "Rain all day", "{by_ann}");
+    let bob = user_token("bob", &[]);
+    let by_bob = call(&app, ("authorization", &bob), read, json!({ "id": id })).await;
+    assert!(by_bob["data"]["diary"].is_null(), "{by_bob}");
+}
+
+#[tokio::test]
+async fn a_searchable_type_serves_everything_but_its_search_query() {
+    let app = app().await;
+    let created = call(
+        &app,
+        ("x-api-key", API_KEY),
+        "mutation { createPost(input: { title: \"Lambing season\" }) { title } }",
+        json!({}),
+    )
+    .await;
+    assert_eq!(
+        created["data"]["createPost"]["title"], "Lambing season",
+        "{created}"
+    );
+    let search = call(
+        &app,
+        ("x-api-key", API_KEY),
+        "{ searchPosts { total } }",
+        json!({}),
+    )
+    .await;
+    let message = search["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("searchPosts"), "{search}");
+}

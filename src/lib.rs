@@ -37,6 +37,7 @@ pub mod graphql;
 pub mod http;
 pub mod keys;
 pub mod loaders;
+pub mod local_aws;
 pub mod migrate;
 pub mod model;
 pub mod resolvers;

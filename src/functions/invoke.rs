@@ -152,16 +152,7 @@ impl Invoker {
             .await
             .map_err(|e| self.failed(name, &e))?;
         let status = answer.status();
-        if answer
-            .content_length()
-            .is_some_and(|length| length > MAX_ANSWER_BYTES as u64)
-        {
-            return Err(too_large(name));
-        }
-        let body = answer.bytes().await.map_err(|e| self.failed(name, &e))?;
-        if body.len() > MAX_ANSWER_BYTES {
-            return Err(too_large(name));
-        }
+        let body = self.body_of(name, answer).await?;
         let value: Option<Value> = serde_json::from_slice(&body).ok();
         if let Some(error) = value.as_ref().and_then(error_of) {
             return Err(error);
@@ -234,6 +225,25 @@ impl Invoker {
         value.ok_or_else(|| not_json(name))
     }
 
+    /// An answer's body, at most [`MAX_ANSWER_BYTES`] of it.
+    async fn body_of(
+        &self,
+        name: &str,
+        answer: reqwest::Response,
+    ) -> Result<bytes::Bytes, FunctionError> {
+        if answer
+            .content_length()
+            .is_some_and(|length| length > MAX_ANSWER_BYTES as u64)
+        {
+            return Err(too_large(name));
+        }
+        let body = answer.bytes().await.map_err(|e| self.failed(name, &e))?;
+        if body.len() > MAX_ANSWER_BYTES {
+            return Err(too_large(name));
+        }
+        Ok(body)
+    }
+
     fn failed(&self, name: &str, error: &reqwest::Error) -> FunctionError {
         if error.is_timeout() {
             return self.timed_out(name);
@@ -297,16 +307,7 @@ impl Invoker {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.to_ascii_lowercase().contains("xml"));
-        if answer
-            .content_length()
-            .is_some_and(|length| length > MAX_ANSWER_BYTES as u64)
-        {
-            return Err(too_large(name));
-        }
-        let body = answer.bytes().await.map_err(|e| self.failed(name, &e))?;
-        if body.len() > MAX_ANSWER_BYTES {
-            return Err(too_large(name));
-        }
+        let body = self.body_of(name, answer).await?;
         if !(status == 200 || (with_body && status == 201)) {
             // The endpoint's own answer is the message, as Amplify reports it; a long one is cut.
             let text = String::from_utf8_lossy(&body);
@@ -359,7 +360,7 @@ async fn lambda_client(config: &InvokeConfig) -> aws_sdk_lambda::Client {
         .retry_config(aws_config::retry::RetryConfig::disabled());
     if let Some(endpoint) = &config.lambda_endpoint {
         loader = loader.endpoint_url(endpoint);
-        if is_loopback(endpoint) && !credentials_named() {
+        if crate::local_aws::takes_local_credentials(endpoint) {
             loader = loader.credentials_provider(aws_sdk_lambda::config::Credentials::new(
                 "tablegraph",
                 "local",
@@ -375,28 +376,6 @@ async fn lambda_client(config: &InvokeConfig) -> aws_sdk_lambda::Client {
         lambda = lambda.region(aws_sdk_lambda::config::Region::new("us-east-1"));
     }
     aws_sdk_lambda::Client::from_conf(lambda.build())
-}
-
-fn is_loopback(endpoint: &str) -> bool {
-    url::Url::parse(endpoint).is_ok_and(|url| match url.host() {
-        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    })
-}
-
-/// Whether the environment names credentials for the SDK's chain to find.
-fn credentials_named() -> bool {
-    [
-        "AWS_ACCESS_KEY_ID",
-        "AWS_PROFILE",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    ]
-    .iter()
-    .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
 }
 
 /// The error a function answered: an object with a string `errorMessage` and nothing but

@@ -71,30 +71,18 @@ pub(super) fn field(own: &OwnField, model: &Arc<Model>) -> Field {
 
 /// The `@function` (or `@http`) field `field` of `type_def`: its functions are given the node.
 pub(super) fn type_field(type_def: &TypeDef, field: &FieldDef, model: &Arc<Model>) -> Field {
-    let FieldKind::Function {
-        field: custom,
-        functions,
-        http,
-        direct,
-    } = &field.kind
-    else {
-        unreachable!("type_field is only called for fields functions answer")
-    };
-    let computed = Computed {
-        type_name: type_def.name.clone(),
-        name: field.name.clone(),
-        field: custom.clone(),
-        functions: functions.clone(),
-        http: http.clone(),
-        direct: *direct,
-        auth: Vec::new(),
-    };
-    make(computed, field.description.as_deref(), model)
+    // A type's field is held to its rules with its node.
+    computed_field(&type_def.name, field, Vec::new(), model)
 }
 
 /// The field `field` of the non-model type `object_def` that functions (or an `@http` call)
 /// answer: the value it is a field of is the event's `source`.
 pub(super) fn object_field(object_def: &ObjectDef, field: &FieldDef, model: &Arc<Model>) -> Field {
+    computed_field(&object_def.name, field, field.auth.clone(), model)
+}
+
+/// `owner`'s field `field` that functions answer, callers held to `auth`.
+fn computed_field(owner: &str, field: &FieldDef, auth: Vec<AuthRule>, model: &Arc<Model>) -> Field {
     let FieldKind::Function {
         field: custom,
         functions,
@@ -102,16 +90,16 @@ pub(super) fn object_field(object_def: &ObjectDef, field: &FieldDef, model: &Arc
         direct,
     } = &field.kind
     else {
-        unreachable!("object_field is only called for fields functions answer")
+        unreachable!("only fields functions answer are computed")
     };
     let computed = Computed {
-        type_name: object_def.name.clone(),
+        type_name: owner.to_owned(),
         name: field.name.clone(),
         field: custom.clone(),
         functions: functions.clone(),
         http: http.clone(),
         direct: *direct,
-        auth: field.auth.clone(),
+        auth,
     };
     make(computed, field.description.as_deref(), model)
 }

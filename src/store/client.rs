@@ -37,22 +37,7 @@ impl Credentials {
     /// unless the environment names some, so that no provider chain looks for a role that is
     /// not there; the usual chain otherwise.
     pub fn for_endpoint(endpoint: &str) -> Credentials {
-        let loopback = url::Url::parse(endpoint).is_ok_and(|url| match url.host() {
-            Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
-            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-            None => false,
-        });
-        let named = [
-            "AWS_ACCESS_KEY_ID",
-            "AWS_PROFILE",
-            "AWS_WEB_IDENTITY_TOKEN_FILE",
-            "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-            "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-        ]
-        .iter()
-        .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
-        if loopback && !named {
+        if crate::local_aws::takes_local_credentials(endpoint) {
             Credentials::Local
         } else {
             Credentials::Environment

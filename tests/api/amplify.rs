@@ -12,18 +12,9 @@ async fn app() -> TestApp {
     spawn_app_with_schema_and(SCHEMA, api_key_and_tokens(API_KEY)).await
 }
 
-/// Runs `query` as the caller `authorization` says (`x-api-key` or `Authorization`).
+/// Runs `query` as the caller `header` (`x-api-key` or `Authorization`) says; the answer.
 async fn call(app: &TestApp, header: (&str, &str), query: &str, variables: Value) -> Value {
-    app.client
-        .post(app.url("/graphql"))
-        .header(header.0, header.1)
-        .json(&json!({ "query": query, "variables": variables }))
-        .send()
-        .await
-        .expect("answers")
-        .json()
-        .await
-        .expect("JSON")
+    app.graphql_with(&[header], query, variables).await.1
 }
 
 #[tokio::test]

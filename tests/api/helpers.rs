@@ -172,6 +172,26 @@ impl TestApp {
         self.post(query, variables, false).await
     }
 
+    /// POSTs a GraphQL request with `headers` (credentials, say); answers the status and the
+    /// body (`null` when it is not JSON).
+    pub async fn graphql_with(
+        &self,
+        headers: &[(&str, &str)],
+        query: &str,
+        variables: Value,
+    ) -> (u16, Value) {
+        let mut request = self
+            .client
+            .post(self.url("/graphql"))
+            .json(&json!({ "query": query, "variables": variables }));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.expect("the server answers");
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
     /// POSTs a GraphQL request asking for its storage calls; returns the body and the calls as
     /// `Operation` or `Operation:index` strings.
     pub async fn graphql_counted(&self, query: &str, variables: Value) -> (Value, Vec<String>) {

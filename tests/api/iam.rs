@@ -148,17 +148,10 @@ async fn a_request_signed_with_a_configured_key_is_an_iam_caller() {
         "{answer}"
     );
     // And an API key caller may not ask for `signer` (@aws_iam).
-    let by_key: Value = app
-        .client
-        .post(app.url("/graphql"))
-        .header("x-api-key", API_KEY)
-        .json(&json!({ "query": "{ signer }" }))
-        .send()
+    let by_key = app
+        .graphql_with(&[("x-api-key", API_KEY)], "{ signer }", json!({}))
         .await
-        .expect("answers")
-        .json()
-        .await
-        .expect("JSON");
+        .1;
     assert_eq!(
         by_key["errors"][0]["extensions"]["errorType"], "Unauthorized",
         "{by_key}"
@@ -221,17 +214,14 @@ async fn forged_expired_unknown_and_temporary_signatures_are_refused_and_change_
         assert!(message.contains(says), "{says}: {message}");
         assert!(!message.contains(SECRET), "{message}");
     }
-    let listed: Value = app
-        .client
-        .post(app.url("/graphql"))
-        .header("x-api-key", API_KEY)
-        .json(&json!({ "query": "{ listFarms { edges { node { name } } } }" }))
-        .send()
+    let listed = app
+        .graphql_with(
+            &[("x-api-key", API_KEY)],
+            "{ listFarms { edges { node { name } } } }",
+            json!({}),
+        )
         .await
-        .expect("answers")
-        .json()
-        .await
-        .expect("JSON");
+        .1;
     assert_eq!(listed["data"]["listFarms"]["edges"], json!([]), "{listed}");
 }
 

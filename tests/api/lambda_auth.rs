@@ -117,16 +117,8 @@ async fn app_with_authorizer(base: &str, address: String) -> TestApp {
 
 /// POSTs `query` with `variables` and `Authorization: authorization`; the status and body.
 async fn call(app: &TestApp, authorization: &str, query: &str, variables: Value) -> (u16, Value) {
-    let response = app
-        .client
-        .post(app.url("/graphql"))
-        .header("authorization", authorization)
-        .json(&json!({ "query": query, "variables": variables, "operationName": null }))
-        .send()
+    app.graphql_with(&[("authorization", authorization)], query, variables)
         .await
-        .expect("the server answers");
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
 }
 
 fn tokens_asked(asked: &Asked) -> Vec<String> {
@@ -319,29 +311,15 @@ async fn custom_rules_admit_the_authorizers_callers_and_other_rules_do_not() {
         "{body}"
     );
     let by_key = app
-        .client
-        .post(app.url("/graphql"))
-        .header("x-api-key", API_KEY)
-        .json(&json!({ "query": create_memo }))
-        .send()
+        .graphql_with(&[("x-api-key", API_KEY)], create_memo, json!({}))
         .await
-        .expect("answers")
-        .json::<Value>()
-        .await
-        .expect("JSON");
+        .1;
     assert!(by_key["data"]["createMemo"]["id"].is_string(), "{by_key}");
     // `tenant` is @aws_lambda: an API key is refused it, and no function is called.
     let by_key = app
-        .client
-        .post(app.url("/graphql"))
-        .header("x-api-key", API_KEY)
-        .json(&json!({ "query": "{ tenant }" }))
-        .send()
+        .graphql_with(&[("x-api-key", API_KEY)], "{ tenant }", json!({}))
         .await
-        .expect("answers")
-        .json::<Value>()
-        .await
-        .expect("JSON");
+        .1;
     assert_eq!(
         by_key["errors"][0]["extensions"]["errorType"], "Unauthorized",
         "{by_key}"
@@ -445,16 +423,9 @@ async fn without_an_authorizer_custom_rules_load_and_admit_nobody() {
     };
     let app = spawn_app_with_functions_and(SCHEMA, http, functions).await;
     let body = app
-        .client
-        .post(app.url("/graphql"))
-        .header("x-api-key", API_KEY)
-        .json(&json!({ "query": "{ tenant }" }))
-        .send()
+        .graphql_with(&[("x-api-key", API_KEY)], "{ tenant }", json!({}))
         .await
-        .expect("answers")
-        .json::<Value>()
-        .await
-        .expect("JSON");
+        .1;
     assert_eq!(
         body["errors"][0]["extensions"]["errorType"], "Unauthorized",
         "{body}"

@@ -39,25 +39,8 @@ impl Reader<'_> {
                 format!("{owner}.{name}: the name {name} is reserved for the table's keys"),
             ));
         }
-        if self.bound.contains_key(&format!("{owner}.{name}"))
-            || field
-                .node
-                .directives
-                .iter()
-                .any(|d| matches!(d.node.name.node.as_str(), "function" | "http"))
-        {
-            let resolved = self.read_function_field(owner, field, names)?;
-            return Ok(Some(FieldDef {
-                name,
-                description: description(field.node.description.as_ref()),
-                kind: FieldKind::Function {
-                    field: resolved.field,
-                    functions: resolved.functions,
-                    http: resolved.http,
-                    direct: resolved.direct,
-                },
-                auth: resolved.auth,
-            }));
+        if let Some(computed) = self.computed_field_def(owner, field, names)? {
+            return Ok(Some(computed));
         }
         if let Some(custom) = self.read_custom_field(owner, field, names)? {
             return Ok(Some(FieldDef {

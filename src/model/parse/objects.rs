@@ -56,25 +56,8 @@ impl Reader<'_> {
             let field_name = field.node.name.node.to_string();
             // A field its functions or its `@http` call answer (bound in `resolvers/` too), given
             // the value it is a field of as the event's `source`: never stored.
-            let computed = self.bound.contains_key(&format!("{name}.{field_name}"))
-                || field
-                    .node
-                    .directives
-                    .iter()
-                    .any(|d| matches!(d.node.name.node.as_str(), "function" | "http"));
-            if computed {
-                let resolved = self.read_function_field(&name, field, names)?;
-                fields.push(FieldDef {
-                    name: field_name,
-                    description: description(field.node.description.as_ref()),
-                    kind: FieldKind::Function {
-                        field: resolved.field,
-                        functions: resolved.functions,
-                        http: resolved.http,
-                        direct: resolved.direct,
-                    },
-                    auth: resolved.auth,
-                });
+            if let Some(computed) = self.computed_field_def(&name, field, names)? {
+                fields.push(computed);
                 continue;
             }
             // AppSync asks non-model types to repeat the auth modes that reach them; here their

@@ -1,10 +1,14 @@
 //! The schema's own `type Query` and `type Mutation` (and their `extend type`s): fields beside
 //! the generated ones, as AppSync and Amplify schemas declare their custom queries and
-//! mutations, each resolved by the functions its `@function(name:)` directives name.
+//! mutations, each resolved by the functions its `@function(name:)` directives name (or its
+//! `@http` call, or a binding in `resolvers/`); and any type's field those resolve.
 
 use super::{Names, Reader, description};
 use crate::model::auth_rules::APPSYNC_DIRECTIVES;
-use crate::model::{AuthRule, CustomArgument, CustomField, HttpCall, ModelError, OwnField, Root};
+use crate::model::{
+    AuthRule, CustomArgument, CustomField, FieldDef, FieldKind, HttpCall, ModelError, OwnField,
+    Root,
+};
 use async_graphql_parser::Positioned;
 use async_graphql_parser::types::{BaseType, FieldDefinition, TypeDefinition, TypeKind};
 use async_graphql_value::ConstValue;
@@ -210,6 +214,40 @@ impl Reader<'_> {
             direct,
             auth,
         })
+    }
+}
+
+impl Reader<'_> {
+    /// `owner`'s field `field` as a field its functions or its `@http` call answer, when it is
+    /// one (a `@function` or `@http` directive, or a binding in `resolvers/`).
+    pub(super) fn computed_field_def(
+        &self,
+        owner: &str,
+        field: &Positioned<FieldDefinition>,
+        names: &Names<'_>,
+    ) -> Result<Option<FieldDef>, ModelError> {
+        let name = field.node.name.node.to_string();
+        let computed = self.bound.contains_key(&format!("{owner}.{name}"))
+            || field
+                .node
+                .directives
+                .iter()
+                .any(|d| matches!(d.node.name.node.as_str(), "function" | "http"));
+        if !computed {
+            return Ok(None);
+        }
+        let resolved = self.read_function_field(owner, field, names)?;
+        Ok(Some(FieldDef {
+            name,
+            description: description(field.node.description.as_ref()),
+            kind: FieldKind::Function {
+                field: resolved.field,
+                functions: resolved.functions,
+                http: resolved.http,
+                direct: resolved.direct,
+            },
+            auth: resolved.auth,
+        }))
     }
 }
 

@@ -84,3 +84,85 @@ async fn a_searchable_type_serves_everything_but_its_search_query() {
     let message = search["errors"][0]["message"].as_str().unwrap_or_default();
     assert!(message.contains("searchPosts"), "{search}");
 }
+
+#[tokio::test]
+async fn amplifys_relations_load_with_amplifys_keys_and_read_through_their_slots() {
+    let app =
+        crate::helpers::spawn_app_with_schema("tests/fixtures/amplify-relations/schema.graphql")
+            .await;
+    let blog = app
+        .graphql(
+            "mutation { createBlog(input: { name: \"Farm diary\" }) { id } }",
+            json!({}),
+        )
+        .await;
+    let blog = blog["data"]["createBlog"]["id"]
+        .as_str()
+        .expect("a blog")
+        .to_owned();
+    // Amplify's implicit key of the bare @hasMany Blog.posts.
+    let post = app
+        .graphql(
+            "mutation($blog: ID!) { createPost(input: { title: \"Lambing\", blogPostsId: $blog }) { id blog { name } } }",
+            json!({ "blog": blog }),
+        )
+        .await;
+    assert_eq!(
+        post["data"]["createPost"]["blog"]["name"], "Farm diary",
+        "{post}"
+    );
+    let post = post["data"]["createPost"]["id"]
+        .as_str()
+        .expect("a post")
+        .to_owned();
+    for content in ["First!", "Lovely"] {
+        let comment = app
+            .graphql(
+                "mutation($post: ID!, $c: String!) { createComment(input: { postID: $post, content: $c }) { post { title } } }",
+                json!({ "post": post, "c": content }),
+            )
+            .await;
+        assert_eq!(
+            comment["data"]["createComment"]["post"]["title"], "Lambing",
+            "{comment}"
+        );
+    }
+    let (body, calls) = app
+        .graphql_counted(
+            "query($blog: ID!) { blog(id: $blog) { posts { edges { node { title comments { edges { node { content } } } } } } } }",
+            json!({ "blog": blog }),
+        )
+        .await;
+    let posts = &body["data"]["blog"]["posts"]["edges"];
+    assert_eq!(posts[0]["node"]["title"], "Lambing", "{body}");
+    assert_eq!(
+        posts[0]["node"]["comments"]["edges"],
+        json!([{ "node": { "content": "First!" } }, { "node": { "content": "Lovely" } }]),
+        "{body}"
+    );
+    // The blog, its posts' slot, their comments' slot: one call a level, no Scan.
+    assert_eq!(
+        calls,
+        ["BatchGetItem", "Query:GSI02", "Query:GSI03"],
+        "{body}"
+    );
+
+    let team = app
+        .graphql(
+            "mutation { createTeam(input: { name: \"Shearers\" }) { id } }",
+            json!({}),
+        )
+        .await;
+    let team = team["data"]["createTeam"]["id"].clone();
+    let project = app
+        .graphql(
+            "mutation($team: ID!) { createProject(input: { name: \"Spring\", projectTeamId: $team }) { team { name } } }",
+            json!({ "team": team }),
+        )
+        .await;
+    assert_eq!(
+        project["data"]["createProject"]["team"]["name"], "Shearers",
+        "{project}"
+    );
+    app.assert_table_consistent().await;
+}

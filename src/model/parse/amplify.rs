@@ -1,11 +1,18 @@
-//! Amplify's schema-wide settings: `input AMPLIFY { globalAuthRule: AuthRule = { allow: public }
-//! }`, the rule of every `@model` type that has none of its own, as Amplify's sandbox sets it.
+//! Amplify's ways of writing a schema that tablegraph's own directives write otherwise: the
+//! schema-wide `input AMPLIFY { globalAuthRule: AuthRule = { allow: public } }` (the rule of
+//! every `@model` type that has none of its own, as Amplify's sandbox sets it), and relations
+//! without tablegraph's arguments (`@hasMany` bare or with `indexName:`/`fields:`/`references:`,
+//! `@belongsTo` bare, `@hasOne`), whose keys are Amplify's: a bare `Blog.posts: [Post] @hasMany`
+//! keeps the blog's id in `Post.blogPostsId` (added when the schema does not declare it), and
+//! a bare `@belongsTo` on `Post.blog` finds that key.
 
-use super::Reader;
+use super::{PendingRelation, Reader};
 use crate::model::auth_rules::read_rules;
-use crate::model::{ModelError, TypeDef};
-use async_graphql_parser::Positioned;
-use async_graphql_parser::types::{TypeDefinition, TypeKind};
+use crate::model::{
+    FieldDef, FieldKind, Model, ModelError, ScalarType, TypeDef, lower_first, upper_first,
+};
+use async_graphql_parser::types::{ConstDirective, TypeDefinition, TypeKind};
+use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
 
 impl Reader<'_> {
@@ -55,6 +62,249 @@ impl Reader<'_> {
                 self.resolve_rule_fields(&type_def.name, written, &mut type_def.fields)?;
         }
         Ok(())
+    }
+}
+
+/// The slot of a `@hasMany` written without `index:`: chosen once every type is read.
+pub(super) const AUTO_SLOT: u8 = 0;
+
+/// Relation keys that Amplify's forms leave to be found once every type is read.
+#[derive(Debug, Default)]
+pub(super) struct RelationKeys {
+    /// (type or union, key field) Amplify adds as `ID` when the schema does not declare it.
+    implicit: Vec<(String, String)>,
+    /// (owner, field) of a `@belongsTo` without its key: the key of the `@hasMany` it answers,
+    /// or Amplify's own name.
+    bare_belongs_to: Vec<(String, String)>,
+    /// (owner, field, index) of a `@hasMany(indexName:)`: that index's field is the key.
+    by_index: Vec<(String, String, String)>,
+}
+
+impl Reader<'_> {
+    /// The key field of `owner.field`'s `@belongsTo` or `@hasOne`: `field:` (tablegraph's),
+    /// `fields:` or `references:` (Amplify's, one field), or, without, Amplify's implicit one:
+    /// `<owner><Field>Id` for `@hasOne`; for `@belongsTo` found once every type is read
+    /// (empty until then).
+    pub(super) fn belongs_to_key(
+        &self,
+        owner: &str,
+        field: &str,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<String, ModelError> {
+        if let Some(key) = self.optional_string_argument(directive, "field")? {
+            return Ok(key);
+        }
+        if let Some(key) = self.key_fields(owner, field, directive)? {
+            return Ok(key);
+        }
+        let mut keys = self.relation_keys.borrow_mut();
+        if directive.node.name.node == "hasOne" {
+            let key = implicit_key(owner, field);
+            keys.implicit.push((owner.to_owned(), key.clone()));
+            return Ok(key);
+        }
+        keys.bare_belongs_to
+            .push((owner.to_owned(), field.to_owned()));
+        Ok(String::new())
+    }
+
+    /// The key field of `owner.field`'s `@hasMany` over `element`: `field:`, `fields:` or
+    /// `references:` (one field), that of the index `indexName:` names (found once every type
+    /// is read), or Amplify's implicit `<owner><Field>Id` on the element.
+    pub(super) fn has_many_key(
+        &self,
+        owner: &str,
+        field: &str,
+        element: &str,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<String, ModelError> {
+        if let Some(key) = self.optional_string_argument(directive, "field")? {
+            return Ok(key);
+        }
+        if let Some(index) = self.optional_string_argument(directive, "indexName")? {
+            self.relation_keys.borrow_mut().by_index.push((
+                owner.to_owned(),
+                field.to_owned(),
+                index,
+            ));
+            return Ok(String::new());
+        }
+        if directive.node.get_argument("fields").is_some() {
+            return Err(self.error(
+                directive.pos,
+                format!(
+                    "{owner}.{field}: @hasMany(fields:) goes with indexName:, the index of \
+                     {element} whose field holds the parent's id"
+                ),
+            ));
+        }
+        if let Some(key) = self.key_fields(owner, field, directive)? {
+            return Ok(key);
+        }
+        let key = implicit_key(owner, field);
+        self.relation_keys
+            .borrow_mut()
+            .implicit
+            .push((element.to_owned(), key.clone()));
+        Ok(key)
+    }
+
+    /// `fields: [...]` or `references: [...]` naming one field.
+    fn key_fields(
+        &self,
+        owner: &str,
+        field: &str,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<Option<String>, ModelError> {
+        let given = ["fields", "references"]
+            .iter()
+            .find_map(|name| directive.node.get_argument(name).map(|v| (*name, v)));
+        let Some((name, value)) = given else {
+            return Ok(None);
+        };
+        let keys: Vec<&str> = match &value.node {
+            ConstValue::List(keys) => keys
+                .iter()
+                .filter_map(|key| match key {
+                    ConstValue::String(key) => Some(key.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            ConstValue::String(key) => vec![key.as_str()],
+            _ => Vec::new(),
+        };
+        match keys[..] {
+            [key] => Ok(Some(key.to_owned())),
+            [] => Err(self.error(value.pos, format!("{owner}.{field}: {name}: names a field"))),
+            _ => Err(self.error(
+                value.pos,
+                format!(
+                    "{owner}.{field}: {name}: names {} fields; a composite key is not served \
+                     here yet: relate by one field",
+                    keys.len()
+                ),
+            )),
+        }
+    }
+
+    /// Finds the keys Amplify's forms left open, and adds the key fields Amplify adds; before
+    /// the relations are checked.
+    pub(super) fn settle_relation_keys(
+        &self,
+        model: &mut Model,
+        relations: &[PendingRelation],
+    ) -> Result<(), ModelError> {
+        let keys = std::mem::take(&mut *self.relation_keys.borrow_mut());
+        let pos_of = |owner: &str, field: &str| {
+            relations
+                .iter()
+                .find(|r| r.owner == owner && r.field == field)
+                .map_or(Pos::default(), |r| r.pos)
+        };
+        let mut implicit = keys.implicit;
+        for (owner, field, index) in keys.by_index {
+            let Some(FieldKind::HasMany(has_many)) = field_kind(model, &owner, &field) else {
+                continue;
+            };
+            let element = has_many.element.clone();
+            let key = model
+                .possible_types(&element)
+                .iter()
+                .filter_map(|member| model.type_def(member))
+                .find_map(|member| member.indexes.iter().find(|i| i.name == index))
+                .map(|i| i.field.clone())
+                .ok_or_else(|| {
+                    self.error(
+                        pos_of(&owner, &field),
+                        format!(
+                            "{owner}.{field}: @hasMany(indexName: {index:?}) needs \
+                             @index(name: {index:?}) on the field of {element} that holds the \
+                             parent's id"
+                        ),
+                    )
+                })?;
+            set_key(model, &owner, &field, key);
+        }
+        for (owner, field) in keys.bare_belongs_to {
+            let Some(FieldKind::BelongsTo { target, .. }) = field_kind(model, &owner, &field)
+            else {
+                continue;
+            };
+            // The key of the `@hasMany` of the target that lists the owner's nodes, if any.
+            let answered = model.type_def(target).and_then(|target| {
+                target.fields.iter().find_map(|f| match &f.kind {
+                    FieldKind::HasMany(has_many)
+                        if model
+                            .possible_types(&has_many.element)
+                            .contains(&owner.as_str()) =>
+                    {
+                        Some(has_many.foreign_key.clone())
+                    }
+                    _ => None,
+                })
+            });
+            let key = match answered {
+                Some(key) => key,
+                None => {
+                    let key = implicit_key(&owner, &field);
+                    implicit.push((owner.clone(), key.clone()));
+                    key
+                }
+            };
+            set_key(model, &owner, &field, key);
+        }
+        for (holder, key) in implicit {
+            let members: Vec<String> = model
+                .possible_types(&holder)
+                .iter()
+                .map(|m| (*m).to_owned())
+                .collect();
+            for member in members {
+                let Some(type_def) = model.types.iter_mut().find(|t| t.name == member) else {
+                    continue;
+                };
+                if type_def.field(&key).is_none() {
+                    type_def.fields.push(FieldDef {
+                        name: key.clone(),
+                        description: Some(
+                            "The id of the node this one is related to (added as Amplify adds it)."
+                                .to_owned(),
+                        ),
+                        kind: FieldKind::Scalar {
+                            scalar: ScalarType::Id,
+                            required: false,
+                            unique: false,
+                            default: None,
+                        },
+                        auth: Vec::new(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Amplify's name of a relation's key field: `Blog.posts` → `blogPostsId`.
+fn implicit_key(owner: &str, field: &str) -> String {
+    format!("{}{}Id", lower_first(owner), upper_first(field))
+}
+
+fn field_kind<'m>(model: &'m Model, owner: &str, field: &str) -> Option<&'m FieldKind> {
+    model.type_def(owner)?.field(field).map(|f| &f.kind)
+}
+
+fn set_key(model: &mut Model, owner: &str, field: &str, key: String) {
+    let kind = model
+        .types
+        .iter_mut()
+        .find(|t| t.name == owner)
+        .and_then(|t| t.fields.iter_mut().find(|f| f.name == field))
+        .map(|f| &mut f.kind);
+    match kind {
+        Some(FieldKind::HasMany(has_many)) => has_many.foreign_key = key,
+        Some(FieldKind::BelongsTo { foreign_key, .. }) => *foreign_key = key,
+        _ => {}
     }
 }
 
@@ -125,6 +375,63 @@ mod tests {
             (
                 "type Post @model @key(fields: [\"id\"]) { a: Int }",
                 "transformer v2's @primaryKey (a key without name) or @index (a named key)",
+            ),
+        ] {
+            let error = Model::parse("schema.graphql", schema).expect_err(schema);
+            assert!(error.to_string().contains(says), "{error}");
+        }
+    }
+
+    #[test]
+    fn amplifys_relation_forms_find_their_keys_and_slots() {
+        let model = Model::parse(
+            "schema.graphql",
+            include_str!("../../../tests/fixtures/amplify-relations/schema.graphql"),
+        )
+        .expect("the schema loads");
+        let kind = |owner: &str, field: &str| {
+            model
+                .type_def(owner)
+                .and_then(|t| t.field(field))
+                .map(|f| f.kind.clone())
+                .expect("declared")
+        };
+        assert!(
+            matches!(kind("Blog", "posts"), FieldKind::HasMany(HasMany { slot: 2, ref foreign_key, .. }) if foreign_key == "blogPostsId")
+        );
+        assert!(
+            matches!(kind("Post", "blog"), FieldKind::BelongsTo { ref foreign_key, .. } if foreign_key == "blogPostsId")
+        );
+        // Over the index of Comment: its field is the key; the slot is past the index's.
+        assert!(
+            matches!(kind("Post", "comments"), FieldKind::HasMany(HasMany { slot: 3, ref foreign_key, .. }) if foreign_key == "postID")
+        );
+        assert!(
+            matches!(kind("Project", "team"), FieldKind::BelongsTo { ref foreign_key, .. } if foreign_key == "projectTeamId")
+        );
+        // The keys Amplify adds are fields.
+        assert!(matches!(
+            kind("Post", "blogPostsId"),
+            FieldKind::Scalar {
+                scalar: ScalarType::Id,
+                required: false,
+                ..
+            }
+        ));
+        assert!(
+            model
+                .type_def("Project")
+                .and_then(|t| t.field("projectTeamId"))
+                .is_some()
+        );
+        for (schema, says) in [
+            (
+                "type A @model { bs: [B] @hasMany(indexName: \"byA\", fields: [\"id\"]) }\ntype B @model { aId: ID }",
+                "needs @index(name: \"byA\") on the field of B",
+            ),
+            (
+                "type A @model { b: B @hasOne(fields: [\"x\", \"y\"]) x: ID y: ID }\ntype B @model { n: Int }",
+                "a composite key is not served here yet",
             ),
         ] {
             let error = Model::parse("schema.graphql", schema).expect_err(schema);

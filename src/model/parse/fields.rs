@@ -1,6 +1,7 @@
 //! One field of a type: its kind (scalar, relation, edge connection, targets, a resolver's own)
 //! and what its directives ask of it.
 
+use super::amplify::AUTO_SLOT;
 use super::{
     MAX_SLOT, Names, PendingRelation, Reader, declared_at, default_fits, description,
     is_reserved_attribute, managed_field_type, parse_slot,
@@ -67,11 +68,26 @@ impl Reader<'_> {
                     default = Some((directive.pos, self.string_argument(directive, "value")?));
                 }
                 "belongsTo" => {
-                    self.expect_arguments(directive, &["field"])?;
+                    self.expect_arguments(directive, &["field", "fields", "references"])?;
+                    belongs_to = Some(directive);
+                }
+                // Amplify's one-to-one: the key is stored on this side, as a belongsTo's is.
+                "hasOne" => {
+                    self.expect_arguments(directive, &["fields", "references"])?;
                     belongs_to = Some(directive);
                 }
                 "hasMany" => {
-                    self.expect_arguments(directive, &["index", "field", "sortBy"])?;
+                    self.expect_arguments(
+                        directive,
+                        &[
+                            "index",
+                            "field",
+                            "sortBy",
+                            "indexName",
+                            "fields",
+                            "references",
+                        ],
+                    )?;
                     has_many = Some(directive);
                 }
                 "outgoing" | "incoming" => {
@@ -198,7 +214,7 @@ impl Reader<'_> {
                     });
                     FieldKind::BelongsTo {
                         target: type_name.to_string(),
-                        foreign_key: self.string_argument(directive, "field")?,
+                        foreign_key: self.belongs_to_key(owner, &name, directive)?,
                         required: !ty.nullable,
                     }
                 } else {
@@ -297,13 +313,16 @@ impl Reader<'_> {
                         format!("{owner}.{name}: a list of {element_name} needs @hasMany(index:, field:), @outgoing(edge:), @incoming(edge:) or @targets(edge:), or a resolver file resolvers/{owner}.{name}.toml"),
                     ));
                 };
-                let index = self.string_argument(directive, "index")?;
-                let slot = parse_slot(&index).ok_or_else(|| {
-                    self.error(
-                        directive.pos,
-                        format!("{owner}.{name}: index must be one of \"GSI01\" to \"GSI{MAX_SLOT}\", not {index:?}"),
-                    )
-                })?;
+                // Without `index:` (Amplify's forms), the slot is chosen once every type is read.
+                let slot = match self.optional_string_argument(directive, "index")? {
+                    Some(index) => parse_slot(&index).ok_or_else(|| {
+                        self.error(
+                            directive.pos,
+                            format!("{owner}.{name}: index must be one of \"GSI01\" to \"GSI{MAX_SLOT}\", not {index:?}"),
+                        )
+                    })?,
+                    None => AUTO_SLOT,
+                };
                 relations.push(PendingRelation {
                     owner: owner.to_owned(),
                     field: name.clone(),
@@ -312,7 +331,7 @@ impl Reader<'_> {
                 FieldKind::HasMany(HasMany {
                     slot,
                     element: element_name.to_string(),
-                    foreign_key: self.string_argument(directive, "field")?,
+                    foreign_key: self.has_many_key(owner, &name, element_name, directive)?,
                     sort_by: self.optional_string_argument(directive, "sortBy")?,
                 })
             }
@@ -341,11 +360,12 @@ impl Reader<'_> {
         field: &Positioned<FieldDefinition>,
         names: &Names<'_>,
     ) -> Result<Option<CustomField>, ModelError> {
-        const RELATIONS: [&str; 8] = [
+        const RELATIONS: [&str; 9] = [
             "unique",
             "index",
             "default",
             "belongsTo",
+            "hasOne",
             "hasMany",
             "outgoing",
             "incoming",

@@ -79,6 +79,7 @@ pub(super) fn parse_model(
         resolved,
         bound,
         warnings: std::cell::RefCell::default(),
+        relation_keys: std::cell::RefCell::default(),
     };
     let document = async_graphql_parser::parse_schema(source).map_err(|e| {
         let pos = e.positions().next().unwrap_or(Pos { line: 1, column: 1 });
@@ -95,6 +96,8 @@ struct Reader<'a> {
     bound: &'a BTreeMap<String, Vec<String>>,
     /// What the API leaves out of what the schema asks, found while reading.
     warnings: std::cell::RefCell<Vec<String>>,
+    /// Relation keys Amplify's forms leave to be found once every type is read.
+    relation_keys: std::cell::RefCell<amplify::RelationKeys>,
 }
 
 /// A relation seen while reading fields, checked once every type's fields are known.
@@ -305,6 +308,7 @@ impl Reader<'_> {
             own_fields,
             warnings: self.warnings.take(),
         };
+        self.settle_relation_keys(&mut model, &relations)?;
         self.check_relations(&mut model, &relations)?;
         self.refuse_ruled_relation_keys(&model, &declared)?;
         Ok(model)

@@ -1,6 +1,7 @@
 //! Relations between types, checked once every type is read: `@belongsTo` and `@hasMany` that
-//! share a relation slot, and `@edge` types.
+//! share a relation slot (the slots Amplify's forms leave open chosen here), and `@edge` types.
 
+use super::amplify::AUTO_SLOT;
 use super::{
     MANAGED_EDGE_FIELDS, MAX_SLOT, Names, PendingRelation, Reader, description,
     is_reserved_attribute, parse_slot,
@@ -91,6 +92,10 @@ impl Reader<'_> {
                                 ));
                             }
                             sort_scalar = Some(scalar);
+                        }
+                        if has_many.slot == AUTO_SLOT {
+                            // Chosen below, once the explicit slots, lists and indexes hold theirs.
+                            continue;
                         }
                         let key = (member.to_owned(), has_many.slot);
                         if let Some(previous) = slot_users.get(&key) {
@@ -257,6 +262,7 @@ impl Reader<'_> {
                 taken.push(index.slot);
             }
         }
+        self.choose_relation_slots(model, relations)?;
         // A query field is one name among the root's.
         let mut roots: Vec<String> = vec!["node".to_owned(), "nodes".to_owned()];
         for type_def in &model.types {
@@ -287,6 +293,12 @@ impl Reader<'_> {
         let indexes: BTreeSet<u8> = slot_users
             .keys()
             .map(|(_, slot)| *slot)
+            .chain(
+                model
+                    .types
+                    .iter()
+                    .flat_map(|t| t.slots.iter().map(|s| s.slot)),
+            )
             .chain(model.edges.iter().map(|e| e.slot))
             .chain(model.types.iter().filter_map(|t| t.list.map(|l| l.slot)))
             .chain(
@@ -438,6 +450,80 @@ impl Reader<'_> {
             edge_set,
             slot,
         })
+    }
+}
+
+impl Reader<'_> {
+    /// Gives each `@hasMany` written without `index:` a slot: the lowest that no member of its
+    /// element uses (for a relation, its list or an index), in the order the schema declares
+    /// them, after every slot written or chosen before; so adding such a relation moves no
+    /// other slot.
+    fn choose_relation_slots(
+        &self,
+        model: &mut Model,
+        relations: &[PendingRelation],
+    ) -> Result<(), ModelError> {
+        for relation in relations {
+            let Some(FieldKind::HasMany(has_many)) = model
+                .type_def(&relation.owner)
+                .and_then(|t| t.field(&relation.field))
+                .map(|f| &f.kind)
+            else {
+                continue;
+            };
+            if has_many.slot != AUTO_SLOT {
+                continue;
+            }
+            let has_many = has_many.clone();
+            let members: Vec<String> = model
+                .possible_types(&has_many.element)
+                .iter()
+                .map(|m| (*m).to_owned())
+                .collect();
+            let taken = |slot: u8| {
+                members.iter().any(|member| {
+                    model.type_def(member).is_some_and(|t| {
+                        t.slots.iter().any(|s| s.slot == slot)
+                            || t.list.is_some_and(|l| l.slot == slot)
+                            || t.indexes.iter().any(|i| i.slot == slot)
+                    })
+                })
+            };
+            let slot = (1..=MAX_SLOT).find(|slot| !taken(*slot)).ok_or_else(|| {
+                self.error(
+                    relation.pos,
+                    format!(
+                        "{}.{}: {} uses every index slot already; give this relation one of \
+                         another's with @hasMany(index:)",
+                        relation.owner, relation.field, has_many.element
+                    ),
+                )
+            })?;
+            for member in &members {
+                if let Some(type_def) = model.types.iter_mut().find(|t| t.name == *member) {
+                    type_def.slots.push(SlotDef {
+                        slot,
+                        element: has_many.element.clone(),
+                        foreign_key: has_many.foreign_key.clone(),
+                        sort_by: has_many.sort_by.clone(),
+                    });
+                    type_def.slots.sort_by_key(|s| s.slot);
+                }
+            }
+            let field = model
+                .types
+                .iter_mut()
+                .find(|t| t.name == relation.owner)
+                .and_then(|t| t.fields.iter_mut().find(|f| f.name == relation.field));
+            if let Some(FieldDef {
+                kind: FieldKind::HasMany(chosen),
+                ..
+            }) = field
+            {
+                chosen.slot = slot;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -28,6 +28,7 @@ FROM ${RUNTIME_IMAGE} AS runtime
 WORKDIR /app
 COPY --from=builder /app/target/release/tablegraph /usr/local/bin/tablegraph
 COPY schema.graphql /app/schema.graphql
+COPY slots.lock /app/slots.lock
 COPY resolvers/ /app/resolvers/
 COPY migrations/ /app/migrations/
 COPY --from=builder --chown=nonroot:nonroot /out/data /app/data

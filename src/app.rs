@@ -42,6 +42,8 @@ pub enum StartupError {
     Auth(#[from] AuthSetupError),
     #[error(transparent)]
     Resolver(#[from] ResolverError),
+    #[error(transparent)]
+    SlotLock(#[from] crate::slot_lock::LockError),
     #[error("cannot build the GraphQL schema: {0}")]
     Schema(String),
     #[error(transparent)]
@@ -83,6 +85,7 @@ pub fn load_schema(schema: &Path, dir: Option<&Path>) -> Result<(Model, Resolver
         &source,
         &Resolvers::fields_in(&dir),
         &Resolvers::functions_in(&dir)?,
+        &crate::slot_lock::read(schema)?,
     )?;
     let resolvers = Resolvers::load(&dir, &model)?;
     Ok((model, resolvers))
@@ -253,6 +256,15 @@ impl Application {
         refuse_mixed_identities(&model, config.http.auth.jwt.len())?;
         for warning in &model.warnings {
             tracing::warn!("{warning}");
+        }
+        let unpinned = crate::slot_lock::unpinned(&config.schema_path, &model);
+        if !unpinned.is_empty() {
+            tracing::info!(
+                slots = %unpinned.join(", "),
+                "index slots not pinned in {} yet: `tablegraph migrate` pins them, so that editing \
+                 the schema never moves them",
+                crate::slot_lock::FILE_NAME
+            );
         }
         if config.http.auth.lambda_authorizer.is_none()
             && has_rules_of(&model, crate::model::Provider::Function)

@@ -41,6 +41,7 @@ pub mod local_aws;
 pub mod migrate;
 pub mod model;
 pub mod resolvers;
+pub mod slot_lock;
 pub mod store;
 pub mod telemetry;
 pub mod transfer;

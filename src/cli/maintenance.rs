@@ -38,6 +38,9 @@ pub(super) async fn migrate(
         for slot in &missing {
             writeln!(out, "would create index {}", crate::keys::gsi_name(*slot))?;
         }
+        for pin in crate::slot_lock::unpinned(&schema.schema, &model) {
+            writeln!(out, "would pin {pin} in {}", crate::slot_lock::FILE_NAME)?;
+        }
         if create {
             writeln!(out, "would then apply {} data migrations", migrations.len())?;
             return Ok(());
@@ -64,6 +67,13 @@ pub(super) async fn migrate(
             )?;
         }
         writeln!(out, "table {table} is up to date")?;
+        if crate::slot_lock::write(&schema.schema, &model)? {
+            writeln!(
+                out,
+                "pinned the index slots in {}",
+                crate::slot_lock::path_of(&schema.schema).display()
+            )?;
+        }
     }
     drop(out);
     let shown = MigrationProgress::new(std::io::stderr().is_terminal(), progress_every);

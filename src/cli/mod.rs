@@ -279,9 +279,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Plan { schema } => {
             let (model, resolvers) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
             let plans = crate::access_plan::plan(&model, &resolvers);
-            std::io::stdout()
-                .lock()
-                .write_all(crate::access_plan::render(&plans).as_bytes())?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(crate::access_plan::render(&plans).as_bytes())?;
+            // The index slots, and which `tablegraph migrate` has yet to pin.
+            let unpinned = crate::slot_lock::unpinned(&schema.schema, &model);
+            writeln!(out, "Index slots ({})", crate::slot_lock::FILE_NAME)?;
+            for (key, slot) in &model.slot_pins {
+                let pinned = !unpinned.contains(&format!("{key} = GSI{slot:02}"));
+                let note = if pinned {
+                    "pinned"
+                } else {
+                    "not pinned yet: tablegraph migrate pins it"
+                };
+                writeln!(out, "  {key:<40} GSI{slot:02}  {note}")?;
+            }
         }
         Command::Token {
             jwt_hs256_secret,

@@ -41,6 +41,10 @@ pub struct Model {
     /// What the schema asks for that the API leaves out (`@searchable`'s queries), one line
     /// each, for start-up to say.
     pub warnings: Vec<String>,
+    /// The index slot of each type index (`Post.list`), `@index` (`Comment@byPost`) and
+    /// relation slot chosen for a `@hasMany` without `index:` (`Post:Blog.posts`): what
+    /// `slots.lock` pins, so that editing the schema never moves a slot that holds items.
+    pub slot_pins: std::collections::BTreeMap<String, u8>,
 }
 
 /// The root type a field of the schema's own is declared on.
@@ -439,6 +443,7 @@ impl Model {
             source,
             &std::collections::BTreeSet::new(),
             &std::collections::BTreeMap::new(),
+            &std::collections::BTreeMap::new(),
         )
     }
 
@@ -449,19 +454,27 @@ impl Model {
         source: &str,
         resolved: &std::collections::BTreeSet<String>,
     ) -> Result<Model, ModelError> {
-        parse::parse_model(file, source, resolved, &std::collections::BTreeMap::new())
+        parse::parse_model(
+            file,
+            source,
+            resolved,
+            &std::collections::BTreeMap::new(),
+            &std::collections::BTreeMap::new(),
+        )
     }
 
     /// Like [`Model::parse_with_resolvers`], with the fields `resolvers/` binds to functions
     /// (`Type.field` → the functions, in order): each is resolved by them with AppSync's direct
-    /// Lambda resolver event, as AppSync's resolvers bind fields outside the schema.
+    /// Lambda resolver event, as AppSync's resolvers bind fields outside the schema; and the
+    /// index slots `slots.lock` pins (see [`Model::slot_pins`]).
     pub fn parse_with_resolver_files(
         file: &str,
         source: &str,
         resolved: &std::collections::BTreeSet<String>,
         bound: &std::collections::BTreeMap<String, Vec<String>>,
+        slot_pins: &std::collections::BTreeMap<String, u8>,
     ) -> Result<Model, ModelError> {
-        parse::parse_model(file, source, resolved, bound)
+        parse::parse_model(file, source, resolved, bound, slot_pins)
     }
 
     /// Whether a resolver file serves `type_name.field` rather than its directive.

@@ -166,3 +166,74 @@ async fn amplifys_relations_load_with_amplifys_keys_and_read_through_their_slots
     );
     app.assert_table_consistent().await;
 }
+
+#[tokio::test]
+async fn migrate_pins_the_slots_it_chose_and_an_edited_schema_keeps_them() {
+    let dir = crate::helpers::scratch("slot-lock");
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let schema = dir.join("schema.graphql");
+    let fixture =
+        crate::helpers::repository_file("tests/fixtures/amplify-relations/schema.graphql");
+    std::fs::copy(&fixture, &schema).expect("copied");
+    let schema_arg = schema.to_str().expect("a UTF-8 path").to_owned();
+    // `run_tablegraph` gives the data directory (`dir`); this schema has no data migrations.
+    let migrations = dir.join("migrations");
+    std::fs::create_dir_all(&migrations).expect("a directory");
+    let migrations = migrations.to_str().expect("a UTF-8 path").to_owned();
+    let migrate = [
+        "migrate",
+        "--schema",
+        &schema_arg,
+        "--migrations",
+        &migrations,
+    ];
+    let (ok, stdout, stderr) = crate::helpers::run_tablegraph(&migrate, &dir).await;
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("pinned the index slots in"), "{stdout}");
+    let lock = std::fs::read_to_string(dir.join("slots.lock")).expect("the lock file");
+    assert!(lock.contains("\"Post:Blog.posts\" = 2"), "{lock}");
+    assert!(lock.contains("\"Comment@byPost\" = 2"), "{lock}");
+    // Nothing new to pin the second time.
+    let (ok, stdout, _) = crate::helpers::run_tablegraph(&migrate, &dir).await;
+    assert!(ok && !stdout.contains("pinned"), "{stdout}");
+
+    // A relation declared before Blog.posts: Blog.posts keeps GSI02, the new one takes a free one.
+    let text = std::fs::read_to_string(&schema).expect("the schema");
+    let edited = text.replace(
+        "  posts: [Post] @hasMany",
+        "  drafts: [Post] @hasMany\n  posts: [Post] @hasMany",
+    );
+    std::fs::write(&schema, edited).expect("written");
+    let plan = std::process::Command::new(env!("CARGO_BIN_EXE_tablegraph"))
+        .args(["plan", "--schema", &schema_arg])
+        .output()
+        .expect("runs");
+    let plan = String::from_utf8_lossy(&plan.stdout).into_owned();
+    let line = |key: &str| {
+        plan.lines()
+            .find(|line| line.trim_start().starts_with(key))
+            .unwrap_or_else(|| panic!("{key} in {plan}"))
+            .to_owned()
+    };
+    assert!(line("Post:Blog.posts ").contains("GSI02  pinned"), "{plan}");
+    assert!(
+        line("Post:Blog.drafts ").contains("GSI03  not pinned yet"),
+        "{plan}"
+    );
+    std::fs::remove_dir_all(&dir).expect("removable");
+}
+
+#[tokio::test]
+async fn a_refusal_names_appsyncs_error_type_where_aws_clients_read_it() {
+    let app = app().await;
+    let response = app
+        .client
+        .post(app.url("/graphql"))
+        .header("x-api-key", "da2-wrong")
+        .json(&json!({ "query": "{ __typename }" }))
+        .send()
+        .await
+        .expect("answers");
+    assert_eq!(response.status(), 401);
+    assert_eq!(response.headers()["x-amzn-errortype"], "UnauthorizedException");
+}

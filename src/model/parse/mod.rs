@@ -73,11 +73,13 @@ pub(super) fn parse_model(
     source: &str,
     resolved: &BTreeSet<String>,
     bound: &BTreeMap<String, Vec<String>>,
+    slot_pins: &BTreeMap<String, u8>,
 ) -> Result<Model, ModelError> {
     let reader = Reader {
         file,
         resolved,
         bound,
+        slot_pins,
         warnings: std::cell::RefCell::default(),
         relation_keys: std::cell::RefCell::default(),
     };
@@ -94,6 +96,8 @@ struct Reader<'a> {
     resolved: &'a BTreeSet<String>,
     /// `Type.field` of every field a resolver file binds to functions, with them.
     bound: &'a BTreeMap<String, Vec<String>>,
+    /// The index slots `slots.lock` pins (see [`Model::slot_pins`]).
+    slot_pins: &'a BTreeMap<String, u8>,
     /// What the API leaves out of what the schema asks, found while reading.
     warnings: std::cell::RefCell<Vec<String>>,
     /// Relation keys Amplify's forms leave to be found once every type is read.
@@ -307,6 +311,7 @@ impl Reader<'_> {
             resolved: self.resolved.clone(),
             own_fields,
             warnings: self.warnings.take(),
+            slot_pins: BTreeMap::new(),
         };
         self.settle_relation_keys(&mut model, &relations)?;
         self.check_relations(&mut model, &relations)?;

@@ -218,51 +218,77 @@ impl Reader<'_> {
                 .slots
                 .push(slot);
         }
+        let mut chosen: BTreeMap<String, u8> = BTreeMap::new();
         for type_def in &mut model.types {
             type_def.slots.sort_by_key(|s| s.slot);
-            // The lowest slot the type's nodes use for no relation: an index that exists
-            // already whenever one is free.
-            if let Some(list) = &mut type_def.list {
-                list.slot = (1..=u8::MAX)
-                    .find(|n| type_def.slots.iter().all(|s| s.slot != *n))
-                    .expect("a type uses fewer than 255 slots");
-                if list.slot > MAX_SLOT {
-                    return Err(self.error(
-                        Pos::default(),
-                        format!(
-                            "type {}: its relations use every index slot, none is left for \
-                             list{}; give it @model(list: false)",
-                            type_def.name,
-                            crate::model::plural(&type_def.name)
-                        ),
-                    ));
-                }
+            let written: Vec<u8> = type_def.slots.iter().map(|s| s.slot).collect();
+            // The slots the lock file pins for this type's keys: none of them is chosen for
+            // another key (a key the schema dropped keeps its slot, and the items in it).
+            let pins = self.pins_of(&type_def.name);
+            let mut taken = written.clone();
+            // The type index, then each `@index` in turn: the slot pinned for it, or the lowest
+            // slot the type's nodes use for nothing else (an index that exists already
+            // whenever one is free).
+            let mut wanted: Vec<(String, String)> = Vec::new();
+            if type_def.list.is_some() {
+                wanted.push((
+                    list_key(&type_def.name),
+                    format!("list{}", crate::model::plural(&type_def.name)),
+                ));
             }
-            // Then each `@index`, in turn, the lowest slot still free.
-            let mut taken: Vec<u8> = type_def
-                .slots
-                .iter()
-                .map(|s| s.slot)
-                .chain(type_def.list.map(|l| l.slot))
-                .collect();
-            for index in &mut type_def.indexes {
-                index.slot = (1..=u8::MAX)
-                    .find(|n| !taken.contains(n))
-                    .expect("a type uses fewer than 255 slots");
-                if index.slot > MAX_SLOT {
+            for index in &type_def.indexes {
+                wanted.push((
+                    index_key(&type_def.name, &index.name),
+                    format!("@index {}", index.name),
+                ));
+            }
+            let mut slots = Vec::new();
+            for (key, what) in &wanted {
+                let slot = match self.slot_pins.get(key) {
+                    Some(pinned) if written.contains(pinned) => {
+                        return Err(self.error(
+                            Pos::default(),
+                            format!(
+                                "type {}: slots.lock pins slot GSI{pinned:02} for {what}, \
+                                 and a relation writes it too; give the relation another index",
+                                type_def.name
+                            ),
+                        ));
+                    }
+                    Some(pinned) => *pinned,
+                    None => (1..=u8::MAX)
+                        .find(|n| !taken.contains(n) && !pins.contains(n))
+                        .expect("a type uses fewer than 255 slots"),
+                };
+                if slot > MAX_SLOT {
+                    let hint = if what.starts_with("list") {
+                        "; give it @model(list: false)"
+                    } else {
+                        ""
+                    };
                     return Err(self.error(
                         Pos::default(),
                         format!(
                             "type {}: its relations and indexes use every index slot, none is \
-                             left for @index {}",
-                            type_def.name, index.name
+                             left for {what}{hint}",
+                            type_def.name
                         ),
                     ));
                 }
-                taken.push(index.slot);
+                taken.push(slot);
+                chosen.insert(key.clone(), slot);
+                slots.push(slot);
+            }
+            let mut slots = slots.into_iter();
+            if let Some(list) = &mut type_def.list {
+                list.slot = slots.next().expect("a slot was chosen for the list");
+            }
+            for index in &mut type_def.indexes {
+                index.slot = slots.next().expect("a slot was chosen for each index");
             }
         }
-        self.choose_relation_slots(model, relations)?;
+        self.choose_relation_slots(model, relations, &mut chosen)?;
+        model.slot_pins = chosen;
         // A query field is one name among the root's.
         let mut roots: Vec<String> = vec!["node".to_owned(), "nodes".to_owned()];
         for type_def in &model.types {
@@ -453,7 +479,34 @@ impl Reader<'_> {
     }
 }
 
+/// The lock file's key of a type's index (`Post.list`).
+pub(super) fn list_key(type_name: &str) -> String {
+    format!("{type_name}.list")
+}
+
+/// The lock file's key of an `@index` (`Comment@byPost`).
+pub(super) fn index_key(type_name: &str, index: &str) -> String {
+    format!("{type_name}@{index}")
+}
+
+/// The lock file's key of the slot `member`'s nodes write for `owner.field` (`Post:Blog.posts`).
+pub(super) fn relation_key(member: &str, owner: &str, field: &str) -> String {
+    format!("{member}:{owner}.{field}")
+}
+
 impl Reader<'_> {
+    /// The slots the lock file pins for `type_name`'s keys.
+    fn pins_of(&self, type_name: &str) -> Vec<u8> {
+        self.slot_pins
+            .iter()
+            .filter(|(key, _)| {
+                key.strip_prefix(type_name)
+                    .is_some_and(|rest| rest.starts_with(['.', '@', ':']))
+            })
+            .map(|(_, slot)| *slot)
+            .collect()
+    }
+
     /// Gives each `@hasMany` written without `index:` a slot: the lowest that no member of its
     /// element uses (for a relation, its list or an index), in the order the schema declares
     /// them, after every slot written or chosen before; so adding such a relation moves no
@@ -462,6 +515,7 @@ impl Reader<'_> {
         &self,
         model: &mut Model,
         relations: &[PendingRelation],
+        chosen: &mut BTreeMap<String, u8>,
     ) -> Result<(), ModelError> {
         for relation in relations {
             let Some(FieldKind::HasMany(has_many)) = model
@@ -489,7 +543,29 @@ impl Reader<'_> {
                     })
                 })
             };
-            let slot = (1..=MAX_SLOT).find(|slot| !taken(*slot)).ok_or_else(|| {
+            let keys: Vec<String> = members
+                .iter()
+                .map(|member| relation_key(member, &relation.owner, &relation.field))
+                .collect();
+            // The slot the lock file pins for the relation on every member, else the lowest
+            // free on all of them that no other key pins.
+            let pinned: Vec<Option<u8>> = keys
+                .iter()
+                .map(|k| self.slot_pins.get(k).copied())
+                .collect();
+            let pinned = match pinned.first() {
+                Some(Some(first)) if pinned.iter().all(|p| *p == Some(*first)) => Some(*first),
+                _ => None,
+            };
+            let pinned_elsewhere = |slot: u8| {
+                members
+                    .iter()
+                    .any(|member| self.pins_of(member).contains(&slot))
+            };
+            let free = pinned
+                .filter(|slot| !taken(*slot))
+                .or_else(|| (1..=MAX_SLOT).find(|slot| !taken(*slot) && !pinned_elsewhere(*slot)));
+            let slot = free.ok_or_else(|| {
                 self.error(
                     relation.pos,
                     format!(
@@ -499,6 +575,9 @@ impl Reader<'_> {
                     ),
                 )
             })?;
+            for key in keys {
+                chosen.insert(key, slot);
+            }
             for member in &members {
                 if let Some(type_def) = model.types.iter_mut().find(|t| t.name == *member) {
                     type_def.slots.push(SlotDef {
@@ -669,6 +748,73 @@ mod tests {
                 .edge_def("GoalSubscription")
                 .expect("an edge type")
                 .edge_set
+        );
+    }
+
+    #[test]
+    fn pinned_slots_stay_when_the_schema_changes() {
+        let parse = |schema: &str, pins: &std::collections::BTreeMap<String, u8>| {
+            Model::parse_with_resolver_files(
+                "schema.graphql",
+                schema,
+                &Default::default(),
+                &Default::default(),
+                pins,
+            )
+            .expect("the schema loads")
+        };
+        let slot_of = |model: &Model, index: &str| {
+            model
+                .type_def("Cow")
+                .and_then(|t| t.indexes.iter().find(|i| i.name == index))
+                .map(|i| i.slot)
+        };
+        let first = parse(
+            "type Cow @model { breed: String @index }\ntype Farm @model { cows: [Cow] @hasMany }",
+            &Default::default(),
+        );
+        assert_eq!(slot_of(&first, "byBreed"), Some(2));
+        assert_eq!(first.slot_pins["Cow:Farm.cows"], 3);
+        // An index and a relation declared before the others: unpinned, every slot moves.
+        let edited = "type Cow @model { colour: String @index breed: String @index }\n\
+                      type Farm @model { calves: [Cow] @hasMany cows: [Cow] @hasMany }";
+        let unpinned = parse(edited, &Default::default());
+        assert_eq!(slot_of(&unpinned, "byBreed"), Some(3));
+        // Pinned, each keeps its slot and the new ones take free ones.
+        let pinned = parse(edited, &first.slot_pins);
+        assert_eq!(slot_of(&pinned, "byBreed"), Some(2));
+        assert_eq!(pinned.slot_pins["Cow:Farm.cows"], 3);
+        assert_eq!(slot_of(&pinned, "byColour"), Some(4));
+        assert_eq!(pinned.slot_pins["Cow:Farm.calves"], 5);
+        let farm = pinned.type_def("Farm").expect("declared");
+        assert!(
+            matches!(farm.field("cows").map(|f| &f.kind), Some(FieldKind::HasMany(h)) if h.slot == 3)
+        );
+        // A dropped index's slot is not given to another while the lock pins it.
+        let dropped = parse(
+            "type Cow @model { colour: String @index size: Int @index }\n\
+             type Farm @model { cows: [Cow] @hasMany }",
+            &pinned.slot_pins,
+        );
+        assert_eq!(slot_of(&dropped, "byColour"), Some(4));
+        // Not byBreed's 2 nor calves' 5: the lock still pins them.
+        assert_eq!(slot_of(&dropped, "bySize"), Some(6));
+        // A pinned slot a relation now writes is refused, naming both.
+        let mut clash = first.slot_pins.clone();
+        clash.insert("Cow@byBreed".to_owned(), 5);
+        let error = Model::parse_with_resolver_files(
+            "schema.graphql",
+            "type Cow @model { breed: String @index farmId: ID }\ntype Farm @model { cows: [Cow] @hasMany(index: \"GSI05\", field: \"farmId\") }",
+            &Default::default(),
+            &Default::default(),
+            &clash,
+        )
+        .expect_err("a clash");
+        assert!(
+            error
+                .to_string()
+                .contains("slots.lock pins slot GSI05 for @index byBreed"),
+            "{error}"
         );
     }
 }

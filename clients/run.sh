@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Starts tablegraph on the embedded in-memory store, with an API key and a small
-# --max-event-bytes, and drives its subscriptions with the real npm clients (graphql-ws over ws,
-# graphql-sse).
+# Starts tablegraph on the embedded in-memory store, with an API key, an HS256 token issuer and
+# a small --max-event-bytes, and drives it with the real npm clients: its subscriptions with
+# graphql-ws (over ws) and graphql-sse, its queries and mutations with aws-amplify v6.
 #
 #   bash clients/run.sh            # builds target/debug/tablegraph if needed
 #   TABLEGRAPH_BIN=target/release/tablegraph bash clients/run.sh
@@ -18,5 +18,9 @@ bin="${TABLEGRAPH_BIN:-target/debug/tablegraph}"
 
 source scripts/serve.sh
 key="da2-clients-$(python3 -c 'import secrets; print(secrets.token_hex(8))')"
-start_server "$bin" --api-key "$key" --max-event-bytes 400
+secret="$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
+start_server "$bin" --api-key "$key" --max-event-bytes 400 \
+  --jwt-hs256-secret "$secret" --jwt-issuer clients
 node clients/subscriptions.mjs "http://$listen/graphql" "$key" || { cat "$server_log"; exit 1; }
+token="$("$bin" token --jwt-hs256-secret "$secret" --jwt-issuer clients --sub amplify-user)"
+node clients/amplify.mjs "http://$listen/graphql" "$key" "$token" || { cat "$server_log"; exit 1; }

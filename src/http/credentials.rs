@@ -71,6 +71,11 @@ pub async fn authenticate(
             }] });
             let mut response =
                 Answer::for_request(request.headers()).json(StatusCode::UNAUTHORIZED, &body);
+            // As AppSync names it: AWS clients (aws-amplify) read the error's name here.
+            response.headers_mut().insert(
+                "x-amzn-errortype",
+                HeaderValue::from_static("UnauthorizedException"),
+            );
             // Refused before its body was read: hyper closes the connection rather than read
             // the body, so the client is told not to send another request on it.
             let has_body = request

@@ -214,7 +214,8 @@ pub const CORS_ALLOW_HEADERS: [&str; 14] = [
 
 /// Any origin may `GET`, `POST`, `PUT` and `DELETE` (graphql-sse's reservations) with the
 /// headers of [`CORS_ALLOW_HEADERS`] and those configured (`extra`), and read `x-request-id`
-/// on the answer; browsers may cache that for 10 minutes. Every `OPTIONS` request gets this
+/// and `x-amzn-errortype` (AppSync's name of a refusal, which aws-amplify reads) on the
+/// answer; browsers may cache that for 10 minutes. Every `OPTIONS` request gets this
 /// answer, whatever it asks.
 fn cors(extra: &[String]) -> CorsLayer {
     let headers: Vec<HeaderName> = CORS_ALLOW_HEADERS
@@ -227,7 +228,10 @@ fn cors(extra: &[String]) -> CorsLayer {
         .allow_origin(AnyOrigin)
         .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
         .allow_headers(headers)
-        .expose_headers([REQUEST_ID_HEADER])
+        .expose_headers([
+            REQUEST_ID_HEADER,
+            HeaderName::from_static("x-amzn-errortype"),
+        ])
         .max_age(Duration::from_secs(600))
 }
 

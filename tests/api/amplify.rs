@@ -235,5 +235,8 @@ async fn a_refusal_names_appsyncs_error_type_where_aws_clients_read_it() {
         .await
         .expect("answers");
     assert_eq!(response.status(), 401);
-    assert_eq!(response.headers()["x-amzn-errortype"], "UnauthorizedException");
+    assert_eq!(
+        response.headers()["x-amzn-errortype"],
+        "UnauthorizedException"
+    );
 }

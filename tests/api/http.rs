@@ -424,10 +424,10 @@ async fn browsers_on_other_origins_may_call_the_api() {
         .expect("the server answers");
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["access-control-allow-origin"], "*");
-    // The page's script may read the request id of the answer.
+    // The page's script may read the request id of the answer, and AppSync's error type.
     assert_eq!(
         response.headers()["access-control-expose-headers"],
-        "x-request-id"
+        "x-request-id,x-amzn-errortype"
     );
     assert!(
         response.headers()["vary"]

@@ -85,10 +85,12 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
     let mut plans = Vec::new();
     for type_def in &model.types {
         let name = &type_def.name;
-        plans.push(FieldPlan {
-            field: format!("Query.{}(id)", lower_first(name)),
-            accesses: vec![node_read("id")],
-        });
+        if let Some(get) = &type_def.roots.get {
+            plans.push(FieldPlan {
+                field: format!("Query.{get}(id)"),
+                accesses: vec![node_read("id")],
+            });
+        }
         for field in type_def.unique_fields() {
             plans.push(FieldPlan {
                 field: format!(
@@ -128,9 +130,9 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
                 )],
             });
         }
-        if let Some(list) = type_def.list {
+        if let (Some(list), Some(list_name)) = (type_def.list, &type_def.roots.list) {
             plans.push(FieldPlan {
-                field: format!("Query.list{}", crate::model::plural(name)),
+                field: format!("Query.{list_name}"),
                 accesses: vec![
                     access(
                         "Query",
@@ -388,7 +390,35 @@ fn pipeline_accesses(pipeline: &Pipeline) -> Vec<Access> {
     accesses
 }
 
+/// The plans of the mutations generated for `type_def`, by the names it has, without those
+/// `@model(mutations:)` leaves out.
 fn mutation_plans(model: &Model, type_def: &TypeDef) -> Vec<FieldPlan> {
+    let (name, roots) = (&type_def.name, &type_def.roots);
+    let plural = crate::model::plural(name);
+    let kinds = [
+        ("create", &roots.create),
+        ("update", &roots.update),
+        ("delete", &roots.delete),
+    ];
+    every_mutation_plan(model, type_def)
+        .into_iter()
+        .filter_map(|mut plan| {
+            for (verb, chosen) in &kinds {
+                if plan.field == format!("Mutation.{verb}{name}") {
+                    let chosen = chosen.as_ref()?;
+                    plan.field = format!("Mutation.{chosen}");
+                    return Some(plan);
+                }
+                if plan.field == format!("Mutation.{verb}{plural}") {
+                    return chosen.is_some().then_some(plan);
+                }
+            }
+            Some(plan)
+        })
+        .collect()
+}
+
+fn every_mutation_plan(model: &Model, type_def: &TypeDef) -> Vec<FieldPlan> {
     let name = &type_def.name;
     let plural = crate::model::plural(name);
     let uniques: Vec<String> = type_def

@@ -257,9 +257,9 @@ fn with_page_arguments(
 
 /// `list<Types>`: every node of `type_def`, from its type index, newest last (`DESC` for newest
 /// first).
-pub(super) fn list_field(type_def: &TypeDef) -> Field {
+pub(super) fn list_field(type_def: &TypeDef, name: &str) -> Field {
     let type_def = Arc::new(type_def.clone());
-    let name = format!("list{}", crate::model::plural(&type_def.name));
+    let name = name.to_owned();
     let connection_type = format!("{}Connection", type_def.name);
     let shards = type_def.list.map_or(0, |l| l.shards);
     let key_field = engine::read::list_key_field(&type_def);
@@ -304,10 +304,7 @@ async fn resolve_list(
     })?;
     let counted = ctx.look_ahead().field("totalCount").exists();
     if counted {
-        engine::read::whole_connection(
-            &request,
-            &format!("list{}", crate::model::plural(&type_def.name)),
-        )?;
+        engine::read::whole_connection(&request, &type_def.roots.list_name(&type_def.name))?;
     }
     let read = async {
         if reads_nothing(ctx, &request) {

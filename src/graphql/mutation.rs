@@ -38,40 +38,66 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
                 TypeRef::named(format!("Model{name}ConditionInput")),
             )
         };
-        root = root
-            .field(
-                node_field(&format!("create{name}"), TypeRef::named(name), name, create)
+        // The singles, then the batches, each with its single.
+        let roots = &type_def.roots;
+        if let Some(field) = &roots.create {
+            root = root.field(
+                node_field(field, TypeRef::named(name), name, create)
                     .description(format!("Creates a {name}."))
-                    .argument(InputValue::new("input", TypeRef::named_nn(format!("Create{name}Input")))),
-            )
-            .field(
-                node_field(&format!("update{name}"), TypeRef::named(name), name, update)
+                    .argument(InputValue::new(
+                        "input",
+                        TypeRef::named_nn(format!("Create{name}Input")),
+                    )),
+            );
+        }
+        if let Some(field) = &roots.update {
+            root = root.field(
+                node_field(field, TypeRef::named(name), name, update)
                     .description(format!("Changes the fields given in input; fields left out keep their values. With a condition, only if the stored {name} satisfies it (otherwise ConditionalCheckFailed)."))
                     .argument(InputValue::new("input", TypeRef::named_nn(format!("Update{name}Input"))))
                     .argument(condition()),
-            )
-            .field(
-                node_field(&format!("delete{name}"), TypeRef::named(name), name, delete)
+            );
+        }
+        if let Some(field) = &roots.delete {
+            root = root.field(
+                node_field(field, TypeRef::named(name), name, delete)
                     .description(format!("Deletes a {name} and frees its unique values; null when there is no such {name}. With a condition, only if the stored {name} satisfies it (otherwise ConditionalCheckFailed)."))
                     .argument(InputValue::new("id", TypeRef::named_nn(TypeRef::ID)))
                     .argument(InputValue::new("expectedVersion", TypeRef::named(TypeRef::INT)))
                     .argument(condition()),
-            )
-            .field(
-                node_field(&format!("create{plural}"), TypeRef::named_nn_list(name), name, create_many)
-                    .description(format!("Creates a {name} for each input, all or none, in one transaction."))
-                    .argument(InputValue::new("input", TypeRef::named_nn_list_nn(format!("Create{name}Input")))),
-            )
-            .field(
+            );
+        }
+        if roots.create.is_some() {
+            root = root.field(
+                node_field(
+                    &format!("create{plural}"),
+                    TypeRef::named_nn_list(name),
+                    name,
+                    create_many,
+                )
+                .description(format!(
+                    "Creates a {name} for each input, all or none, in one transaction."
+                ))
+                .argument(InputValue::new(
+                    "input",
+                    TypeRef::named_nn_list_nn(format!("Create{name}Input")),
+                )),
+            );
+        }
+        if roots.update.is_some() {
+            root = root.field(
                 node_field(&format!("update{plural}"), TypeRef::named_nn_list(name), name, update_many)
                     .description("Changes each input's node, all or none, in one transaction; fields left out keep their values.")
                     .argument(InputValue::new("input", TypeRef::named_nn_list_nn(format!("Update{name}Input")))),
-            )
-            .field(
+            );
+        }
+        if roots.delete.is_some() {
+            root = root.field(
                 node_field(&format!("delete{plural}"), TypeRef::named_nn_list(name), name, delete_many)
                     .description(format!("Deletes each {name}, all or none, in one transaction; an id with no such {name} fails the batch."))
                     .argument(InputValue::new("ids", TypeRef::named_nn_list_nn(TypeRef::ID))),
             );
+        }
     }
     root
 }

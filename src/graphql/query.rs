@@ -20,12 +20,14 @@ pub const MAX_NODES: usize = 100;
 pub(super) fn root(model: &Arc<Model>) -> Object {
     let mut root = Object::new("Query");
     for type_def in &model.types {
-        root = root.field(by_id(type_def, model));
+        if let Some(get) = &type_def.roots.get {
+            root = root.field(by_id(type_def, model, get));
+        }
         for field in type_def.unique_fields() {
             root = root.field(by_unique(type_def, field));
         }
-        if type_def.list.is_some() {
-            root = root.field(super::connection::list_field(type_def));
+        if let (Some(_), Some(list)) = (type_def.list, &type_def.roots.list) {
+            root = root.field(super::connection::list_field(type_def, list));
         }
         for index in &type_def.indexes {
             root = root.field(super::connection::index_field(type_def, index));
@@ -63,7 +65,7 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
     )
 }
 
-fn by_id(type_def: &TypeDef, model: &Model) -> Field {
+fn by_id(type_def: &TypeDef, model: &Model, field_name: &str) -> Field {
     let name = type_def.name.clone();
     let edge_connections: Arc<Vec<Connection>> = Arc::new(
         type_def
@@ -73,34 +75,30 @@ fn by_id(type_def: &TypeDef, model: &Model) -> Field {
             .filter(Connection::is_edge)
             .collect(),
     );
-    Field::new(
-        lower_first(&type_def.name),
-        TypeRef::named(&type_def.name),
-        move |ctx| {
-            let name = name.clone();
-            let edge_connections = edge_connections.clone();
-            FieldFuture::new(async move {
-                let id = id_argument(&ctx, "id").map_err(graphql_error)?;
-                let ahead = read_ahead_root(&ctx, &name, &id, &edge_connections)
+    Field::new(field_name, TypeRef::named(&type_def.name), move |ctx| {
+        let name = name.clone();
+        let edge_connections = edge_connections.clone();
+        FieldFuture::new(async move {
+            let id = id_argument(&ctx, "id").map_err(graphql_error)?;
+            let ahead = read_ahead_root(&ctx, &name, &id, &edge_connections)
+                .await
+                .map_err(graphql_error)?;
+            // The page read ahead goes down with the node, to the field it was read for.
+            let node = match ahead {
+                Some(ahead) if ahead.proves_parent() => {
+                    Some(Node::identity(&name, &id).with_prefetch(ahead))
+                }
+                ahead => node(&ctx, std::slice::from_ref(&name))
                     .await
-                    .map_err(graphql_error)?;
-                // The page read ahead goes down with the node, to the field it was read for.
-                let node = match ahead {
-                    Some(ahead) if ahead.proves_parent() => {
-                        Some(Node::identity(&name, &id).with_prefetch(ahead))
-                    }
-                    ahead => node(&ctx, std::slice::from_ref(&name))
-                        .await
-                        .map_err(graphql_error)?
-                        .map(|node| match ahead {
-                            Some(ahead) => node.with_prefetch(ahead),
-                            None => node,
-                        }),
-                };
-                Ok(node.map(|node| node_field_value(node, false)))
-            })
-        },
-    )
+                    .map_err(graphql_error)?
+                    .map(|node| match ahead {
+                        Some(ahead) => node.with_prefetch(ahead),
+                        None => node,
+                    }),
+            };
+            Ok(node.map(|node| node_field_value(node, false)))
+        })
+    })
     .description(format!("The {} with this id, or null.", type_def.name))
     .argument(InputValue::new("id", TypeRef::named_nn(TypeRef::ID)))
 }

@@ -58,11 +58,15 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> Schema
             &fields,
             FilterKind::Subscription,
         ));
-        for (verb, kind) in [
-            ("Create", ChangeKind::Created),
-            ("Update", ChangeKind::Updated),
-            ("Delete", ChangeKind::Deleted),
+        let roots = &type_def.roots;
+        for (name, kind) in [
+            (&roots.on_create, ChangeKind::Created),
+            (&roots.on_update, ChangeKind::Updated),
+            (&roots.on_delete, ChangeKind::Deleted),
         ] {
+            let Some(name) = name else {
+                continue;
+            };
             let description = format!(
                 "Each {} {} from now on, by whoever wrote it; arguments must equal the event's values.",
                 type_def.name,
@@ -70,7 +74,7 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> Schema
             );
             root = root.field(node_subscription(
                 NodeWatch {
-                    name: format!("on{verb}{}", type_def.name),
+                    name: name.clone(),
                     typename: type_def.name.clone(),
                     kinds: vec![kind],
                     arguments: filtered_fields(type_def),

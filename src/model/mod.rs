@@ -147,6 +147,48 @@ pub struct TypeDef {
     pub auth: Vec<AuthRule>,
     /// The declared interfaces it implements (`Node` is implemented always).
     pub implements: Vec<String>,
+    /// The root fields generated for it, by name (Amplify's `@model(queries:, mutations:,
+    /// subscriptions:)` renames or leaves them out).
+    pub roots: RootNames,
+}
+
+/// The root fields `@model` generates for a type, each by its name; `None` where Amplify's
+/// `@model(queries:, mutations:, subscriptions:)` leaves one out. The batch mutations
+/// (`createFarms`…) come with their single one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootNames {
+    pub get: Option<String>,
+    pub list: Option<String>,
+    pub create: Option<String>,
+    pub update: Option<String>,
+    pub delete: Option<String>,
+    pub on_create: Option<String>,
+    pub on_update: Option<String>,
+    pub on_delete: Option<String>,
+}
+
+impl RootNames {
+    /// Every root field of `type_name`, by tablegraph's names (`farm`, `listFarms`,
+    /// `createFarm`…, `onCreateFarm`…).
+    pub fn of(type_name: &str) -> RootNames {
+        RootNames {
+            get: Some(lower_first(type_name)),
+            list: Some(format!("list{}", plural(type_name))),
+            create: Some(format!("create{type_name}")),
+            update: Some(format!("update{type_name}")),
+            delete: Some(format!("delete{type_name}")),
+            on_create: Some(format!("onCreate{type_name}")),
+            on_update: Some(format!("onUpdate{type_name}")),
+            on_delete: Some(format!("onDelete{type_name}")),
+        }
+    }
+
+    /// The list query's name, for messages, even where it is left out of the API.
+    pub fn list_name(&self, type_name: &str) -> String {
+        self.list
+            .clone()
+            .unwrap_or_else(|| format!("list{}", plural(type_name)))
+    }
 }
 
 /// A secondary index of a non-unique field, Amplify's `@index(name:, sortKeyFields:,

@@ -240,3 +240,42 @@ async fn a_refusal_names_appsyncs_error_type_where_aws_clients_read_it() {
         "UnauthorizedException"
     );
 }
+
+#[tokio::test]
+async fn model_arguments_name_and_leave_out_root_fields_as_amplify_does() {
+    let app = app().await;
+    let key = ("x-api-key", API_KEY);
+    let added = call(
+        &app,
+        key,
+        "mutation { addItem(input: { label: \"Rake\" }) { id label } }",
+        json!({}),
+    )
+    .await;
+    let id = added["data"]["addItem"]["id"].clone();
+    assert_eq!(added["data"]["addItem"]["label"], "Rake", "{added}");
+    let got = call(
+        &app,
+        key,
+        "query($id: ID!) { getItem(id: $id) { label } }",
+        json!({ "id": id }),
+    )
+    .await;
+    assert_eq!(got["data"]["getItem"]["label"], "Rake", "{got}");
+    // Left out: the list, the other mutations (and their batches), the subscriptions. The
+    // batch of the create kept stays, by tablegraph's name (`createItems`).
+    for (query, absent) in [
+        ("{ listItems { edges { node { id } } } }", "listItems"),
+        (
+            "mutation { updateItem(input: { id: \"x\" }) { id } }",
+            "updateItem",
+        ),
+        ("mutation { deleteItem(id: \"x\") { id } }", "deleteItem"),
+        ("mutation { updateItems(input: []) { id } }", "updateItems"),
+        ("subscription { onCreateItem { id } }", "onCreateItem"),
+    ] {
+        let answer = call(&app, key, query, json!({})).await;
+        let message = answer["errors"][0]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(absent), "{absent}: {answer}");
+    }
+}

@@ -116,7 +116,7 @@ fn list_range(
             type_def.name
         ))
     })?;
-    let name = format!("list{}", crate::model::plural(&type_def.name));
+    let name = type_def.roots.list_name(&type_def.name);
     if page.role.is_some() || page.min_role.is_some() {
         return Err(EngineError::bad_input(format!("{name} takes no role")));
     }
@@ -144,7 +144,7 @@ pub async fn list_total_count(
     };
     whole_count_readable(
         scope,
-        &format!("list{}", crate::model::plural(&type_def.name)),
+        &type_def.roots.list_name(&type_def.name),
         &[type_def.name.as_str()],
     )?;
     let counters: Vec<String> = (0..list.shards)

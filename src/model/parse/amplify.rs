@@ -9,7 +9,8 @@
 use super::{PendingRelation, Reader};
 use crate::model::auth_rules::read_rules;
 use crate::model::{
-    FieldDef, FieldKind, Model, ModelError, ScalarType, TypeDef, lower_first, upper_first,
+    FieldDef, FieldKind, Model, ModelError, RootNames, ScalarType, TypeDef, lower_first,
+    upper_first,
 };
 use async_graphql_parser::types::{ConstDirective, TypeDefinition, TypeKind};
 use async_graphql_parser::{Pos, Positioned};
@@ -285,6 +286,152 @@ impl Reader<'_> {
     }
 }
 
+impl Reader<'_> {
+    /// The root fields `@model(queries:, mutations:, subscriptions:)` asks for `type_name`, as
+    /// Amplify reads them: an argument left out keeps every field of its kind; `null` leaves
+    /// them all out; an object names those it keeps (`queries: { get: "getPost" }` keeps the
+    /// get query, named `getPost`, and leaves out the list). `subscriptions: { level: off }`
+    /// leaves them out too. `timestamps:` is refused: every node has `createdAt` and `updatedAt`.
+    pub(super) fn root_names(
+        &self,
+        type_name: &str,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<RootNames, ModelError> {
+        let mut roots = RootNames::of(type_name);
+        if let Some(value) = directive.node.get_argument("timestamps") {
+            return Err(self.error(
+                value.pos,
+                format!(
+                    "{type_name}: @model(timestamps:) is not served here: every node has \
+                     createdAt and updatedAt, as Amplify's default"
+                ),
+            ));
+        }
+        // Each argument with the names it may give and where each goes.
+        type Names<'r> = [(&'static str, &'r mut Option<String>); 3];
+        let groups: [(&str, Names<'_>); 2] = [
+            (
+                "queries",
+                [
+                    ("get", &mut roots.get),
+                    ("list", &mut roots.list),
+                    // Amplify's `sync` (DataStore) has nothing to name here.
+                    ("sync", &mut None),
+                ],
+            ),
+            (
+                "mutations",
+                [
+                    ("create", &mut roots.create),
+                    ("update", &mut roots.update),
+                    ("delete", &mut roots.delete),
+                ],
+            ),
+        ];
+        for (argument, names) in groups {
+            let Some(value) = directive.node.get_argument(argument) else {
+                continue;
+            };
+            let given = match &value.node {
+                ConstValue::Null => None,
+                ConstValue::Object(given) => Some(given),
+                _ => {
+                    return Err(self.error(
+                        value.pos,
+                        format!(
+                            "{type_name}: @model({argument}:) takes null or an object of names"
+                        ),
+                    ));
+                }
+            };
+            if let Some(unknown) = given.and_then(|given| {
+                given
+                    .keys()
+                    .find(|key| !names.iter().any(|(name, _)| key.as_str() == *name))
+            }) {
+                return Err(self.error(
+                    value.pos,
+                    format!("{type_name}: @model({argument}:) has no {unknown}"),
+                ));
+            }
+            for (name, slot) in names {
+                *slot = match given.and_then(|given| given.get(name)) {
+                    Some(ConstValue::String(chosen)) if is_graphql_name(chosen) => {
+                        Some(chosen.clone())
+                    }
+                    None | Some(ConstValue::Null) => None,
+                    Some(_) => {
+                        return Err(self.error(
+                            value.pos,
+                            format!(
+                                "{type_name}: @model({argument}: {{ {name} }}) takes a field name"
+                            ),
+                        ));
+                    }
+                };
+            }
+        }
+        if let Some(value) = directive.node.get_argument("subscriptions") {
+            let given = match &value.node {
+                ConstValue::Null => None,
+                ConstValue::Object(given) => Some(given),
+                _ => {
+                    return Err(self.error(
+                        value.pos,
+                        format!("{type_name}: @model(subscriptions:) takes null or an object"),
+                    ));
+                }
+            };
+            let off = given.is_none_or(|given| {
+                matches!(given.get("level"), Some(ConstValue::Enum(level)) if level.as_str() == "off")
+            });
+            let names = [
+                ("onCreate", &mut roots.on_create),
+                ("onUpdate", &mut roots.on_update),
+                ("onDelete", &mut roots.on_delete),
+            ];
+            for (name, slot) in names {
+                *slot = match given.filter(|_| !off).and_then(|given| given.get(name)) {
+                    None | Some(ConstValue::Null) => None,
+                    Some(ConstValue::List(chosen)) => match &chosen[..] {
+                        [] => None,
+                        [ConstValue::String(one)] if is_graphql_name(one) => Some(one.clone()),
+                        _ => {
+                            return Err(self.error(
+                                value.pos,
+                                format!(
+                                    "{type_name}: @model(subscriptions: {{ {name} }}) names one \
+                                     subscription here"
+                                ),
+                            ));
+                        }
+                    },
+                    Some(_) => {
+                        return Err(self.error(
+                            value.pos,
+                            format!("{type_name}: @model(subscriptions: {{ {name} }}) takes a list of names"),
+                        ));
+                    }
+                };
+            }
+            // A `level` of `public` or `on` keeps the names given (or, given none, every one).
+            if !off && given.is_some_and(|g| g.keys().all(|k| k.as_str() == "level")) {
+                let all = RootNames::of(type_name);
+                (roots.on_create, roots.on_update, roots.on_delete) =
+                    (all.on_create, all.on_update, all.on_delete);
+            }
+        }
+        Ok(roots)
+    }
+}
+
+fn is_graphql_name(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Amplify's name of a relation's key field: `Blog.posts` → `blogPostsId`.
 fn implicit_key(owner: &str, field: &str) -> String {
     format!("{}{}Id", lower_first(owner), upper_first(field))
@@ -432,6 +579,43 @@ mod tests {
             (
                 "type A @model { b: B @hasOne(fields: [\"x\", \"y\"]) x: ID y: ID }\ntype B @model { n: Int }",
                 "a composite key is not served here yet",
+            ),
+        ] {
+            let error = Model::parse("schema.graphql", schema).expect_err(schema);
+            assert!(error.to_string().contains(says), "{error}");
+        }
+    }
+
+    #[test]
+    fn model_arguments_are_read_as_amplify_reads_them() {
+        let model = Model::parse(
+            "schema.graphql",
+            "type A @model(queries: null, mutations: { create: \"addA\" }, subscriptions: { onCreate: [\"onAddA\"] }) { n: Int }\n\
+             type B @model(subscriptions: { level: off }) { n: Int }\n\
+             type C @model(subscriptions: { level: public }) { n: Int }",
+        )
+        .expect("the schema loads");
+        let roots = |name: &str| model.type_def(name).expect("declared").roots.clone();
+        let a = roots("A");
+        assert_eq!((a.get, a.list), (None, None));
+        assert_eq!(a.create.as_deref(), Some("addA"));
+        assert_eq!((a.update, a.delete), (None, None));
+        assert_eq!(a.on_create.as_deref(), Some("onAddA"));
+        assert_eq!(a.on_update, None);
+        assert_eq!(roots("B").on_create, None);
+        assert_eq!(roots("C"), RootNames::of("C"));
+        for (schema, says) in [
+            (
+                "type A @model(timestamps: null) { n: Int }",
+                "timestamps:) is not served here",
+            ),
+            (
+                "type A @model(queries: { fetch: \"x\" }) { n: Int }",
+                "@model(queries:) has no fetch",
+            ),
+            (
+                "type A @model(queries: { get: \"not a name\" }) { n: Int }",
+                "takes a field name",
             ),
         ] {
             let error = Model::parse("schema.graphql", schema).expect_err(schema);

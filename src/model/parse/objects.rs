@@ -155,6 +155,7 @@ impl Reader<'_> {
             unreachable!("read_object is only called for object types");
         };
         let mut is_model = false;
+        let mut roots = crate::model::RootNames::of(&name);
         let mut list = Some(DEFAULT_LIST_SHARDS);
         let mut list_sort_by = None;
         let mut auth = Vec::new();
@@ -165,7 +166,19 @@ impl Reader<'_> {
                     auth.push(self.appsync_rule(directive)?);
                 }
                 "model" => {
-                    self.expect_arguments(directive, &["list", "listShards", "listSortBy"])?;
+                    self.expect_arguments(
+                        directive,
+                        &[
+                            "list",
+                            "listShards",
+                            "listSortBy",
+                            "queries",
+                            "mutations",
+                            "subscriptions",
+                            "timestamps",
+                        ],
+                    )?;
+                    roots = self.root_names(&name, directive)?;
                     is_model = true;
                     list = self.list_argument(directive, &name)?;
                     list_sort_by = self
@@ -335,6 +348,7 @@ impl Reader<'_> {
             indexes,
             auth,
             implements,
+            roots,
         })
     }
 

@@ -292,8 +292,8 @@ impl Reader<'_> {
         // A query field is one name among the root's.
         let mut roots: Vec<String> = vec!["node".to_owned(), "nodes".to_owned()];
         for type_def in &model.types {
-            roots.push(crate::model::lower_first(&type_def.name));
-            roots.push(format!("list{}", crate::model::plural(&type_def.name)));
+            roots.extend(type_def.roots.get.clone());
+            roots.extend(type_def.roots.list.clone());
             for field in type_def.unique_fields() {
                 roots.push(format!(
                     "{}By{}",

@@ -79,11 +79,15 @@ impl Reader<'_> {
                     format!("Subscription.{name} must return a @model type, not {returned}"),
                 ));
             };
-            let generated = [
-                (format!("create{returned}"), Operation::Create),
-                (format!("update{returned}"), Operation::Update),
-                (format!("delete{returned}"), Operation::Delete),
-            ];
+            let roots = &type_def.roots;
+            let generated: Vec<(String, Operation)> = [
+                (&roots.create, Operation::Create),
+                (&roots.update, Operation::Update),
+                (&roots.delete, Operation::Delete),
+            ]
+            .into_iter()
+            .filter_map(|(name, operation)| name.clone().map(|name| (name, operation)))
+            .collect();
             if mutations.is_empty() {
                 return Err(self.error(
                     pos,
@@ -143,7 +147,10 @@ impl Reader<'_> {
                 return Err(self.error(field.pos, format!("Subscription.{name} is declared twice")));
             }
             let generated_names = types.iter().flat_map(|t| {
-                ["Create", "Update", "Delete"].map(|verb| format!("on{verb}{}", t.name))
+                [&t.roots.on_create, &t.roots.on_update, &t.roots.on_delete]
+                    .into_iter()
+                    .flatten()
+                    .cloned()
             });
             if generated_names.clone().any(|g| g == name) {
                 return Err(self.error(

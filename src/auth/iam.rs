@@ -114,18 +114,28 @@ impl IamVerifier {
         if !date.starts_with(parts.date) {
             return Err("its credential scope's date is not its x-amz-date's");
         }
+        // The host it signed for: its `host` header, or HTTP/2's `:authority`.
+        let host = header("host")
+            .or(request.authority.as_deref())
+            .ok_or("it names no host")?;
+        if !parts.signed_headers.split(';').any(|name| name == "host") {
+            return Err("it does not sign its host header");
+        }
         // The headers it signed, as it sent them; `x-amz-date` is added by the signer.
         let mut signed = Vec::new();
         for name in parts.signed_headers.split(';') {
             if name == "x-amz-date" {
                 continue;
             }
-            let values: Vec<&str> = request
+            let mut values: Vec<&str> = request
                 .headers
                 .iter()
                 .filter(|(given, _)| given == name)
                 .map(|(_, value)| value.as_str())
                 .collect();
+            if name == "host" && values.is_empty() {
+                values.push(host);
+            }
             if values.is_empty() {
                 return Err("it signed a header it did not send");
             }
@@ -133,7 +143,7 @@ impl IamVerifier {
                 signed.push((name, value));
             }
         }
-        let expected = self.signature(key, &parts, request, signed, time)?;
+        let expected = self.signature(key, &parts, request, host, signed, time)?;
         if bool::from(expected.as_bytes().ct_eq(parts.signature.as_bytes())) {
             Ok(IamIdentity {
                 access_key_id: parts.access_key_id.to_owned(),
@@ -155,6 +165,7 @@ impl IamVerifier {
         key: &KeyEntry,
         parts: &Parts<'_>,
         request: &SignedRequest,
+        host: &str,
         headers: Vec<(&str, &str)>,
         time: SystemTime,
     ) -> Result<String, &'static str> {
@@ -179,9 +190,11 @@ impl IamVerifier {
             .build()
             .map_err(|_| "its credential scope is incomplete")?
             .into();
+        // An absolute URI: the signer reads the path and query of it, and wants an authority.
+        let uri = format!("http://{host}{}", request.path_and_query);
         let signable = SignableRequest::new(
             &request.method,
-            request.path_and_query.as_str(),
+            uri.as_str(),
             headers.into_iter(),
             SignableBody::Bytes(&request.body),
         )

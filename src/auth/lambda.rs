@@ -4,8 +4,9 @@
 //! operationName, variables }, requestHeaders }` and answers `{ isAuthorized, resolverContext,
 //! deniedFields, ttlOverride }`.
 //!
-//! - A decision, either way, is kept for the token for `ttlOverride` seconds, or
-//!   `--lambda-authorizer-ttl` (300) when the answer names none; `ttlOverride: 0` keeps none, for
+//! - A decision, either way, is kept for the token for `ttlOverride` seconds (an hour at most,
+//!   as AppSync), or `--lambda-authorizer-ttl` (300) when the answer names none; `ttlOverride:
+//!   0` keeps none, for
 //!   an authorizer that decides on the query. Tokens are kept as their SHA-256, never as given.
 //! - An authorizer that cannot be reached, times out, fails or answers something else than a
 //!   decision refuses the request (it never admits one), counts in
@@ -45,6 +46,9 @@ pub struct LambdaAuthorizerConfig {
 
 /// AppSync's default time a decision is kept.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(300);
+
+/// AppSync's longest time a decision is kept (`ttlOverride` is capped at it).
+const MAX_TTL: Duration = Duration::from_secs(3600);
 
 /// The most decisions kept; the least recently used goes first.
 const KEPT: usize = 10_000;
@@ -206,12 +210,22 @@ impl LambdaAuthorizer {
         .await
         {
             Ok(Ok(answer)) => answer,
-            Ok(Err(error)) => return Err(self.failed(&error.message)),
+            // The invoker's own reasons name the authorizer; an error the authorizer answered
+            // is its own text, which is not logged.
+            Ok(Err(error)) if error.message.contains(name) => {
+                return Err(self.failed(&error.message));
+            }
+            Ok(Err(error)) => {
+                return Err(
+                    self.failed(&format!("{name} answered an error ({})", error.error_type))
+                );
+            }
             Err(_) => return Err(self.failed(&self.invoker.timed_out(name).message)),
         };
         let decided = read_decision(&answer, hex(key))
             .map_err(|reason| self.failed(&format!("the Lambda authorizer {reason}")))?;
-        let ttl = decided.1.unwrap_or(self.ttl);
+        // At most AppSync's longest, an hour: an answer cannot keep a decision for ever.
+        let ttl = decided.1.unwrap_or(self.ttl).min(MAX_TTL);
         Ok((decided.0, ttl))
     }
 

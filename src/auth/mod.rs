@@ -6,8 +6,9 @@
 //! With none configured, the API is open. Otherwise every GraphQL request needs one valid
 //! credential, told apart by one rule on every transport: an `Authorization` value holding a
 //! JWT (with `Bearer ` or without, as `aws-amplify` sends it) is a token of a configured issuer
-//! when issuers are configured; with a Lambda authorizer, any other `Authorization` value goes
-//! to it; an `x-api-key` header names one of the configured keys. `Authorization`, when
+//! when issuers are configured (and, with a Lambda authorizer, when it names one of them as
+//! `iss`); a SigV4 signature is IAM's; with a Lambda authorizer, any other `Authorization` value
+//! goes to it; an `x-api-key` header names one of the configured keys. `Authorization`, when
 //! present, takes precedence. A missing or invalid credential answers 401 before any GraphQL
 //! runs. Health, readiness, metrics and the GraphiQL page itself stay open; the page lets the
 //! user set the header.
@@ -213,7 +214,10 @@ impl Authenticator {
     /// `None` when nothing is configured: the API is open. Keys served by an issuer are
     /// fetched now: an issuer that cannot be reached stops start-up.
     pub async fn from_config(config: &AuthConfig) -> Result<Option<Authenticator>, AuthSetupError> {
-        if config.api_keys.is_empty() && config.jwt.is_empty() && config.lambda_authorizer.is_none()
+        if config.api_keys.is_empty()
+            && config.jwt.is_empty()
+            && config.lambda_authorizer.is_none()
+            && config.iam_credentials.is_none()
         {
             return Ok(None);
         }
@@ -275,8 +279,17 @@ impl Authenticator {
             && authorization.is_some_and(|value| {
                 !self.holds_no_credentials(value)
                     && !is_sigv4(value)
-                    && (self.jwt.is_empty() || jwt_in(value).is_none())
+                    && !jwt_in(value).is_some_and(|token| self.issued_here(token))
             })
+    }
+
+    /// Whether `token` names a configured issuer as its `iss` (not yet verified): a JWT of
+    /// another issuer, with a Lambda authorizer, is the authorizer's to judge.
+    fn issued_here(&self, token: &str) -> bool {
+        jsonwebtoken::dangerous::insecure_decode_claims::<Issuer>(token)
+            .ok()
+            .and_then(|claims| claims.iss)
+            .is_some_and(|iss| self.jwt.iter().any(|verifier| verifier.issuer == iss))
     }
 
     /// Whether an `Authorization` value holds nothing to check: empty, or a scheme's name with

@@ -21,6 +21,9 @@ pub struct SignedRequest {
     pub method: String,
     /// The path and query, as sent (still percent-encoded).
     pub path_and_query: String,
+    /// The request's authority when its URI has one (HTTP/2's `:authority`, which stands for
+    /// the `host` header HTTP/1.1 sends).
+    pub authority: Option<String>,
     /// Every header, names in lower case.
     pub headers: Vec<(String, String)>,
     pub body: bytes::Bytes,

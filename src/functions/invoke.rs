@@ -123,7 +123,8 @@ impl Invoker {
         self.timeout
     }
 
-    /// Calls `target`, the function named `name` (for messages), with `body`; its JSON answer.
+    /// Calls `target` with `body`; its JSON answer. `name` says what is called, for messages
+    /// (`function getSensor`, `the Lambda authorizer`).
     /// The caller bounds the call's time (waiting for a turn included).
     pub async fn invoke(
         &self,
@@ -131,7 +132,6 @@ impl Invoker {
         target: &Target,
         body: &Value,
     ) -> Result<Value, FunctionError> {
-        let name = &format!("function {name}");
         match target {
             Target::Http(url) => self.post(name, url, body).await,
             Target::Lambda(function) => self.invoke_lambda(name, function, body).await,

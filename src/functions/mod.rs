@@ -317,7 +317,9 @@ impl Functions {
                 .acquire()
                 .await
                 .map_err(|_| FunctionError::unhandled(format!("function {name} is closed")))?;
-            self.invoker.invoke(name, &endpoint.target, body).await
+            self.invoker
+                .invoke(&format!("function {name}"), &endpoint.target, body)
+                .await
         };
         match tokio::time::timeout(self.invoker.timeout(), call).await {
             Ok(answer) => answer,

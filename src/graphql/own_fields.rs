@@ -230,6 +230,16 @@ fn http_request(
         _ => Map::new(),
     };
     let (params, query, body) = (object("params"), object("query"), object("body"));
+    // A path parameter is one segment: never one that walks the path (`..`) or none at all.
+    if let Some(name) = call.params.iter().find(|name| {
+        let value = params.get(name.as_str()).map(text_of).unwrap_or_default();
+        matches!(value.as_str(), "" | "." | "..")
+    }) {
+        return Err(FunctionError {
+            error_type: "BadRequestException".to_owned(),
+            message: format!("params.{name} must be a path segment, not empty, . or .."),
+        });
+    }
     let written = functions.url_of(&call.url).map_err(|e| unhandled(e.0))?;
     let url = fill_path(&written, &params)
         .parse::<reqwest::Url>()
@@ -297,8 +307,9 @@ fn http_request(
 
 /// Request headers an `@http` call does not pass on: those of the connection and of the
 /// request's own body, which the call makes anew.
-const NOT_PASSED_ON: [&str; 12] = [
+const NOT_PASSED_ON: [&str; 13] = [
     "host",
+    "proxy-authorization",
     "content-length",
     "content-type",
     "accept",

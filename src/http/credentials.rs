@@ -152,6 +152,7 @@ fn request_context(parts: &axum::http::request::Parts, body: &axum::body::Bytes)
                 .uri
                 .path_and_query()
                 .map_or_else(|| parts.uri.path().to_owned(), |p| p.as_str().to_owned()),
+            authority: parts.uri.authority().map(|a| a.as_str().to_owned()),
             headers: parts
                 .headers
                 .iter()

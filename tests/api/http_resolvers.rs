@@ -189,6 +189,25 @@ async fn a_post_sends_its_body_and_delete_sends_no_query() {
 }
 
 #[tokio::test]
+async fn a_path_parameter_that_would_walk_the_path_is_refused_before_any_call() {
+    let (app, requests) = app().await;
+    for id in ["..", ".", ""] {
+        let body = app
+            .graphql(
+                "query($id: String!) { getPost(params: { id: $id }) { id } }",
+                json!({ "id": id }),
+            )
+            .await;
+        assert!(body["data"]["getPost"].is_null(), "{body}");
+        assert_eq!(
+            body["errors"][0]["extensions"]["errorType"],
+            "BadRequestException"
+        );
+    }
+    assert!(requests.lock().expect("the requests").is_empty());
+}
+
+#[tokio::test]
 async fn an_endpoints_error_status_is_the_fields_error_and_the_rest_stands() {
     let (app, _requests) = app().await;
     let body = app

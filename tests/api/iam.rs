@@ -236,3 +236,52 @@ async fn without_iam_credentials_signatures_are_refused_and_iam_rules_still_load
         "this API does not accept IAM signatures"
     );
 }
+
+#[tokio::test]
+async fn iam_credentials_alone_close_the_api_to_unsigned_and_hostless_requests() {
+    let http = HttpConfig {
+        auth: AuthConfig {
+            iam_credentials: Some(repository_file("tests/fixtures/iam/credentials.toml")),
+            ..AuthConfig::default()
+        },
+        ..HttpConfig::default()
+    };
+    let app = spawn_app_with_functions_and(
+        SCHEMA,
+        http,
+        FunctionsConfig {
+            endpoints: vec![("signer".to_owned(), "http://127.0.0.1:9/signer".to_owned())],
+            ..FunctionsConfig::default()
+        },
+    )
+    .await;
+    let (status, answer) = app.graphql_with(&[], "{ __typename }", json!({})).await;
+    assert_eq!(status, 401, "{answer}");
+    // A signature that leaves the host out is refused, whatever else it signs.
+    let now = time_now_amz();
+    let forged = format!(
+        "AWS4-HMAC-SHA256 Credential={KEY}/{}/eu-west-1/appsync/aws4_request, \
+         SignedHeaders=x-amz-date, Signature=00",
+        &now[..8]
+    );
+    let (status, answer) = app
+        .graphql_with(
+            &[("authorization", &forged), ("x-amz-date", &now)],
+            "{ __typename }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(status, 401, "{answer}");
+    assert_eq!(
+        answer["errors"][0]["message"],
+        "the request's IAM signature is not valid: it does not sign its host header"
+    );
+}
+
+/// Now as `x-amz-date` writes it.
+fn time_now_amz() -> String {
+    let format = time::macros::format_description!("[year][month][day]T[hour][minute][second]Z");
+    time::OffsetDateTime::now_utc()
+        .format(format)
+        .expect("a date")
+}

@@ -434,3 +434,24 @@ async fn without_an_authorizer_custom_rules_load_and_admit_nobody() {
     let (status, _) = call(&app, "north", "{ tenant }", json!({})).await;
     assert_eq!(status, 401);
 }
+
+#[tokio::test]
+async fn a_jwt_of_another_issuer_is_the_authorizers_to_judge() {
+    let (base, asked) = authorizer().await;
+    let app = app_with_authorizer(&base, format!("{base}/authorize")).await;
+    let foreign = tablegraph::auth::hs256_token(
+        "a-secret-of-another-issuer-32-bytes-long",
+        &tablegraph::auth::TokenClaims {
+            issuer: "https://auth.example/".to_owned(),
+            audience: None,
+            subject: "zed".to_owned(),
+            groups: Vec::new(),
+            expires_in: Duration::from_secs(60),
+        },
+    )
+    .expect("a token");
+    let (status, _) = call(&app, &foreign, "{ tenant }", json!({})).await;
+    // The authorizer does not know it (it answers 500): refused, after it was asked.
+    assert_eq!(status, 401);
+    assert_eq!(tokens_asked(&asked), [foreign]);
+}

@@ -231,19 +231,39 @@ impl Reader<'_> {
             else {
                 continue;
             };
-            // The key of the `@hasMany` of the target that lists the owner's nodes, if any.
-            let answered = model.type_def(target).and_then(|target| {
-                target.fields.iter().find_map(|f| match &f.kind {
-                    FieldKind::HasMany(has_many)
-                        if model
-                            .possible_types(&has_many.element)
-                            .contains(&owner.as_str()) =>
-                    {
-                        Some(has_many.foreign_key.clone())
-                    }
-                    _ => None,
+            // The key of the `@hasMany` of the target that lists the owner's nodes, if any; of
+            // several, the schema must say which.
+            let answering: Vec<(String, String)> = model
+                .type_def(target)
+                .map(|target| {
+                    target
+                        .fields
+                        .iter()
+                        .filter_map(|f| match &f.kind {
+                            FieldKind::HasMany(has_many)
+                                if model
+                                    .possible_types(&has_many.element)
+                                    .contains(&owner.as_str()) =>
+                            {
+                                Some((f.name.clone(), has_many.foreign_key.clone()))
+                            }
+                            _ => None,
+                        })
+                        .collect()
                 })
-            });
+                .unwrap_or_default();
+            if answering.len() > 1 {
+                let names: Vec<&str> = answering.iter().map(|(name, _)| name.as_str()).collect();
+                return Err(self.error(
+                    pos_of(&owner, &field),
+                    format!(
+                        "{owner}.{field}: {target} lists {owner} in {}; say which key it reads \
+                         with @belongsTo(fields: [\"…\"])",
+                        names.join(" and ")
+                    ),
+                ));
+            }
+            let answered = answering.into_iter().next().map(|(_, key)| key);
             let key = match answered {
                 Some(key) => key,
                 None => {
@@ -616,6 +636,14 @@ mod tests {
             (
                 "type A @model(queries: { get: \"not a name\" }) { n: Int }",
                 "takes a field name",
+            ),
+            (
+                "type A @model(queries: { get: \"getB\" }) { n: Int }\ntype B @model(queries: { get: \"getB\" }) { n: Int }",
+                "type B: getB is already a field of Query",
+            ),
+            (
+                "type A @model(mutations: { create: \"createAs\" }) { n: Int }",
+                "type A: createAs is already a field of Mutation",
             ),
         ] {
             let error = Model::parse("schema.graphql", schema).expect_err(schema);

@@ -218,10 +218,39 @@ impl Reader<'_> {
                 .slots
                 .push(slot);
         }
+        if let Some((key, slot)) = self
+            .slot_pins
+            .iter()
+            .find(|(_, slot)| !(1..=MAX_SLOT).contains(*slot))
+        {
+            return Err(self.error(
+                Pos::default(),
+                format!(
+                    "slots.lock pins {key} to {slot}, which is no index slot (1 to {MAX_SLOT})"
+                ),
+            ));
+        }
         let mut chosen: BTreeMap<String, u8> = BTreeMap::new();
         for type_def in &mut model.types {
             type_def.slots.sort_by_key(|s| s.slot);
             let written: Vec<u8> = type_def.slots.iter().map(|s| s.slot).collect();
+            // A slot a relation writes by `index:` is no slot the lock pins for something else
+            // of the type: its items may still be there.
+            if let Some((key, slot)) = self
+                .slot_pins
+                .iter()
+                .find(|(key, slot)| written.contains(slot) && pinned_for(key, &type_def.name))
+            {
+                return Err(self.error(
+                    Pos::default(),
+                    format!(
+                        "type {}: a relation writes slot GSI{slot:02}, which slots.lock pins for \
+                         {key}; give the relation another index (or, once nothing of {key} is \
+                         stored, remove its line from slots.lock)",
+                        type_def.name
+                    ),
+                ));
+            }
             // The slots the lock file pins for this type's keys: none of them is chosen for
             // another key (a key the schema dropped keeps its slot, and the items in it).
             let pins = self.pins_of(&type_def.name);
@@ -289,11 +318,56 @@ impl Reader<'_> {
         }
         self.choose_relation_slots(model, relations, &mut chosen)?;
         model.slot_pins = chosen;
+        // A mutation is one name among the root's too: a renamed one (`@model(mutations:)`)
+        // may not take a generated one's.
+        let mut mutations: Vec<String> = model
+            .edges
+            .iter()
+            .flat_map(|e| [format!("add{}", e.name), format!("remove{}", e.name)])
+            .collect();
+        for type_def in &model.types {
+            let plural = crate::model::plural(&type_def.name);
+            let roots = &type_def.roots;
+            let names = [
+                (&roots.create, "create"),
+                (&roots.update, "update"),
+                (&roots.delete, "delete"),
+            ]
+            .into_iter()
+            .filter_map(|(single, verb)| {
+                single
+                    .as_ref()
+                    .map(|single| [single.clone(), format!("{verb}{plural}")])
+            })
+            .flatten();
+            for name in names {
+                if mutations.contains(&name) {
+                    return Err(self.error(
+                        Pos::default(),
+                        format!(
+                            "type {}: {name} is already a field of Mutation",
+                            type_def.name
+                        ),
+                    ));
+                }
+                mutations.push(name);
+            }
+        }
         // A query field is one name among the root's.
         let mut roots: Vec<String> = vec!["node".to_owned(), "nodes".to_owned()];
         for type_def in &model.types {
-            roots.extend(type_def.roots.get.clone());
-            roots.extend(type_def.roots.list.clone());
+            for name in [&type_def.roots.get, &type_def.roots.list]
+                .into_iter()
+                .flatten()
+            {
+                if roots.contains(name) {
+                    return Err(self.error(
+                        Pos::default(),
+                        format!("type {}: {name} is already a field of Query", type_def.name),
+                    ));
+                }
+                roots.push(name.clone());
+            }
             for field in type_def.unique_fields() {
                 roots.push(format!(
                     "{}By{}",
@@ -479,6 +553,12 @@ impl Reader<'_> {
     }
 }
 
+/// Whether the lock file's `key` is one of `type_name`'s slots.
+fn pinned_for(key: &str, type_name: &str) -> bool {
+    key.strip_prefix(type_name)
+        .is_some_and(|rest| rest.starts_with(['.', '@', ':']))
+}
+
 /// The lock file's key of a type's index (`Post.list`).
 pub(super) fn list_key(type_name: &str) -> String {
     format!("{type_name}.list")
@@ -499,10 +579,7 @@ impl Reader<'_> {
     fn pins_of(&self, type_name: &str) -> Vec<u8> {
         self.slot_pins
             .iter()
-            .filter(|(key, _)| {
-                key.strip_prefix(type_name)
-                    .is_some_and(|rest| rest.starts_with(['.', '@', ':']))
-            })
+            .filter(|(key, _)| pinned_for(key, type_name))
             .map(|(_, slot)| *slot)
             .collect()
     }
@@ -547,23 +624,43 @@ impl Reader<'_> {
                 .iter()
                 .map(|member| relation_key(member, &relation.owner, &relation.field))
                 .collect();
-            // The slot the lock file pins for the relation on every member, else the lowest
-            // free on all of them that no other key pins.
-            let pinned: Vec<Option<u8>> = keys
+            // The slot the lock file pins for the relation (on any member: a member added
+            // since takes the same), else the lowest free on all of them that no other key pins.
+            let here = format!("{}.{}", relation.owner, relation.field);
+            let pins: Vec<u8> = keys
                 .iter()
-                .map(|k| self.slot_pins.get(k).copied())
+                .filter_map(|k| self.slot_pins.get(k).copied())
                 .collect();
-            let pinned = match pinned.first() {
-                Some(Some(first)) if pinned.iter().all(|p| *p == Some(*first)) => Some(*first),
-                _ => None,
+            let pinned = match pins.split_first() {
+                None => None,
+                Some((first, rest)) if rest.iter().all(|pin| pin == first) => Some(*first),
+                Some(_) => {
+                    return Err(self.error(
+                        relation.pos,
+                        format!(
+                            "{here}: slots.lock pins it to different slots for the members of \
+                             {}; pin one",
+                            has_many.element
+                        ),
+                    ));
+                }
             };
+            if let Some(slot) = pinned.filter(|slot| taken(*slot)) {
+                return Err(self.error(
+                    relation.pos,
+                    format!(
+                        "{here}: slots.lock pins it to GSI{slot:02}, which another relation or \
+                         index of {} now uses; give that one another index",
+                        has_many.element
+                    ),
+                ));
+            }
             let pinned_elsewhere = |slot: u8| {
                 members
                     .iter()
                     .any(|member| self.pins_of(member).contains(&slot))
             };
             let free = pinned
-                .filter(|slot| !taken(*slot))
                 .or_else(|| (1..=MAX_SLOT).find(|slot| !taken(*slot) && !pinned_elsewhere(*slot)));
             let slot = free.ok_or_else(|| {
                 self.error(
@@ -813,7 +910,65 @@ mod tests {
         assert!(
             error
                 .to_string()
-                .contains("slots.lock pins slot GSI05 for @index byBreed"),
+                .contains("a relation writes slot GSI05, which slots.lock pins for Cow@byBreed"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_relations_pin_holds_for_a_new_member_and_is_never_moved_silently() {
+        let parse = |schema: &str, pins: &std::collections::BTreeMap<String, u8>| {
+            Model::parse_with_resolver_files(
+                "schema.graphql",
+                schema,
+                &Default::default(),
+                &Default::default(),
+                pins,
+            )
+        };
+        let pins: std::collections::BTreeMap<String, u8> = [
+            ("Cow:Farm.animals".to_owned(), 4),
+            ("Cow.list".to_owned(), 1),
+        ]
+        .into();
+        // A member added to the union takes the relation's pinned slot.
+        let model = parse(
+            "union Animal = Cow | Hen\ntype Cow @model { n: Int }\ntype Hen @model { n: Int }\n\
+             type Farm @model { animals: [Animal] @hasMany }",
+            &pins,
+        )
+        .expect("the schema loads");
+        let slots = |name: &str| -> Vec<u8> {
+            model
+                .type_def(name)
+                .expect("declared")
+                .slots
+                .iter()
+                .map(|s| s.slot)
+                .collect()
+        };
+        assert_eq!((slots("Cow"), slots("Hen")), (vec![4], vec![4]));
+        // A relation written onto the pinned slot is refused, not moved around.
+        let error = parse(
+            "type Cow @model { n: Int farmId: ID }\n\
+             type Farm @model { animals: [Cow] @hasMany herd: [Cow] @hasMany(index: \"GSI04\", field: \"farmId\") }",
+            &pins,
+        )
+        .expect_err("a clash");
+        assert!(
+            error
+                .to_string()
+                .contains("slots.lock pins for Cow:Farm.animals"),
+            "{error}"
+        );
+        // A pin that is no slot is refused.
+        let error = parse(
+            "type Cow @model { n: Int }",
+            &[("Cow.list".to_owned(), 0)].into(),
+        )
+        .expect_err("slot 0");
+        assert!(
+            error.to_string().contains("which is no index slot"),
             "{error}"
         );
     }

@@ -477,7 +477,16 @@ fn set_key(model: &mut Model, owner: &str, field: &str, key: String) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::error_of;
     use crate::model::*;
+
+    /// Each schema is refused with a message that says it.
+    fn refused(cases: &[(&str, &str)]) {
+        for (schema, says) in cases {
+            let error = error_of(schema);
+            assert!(error.contains(says), "{schema}: {error}");
+        }
+    }
 
     #[test]
     fn the_global_auth_rule_is_the_rule_of_types_without_their_own() {
@@ -501,7 +510,7 @@ mod tests {
         ));
         // AMPLIFY is no input of the API.
         assert!(model.inputs.is_empty());
-        for (schema, says) in [
+        refused(&[
             (
                 "input AMPLIFY { globalAuthRule: AuthRule }\ntype T @model { a: Int }",
                 "needs its rule as the default value",
@@ -510,10 +519,7 @@ mod tests {
                 "input AMPLIFY { other: String }\ntype T @model { a: Int }",
                 "holds globalAuthRule only",
             ),
-        ] {
-            let error = Model::parse("schema.graphql", schema).expect_err(schema);
-            assert!(error.to_string().contains(says), "{error}");
-        }
+        ]);
     }
 
     #[test]
@@ -534,7 +540,7 @@ mod tests {
         assert!(
             matches!(&post.auth[0].allow, Allow::Owner { field, many: false, .. } if field == "owner")
         );
-        for (schema, says) in [
+        refused(&[
             (
                 "type Post @model { c: [Comment] @connection(name: \"x\") }\ntype Comment @model { a: Int }",
                 "@connection is Amplify's GraphQL transformer v1 directive; write the schema with transformer v2's @hasOne, @hasMany, @belongsTo or @manyToMany",
@@ -543,10 +549,7 @@ mod tests {
                 "type Post @model @key(fields: [\"id\"]) { a: Int }",
                 "transformer v2's @primaryKey (a key without name) or @index (a named key)",
             ),
-        ] {
-            let error = Model::parse("schema.graphql", schema).expect_err(schema);
-            assert!(error.to_string().contains(says), "{error}");
-        }
+        ]);
     }
 
     #[test]
@@ -591,7 +594,7 @@ mod tests {
                 .and_then(|t| t.field("projectTeamId"))
                 .is_some()
         );
-        for (schema, says) in [
+        refused(&[
             (
                 "type A @model { bs: [B] @hasMany(indexName: \"byA\", fields: [\"id\"]) }\ntype B @model { aId: ID }",
                 "needs @index(name: \"byA\") on the field of B",
@@ -600,10 +603,11 @@ mod tests {
                 "type A @model { b: B @hasOne(fields: [\"x\", \"y\"]) x: ID y: ID }\ntype B @model { n: Int }",
                 "a composite key is not served here yet",
             ),
-        ] {
-            let error = Model::parse("schema.graphql", schema).expect_err(schema);
-            assert!(error.to_string().contains(says), "{error}");
-        }
+            (
+                "type Blog @model { posts: [Post] @hasMany drafts: [Post] @hasMany }\ntype Post @model { blog: Blog @belongsTo }",
+                "Post.blog: Blog lists Post in posts and drafts",
+            ),
+        ]);
     }
 
     #[test]
@@ -624,7 +628,7 @@ mod tests {
         assert_eq!(a.on_update, None);
         assert_eq!(roots("B").on_create, None);
         assert_eq!(roots("C"), RootNames::of("C"));
-        for (schema, says) in [
+        refused(&[
             (
                 "type A @model(timestamps: null) { n: Int }",
                 "timestamps:) is not served here",
@@ -645,9 +649,6 @@ mod tests {
                 "type A @model(mutations: { create: \"createAs\" }) { n: Int }",
                 "type A: createAs is already a field of Mutation",
             ),
-        ] {
-            let error = Model::parse("schema.graphql", schema).expect_err(schema);
-            assert!(error.to_string().contains(says), "{error}");
-        }
+        ]);
     }
 }

@@ -220,6 +220,14 @@ impl Rules {
                     if let Some(owner) = self.owner_of(claims, identity_claim.as_deref()) {
                         filters.push(holds(field, *many, owner));
                     }
+                    // Amplify's other form of a user pool's owner, `<sub>::<username>` (what
+                    // its resolvers store by default): nodes Amplify wrote stay their owners'.
+                    if identity_claim.is_none()
+                        && self.claims.owner.is_none()
+                        && let Some(owner) = amplify_owner(claims)
+                    {
+                        filters.push(holds(field, *many, owner));
+                    }
                 }
                 Allow::GroupsField {
                     field,
@@ -347,6 +355,21 @@ impl Rules {
 }
 
 /// `field` names `value`: equals it, or holds it among its values.
+/// A Cognito user pool token's owner as Amplify stores it by default: `<sub>::<username>`.
+fn amplify_owner(claims: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    let text = |name: &str| {
+        claims
+            .get(name)
+            .and_then(serde_json::Value::as_str)
+            .filter(|value| !value.is_empty())
+    };
+    let cognito = text("iss").is_some_and(|iss| iss.contains("cognito-idp."));
+    let username = text("cognito:username").or_else(|| text("username"))?;
+    cognito
+        .then(|| format!("{}::{username}", text("sub").unwrap_or_default()))
+        .filter(|owner| !owner.starts_with("::"))
+}
+
 fn holds(field: &str, many: bool, value: String) -> Filter {
     Filter::Field {
         field: field.to_owned(),
@@ -701,5 +724,26 @@ mod tests {
         };
         assert_eq!(rules.owner_of(&claims, None), None);
         assert_eq!(rules.owner_of(&claims, Some("sub")).as_deref(), Some("u-1"));
+    }
+
+    #[test]
+    fn a_user_pools_owner_matches_in_both_of_amplifys_forms() {
+        let model = model();
+        let rules = Rules::of(&model, ClaimNames::default());
+        let mut claims = serde_json::Map::new();
+        claims.insert(
+            "iss".into(),
+            "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Pool".into(),
+        );
+        claims.insert("sub".into(), "4f1c-sub".into());
+        claims.insert("cognito:username".into(), "ann".into());
+        let ann = Identity::Token(Arc::new(claims));
+        let reads = rules.access(&ann, "Note", Operation::Read);
+        // As tablegraph stores an owner (the user name), and as Amplify does (sub::username).
+        for owner in ["ann", "4f1c-sub::ann"] {
+            assert!(admits(&reads, &note(owner, &[], "none")), "{owner}");
+        }
+        assert!(!admits(&reads, &note("bob", &[], "none")));
+        assert!(!admits(&reads, &note("4f1c-sub::bob", &[], "none")));
     }
 }

@@ -122,6 +122,12 @@ impl Api {
 
     /// Runs `request`: a request error when it does not parse or is over a limit, before any
     /// resolver runs.
+    /// Whether some field calls functions (`@function`, `@http`, a binding in `resolvers/`):
+    /// then a request's headers and variables are handed to them.
+    pub fn calls_functions(&self) -> bool {
+        self.calls_functions
+    }
+
     pub async fn execute(&self, mut request: async_graphql::Request) -> async_graphql::Response {
         if let Err(error) = self.limits.check(self.schema.registry(), &mut request) {
             return async_graphql::Response::from_errors(vec![error]);

@@ -288,7 +288,11 @@ async fn execute(
     caller: Caller,
 ) -> Response {
     let scope = Arc::new(state.inner.scopes.scope(Some(&caller)));
-    let request = request.data(caller).data(request_headers(headers));
+    let mut request = request.data(caller);
+    // The headers are a function's `request.headers`: copied only where a function may ask.
+    if state.inner.api.calls_functions() {
+        request = request.data(request_headers(headers));
+    }
     let mut response = state.inner.api.execute(request.data(scope.clone())).await;
     if state.inner.expose_storage_calls && headers.contains_key(STORAGE_CALLS_HEADER) {
         let calls = serde_json::to_value(scope.calls.calls()).unwrap_or_default();

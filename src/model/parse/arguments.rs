@@ -27,7 +27,7 @@ impl Reader<'_> {
         }
         self.error(
             pos,
-            format!("unknown directive @{name}; known here: @model, @auth, @aws_api_key, @aws_oidc, @aws_cognito_user_pools, @aws_auth, @aws_lambda, @aws_iam, @edge, @unique, @default, @index, @belongsTo, @hasMany, @outgoing, @incoming, @targets, @rank, @function, @http, @searchable"),
+            format!("unknown directive @{name}; known here: @model, @auth, @aws_api_key, @aws_oidc, @aws_cognito_user_pools, @aws_auth, @aws_lambda, @aws_iam, @edge, @unique, @default, @index, @belongsTo, @hasOne, @hasMany, @outgoing, @incoming, @targets, @rank, @function, @http, @searchable"),
         )
     }
 

@@ -155,6 +155,19 @@ async fn app_with_functions() -> (TestApp, Functions) {
     (app, functions)
 }
 
+/// The functions, and a server that lets in the API key `functions-key` and the tokens
+/// `user_token` makes.
+async fn app_with_functions_and_credentials() -> (TestApp, Functions) {
+    let functions = functions().await;
+    let app = crate::helpers::spawn_app_with_functions_and(
+        SCHEMA,
+        crate::helpers::api_key_and_tokens("functions-key"),
+        functions.config.clone(),
+    )
+    .await;
+    (app, functions)
+}
+
 /// Starts `serve` on a fresh in-memory store with `schema` and `more` flags, which must stop
 /// it: what it printed.
 async fn serve_refused(schema: &str, more: &[&str]) -> String {
@@ -581,26 +594,15 @@ async fn a_plain_appsync_schema_without_model_types_serves_its_own_fields() {
 /// node does: a list leaves out the others', a single one is `Unauthorized`.
 #[tokio::test]
 async fn nodes_a_function_answers_are_held_to_the_callers_read_rules() {
-    let functions = functions().await;
-    let app = crate::helpers::spawn_app_with_functions_and(
-        SCHEMA,
-        crate::helpers::api_key_and_tokens("functions-key"),
-        functions.config.clone(),
-    )
-    .await;
-    let body: Value = reqwest::Client::new()
-        .post(app.url("/graphql"))
-        .header(
-            "authorization",
-            format!("Bearer {}", crate::helpers::user_token("ann", &[])),
+    let (app, functions) = app_with_functions_and_credentials().await;
+    let ann = format!("Bearer {}", crate::helpers::user_token("ann", &[]));
+    let (_, body) = app
+        .graphql_with(
+            &[("authorization", &ann)],
+            "{ myDiaries { id text } bobsDiary { id text } }",
+            json!({}),
         )
-        .json(&json!({ "query": "{ myDiaries { id text } bobsDiary { id text } }" }))
-        .send()
-        .await
-        .expect("an answer")
-        .json()
-        .await
-        .expect("JSON");
+        .await;
     assert_eq!(
         body["data"]["myDiaries"],
         json!([{ "id": "d-ann", "text": "mine" }]),
@@ -680,26 +682,17 @@ async fn a_levels_function_fields_are_one_batch_call_for_a_batched_function() {
 /// caller is refused before any function is called.
 #[tokio::test]
 async fn appsync_directives_on_a_functions_field_name_who_may_ask_for_it() {
-    let functions = functions().await;
-    let app = crate::helpers::spawn_app_with_functions_and(
-        SCHEMA,
-        crate::helpers::api_key_and_tokens("functions-key"),
-        functions.config.clone(),
-    )
-    .await;
+    let (app, functions) = app_with_functions_and_credentials().await;
     let ask = |credentials: (&'static str, String)| {
-        let app_url = app.url("/graphql");
+        let app = &app;
         async move {
-            reqwest::Client::new()
-                .post(app_url)
-                .header(credentials.0, credentials.1)
-                .json(&json!({ "query": "{ adminReading(id: \"s-3\") { sensorId } }" }))
-                .send()
-                .await
-                .expect("an answer")
-                .json::<Value>()
-                .await
-                .expect("JSON")
+            app.graphql_with(
+                &[(credentials.0, &credentials.1)],
+                "{ adminReading(id: \"s-3\") { sensorId } }",
+                json!({}),
+            )
+            .await
+            .1
         }
     };
     let bearer = |groups: &[&str]| {

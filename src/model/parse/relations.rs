@@ -848,17 +848,24 @@ mod tests {
         );
     }
 
+    /// `schema` read with the slots `pins` pins.
+    fn pinned(
+        schema: &str,
+        pins: &std::collections::BTreeMap<String, u8>,
+    ) -> Result<Model, ModelError> {
+        Model::parse_with_resolver_files(
+            "schema.graphql",
+            schema,
+            &Default::default(),
+            &Default::default(),
+            pins,
+        )
+    }
+
     #[test]
     fn pinned_slots_stay_when_the_schema_changes() {
         let parse = |schema: &str, pins: &std::collections::BTreeMap<String, u8>| {
-            Model::parse_with_resolver_files(
-                "schema.graphql",
-                schema,
-                &Default::default(),
-                &Default::default(),
-                pins,
-            )
-            .expect("the schema loads")
+            pinned(schema, pins).expect("the schema loads")
         };
         let slot_of = |model: &Model, index: &str| {
             model
@@ -878,12 +885,12 @@ mod tests {
         let unpinned = parse(edited, &Default::default());
         assert_eq!(slot_of(&unpinned, "byBreed"), Some(3));
         // Pinned, each keeps its slot and the new ones take free ones.
-        let pinned = parse(edited, &first.slot_pins);
-        assert_eq!(slot_of(&pinned, "byBreed"), Some(2));
-        assert_eq!(pinned.slot_pins["Cow:Farm.cows"], 3);
-        assert_eq!(slot_of(&pinned, "byColour"), Some(4));
-        assert_eq!(pinned.slot_pins["Cow:Farm.calves"], 5);
-        let farm = pinned.type_def("Farm").expect("declared");
+        let kept = parse(edited, &first.slot_pins);
+        assert_eq!(slot_of(&kept, "byBreed"), Some(2));
+        assert_eq!(kept.slot_pins["Cow:Farm.cows"], 3);
+        assert_eq!(slot_of(&kept, "byColour"), Some(4));
+        assert_eq!(kept.slot_pins["Cow:Farm.calves"], 5);
+        let farm = kept.type_def("Farm").expect("declared");
         assert!(
             matches!(farm.field("cows").map(|f| &f.kind), Some(FieldKind::HasMany(h)) if h.slot == 3)
         );
@@ -891,7 +898,7 @@ mod tests {
         let dropped = parse(
             "type Cow @model { colour: String @index size: Int @index }\n\
              type Farm @model { cows: [Cow] @hasMany }",
-            &pinned.slot_pins,
+            &kept.slot_pins,
         );
         assert_eq!(slot_of(&dropped, "byColour"), Some(4));
         // Not byBreed's 2 nor calves' 5: the lock still pins them.
@@ -899,11 +906,8 @@ mod tests {
         // A pinned slot a relation now writes is refused, naming both.
         let mut clash = first.slot_pins.clone();
         clash.insert("Cow@byBreed".to_owned(), 5);
-        let error = Model::parse_with_resolver_files(
-            "schema.graphql",
+        let error = pinned(
             "type Cow @model { breed: String @index farmId: ID }\ntype Farm @model { cows: [Cow] @hasMany(index: \"GSI05\", field: \"farmId\") }",
-            &Default::default(),
-            &Default::default(),
             &clash,
         )
         .expect_err("a clash");
@@ -917,22 +921,13 @@ mod tests {
 
     #[test]
     fn a_relations_pin_holds_for_a_new_member_and_is_never_moved_silently() {
-        let parse = |schema: &str, pins: &std::collections::BTreeMap<String, u8>| {
-            Model::parse_with_resolver_files(
-                "schema.graphql",
-                schema,
-                &Default::default(),
-                &Default::default(),
-                pins,
-            )
-        };
         let pins: std::collections::BTreeMap<String, u8> = [
             ("Cow:Farm.animals".to_owned(), 4),
             ("Cow.list".to_owned(), 1),
         ]
         .into();
         // A member added to the union takes the relation's pinned slot.
-        let model = parse(
+        let model = pinned(
             "union Animal = Cow | Hen\ntype Cow @model { n: Int }\ntype Hen @model { n: Int }\n\
              type Farm @model { animals: [Animal] @hasMany }",
             &pins,
@@ -949,7 +944,7 @@ mod tests {
         };
         assert_eq!((slots("Cow"), slots("Hen")), (vec![4], vec![4]));
         // A relation written onto the pinned slot is refused, not moved around.
-        let error = parse(
+        let error = pinned(
             "type Cow @model { n: Int farmId: ID }\n\
              type Farm @model { animals: [Cow] @hasMany herd: [Cow] @hasMany(index: \"GSI04\", field: \"farmId\") }",
             &pins,
@@ -962,7 +957,7 @@ mod tests {
             "{error}"
         );
         // A pin that is no slot is refused.
-        let error = parse(
+        let error = pinned(
             "type Cow @model { n: Int }",
             &[("Cow.list".to_owned(), 0)].into(),
         )

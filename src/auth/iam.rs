@@ -26,7 +26,7 @@ use super::request::SignedRequest;
 const CLOCK_SKEW: Duration = Duration::from_secs(5 * 60);
 
 /// The signing algorithm in an `Authorization` value that IAM verifies.
-pub const SIGV4: &str = "AWS4-HMAC-SHA256";
+pub(super) const SIGV4: &str = "AWS4-HMAC-SHA256";
 
 /// One access key of `--iam-credentials`.
 #[derive(Debug, Clone, serde::Deserialize)]

@@ -22,7 +22,8 @@ mod request;
 
 use std::path::PathBuf;
 
-pub use iam::{IamIdentity, SIGV4};
+pub use iam::IamIdentity;
+use iam::SIGV4;
 pub use lambda::{DEFAULT_TTL, LambdaAuthorizerConfig, LambdaIdentity};
 pub use request::{RequestContext, SignedRequest};
 
@@ -257,11 +258,6 @@ impl Authenticator {
     /// Whether a 401 should invite a bearer token.
     pub fn accepts_tokens(&self) -> bool {
         !self.jwt.is_empty()
-    }
-
-    /// Whether a Lambda authorizer decides on requests.
-    pub fn has_lambda_authorizer(&self) -> bool {
-        self.lambda.is_some()
     }
 
     /// Whether checking this `Authorization` value reads the request itself

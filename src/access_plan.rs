@@ -114,8 +114,11 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
             });
         }
         for index in &type_def.indexes {
+            let Some(query_field) = &index.query_field else {
+                continue;
+            };
             plans.push(FieldPlan {
-                field: format!("Query.{}({})", index.query_field, index.field),
+                field: format!("Query.{query_field}({})", index.field),
                 accesses: vec![access(
                     "Query",
                     keys::gsi_name(index.slot),
@@ -131,36 +134,38 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
             });
         }
         if let (Some(list), Some(list_name)) = (type_def.list, &type_def.roots.list) {
+            let mut accesses = vec![access(
+                "Query",
+                keys::gsi_name(list.slot),
+                format!(
+                    "{} = {} … {}, {} by {}",
+                    keys::slot_partition_attribute(list.slot),
+                    keys::list_partition(name, 0),
+                    keys::list_partition(name, list.shards - 1),
+                    keys::slot_sort_attribute(list.slot),
+                    type_def
+                        .list_sort
+                        .as_ref()
+                        .map_or("id", |(f, _)| f.as_str())
+                ),
+                LIST_PAGE,
+            )];
+            // Amplify's connections have no totalCount.
+            if !model.dialect.amplify_shape() {
+                accesses.push(access(
+                    "BatchGetItem",
+                    "table",
+                    format!(
+                        "PK = SK = {} … {} (totalCount only)",
+                        keys::list_count_key(name, 0),
+                        keys::list_count_key(name, list.shards - 1)
+                    ),
+                    "with the page's Queries, in the same level",
+                ));
+            }
             plans.push(FieldPlan {
                 field: format!("Query.{list_name}"),
-                accesses: vec![
-                    access(
-                        "Query",
-                        keys::gsi_name(list.slot),
-                        format!(
-                            "{} = {} … {}, {} by {}",
-                            keys::slot_partition_attribute(list.slot),
-                            keys::list_partition(name, 0),
-                            keys::list_partition(name, list.shards - 1),
-                            keys::slot_sort_attribute(list.slot),
-                            type_def
-                                .list_sort
-                                .as_ref()
-                                .map_or("id", |(f, _)| f.as_str())
-                        ),
-                        LIST_PAGE,
-                    ),
-                    access(
-                        "BatchGetItem",
-                        "table",
-                        format!(
-                            "PK = SK = {} … {} (totalCount only)",
-                            keys::list_count_key(name, 0),
-                            keys::list_count_key(name, list.shards - 1)
-                        ),
-                        "with the page's Queries, in the same level",
-                    ),
-                ],
+                accesses,
             });
         }
     }

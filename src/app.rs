@@ -19,7 +19,7 @@ use crate::engine;
 use crate::graphql;
 use crate::http::{self, AppState};
 use crate::migrate::{self, MigrationError};
-use crate::model::{Model, ModelError};
+use crate::model::{DialectChoice, Model, ModelError};
 use crate::resolvers::{ResolverError, Resolvers};
 use crate::store::{Credentials, EmbeddedStore, Store, StoreError};
 
@@ -44,6 +44,8 @@ pub enum StartupError {
     Resolver(#[from] ResolverError),
     #[error(transparent)]
     SlotLock(#[from] crate::slot_lock::LockError),
+    #[error("{0}: {1}")]
+    AmplifyFlags(String, String),
     #[error("cannot build the GraphQL schema: {0}")]
     Schema(String),
     #[error(transparent)]
@@ -73,22 +75,52 @@ pub fn resolvers_dir(schema: &Path, dir: Option<&Path>) -> std::path::PathBuf {
 }
 
 /// Reads and validates a schema file and its resolvers; errors name the files as given.
-pub fn load_schema(schema: &Path, dir: Option<&Path>) -> Result<(Model, Resolvers), StartupError> {
+/// Amplify's feature flags come from `choice`, then from the `amplify/cli.json` of the
+/// schema's directory or the nearest one above it (a flag `choice` got from the command line
+/// wins).
+pub fn load_schema(
+    schema: &Path,
+    dir: Option<&Path>,
+    choice: &DialectChoice,
+) -> Result<(Model, Resolvers), StartupError> {
     let dir = resolvers_dir(schema, dir);
     let shown = schema.display().to_string();
     let source = std::fs::read_to_string(schema).map_err(|source| StartupError::ReadSchema {
         path: shown.clone(),
         source,
     })?;
+    let mut choice = choice.clone();
+    if let Some(cli_json) = amplify_cli_json(schema) {
+        let text =
+            std::fs::read_to_string(&cli_json).map_err(|source| StartupError::ReadSchema {
+                path: cli_json.display().to_string(),
+                source,
+            })?;
+        choice.flags.read_cli_json(&text).map_err(|message| {
+            StartupError::AmplifyFlags(cli_json.display().to_string(), message)
+        })?;
+    }
     let model = Model::parse_with_resolver_files(
         &shown,
         &source,
         &Resolvers::fields_in(&dir),
         &Resolvers::functions_in(&dir)?,
         &crate::slot_lock::read(schema)?,
+        &choice,
     )?;
     let resolvers = Resolvers::load(&dir, &model)?;
     Ok((model, resolvers))
+}
+
+/// The `amplify/cli.json` of the schema's directory or of the nearest directory above it (an
+/// Amplify project keeps its schema in `amplify/backend/api/<name>/`).
+fn amplify_cli_json(schema: &Path) -> Option<std::path::PathBuf> {
+    let start = std::fs::canonicalize(schema).ok()?;
+    start
+        .ancestors()
+        .skip(1)
+        .map(|dir| dir.join("amplify").join("cli.json"))
+        .find(|file| file.is_file())
 }
 
 /// A connected store, and the embedded server behind it when there is one.
@@ -251,8 +283,16 @@ pub struct Application {
 
 impl Application {
     pub async fn build(config: &ServeConfig) -> Result<Application, StartupError> {
-        let (model, resolvers) = load_schema(&config.schema_path, config.resolvers_dir.as_deref())?;
+        let (model, resolvers) = load_schema(
+            &config.schema_path,
+            config.resolvers_dir.as_deref(),
+            &config.dialect,
+        )?;
         let model = Arc::new(model);
+        tracing::info!("{}", model.dialect);
+        if model.dialect.language == crate::model::SchemaLanguage::Amplify {
+            tracing::info!(flags = %model.dialect.flags.describe().join(", "), "Amplify's feature flags");
+        }
         refuse_mixed_identities(&model, config.http.auth.jwt.len())?;
         for warning in &model.warnings {
             tracing::warn!("{warning}");

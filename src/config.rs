@@ -114,4 +114,6 @@ pub struct ServeConfig {
     /// Where the functions of `@function` fields run.
     pub functions: FunctionsConfig,
     pub http: HttpConfig,
+    /// The schema's language, the API's shape and Amplify's flags, where chosen.
+    pub dialect: crate::model::DialectChoice,
 }

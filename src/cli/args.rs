@@ -7,6 +7,7 @@ use clap::Args;
 
 use crate::app;
 use crate::config::{StoreConfig, StoreTarget};
+use crate::model::{AmplifyFlags, ApiShape, DialectChoice, SchemaLanguage};
 use crate::store::{EmbeddedLocation, StoreTuning};
 
 #[derive(Debug, Args)]
@@ -18,6 +19,56 @@ pub struct SchemaArgs {
     /// `resolvers/` directory beside the schema.
     #[arg(long, env = "TABLEGRAPH_RESOLVERS")]
     pub resolvers: Option<PathBuf>,
+    /// The language the schema is written in: `amplify` (Amplify's GraphQL transformer v2) or
+    /// `tablegraph`. Without it: Amplify's when the schema uses Amplify's relation arguments or
+    /// none of tablegraph's own directives.
+    #[arg(
+        long,
+        env = "TABLEGRAPH_SCHEMA_LANGUAGE",
+        value_name = "amplify|tablegraph"
+    )]
+    pub schema_language: Option<SchemaLanguage>,
+    /// The API generated: `amplify` (`getPost`, `listPosts(filter, limit, nextToken)` →
+    /// `items`/`nextToken`, `deletePost(input:)`) or `relay` (`post`, Relay connections).
+    /// Without it, the shape follows the schema's language.
+    #[arg(long, env = "TABLEGRAPH_API_SHAPE", value_name = "amplify|relay")]
+    pub api_shape: Option<ApiShape>,
+    /// One of Amplify's feature flags (`enableAutoIndexQueryNames=false`); repeatable. They
+    /// win over the `amplify/cli.json` found beside the schema or above it.
+    #[arg(long = "amplify-flag", env = "TABLEGRAPH_AMPLIFY_FLAGS", value_delimiter = ',',
+          value_name = "NAME=VALUE", value_parser = amplify_flag)]
+    pub amplify_flags: Vec<(String, String)>,
+}
+
+fn amplify_flag(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: give NAME=VALUE"))?;
+    AmplifyFlags::default().set_text(name, value, "")?;
+    Ok((name.to_owned(), value.to_owned()))
+}
+
+impl SchemaArgs {
+    /// The language, shape and flags chosen on the command line.
+    pub fn dialect(&self) -> DialectChoice {
+        let mut flags = AmplifyFlags::default();
+        for (name, value) in &self.amplify_flags {
+            // Checked when the arguments were read.
+            let _ = flags.set_text(name, value, crate::model::AMPLIFY_FLAG_ARGUMENT);
+        }
+        DialectChoice {
+            language: self.schema_language,
+            shape: self.api_shape,
+            flags,
+        }
+    }
+
+    /// Reads and validates the schema and its resolvers as chosen.
+    pub fn load(
+        &self,
+    ) -> Result<(crate::model::Model, crate::resolvers::Resolvers), app::StartupError> {
+        app::load_schema(&self.schema, self.resolvers.as_deref(), &self.dialect())
+    }
 }
 
 /// Where the table lives. Precedence: `--dynamodb-endpoint`, then `--memory`, then
@@ -85,7 +136,7 @@ pub(super) async fn open_existing(
     schema: &SchemaArgs,
     store: &StoreArgs,
 ) -> anyhow::Result<(crate::model::Model, app::OpenStore)> {
-    let (model, _) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
+    let (model, _) = schema.load()?;
     let open = app::open_store(&store.config()).await?;
     if open.is_embedded() {
         crate::migrate::ensure_table(&open.store, &model).await?;

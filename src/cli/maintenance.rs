@@ -15,7 +15,7 @@ pub(super) async fn migrate(
     dry_run: bool,
     progress_every: Duration,
 ) -> anyhow::Result<()> {
-    let (model, _) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
+    let (model, _) = schema.load()?;
     let migrations = crate::migrate::load_migrations(migrations_dir, &model)?;
     if dry_run {
         store.require_a_store()?;

@@ -208,7 +208,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Schema { schema } => {
-            let (model, resolvers) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
+            let (model, resolvers) = schema.load()?;
             let sdl = crate::graphql::print_sdl(Arc::new(model), Arc::new(resolvers))
                 .map_err(|e| anyhow::anyhow!("cannot build the GraphQL schema: {e}"))?;
             std::io::stdout().lock().write_all(sdl.as_bytes())?;
@@ -277,9 +277,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             )?;
         }
         Command::Plan { schema } => {
-            let (model, resolvers) = app::load_schema(&schema.schema, schema.resolvers.as_deref())?;
+            let (model, resolvers) = schema.load()?;
             let plans = crate::access_plan::plan(&model, &resolvers);
             let mut out = std::io::stdout().lock();
+            writeln!(out, "{}", model.dialect)?;
+            if model.dialect.language == crate::model::SchemaLanguage::Amplify {
+                writeln!(
+                    out,
+                    "Amplify's feature flags: {}",
+                    model.dialect.flags.describe().join(", ")
+                )?;
+            }
+            writeln!(out)?;
             out.write_all(crate::access_plan::render(&plans).as_bytes())?;
             // The index slots, and which `tablegraph migrate` has yet to pin.
             let unpinned = crate::slot_lock::unpinned(&schema.schema, &model);

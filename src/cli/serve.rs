@@ -354,6 +354,7 @@ impl ServeArgs {
                 cursor_keys: self.credentials.cursor_keys(),
             },
             http,
+            dialect: self.schema.dialect(),
         }
     }
 }

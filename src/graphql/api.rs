@@ -12,8 +12,8 @@ use async_graphql::futures_util::stream::{self, BoxStream, StreamExt};
 
 use super::limits::{self, QueryLimits};
 use super::{
-    denied_fields, field_errors, mutation, null_items, operation_span, own_fields, query, schema,
-    shape, subscription,
+    denied_fields, errors, field_errors, mutation, null_items, operation_span, own_fields, query,
+    schema, shape, subscription,
 };
 use crate::auth::Caller;
 use crate::changes::EventHub;
@@ -82,6 +82,8 @@ pub struct Api {
     hides_schema: bool,
     /// Whether any field calls functions: each request then gathers its batched calls.
     calls_functions: bool,
+    /// Amplify's API shape: errors are named as AppSync names DynamoDB's.
+    amplify: bool,
 }
 
 /// Which extensions a copy of the schema carries.
@@ -104,6 +106,7 @@ impl Api {
         check_defaults(&model)?;
         check_own_names(&model, options, &events)?;
         let calls_functions = calls_functions(&model);
+        let amplify = model.dialect.amplify_shape();
         Ok(Api {
             schema: build_schema(model.clone(), options, events.clone(), Flavor::Plain)?,
             with_null_items: build_schema(
@@ -117,6 +120,7 @@ impl Api {
             max_event_bytes: options.max_event_bytes,
             hides_schema: !options.introspection,
             calls_functions,
+            amplify,
         })
     }
 
@@ -153,7 +157,16 @@ impl Api {
             Ok(document) if selects_root_field(document, "nodes") => &self.with_null_items,
             _ => &self.schema,
         };
-        shape::capped(schema.execute(request).await)
+        let response = shape::capped(schema.execute(request).await);
+        match self.amplify {
+            true => errors::as_appsync(response),
+            false => response,
+        }
+    }
+
+    /// Whether the API is Amplify's shape, whose answers carry AppSync's error shape.
+    pub fn amplify_shape(&self) -> bool {
+        self.amplify
     }
 }
 

@@ -11,18 +11,18 @@ use async_graphql::dynamic::{
     Field, FieldFuture, FieldValue, InputValue, Object, ResolverContext, TypeRef,
 };
 
-use super::context::{model, scope};
+use super::context::{cursor_value, model, scope};
 use super::errors::graphql_error;
 use super::fields::attribute_field;
 use super::values::from_input;
-use super::{filters, key_conditions, prefetch};
+use super::{amplify, filters, key_conditions, prefetch};
 use crate::engine::read::{
     Connection, DEFAULT_PAGE_SIZE, KeyField, MAX_PAGE_SIZE, Node, Page, PageArguments, PageEdge,
     PageRequest,
 };
 use crate::engine::{self, EngineError};
 use crate::keys::Cursor;
-use crate::model::{FieldDef, FieldKind, IndexDef, Model, ScalarType, TypeDef};
+use crate::model::{ApiShape, FieldDef, FieldKind, IndexDef, Model, ScalarType, TypeDef};
 
 /// `PageInfo`, read from the [`Page`] its connection holds.
 pub(super) fn page_info() -> Object {
@@ -44,21 +44,6 @@ pub(super) fn page_info() -> Object {
         .field(flag("hasPreviousPage", |p| p.has_previous_page))
         .field(cursor("startCursor", |p| p.cursors().0))
         .field(cursor("endCursor", |p| p.cursors().1))
-}
-
-/// A cursor as its reader sees it: signed with the request's keys. Pages hold their cursors
-/// unsigned, and only those a query selects are signed.
-fn cursor_value<'a>(ctx: &ResolverContext<'a>, cursor: Option<&Cursor>) -> FieldFuture<'a> {
-    let Some(cursor) = cursor else {
-        return FieldFuture::from_value(None);
-    };
-    match scope(ctx) {
-        Ok(scope) => FieldFuture::from_value(Some(Value::from(cursor.encode(&scope.cursors)))),
-        Err(error) => {
-            let error = graphql_error(error);
-            FieldFuture::new(async move { Err::<Option<Value>, _>(error) })
-        }
-    }
 }
 
 /// The names of the connection type and of its Relay edge type that `field` returns.
@@ -186,7 +171,21 @@ pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
         Connection::of(owner, field, model)
             .expect("connection fields are @hasMany, @outgoing or @incoming"),
     );
-    let (connection_type, _) = type_names(field).expect("a connection field has a connection type");
+    // Edge connections keep Relay's edges (their metadata sits on them) in either shape.
+    let shape = match &field.kind {
+        FieldKind::HasMany(_) => model.dialect.shape,
+        _ => ApiShape::Relay,
+    };
+    let connection_type = match (&field.kind, shape) {
+        (FieldKind::HasMany(has_many), ApiShape::Amplify) => {
+            amplify::connection_type(shape, &has_many.element)
+        }
+        _ => {
+            type_names(field)
+                .expect("a connection field has a connection type")
+                .0
+        }
+    };
     let role_enum = connection.role_enum.clone();
     let key_field = connection.key_field.clone();
     let filter = filters::connection_filter(field, model);
@@ -198,7 +197,7 @@ pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
             let connection = connection.clone();
             let filter_fields = filter_fields.clone();
             FieldFuture::new(async move {
-                let page = resolve(&ctx, &connection, filter_fields.as_deref())
+                let page = resolve(&ctx, &connection, filter_fields.as_deref(), shape)
                     .await
                     .map_err(graphql_error)?;
                 Ok(Some(FieldValue::owned_any(page)))
@@ -209,6 +208,7 @@ pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
         generated,
         key_field.as_ref(),
         filter.as_ref().map(|(name, _)| name.as_str()),
+        shape,
     );
     if let Some(role_enum) = &role_enum {
         generated = generated.argument(
@@ -225,20 +225,18 @@ pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
     generated
 }
 
-/// `field` with the arguments of a page: `first`/`after`, `last`/`before`, `sortDirection`, the
-/// key condition of `key_field`, and `filter` of the input `filter` names.
+/// `field` with the arguments of a page: `first`/`after`, `last`/`before` (Amplify's shape:
+/// `limit`/`nextToken`, last), `sortDirection`, the key condition of `key_field`, and `filter`
+/// of the input `filter` names.
 fn with_page_arguments(
     mut field: Field,
     key_field: Option<&KeyField>,
     filter: Option<&str>,
+    shape: ApiShape,
 ) -> Field {
-    field = field
-        .argument(InputValue::new("first", TypeRef::named(TypeRef::INT)).description(
-            format!("Page forward: at most this many (0 to {MAX_PAGE_SIZE}; {DEFAULT_PAGE_SIZE} when neither first nor last is given)."),
-        ))
-        .argument(InputValue::new("after", TypeRef::named(TypeRef::STRING)).description("Start after this cursor."))
-        .argument(InputValue::new("last", TypeRef::named(TypeRef::INT)).description(format!("Page backward: at most this many (0 to {MAX_PAGE_SIZE}).")))
-        .argument(InputValue::new("before", TypeRef::named(TypeRef::STRING)).description("End before this cursor."));
+    if shape == ApiShape::Relay {
+        field = relay_page_arguments(field);
+    }
     for argument in key_conditions::arguments(key_field) {
         field = field.argument(argument);
     }
@@ -252,15 +250,28 @@ fn with_page_arguments(
             ),
         );
     }
+    match shape {
+        ApiShape::Relay => field,
+        ApiShape::Amplify => amplify::page_arguments(field),
+    }
+}
+
+fn relay_page_arguments(field: Field) -> Field {
     field
+        .argument(InputValue::new("first", TypeRef::named(TypeRef::INT)).description(
+            format!("Page forward: at most this many (0 to {MAX_PAGE_SIZE}; {DEFAULT_PAGE_SIZE} when neither first nor last is given)."),
+        ))
+        .argument(InputValue::new("after", TypeRef::named(TypeRef::STRING)).description("Start after this cursor."))
+        .argument(InputValue::new("last", TypeRef::named(TypeRef::INT)).description(format!("Page backward: at most this many (0 to {MAX_PAGE_SIZE}).")))
+        .argument(InputValue::new("before", TypeRef::named(TypeRef::STRING)).description("End before this cursor."))
 }
 
 /// `list<Types>`: every node of `type_def`, from its type index, newest last (`DESC` for newest
 /// first).
-pub(super) fn list_field(type_def: &TypeDef, name: &str) -> Field {
+pub(super) fn list_field(type_def: &TypeDef, name: &str, shape: ApiShape) -> Field {
     let type_def = Arc::new(type_def.clone());
     let name = name.to_owned();
-    let connection_type = format!("{}Connection", type_def.name);
+    let connection_type = amplify::connection_type(shape, &type_def.name);
     let shards = type_def.list.map_or(0, |l| l.shards);
     let key_field = engine::read::list_key_field(&type_def);
     let description = match &type_def.list_sort {
@@ -281,33 +292,32 @@ pub(super) fn list_field(type_def: &TypeDef, name: &str) -> Field {
         let type_def = type_def.clone();
         let filter_fields = filter_fields.clone();
         FieldFuture::new(async move {
-            let page = resolve_list(&ctx, &type_def, &filter_fields)
+            let page = resolve_list(&ctx, &type_def, &filter_fields, shape)
                 .await
                 .map_err(graphql_error)?;
             Ok(Some(FieldValue::owned_any(page)))
         })
     })
     .description(description);
-    with_page_arguments(field, key_field.as_ref(), Some(&filter_name))
+    with_page_arguments(field, key_field.as_ref(), Some(&filter_name), shape)
 }
 
 async fn resolve_list(
     ctx: &ResolverContext<'_>,
     type_def: &TypeDef,
     filter_fields: &[(String, ScalarType)],
+    shape: ApiShape,
 ) -> Result<Page, EngineError> {
     let model = model(ctx)?;
     let scope = scope(ctx)?;
     let key_field = engine::read::list_key_field(type_def);
-    let request = page_request(key_field.as_ref(), Some(filter_fields), |name| {
-        ctx.args.get(name).map(|v| v.as_value().clone())
-    })?;
+    let request = shaped_page_request(ctx, shape, key_field.as_ref(), Some(filter_fields))?;
     let counted = ctx.look_ahead().field("totalCount").exists();
     if counted {
         engine::read::whole_connection(&request, &type_def.roots.list_name(&type_def.name))?;
     }
     let read = async {
-        if reads_nothing(ctx, &request) {
+        if reads_nothing(ctx, &request, shape) {
             engine::read::empty_list_page(scope, type_def, &request)
         } else {
             engine::read::read_list_page(scope, type_def, &request).await
@@ -324,16 +334,35 @@ async fn resolve_list(
     let mut page = page?;
     page.total_count = count?;
     note_filter_read(ctx, scope, &page);
-    let node_selection = ctx.look_ahead().field("edges").field("node");
+    let node_selection = amplify::node_selection(shape, &ctx.look_ahead());
     let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
     prefetch::relations(scope, model, &nodes, &node_selection).await?;
     Ok(page)
 }
 
+/// The page request of a connection field's arguments in `shape`.
+fn shaped_page_request(
+    ctx: &ResolverContext<'_>,
+    shape: ApiShape,
+    key_field: Option<&KeyField>,
+    filter_fields: Option<&[(String, ScalarType)]>,
+) -> Result<PageRequest, EngineError> {
+    let get = |name: &str| ctx.args.get(name).map(|v| v.as_value().clone());
+    amplify::check_limit(shape, get)?;
+    page_request(key_field, filter_fields, |name| {
+        amplify::page_argument(shape, name, get)
+    })
+}
+
 /// The root query of the secondary index `index` of `type_def` (`@index(queryField:)`): the
 /// nodes whose indexed field holds the value given, sorted by the index's sort key field (or
 /// by id), with its key condition, `sortDirection`, `filter` and paging.
-pub(super) fn index_field(type_def: &TypeDef, index: &IndexDef) -> Field {
+pub(super) fn index_field(
+    type_def: &TypeDef,
+    index: &IndexDef,
+    query_field: &str,
+    shape: ApiShape,
+) -> Field {
     let connection = Arc::new(Connection::of_index(type_def, index));
     let key_field = connection.key_field.clone();
     let filter_fields = Arc::new(filters::node_filter_fields(type_def));
@@ -351,17 +380,18 @@ pub(super) fn index_field(type_def: &TypeDef, index: &IndexDef) -> Field {
         crate::keys::gsi_name(index.slot)
     );
     let field = Field::new(
-        &index.query_field,
-        TypeRef::named(format!("{}Connection", type_def.name)),
+        query_field,
+        TypeRef::named(amplify::connection_type(shape, &type_def.name)),
         move |ctx| {
             let connection = connection.clone();
             let filter_fields = filter_fields.clone();
             let argument = argument.clone();
             let limit = limit.clone();
             FieldFuture::new(async move {
-                let page = resolve_index(&ctx, &connection, &argument, &limit, &filter_fields)
-                    .await
-                    .map_err(graphql_error)?;
+                let page =
+                    resolve_index(&ctx, &connection, &argument, &limit, &filter_fields, shape)
+                        .await
+                        .map_err(graphql_error)?;
                 Ok(Some(FieldValue::owned_any(page)))
             })
         },
@@ -375,6 +405,7 @@ pub(super) fn index_field(type_def: &TypeDef, index: &IndexDef) -> Field {
         field,
         key_field.as_ref(),
         Some(&filters::page_filter_name(&type_def.name)),
+        shape,
     )
 }
 
@@ -384,6 +415,7 @@ async fn resolve_index(
     (field, scalar): &(String, ScalarType),
     (type_name, index): &(String, String),
     filter_fields: &[(String, ScalarType)],
+    shape: ApiShape,
 ) -> Result<Page, EngineError> {
     let model = model(ctx)?;
     let scope = scope(ctx)?;
@@ -403,17 +435,20 @@ async fn resolve_index(
             "{field} is longer than any value index {index} holds"
         )));
     }
-    let request = page_request(connection.key_field.as_ref(), Some(filter_fields), |name| {
-        ctx.args.get(name).map(|v| v.as_value().clone())
-    })?;
+    let request = shaped_page_request(
+        ctx,
+        shape,
+        connection.key_field.as_ref(),
+        Some(filter_fields),
+    )?;
     if ctx.look_ahead().field("totalCount").exists() {
         return Err(EngineError::bad_input(format!(
             "{}: an index query keeps no totalCount; leave it out",
             connection.field
         )));
     }
-    let node_selection = ctx.look_ahead().field("edges").field("node");
-    let page = if reads_nothing(ctx, &request) {
+    let node_selection = amplify::node_selection(shape, &ctx.look_ahead());
+    let page = if reads_nothing(ctx, &request, shape) {
         engine::read::empty_page(scope, model, connection, &value, &request)?
     } else {
         engine::read::read_page(scope, model, connection, &value, &request, true).await?
@@ -425,9 +460,13 @@ async fn resolve_index(
 }
 
 /// Whether the page asked for needs no read: a page of nothing (`first: 0`) whose reader does
-/// not ask whether more pages follow (`pageInfo`), as for a count alone.
-fn reads_nothing(ctx: &ResolverContext<'_>, request: &engine::read::PageRequest) -> bool {
-    request.size == 0 && !ctx.look_ahead().field("pageInfo").exists()
+/// not ask whether more pages follow (`pageInfo`, `nextToken`), as for a count alone.
+fn reads_nothing(
+    ctx: &ResolverContext<'_>,
+    request: &engine::read::PageRequest,
+    shape: ApiShape,
+) -> bool {
+    request.size == 0 && !amplify::asks_for_more(shape, &ctx.look_ahead())
 }
 
 /// Notes what a filtered page read, under the path of its field, for the response's
@@ -446,6 +485,7 @@ async fn resolve(
     ctx: &ResolverContext<'_>,
     connection: &Connection,
     filter_fields: Option<&[(String, ScalarType)]>,
+    shape: ApiShape,
 ) -> Result<Page, EngineError> {
     let parent = ctx
         .parent_value
@@ -453,15 +493,13 @@ async fn resolve(
         .ok_or(EngineError::Internal)?;
     let model = model(ctx)?;
     let scope = scope(ctx)?;
-    let request = page_request(connection.key_field.as_ref(), filter_fields, |name| {
-        ctx.args.get(name).map(|v| v.as_value().clone())
-    })?;
-    let node_selection = ctx.look_ahead().field("edges").field("node");
+    let request = shaped_page_request(ctx, shape, connection.key_field.as_ref(), filter_fields)?;
+    let node_selection = amplify::node_selection(shape, &ctx.look_ahead());
     let counted = ctx.look_ahead().field("totalCount").exists();
     if counted {
         engine::read::whole_connection(&request, &connection.field)?;
     }
-    let mut page = if reads_nothing(ctx, &request) {
+    let mut page = if reads_nothing(ctx, &request, shape) {
         engine::read::empty_page(scope, model, connection, parent.id(), &request)?
     } else {
         let field = ctx.item.node.response_key().node.as_str();

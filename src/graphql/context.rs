@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
-use async_graphql::dynamic::{FieldValue, ResolverContext, ValueAccessor};
+use async_graphql::Value;
+use async_graphql::dynamic::{FieldFuture, FieldValue, ResolverContext, ValueAccessor};
 
+use super::errors::graphql_error;
 use super::null_items::missing_node;
 use crate::engine::read::Node;
 use crate::engine::{EngineError, RequestScope};
-use crate::keys;
+use crate::keys::{self, Cursor};
 use crate::model::Model;
 
 pub(super) fn scope<'a>(ctx: &ResolverContext<'a>) -> Result<&'a Arc<RequestScope>, EngineError> {
@@ -70,4 +72,22 @@ pub(super) fn node_list(nodes: Vec<Option<Node>>) -> FieldValue<'static> {
             .into_iter()
             .map(|node| node.map_or_else(missing_node, |node| node_field_value(node, true))),
     )
+}
+
+/// A cursor as its reader sees it: signed with the request's keys. Pages hold their cursors
+/// unsigned, and only those a query selects are signed.
+pub(super) fn cursor_value<'a>(
+    ctx: &ResolverContext<'a>,
+    cursor: Option<&Cursor>,
+) -> FieldFuture<'a> {
+    let Some(cursor) = cursor else {
+        return FieldFuture::from_value(None);
+    };
+    match scope(ctx) {
+        Ok(scope) => FieldFuture::from_value(Some(Value::from(cursor.encode(&scope.cursors)))),
+        Err(error) => {
+            let error = graphql_error(error);
+            FieldFuture::new(async move { Err::<Option<Value>, _>(error) })
+        }
+    }
 }

@@ -42,3 +42,26 @@ impl From<async_graphql::Error> for EngineError {
         EngineError::BadUserInput(error.message)
     }
 }
+
+/// AppSync's name, in Amplify's API, of a failed `condition`: DynamoDB's exception.
+pub const CONDITION_FAILED_IN_APPSYNC: &str = "DynamoDB:ConditionalCheckFailedException";
+
+/// `response` with its errors named as AppSync names them where Amplify's client looks: a
+/// failed condition is `DynamoDB:ConditionalCheckFailedException`, "The conditional request
+/// failed".
+pub(super) fn as_appsync(mut response: async_graphql::Response) -> async_graphql::Response {
+    for error in &mut response.errors {
+        let Some(extensions) = &mut error.extensions else {
+            continue;
+        };
+        let failed_condition = matches!(
+            extensions.get("errorType"),
+            Some(async_graphql::Value::String(kind)) if kind == "ConditionalCheckFailed"
+        );
+        if failed_condition {
+            extensions.set("errorType", CONDITION_FAILED_IN_APPSYNC);
+            error.message = format!("The conditional request failed: {}", error.message);
+        }
+    }
+    response
+}

@@ -73,6 +73,12 @@ fn create_input(model: &Model, type_def: &TypeDef, without: Option<&str>) -> Inp
         None => format!("Create{}Input", type_def.name),
     };
     let mut input = InputObject::new(name);
+    if without.is_none() && model.dialect.amplify_shape() {
+        input = input.field(
+            InputValue::new("id", TypeRef::named(TypeRef::ID))
+                .description("The new node's id; a new one when left out."),
+        );
+    }
     if let Some(key) = without {
         input = input.description(format!(
             "A {} created under its parent, which sets its {key}.",
@@ -233,6 +239,12 @@ pub(super) fn default_value(scalar: &ScalarType, text: &str) -> Value {
         ScalarType::Enum(_) => Value::Enum(Name::new(text)),
         _ => Value::String(text.to_owned()),
     }
+}
+
+/// Amplify's `Delete<Type>Input`: the id of the node to delete.
+pub(super) fn delete_input(type_def: &TypeDef) -> InputObject {
+    InputObject::new(format!("Delete{}Input", type_def.name))
+        .field(InputValue::new("id", TypeRef::named_nn(TypeRef::ID)))
 }
 
 pub(super) fn update_input(type_def: &TypeDef) -> InputObject {

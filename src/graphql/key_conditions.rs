@@ -84,7 +84,16 @@ pub(super) fn arguments(key_field: Option<&KeyField>) -> Vec<InputValue> {
 fn takes_key_condition(field: &KeyField) -> bool {
     !matches!(
         field.name.as_str(),
-        "first" | "last" | "after" | "before" | "role" | "minRole" | "sortDirection"
+        "first"
+            | "last"
+            | "after"
+            | "before"
+            | "limit"
+            | "nextToken"
+            | "filter"
+            | "role"
+            | "minRole"
+            | "sortDirection"
     )
 }
 

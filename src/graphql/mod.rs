@@ -6,6 +6,7 @@
 //! Invariant: resolvers hand out only nodes the engine handed them, so every node passed a
 //! `__typename` check; every error a client sees carries AppSync's `errorType`.
 
+mod amplify;
 mod api;
 mod connection;
 mod context;

@@ -40,15 +40,22 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
         };
         // The singles, then the batches, each with its single.
         let roots = &type_def.roots;
+        let amplify = model.dialect.amplify_shape();
         if let Some(field) = &roots.create {
-            root = root.field(
-                node_field(field, TypeRef::named(name), name, create)
-                    .description(format!("Creates a {name}."))
-                    .argument(InputValue::new(
-                        "input",
-                        TypeRef::named_nn(format!("Create{name}Input")),
-                    )),
-            );
+            let mut created = node_field(field, TypeRef::named(name), name, create)
+                .description(format!("Creates a {name}."))
+                .argument(InputValue::new(
+                    "input",
+                    TypeRef::named_nn(format!("Create{name}Input")),
+                ));
+            if amplify {
+                created = created.description(format!(
+                    "Creates a {name}, with the id given or a new one. With a condition, only if \
+                     it holds for a node that does not exist yet, as in Amplify."
+                ))
+                .argument(condition());
+            }
+            root = root.field(created);
         }
         if let Some(field) = &roots.update {
             root = root.field(
@@ -58,7 +65,14 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
                     .argument(condition()),
             );
         }
-        if let Some(field) = &roots.delete {
+        if let (Some(field), true) = (&roots.delete, amplify) {
+            root = root.field(
+                node_field(field, TypeRef::named(name), name, delete)
+                    .description(format!("Deletes the {name} of input.id and frees its unique values; null when there is no such {name}. With a condition, only if the stored {name} satisfies it (otherwise ConditionalCheckFailed)."))
+                    .argument(InputValue::new("input", TypeRef::named_nn(format!("Delete{name}Input"))))
+                    .argument(condition()),
+            );
+        } else if let Some(field) = &roots.delete {
             root = root.field(
                 node_field(field, TypeRef::named(name), name, delete)
                     .description(format!("Deletes a {name} and frees its unique values; null when there is no such {name}. With a condition, only if the stored {name} satisfies it (otherwise ConditionalCheckFailed)."))
@@ -254,6 +268,13 @@ fn create<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
     Box::pin(async move {
         let input = ctx.args.try_get("input")?.object()?;
         let node = new_node(model(ctx)?, type_def, &input)?;
+        // Amplify's condition on a create holds for the node that is not there yet: one that
+        // asks anything of a stored value fails, as DynamoDB's condition does.
+        if let Some(condition) = guard(ctx, type_def, None)?.condition
+            && !condition.matches(&Item::default())
+        {
+            return Err(EngineError::ConditionalCheckFailed);
+        }
         let node = engine::write::create_tree(scope(ctx)?, model(ctx)?, type_def, &node).await?;
         Ok(node.into())
     })
@@ -276,7 +297,11 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
 
 fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture<'a> {
     Box::pin(async move {
-        let id = id_argument(ctx, "id")?;
+        let id = match ctx.args.get("input") {
+            // Amplify's `delete<Type>(input: { id })`.
+            Some(input) => id_text(&input.object()?.try_get("id")?)?,
+            None => id_argument(ctx, "id")?,
+        };
         let expected = expected_version(ctx.args.get("expectedVersion"))?;
         let guard = guard(ctx, type_def, expected)?;
         engine::write::delete_node(scope(ctx)?, model(ctx)?, type_def, &id, &guard)
@@ -347,6 +372,10 @@ fn new_node(
     input: &ObjectAccessor<'_>,
 ) -> Result<NewNode, EngineError> {
     let mut node = NewNode::from(field_values(model, type_def, input, &[])?);
+    // Amplify's create input takes the id (no other input has one).
+    if let Some(id) = input.get("id").filter(|id| !id.is_null()) {
+        node.id = Some(id_text(&id)?);
+    }
     for field in &type_def.fields {
         let Some(nested) = inputs::nested(model, field) else {
             continue;

@@ -19,6 +19,7 @@ pub const MAX_NODES: usize = 100;
 
 pub(super) fn root(model: &Arc<Model>) -> Object {
     let mut root = Object::new("Query");
+    let shape = model.dialect.shape;
     for type_def in &model.types {
         if let Some(get) = &type_def.roots.get {
             root = root.field(by_id(type_def, model, get));
@@ -27,10 +28,17 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
             root = root.field(by_unique(type_def, field));
         }
         if let (Some(_), Some(list)) = (type_def.list, &type_def.roots.list) {
-            root = root.field(super::connection::list_field(type_def, list));
+            root = root.field(super::connection::list_field(type_def, list, shape));
         }
         for index in &type_def.indexes {
-            root = root.field(super::connection::index_field(type_def, index));
+            if let Some(query_field) = &index.query_field {
+                root = root.field(super::connection::index_field(
+                    type_def,
+                    index,
+                    query_field,
+                    shape,
+                ));
+            }
         }
     }
     let all_types: Arc<Vec<String>> =
@@ -107,7 +115,11 @@ async fn node(ctx: &ResolverContext<'_>, types: &[String]) -> Result<Option<Node
     let id = id_argument(ctx, "id")?;
     let allowed: Vec<&str> = types.iter().map(String::as_str).collect();
     let scope = scope(ctx)?;
-    let node = engine::read::load_node(scope, &id, &allowed).await?;
+    // Amplify's `get<Type>` answers a missing node `null`, as AppSync does, whoever asks.
+    let node = match model(ctx)?.dialect.amplify_shape() && types.len() == 1 {
+        true => engine::read::load_node_or_null(scope, &id, &allowed).await?,
+        false => engine::read::load_node(scope, &id, &allowed).await?,
+    };
     if let Some(node) = &node {
         prefetch::relations(scope, model(ctx)?, &[node], &ctx.look_ahead()).await?;
     }

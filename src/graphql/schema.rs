@@ -8,11 +8,11 @@ use async_graphql::dynamic::{Enum, Interface, InterfaceField, SchemaBuilder, Typ
 
 use super::filters::{self, FilterKind};
 use super::{
-    connection, declared, edge_types, embedded, inputs, key_conditions, objects, own_fields,
-    scalars,
+    amplify, connection, declared, edge_types, embedded, inputs, key_conditions, objects,
+    own_fields, scalars,
 };
 use crate::engine::read::{Connection, KeyKind};
-use crate::model::{FieldKind, Model};
+use crate::model::{ApiShape, FieldKind, Model};
 use crate::resolvers::Resolvers;
 
 pub(super) fn register(
@@ -48,6 +48,7 @@ pub(super) fn register(
         builder = builder.register(ty);
     }
     let mut connected: Vec<String> = Vec::new();
+    let shape = model.dialect.shape;
     let filtered: Vec<(String, crate::model::ScalarType)> = model
         .types
         .iter()
@@ -61,6 +62,9 @@ pub(super) fn register(
     );
     builder = register_sorting(builder, model);
     for type_def in &model.types {
+        if shape == ApiShape::Amplify && type_def.roots.delete.is_some() {
+            builder = builder.register(inputs::delete_input(type_def));
+        }
         builder = builder
             .register(objects::object(type_def, model, resolvers))
             .register(inputs::update_input(type_def))
@@ -75,6 +79,19 @@ pub(super) fn register(
                 FilterKind::Condition,
             ));
         for field in &type_def.fields {
+            if let (FieldKind::HasMany(has_many), ApiShape::Amplify) = (&field.kind, shape) {
+                let name = amplify::connection_type(shape, &has_many.element);
+                if !connected.contains(&name) {
+                    let is_union = model.union_def(&has_many.element).is_some();
+                    builder = builder.register(amplify::connection_object(
+                        &name,
+                        &has_many.element,
+                        is_union,
+                    ));
+                    connected.push(name);
+                }
+                continue;
+            }
             let Some((name, edge_name)) = connection::type_names(field) else {
                 continue;
             };
@@ -109,8 +126,13 @@ pub(super) fn register(
         .iter()
         .filter(|t| t.list.is_some() || !t.indexes.is_empty())
     {
-        let name = format!("{}Connection", type_def.name);
+        let name = amplify::connection_type(shape, &type_def.name);
         if connected.contains(&name) {
+            continue;
+        }
+        if shape == ApiShape::Amplify {
+            builder = builder.register(amplify::connection_object(&name, &type_def.name, false));
+            connected.push(name);
             continue;
         }
         let edge_name = format!("{}Edge", type_def.name);

@@ -40,6 +40,22 @@ fn filtered_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
     fields
 }
 
+/// The arguments Amplify gives a type's subscriptions: each field an owner rule names, as a
+/// `String` its events' field must equal.
+fn owner_arguments(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
+    let mut arguments: Vec<(String, ScalarType)> = Vec::new();
+    for rule in &type_def.auth {
+        if let crate::model::Allow::Owner {
+            field, many: false, ..
+        } = &rule.allow
+            && !arguments.iter().any(|(name, _)| name == field)
+        {
+            arguments.push((field.clone(), ScalarType::String));
+        }
+    }
+    arguments
+}
+
 /// Registers the filter inputs and the `Subscription` root.
 pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> SchemaBuilder {
     let filtered: Vec<(String, ScalarType)> =
@@ -72,13 +88,19 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> Schema
                 type_def.name,
                 past_tense(kind)
             );
+            // Amplify's subscriptions take the owner fields (as `String`s) beside `filter`;
+            // tablegraph's, every field the filter may test.
+            let arguments = match model.dialect.amplify_shape() {
+                true => owner_arguments(type_def),
+                false => filtered_fields(type_def),
+            };
             root = root.field(node_subscription(
                 NodeWatch {
                     name: name.clone(),
                     typename: type_def.name.clone(),
                     kinds: vec![kind],
-                    arguments: filtered_fields(type_def),
-                    filter: true,
+                    arguments,
+                    filter: Some(filtered_fields(type_def)),
                 },
                 description,
             ));
@@ -114,7 +136,7 @@ pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> Schema
                 typename: declared.type_name.clone(),
                 kinds,
                 arguments: declared.arguments.clone(),
-                filter: false,
+                filter: None,
             },
             description,
         ));
@@ -144,7 +166,8 @@ struct NodeWatch {
     typename: String,
     kinds: Vec<ChangeKind>,
     arguments: Vec<(String, ScalarType)>,
-    filter: bool,
+    /// The fields `filter` may test, when the subscription takes one.
+    filter: Option<Vec<(String, ScalarType)>>,
 }
 
 fn past_tense(kind: ChangeKind) -> &'static str {
@@ -167,18 +190,21 @@ fn node_subscription(watch: NodeWatch, description: String) -> SubscriptionField
     let returned = TypeRef::named(&typename);
     let fields = Arc::new(arguments);
     let arguments = fields.clone();
+    let filtered = Arc::new(filter);
+    let filter = filtered.is_some();
     let mut field = SubscriptionField::new(name, returned, move |ctx| {
         let typename = typename.clone();
         let fields = fields.clone();
+        let filtered = filtered.clone();
         let kinds = kinds.clone();
         SubscriptionFieldFuture::new(async move {
             let mut tests = Vec::new();
             for (name, scalar) in fields.iter() {
                 tests.extend(equal_to(&ctx, name, scalar)?);
             }
-            if let Some(filter) = ctx.args.get("filter") {
+            if let (Some(filter), Some(filtered)) = (ctx.args.get("filter"), filtered.as_ref()) {
                 tests.push(
-                    filters::filter_of(filter.as_value(), &fields, "filter")
+                    filters::filter_of(filter.as_value(), filtered, "filter")
                         .map_err(graphql_error)?,
                 );
             }

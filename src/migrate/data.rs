@@ -375,8 +375,8 @@ pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
                 name: format!("builtin-index-{}-{}", type_def.name, index.name),
                 file: PathBuf::new(),
                 description: format!(
-                    "Put every {} node in index {} of {} ({layout})",
-                    type_def.name, index.name, index.query_field
+                    "Put every {} node in index {} ({layout})",
+                    type_def.name, index.name
                 ),
                 checksum: hex(&sha2::Sha256::digest(
                     format!("index {} on {layout}, v1", index.name).as_bytes(),

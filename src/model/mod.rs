@@ -6,10 +6,15 @@
 //! This module is pure: no I/O beyond the text it is given.
 
 mod auth_rules;
+mod dialect;
 mod error;
 mod parse;
 
 pub use auth_rules::{Allow, AuthRule, Operation, Provider};
+pub use dialect::{
+    ARGUMENT as AMPLIFY_FLAG_ARGUMENT, AmplifyFlags, ApiShape, Dialect, DialectChoice,
+    SchemaLanguage, plural,
+};
 pub use error::ModelError;
 
 /// The stored types of one schema and how they relate.
@@ -45,6 +50,8 @@ pub struct Model {
     /// relation slot chosen for a `@hasMany` without `index:` (`Post:Blog.posts`): what
     /// `slots.lock` pins, so that editing the schema never moves a slot that holds items.
     pub slot_pins: std::collections::BTreeMap<String, u8>,
+    /// The language the schema is read in and the shape of its API.
+    pub dialect: Dialect,
 }
 
 /// The root type a field of the schema's own is declared on.
@@ -171,9 +178,23 @@ impl RootNames {
     /// Every root field of `type_name`, by tablegraph's names (`farm`, `listFarms`,
     /// `createFarm`…, `onCreateFarm`…).
     pub fn of(type_name: &str) -> RootNames {
+        RootNames::in_dialect(type_name, &Dialect::default())
+    }
+
+    /// Every root field of `type_name`, by the names of the dialect's shape: Amplify's get
+    /// query is `get<Type>`, and its list is named by its flag `improvePluralization`.
+    pub fn in_dialect(type_name: &str, dialect: &Dialect) -> RootNames {
+        let amplify = dialect.shape == ApiShape::Amplify;
         RootNames {
-            get: Some(lower_first(type_name)),
-            list: Some(format!("list{}", plural(type_name))),
+            get: Some(match amplify {
+                false => lower_first(type_name),
+                true => format!("get{type_name}"),
+            }),
+            list: Some(match amplify && dialect.flags.simple_plurals() {
+                true => format!("list{type_name}s"),
+                false if amplify => format!("list{}", dialect::amplify_plural(type_name)),
+                false => format!("list{}", plural(type_name)),
+            }),
             create: Some(format!("create{type_name}")),
             update: Some(format!("update{type_name}")),
             delete: Some(format!("delete{type_name}")),
@@ -194,7 +215,7 @@ impl RootNames {
 /// A secondary index of a non-unique field, Amplify's `@index(name:, sortKeyFields:,
 /// queryField:)`: each node whose `field` is not null stores `PKnn = <Type>#<name>#<value>` and
 /// `SKnn = <sort value of sort_field>#<id>` in slot `slot`, a slot its nodes use for nothing
-/// else; the root query `query_field` reads one value's partition.
+/// else; the root query `query_field` (if any) reads one value's partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexDef {
     pub name: String,
@@ -202,7 +223,9 @@ pub struct IndexDef {
     pub scalar: ScalarType,
     /// The field its entries sort by (its one sort key field), with its type; by id without.
     pub sort_field: Option<(String, ScalarType)>,
-    pub query_field: String,
+    /// `None` where Amplify generates no query: `queryField: null`, or no `queryField:` with
+    /// its flag `enableAutoIndexQueryNames` off.
+    pub query_field: Option<String>,
     pub slot: u8,
 }
 
@@ -486,6 +509,20 @@ impl Model {
             &std::collections::BTreeSet::new(),
             &std::collections::BTreeMap::new(),
             &std::collections::BTreeMap::new(),
+            &DialectChoice::default(),
+        )
+    }
+
+    /// Like [`Model::parse`], with the language, the API shape or Amplify's feature flags
+    /// chosen rather than detected.
+    pub fn parse_as(file: &str, source: &str, choice: &DialectChoice) -> Result<Model, ModelError> {
+        parse::parse_model(
+            file,
+            source,
+            &std::collections::BTreeSet::new(),
+            &std::collections::BTreeMap::new(),
+            &std::collections::BTreeMap::new(),
+            choice,
         )
     }
 
@@ -502,6 +539,7 @@ impl Model {
             resolved,
             &std::collections::BTreeMap::new(),
             &std::collections::BTreeMap::new(),
+            &DialectChoice::default(),
         )
     }
 
@@ -515,8 +553,9 @@ impl Model {
         resolved: &std::collections::BTreeSet<String>,
         bound: &std::collections::BTreeMap<String, Vec<String>>,
         slot_pins: &std::collections::BTreeMap<String, u8>,
+        choice: &DialectChoice,
     ) -> Result<Model, ModelError> {
-        parse::parse_model(file, source, resolved, bound, slot_pins)
+        parse::parse_model(file, source, resolved, bound, slot_pins, choice)
     }
 
     /// Whether a resolver file serves `type_name.field` rather than its directive.
@@ -686,35 +725,6 @@ impl FieldDef {
             FieldKind::Scalar { scalar, .. } => Some(scalar),
             _ => None,
         }
-    }
-}
-
-/// A type name's plural, for the batch mutations (`createFarms`, `createStories`,
-/// `createBoxes`), as Amplify forms its list names: English rules, no irregular words.
-///
-/// ```
-/// use tablegraph::model::plural;
-/// assert_eq!(plural("Farm"), "Farms");
-/// assert_eq!(plural("Story"), "Stories");
-/// assert_eq!(plural("Key"), "Keys");
-/// assert_eq!(plural("Box"), "Boxes");
-/// assert_eq!(plural("Address"), "Addresses");
-/// ```
-pub fn plural(name: &str) -> String {
-    let vowel_before_y = ["ay", "ey", "iy", "oy", "uy"]
-        .iter()
-        .any(|ending| name.ends_with(ending));
-    if let Some(stem) = name.strip_suffix('y')
-        && !vowel_before_y
-    {
-        format!("{stem}ies")
-    } else if ["s", "x", "z", "ch", "sh"]
-        .iter()
-        .any(|ending| name.ends_with(ending))
-    {
-        format!("{name}es")
-    } else {
-        format!("{name}s")
     }
 }
 

@@ -52,12 +52,15 @@ async fn an_owner_field_typed_id_names_its_owner() {
         "{created}"
     );
     let id = created["data"]["createDiary"]["id"].clone();
-    let read = "query($id: ID!) { diary(id: $id) { text } }";
+    let read = "query($id: ID!) { getDiary(id: $id) { text } }";
     let by_ann = call(&app, ("authorization", &ann), read, json!({ "id": id })).await;
-    assert_eq!(by_ann["data"]["diary"]["text"], "Rain all day", "{by_ann}");
+    assert_eq!(
+        by_ann["data"]["getDiary"]["text"], "Rain all day",
+        "{by_ann}"
+    );
     let bob = user_token("bob", &[]);
     let by_bob = call(&app, ("authorization", &bob), read, json!({ "id": id })).await;
-    assert!(by_bob["data"]["diary"].is_null(), "{by_bob}");
+    assert!(by_bob["data"]["getDiary"].is_null(), "{by_bob}");
 }
 
 #[tokio::test]
@@ -129,15 +132,15 @@ async fn amplifys_relations_load_with_amplifys_keys_and_read_through_their_slots
     }
     let (body, calls) = app
         .graphql_counted(
-            "query($blog: ID!) { blog(id: $blog) { posts { edges { node { title comments { edges { node { content } } } } } } } }",
+            "query($blog: ID!) { getBlog(id: $blog) { posts { items { title comments { items { content } } } } } }",
             json!({ "blog": blog }),
         )
         .await;
-    let posts = &body["data"]["blog"]["posts"]["edges"];
-    assert_eq!(posts[0]["node"]["title"], "Lambing", "{body}");
+    let posts = &body["data"]["getBlog"]["posts"]["items"];
+    assert_eq!(posts[0]["title"], "Lambing", "{body}");
     assert_eq!(
-        posts[0]["node"]["comments"]["edges"],
-        json!([{ "node": { "content": "First!" } }, { "node": { "content": "Lovely" } }]),
+        posts[0]["comments"]["items"],
+        json!([{ "content": "First!" }, { "content": "Lovely" }]),
         "{body}"
     );
     // The blog, its posts' slot, their comments' slot: one call a level, no Scan.

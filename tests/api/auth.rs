@@ -407,6 +407,7 @@ async fn a_token_without_kid_is_tried_against_every_key_of_its_algorithm() {
 #[tokio::test]
 async fn a_bad_auth_configuration_stops_start_up() {
     let config = tablegraph::config::ServeConfig {
+        dialect: Default::default(),
         listen: "127.0.0.1:0".parse().expect("an address"),
         schema_path: repository_file("schema.graphql"),
         resolvers_dir: None,

@@ -152,11 +152,11 @@ async fn bound_functions_run_in_order_and_a_model_types_field_is_given_its_node(
         .to_owned();
     let body = app
         .graphql(
-            "query($id: ID!) { cow(id: $id) { passport } }",
+            "query($id: ID!) { getCow(id: $id) { passport } }",
             json!({ "id": id }),
         )
         .await;
-    assert_eq!(body["data"]["cow"]["passport"], "P-Daisy", "{body}");
+    assert_eq!(body["data"]["getCow"]["passport"], "P-Daisy", "{body}");
     let event = sent(&events, "passports").pop().expect("called");
     assert_eq!(event["source"]["name"], "Daisy");
     assert_eq!(event["info"]["parentTypeName"], "Cow");

@@ -499,10 +499,10 @@ async fn a_function_that_is_not_configured_stops_start_up_naming_the_flag() {
 async fn a_field_of_its_own_named_as_a_generated_one_is_refused() {
     let schema = scratch_schema(
         "functions-clash",
-        "type Farm @model { name: String! }\ntype Query { farm(id: ID!): Farm }\n",
+        "type Farm @model { name: String! }\ntype Query { getFarm(id: ID!): Farm }\n",
     );
     let stderr = serve_refused(schema.to_str().expect("UTF-8"), &[]).await;
-    assert!(stderr.contains("2:14: Query.farm is a generated field; give yours another name (`tablegraph schema` prints the generated ones)"), "{stderr}");
+    assert!(stderr.contains("2:14: Query.getFarm is a generated field; give yours another name (`tablegraph schema` prints the generated ones)"), "{stderr}");
 }
 
 #[test]

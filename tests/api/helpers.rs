@@ -101,6 +101,25 @@ async fn spawn(http: HttpConfig, schema: &str, tuning: StoreTuning) -> TestApp {
     .await
 }
 
+/// A server for `schema` in the language, shape and Amplify flags of `dialect`.
+pub async fn spawn_app_as(
+    schema: &str,
+    http: HttpConfig,
+    dialect: tablegraph::model::DialectChoice,
+    functions: FunctionsConfig,
+) -> TestApp {
+    spawn_configured(
+        Settings {
+            http,
+            dialect,
+            functions,
+            ..Settings::default()
+        },
+        schema,
+    )
+    .await
+}
+
 /// The settings a test server starts with besides its schema.
 #[derive(Default)]
 struct Settings {
@@ -108,6 +127,7 @@ struct Settings {
     scopes: ScopeSettings,
     functions: FunctionsConfig,
     tuning: StoreTuning,
+    dialect: tablegraph::model::DialectChoice,
 }
 
 async fn spawn_configured(settings: Settings, schema: &str) -> TestApp {
@@ -116,8 +136,10 @@ async fn spawn_configured(settings: Settings, schema: &str) -> TestApp {
         scopes,
         functions,
         tuning,
+        dialect,
     } = settings;
     let config = ServeConfig {
+        dialect: dialect.clone(),
         listen: "127.0.0.1:0".parse().expect("a literal socket address"),
         schema_path: repository_file(schema),
         resolvers_dir: None,
@@ -143,7 +165,7 @@ async fn spawn_configured(settings: Settings, schema: &str) -> TestApp {
         client: reqwest::Client::new(),
         store,
         events,
-        model: tablegraph::app::load_schema(&repository_file(schema), None)
+        model: tablegraph::app::load_schema(&repository_file(schema), None, &dialect)
             .expect("the schema loads")
             .0,
     }

@@ -231,13 +231,10 @@ async fn an_http_field_of_a_model_type_is_answered_per_node() {
     let (app, requests) = app().await;
     app.create_farm("Hillside").await;
     let body = app
-        .graphql(
-            "{ listFarms { edges { node { name forecast } } } }",
-            json!({}),
-        )
+        .graphql("{ listFarms { items { name forecast } } }", json!({}))
         .await;
     assert_eq!(
-        body["data"]["listFarms"]["edges"][0]["node"],
+        body["data"]["listFarms"]["items"][0],
         json!({ "name": "Hillside", "forecast": "sunny" }),
         "{body}"
     );

@@ -50,11 +50,11 @@ async fn app(iam: bool) -> TestApp {
 }
 
 /// How a request is signed.
-struct Signing<'a> {
-    key: &'a str,
-    secret: &'a str,
-    session_token: Option<&'a str>,
-    time: SystemTime,
+pub(crate) struct Signing<'a> {
+    pub key: &'a str,
+    pub secret: &'a str,
+    pub session_token: Option<&'a str>,
+    pub time: SystemTime,
 }
 
 impl Default for Signing<'_> {
@@ -70,7 +70,7 @@ impl Default for Signing<'_> {
 
 /// POSTs `signed_body` signed as `signing` says, but sends `sent_body` (the same, unless a
 /// test forges it); the status and the answer.
-async fn post_signed(
+pub(crate) async fn post_signed(
     app: &TestApp,
     signing: Signing<'_>,
     signed_body: &str,
@@ -217,12 +217,12 @@ async fn forged_expired_unknown_and_temporary_signatures_are_refused_and_change_
     let listed = app
         .graphql_with(
             &[("x-api-key", API_KEY)],
-            "{ listFarms { edges { node { name } } } }",
+            "{ listFarms { items { name } } }",
             json!({}),
         )
         .await
         .1;
-    assert_eq!(listed["data"]["listFarms"]["edges"], json!([]), "{listed}");
+    assert_eq!(listed["data"]["listFarms"]["items"], json!([]), "{listed}");
 }
 
 #[tokio::test]

@@ -254,6 +254,7 @@ async fn an_issuer_that_cannot_be_reached_stops_start_up_with_why() {
     let url = format!("http://{}", closed.local_addr().expect("an address"));
     drop(closed);
     let config = ServeConfig {
+        dialect: Default::default(),
         listen: "127.0.0.1:0".parse().expect("an address"),
         schema_path: repository_file("schema.graphql"),
         resolvers_dir: None,

@@ -139,7 +139,7 @@ fn tokens_asked(asked: &Asked) -> Vec<String> {
 async fn the_authorizer_decides_on_a_token_with_appsyncs_event_and_its_decision_is_kept() {
     let (base, asked) = authorizer().await;
     let app = app_with_authorizer(&base, format!("{base}/authorize")).await;
-    let query = "query Tenant($id: ID!) { farm(id: $id) { name } tenant }";
+    let query = "query Tenant($id: ID!) { getFarm(id: $id) { name } tenant }";
     let body: Value = app
         .client
         .post(app.url("/graphql"))
@@ -231,14 +231,8 @@ async fn a_refusal_or_an_authorizer_that_cannot_decide_is_a_401_and_never_admits
         "{metrics}"
     );
     // Nothing was written or run for any of them.
-    let (_, body) = call(
-        &app,
-        "north",
-        "{ listFarms { edges { node { id } } } }",
-        json!({}),
-    )
-    .await;
-    assert_eq!(body["data"]["listFarms"]["edges"], json!([]), "{body}");
+    let (_, body) = call(&app, "north", "{ listFarms { items { id } } }", json!({})).await;
+    assert_eq!(body["data"]["listFarms"]["items"], json!([]), "{body}");
 }
 
 #[tokio::test]
@@ -259,13 +253,13 @@ async fn denied_fields_are_null_with_unauthorized_and_the_rest_of_the_answer_sta
     let (status, body) = call(
         &app,
         "no-notes",
-        "query($id: ID!) { farm(id: $id) { name notes } tenant }",
+        "query($id: ID!) { getFarm(id: $id) { name notes } tenant }",
         json!({ "id": id }),
     )
     .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(
-        body["data"]["farm"],
+        body["data"]["getFarm"],
         json!({ "name": "Ridge", "notes": null }),
         "{body}"
     );
@@ -280,7 +274,7 @@ async fn denied_fields_are_null_with_unauthorized_and_the_rest_of_the_answer_sta
     }
     assert_eq!(denied.len(), 2, "{body}");
     assert_eq!(
-        denied[r#"["farm","notes"]"#],
+        denied[r#"["getFarm","notes"]"#],
         "Not Authorized to access notes on type Farm"
     );
     assert_eq!(
@@ -291,11 +285,11 @@ async fn denied_fields_are_null_with_unauthorized_and_the_rest_of_the_answer_sta
     let (_, body) = call(
         &app,
         "north",
-        "query($id: ID!) { farm(id: $id) { notes } }",
+        "query($id: ID!) { getFarm(id: $id) { notes } }",
         json!({ "id": id }),
     )
     .await;
-    assert_eq!(body["data"]["farm"]["notes"], "gate code 1234", "{body}");
+    assert_eq!(body["data"]["getFarm"]["notes"], "gate code 1234", "{body}");
 }
 
 #[tokio::test]
@@ -332,7 +326,7 @@ async fn custom_rules_admit_the_authorizers_callers_and_other_rules_do_not() {
         let (status, body) = call(
             &app,
             &authorization,
-            "{ listFarms { edges { node { id } } } }",
+            "{ listFarms { items { id } } }",
             json!({}),
         )
         .await;

@@ -2,6 +2,8 @@
 //! test, spoken to over HTTP.
 
 mod amplify;
+mod amplify_api;
+mod amplify_corpus;
 mod appsync;
 mod appsync_schemas;
 mod auth;

@@ -35,6 +35,7 @@ where
     Fut: Future<Output = T>,
 {
     let config = ServeConfig {
+        dialect: Default::default(),
         listen: "127.0.0.1:0".parse().expect("an address"),
         schema_path: repository_file(schema),
         resolvers_dir: None,
@@ -582,9 +583,13 @@ async fn a_page_of_nodes_is_migrated_in_one_transaction() {
     assert!(ok, "{stderr}");
     {
         let open = open_store(&dir).await;
-        let model = tablegraph::app::load_schema(&repository_file("schema.graphql"), None)
-            .expect("the schema")
-            .0;
+        let model = tablegraph::app::load_schema(
+            &repository_file("schema.graphql"),
+            None,
+            &Default::default(),
+        )
+        .expect("the schema")
+        .0;
         let calls = std::sync::Arc::new(tablegraph::store::CallLog::with_budget(usize::MAX));
         let store = open.store.recording(calls.clone());
         let builtins = tablegraph::migrate::builtin_migrations(&model);

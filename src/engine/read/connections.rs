@@ -257,8 +257,14 @@ impl Connection {
     /// where other connections' are under a parent id.
     pub fn of_index(type_def: &TypeDef, index: &IndexDef) -> Connection {
         Connection {
-            name: format!("Query.{}", index.query_field),
-            field: index.query_field.clone(),
+            name: format!(
+                "Query.{}",
+                index.query_field.as_ref().unwrap_or(&index.name)
+            ),
+            field: index
+                .query_field
+                .clone()
+                .unwrap_or_else(|| index.name.clone()),
             source: Source::Index {
                 slot: index.slot,
                 type_name: type_def.name.clone(),

@@ -17,11 +17,13 @@ pub use connections::{
     read_page, total_count, whole_connection,
 };
 pub use lists::{empty_list_page, list_key_field, list_total_count, read_list_page};
-pub use nodes::{Node, load_node, load_node_by_unique, load_nodes, load_nodes_each, prefetch};
+pub use nodes::{
+    Node, load_node, load_node_by_unique, load_node_or_null, load_nodes, load_nodes_each, prefetch,
+};
 pub use page_request::{
     DEFAULT_PAGE_SIZE, KeyCondition, MAX_PAGE_SIZE, PageArguments, PageFilter, PageRequest,
     Prefetch, SortOperand,
 };
 pub use pipelines::{Found, PipelineInput, run_pipeline};
 
-pub(in crate::engine) use nodes::read_node_consistent;
+pub(in crate::engine) use nodes::{node_exists, read_node_consistent};

@@ -109,6 +109,29 @@ pub async fn load_nodes_each<S: AsRef<str>>(
     ids: &[S],
     allowed: &[&str],
 ) -> Result<Vec<Result<Option<Node>, EngineError>>, EngineError> {
+    load_each(scope, ids, allowed, false).await
+}
+
+/// [`load_node`] as AppSync answers Amplify's `get<Type>`: a node that is not there is `null`
+/// for every caller, even one whose reading depends on the node (so, as in AppSync, such a
+/// caller can tell a missing id from another owner's).
+pub async fn load_node_or_null(
+    scope: &RequestScope,
+    id: &str,
+    allowed: &[&str],
+) -> Result<Option<Node>, EngineError> {
+    load_each(scope, &[id], allowed, true)
+        .await?
+        .pop()
+        .unwrap_or(Ok(None))
+}
+
+async fn load_each<S: AsRef<str>>(
+    scope: &RequestScope,
+    ids: &[S],
+    allowed: &[&str],
+    missing_is_null: bool,
+) -> Result<Vec<Result<Option<Node>, EngineError>>, EngineError> {
     let refused = || {
         Err(unauthorized(
             Operation::Read,
@@ -129,7 +152,7 @@ pub async fn load_nodes_each<S: AsRef<str>>(
         .into_iter()
         .map(|item| match item.and_then(|item| Node::of(item, allowed)) {
             Some(node) if admits(&access, &node.item) => Ok(Some(node)),
-            None if access == Access::All => Ok(None),
+            None if access == Access::All || missing_is_null => Ok(None),
             _ => refused(),
         })
         .collect())
@@ -184,6 +207,17 @@ pub async fn prefetch(scope: &RequestScope, keys: &[String]) -> Result<(), Engin
 }
 
 /// The node `id` if it is of type `type_name`, read strongly consistent, bypassing the loader.
+/// Whether a node of any type has the id `id`, read strongly consistent: a create with an id
+/// the client chose asks it first.
+pub async fn node_exists(scope: &RequestScope, id: &str) -> Result<bool, EngineError> {
+    let item = scope
+        .store
+        .get_item_consistent(&Key::same(keys::node_key(id)))
+        .await
+        .map_err(|e| EngineError::from_store(&e))?;
+    Ok(item.is_some())
+}
+
 pub async fn read_node_consistent(
     scope: &RequestScope,
     type_name: &str,

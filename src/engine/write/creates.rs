@@ -29,6 +29,10 @@ use crate::store::{AttrValue, Item, MAX_TRANSACTION_ITEMS};
 /// A node to create, with what its input nests.
 #[derive(Debug, Clone, Default)]
 pub struct NewNode {
+    /// The id the client chose (Amplify's `create<Type>(input: { id })`); a new one when
+    /// `None`. A node with that id already there fails the create with
+    /// `ConditionalCheckFailed`, as DynamoDB's condition does in Amplify.
+    pub id: Option<String>,
     /// Its stored fields.
     pub fields: FieldValues,
     /// `@belongsTo` fields whose node is created with this one; its id goes into the field's
@@ -198,6 +202,13 @@ async fn read_for(
 ) -> Result<Found, EngineError> {
     let mut edges = Vec::new();
     let mut links = Vec::new();
+    if let Some(id) = chosen_id(scope, type_def, node) {
+        keys::validate_id(&id).map_err(|e| EngineError::bad_input(format!("id: {e}")))?;
+        // Read again on each attempt: a create that lost the race to the same id fails here.
+        if crate::engine::read::node_exists(scope, &id).await? {
+            return Err(EngineError::ConditionalCheckFailed);
+        }
+    }
     gather(model, type_def, node, &mut edges, &mut links)?;
     let targets = edges.iter().map(|(edge, to)| async move {
         let edge_def = model.edge_def(edge).ok_or(EngineError::Internal)?;
@@ -224,6 +235,22 @@ async fn read_for(
         target_types: target_types.into_iter().collect(),
         linked: linked.into_iter().collect(),
     })
+}
+
+/// The id a new node takes that is not a new one: the client's (`input.id`), or its creator's
+/// identity where an owner rule names `id` (Amplify's `ownerField: "id"`).
+fn chosen_id(scope: &RequestScope, type_def: &TypeDef, node: &NewNode) -> Option<String> {
+    if let Some(id) = &node.id {
+        return Some(id.clone());
+    }
+    let mut owners = Vec::new();
+    fill_owners(&scope.rules, &scope.identity, type_def, &mut owners);
+    owners
+        .into_iter()
+        .find_map(|(field, value)| match (field.as_str(), value) {
+            ("id", Some(AttrValue::S(id))) => Some(id),
+            _ => None,
+        })
 }
 
 /// The edges (type, target) and links (field, element type, id) of a tree.
@@ -301,7 +328,17 @@ impl Tree<'_> {
         let (rules, identity) = (&self.scope.rules, &self.scope.identity);
         let given: Vec<String> = node.fields.iter().map(|(name, _)| name.clone()).collect();
         fill_owners(rules, identity, type_def, &mut fields);
-        let id = keys::new_id();
+        // An owner rule on `id` (Amplify's `ownerField: "id"`) makes the creator's identity
+        // the id of a node created without one; the rules then check an id that was given.
+        let owner_id = fields
+            .iter()
+            .position(|(name, _)| name == "id")
+            .map(|at| fields.remove(at).1);
+        let id = match (&node.id, owner_id) {
+            (Some(id), _) => id.clone(),
+            (None, Some(Some(AttrValue::S(owner)))) => owner,
+            (None, _) => keys::new_id(),
+        };
         let mut item = new_item(model, type_def, &id, &fields)?;
         authorize_create(rules, identity, type_def, &given, &item)?;
         for edge in &node.edges {

@@ -8,13 +8,104 @@
 
 use super::{PendingRelation, Reader};
 use crate::model::auth_rules::read_rules;
+use crate::model::{ApiShape, Dialect, DialectChoice, SchemaLanguage};
 use crate::model::{
     FieldDef, FieldKind, Model, ModelError, RootNames, ScalarType, TypeDef, lower_first,
     upper_first,
 };
-use async_graphql_parser::types::{ConstDirective, TypeDefinition, TypeKind};
+use async_graphql_parser::types::{
+    ConstDirective, ServiceDocument, TypeDefinition, TypeKind, TypeSystemDefinition,
+};
 use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
+
+/// The schema's language and its API's shape: as chosen, else the language detected (Amplify's
+/// when the schema uses Amplify's relation arguments, or none of tablegraph's own directives)
+/// and the shape that follows it.
+pub(super) fn dialect(document: &ServiceDocument, choice: &DialectChoice) -> Dialect {
+    let (language, language_reason) = match choice.language {
+        Some(language) => (language, String::from("--schema-language")),
+        None => detect_language(document),
+    };
+    let (shape, shape_reason) = match choice.shape {
+        Some(shape) => (shape, "--api-shape"),
+        None => (
+            match language {
+                SchemaLanguage::Amplify => ApiShape::Amplify,
+                SchemaLanguage::Tablegraph => ApiShape::Relay,
+            },
+            "follows the language",
+        ),
+    };
+    Dialect {
+        language,
+        shape,
+        language_reason,
+        shape_reason,
+        flags: choice.flags.clone(),
+    }
+}
+
+/// The language `document` is written in, and what showed it.
+fn detect_language(document: &ServiceDocument) -> (SchemaLanguage, String) {
+    let mut own = None;
+    for definition in &document.definitions {
+        let TypeSystemDefinition::Type(definition) = definition else {
+            continue;
+        };
+        let type_name = definition.node.name.node.as_str();
+        if type_name == "AMPLIFY" && matches!(definition.node.kind, TypeKind::InputObject(_)) {
+            return (
+                SchemaLanguage::Amplify,
+                String::from("detected: input AMPLIFY"),
+            );
+        }
+        let mut directives: Vec<(String, &Positioned<ConstDirective>)> = definition
+            .node
+            .directives
+            .iter()
+            .map(|d| (type_name.to_owned(), d))
+            .collect();
+        if let TypeKind::Object(object) = &definition.node.kind {
+            for field in &object.fields {
+                let at = format!("{type_name}.{}", field.node.name.node);
+                directives.extend(field.node.directives.iter().map(|d| (at.clone(), d)));
+            }
+        }
+        for (at, directive) in directives {
+            let name = directive.node.name.node.as_str();
+            let has = |argument: &str| directive.node.get_argument(argument).is_some();
+            let amplify = match name {
+                "hasOne" | "manyToMany" | "primaryKey" => true,
+                "hasMany" => !has("index") && !has("field"),
+                "belongsTo" => !has("field"),
+                _ => false,
+            };
+            if amplify {
+                return (
+                    SchemaLanguage::Amplify,
+                    format!("detected: Amplify's @{name} on {at}"),
+                );
+            }
+            let tablegraph = match name {
+                "unique" | "edge" | "rank" | "outgoing" | "incoming" | "targets" | "hasMany"
+                | "belongsTo" => true,
+                "model" => has("list") || has("listShards") || has("listSortBy"),
+                _ => false,
+            };
+            if tablegraph && own.is_none() {
+                own = Some(format!("detected: tablegraph's @{name} on {at}"));
+            }
+        }
+    }
+    match own {
+        Some(reason) => (SchemaLanguage::Tablegraph, reason),
+        None => (
+            SchemaLanguage::Amplify,
+            String::from("detected: none of tablegraph's own directives"),
+        ),
+    }
+}
 
 impl Reader<'_> {
     /// Gives every type of `types` without rules of its own (on the type or any field) the
@@ -284,7 +375,22 @@ impl Reader<'_> {
                 let Some(type_def) = model.types.iter_mut().find(|t| t.name == member) else {
                     continue;
                 };
-                if type_def.field(&key).is_none() {
+                // A key Amplify adds is optional, and so is the relation over it, whatever
+                // its type says (Amplify's `allowRequiredRelationalFields` is off by default).
+                let declared = type_def.field(&key).is_some();
+                for field in &mut type_def.fields {
+                    if let FieldKind::BelongsTo {
+                        foreign_key,
+                        required,
+                        ..
+                    } = &mut field.kind
+                        && *foreign_key == key
+                        && !declared
+                    {
+                        *required = false;
+                    }
+                }
+                if !declared {
                     type_def.fields.push(FieldDef {
                         name: key.clone(),
                         description: Some(
@@ -317,7 +423,7 @@ impl Reader<'_> {
         type_name: &str,
         directive: &Positioned<ConstDirective>,
     ) -> Result<RootNames, ModelError> {
-        let mut roots = RootNames::of(type_name);
+        let mut roots = RootNames::in_dialect(type_name, &self.dialect);
         if let Some(value) = directive.node.get_argument("timestamps") {
             return Err(self.error(
                 value.pos,
@@ -436,7 +542,7 @@ impl Reader<'_> {
             }
             // A `level` of `public` or `on` keeps the names given (or, given none, every one).
             if !off && given.is_some_and(|g| g.keys().all(|k| k.as_str() == "level")) {
-                let all = RootNames::of(type_name);
+                let all = RootNames::in_dialect(type_name, &self.dialect);
                 (roots.on_create, roots.on_update, roots.on_delete) =
                     (all.on_create, all.on_update, all.on_delete);
             }
@@ -479,6 +585,73 @@ fn set_key(model: &mut Model, owner: &str, field: &str, key: String) {
 mod tests {
     use super::super::error_of;
     use crate::model::*;
+
+    #[test]
+    fn the_language_is_detected_and_the_shape_follows_it_unless_chosen() {
+        let dialect = |schema: &str, choice: &DialectChoice| {
+            let model = Model::parse_as("schema.graphql", schema, choice).expect("it loads");
+            (
+                model.dialect.language,
+                model.dialect.shape,
+                model.dialect.language_reason,
+            )
+        };
+        let none = DialectChoice::default();
+        for (schema, language, why) in [
+            // Amplify's relation arguments win over tablegraph's directives.
+            (
+                "type A @model { name: String @unique bs: [B] @hasMany } type B @model { x: Int }",
+                SchemaLanguage::Amplify,
+                "Amplify's @hasMany on A.bs",
+            ),
+            (
+                "input AMPLIFY { globalAuthRule: AuthRule = { allow: public } } type A @model { x: Int }",
+                SchemaLanguage::Amplify,
+                "input AMPLIFY",
+            ),
+            (
+                "type A @model { x: Int }",
+                SchemaLanguage::Amplify,
+                "none of tablegraph's own directives",
+            ),
+            (
+                "type A @model(listShards: 2) { x: Int }",
+                SchemaLanguage::Tablegraph,
+                "tablegraph's @model on A",
+            ),
+            (
+                "type A @model { name: String @unique }",
+                SchemaLanguage::Tablegraph,
+                "tablegraph's @unique on A.name",
+            ),
+        ] {
+            let (got, shape, reason) = dialect(schema, &none);
+            assert_eq!(got, language, "{schema}");
+            assert!(reason.contains(why), "{schema}: {reason}");
+            let follows = match language {
+                SchemaLanguage::Amplify => ApiShape::Amplify,
+                SchemaLanguage::Tablegraph => ApiShape::Relay,
+            };
+            assert_eq!(shape, follows, "{schema}");
+        }
+        let chosen = DialectChoice {
+            language: Some(SchemaLanguage::Tablegraph),
+            shape: Some(ApiShape::Amplify),
+            ..DialectChoice::default()
+        };
+        let (language, shape, reason) = dialect("type A @model { x: Int }", &chosen);
+        assert_eq!(
+            (language, shape, reason.as_str()),
+            (
+                SchemaLanguage::Tablegraph,
+                ApiShape::Amplify,
+                "--schema-language"
+            )
+        );
+        let model =
+            Model::parse_as("schema.graphql", "type A @model { x: Int }", &chosen).expect("loads");
+        assert_eq!(model.types[0].roots.get.as_deref(), Some("getA"));
+    }
 
     /// Each schema is refused with a message that says it.
     fn refused(cases: &[(&str, &str)]) {
@@ -547,7 +720,11 @@ mod tests {
             ),
             (
                 "type Post @model @key(fields: [\"id\"]) { a: Int }",
-                "transformer v2's @primaryKey (a key without name) or @index (a named key)",
+                "transformer v2's @index (a named key; a key without a name is v2's @primaryKey, which is not served here)",
+            ),
+            (
+                "type Post @model { slug: String! @primaryKey }",
+                "schema.graphql:1:34: @primaryKey (a custom primary key) is not served here: every node's key is its id",
             ),
         ]);
     }
@@ -627,7 +804,16 @@ mod tests {
         assert_eq!(a.on_create.as_deref(), Some("onAddA"));
         assert_eq!(a.on_update, None);
         assert_eq!(roots("B").on_create, None);
-        assert_eq!(roots("C"), RootNames::of("C"));
+        assert_eq!(
+            roots("C"),
+            RootNames::in_dialect(
+                "C",
+                &Dialect {
+                    shape: ApiShape::Amplify,
+                    ..Dialect::default()
+                }
+            )
+        );
         refused(&[
             (
                 "type A @model(timestamps: null) { n: Int }",

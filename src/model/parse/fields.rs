@@ -26,7 +26,14 @@ impl Reader<'_> {
         let name = field.node.name.node.to_string();
         let ty = &field.node.ty.node;
         if let Some(expected) = managed_field_type(&name) {
-            if ty.to_string() == expected && field.node.directives.is_empty() {
+            // Amplify lets a schema declare its timestamps, as `AWSDateTime` or `String`,
+            // required or not; they are served as the managed `AWSDateTime!` either way.
+            let timestamp = matches!(name.as_str(), "createdAt" | "updatedAt")
+                && matches!(
+                    ty.to_string().as_str(),
+                    "AWSDateTime" | "String" | "String!"
+                );
+            if (ty.to_string() == expected || timestamp) && field.node.directives.is_empty() {
                 return Ok(None);
             }
             return Err(self.error(

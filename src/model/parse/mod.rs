@@ -13,6 +13,7 @@ mod arguments;
 mod declared;
 mod fields;
 mod http;
+mod many_to_many;
 mod objects;
 mod relations;
 mod roots;
@@ -28,6 +29,7 @@ use async_graphql_parser::types::{
 use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
 
+use super::dialect::{Dialect, DialectChoice};
 use super::{
     DeclaredType, EnumDef, EnumValueDef, MANAGED_FIELDS, Model, ModelError, Root, ScalarType,
     UnionDef,
@@ -75,19 +77,27 @@ pub(super) fn parse_model(
     resolved: &BTreeSet<String>,
     bound: &BTreeMap<String, Vec<String>>,
     slot_pins: &BTreeMap<String, u8>,
+    choice: &DialectChoice,
 ) -> Result<Model, ModelError> {
+    let document = async_graphql_parser::parse_schema(source).map_err(|e| {
+        let pos = e.positions().next().unwrap_or(Pos { line: 1, column: 1 });
+        ModelError {
+            file: file.to_owned(),
+            line: pos.line,
+            column: pos.column,
+            message: e.to_string(),
+        }
+    })?;
     let reader = Reader {
         file,
         resolved,
         bound,
         slot_pins,
+        dialect: amplify::dialect(&document, choice),
         warnings: std::cell::RefCell::default(),
         relation_keys: std::cell::RefCell::default(),
     };
-    let document = async_graphql_parser::parse_schema(source).map_err(|e| {
-        let pos = e.positions().next().unwrap_or(Pos { line: 1, column: 1 });
-        reader.error(pos, e.to_string())
-    })?;
+    let document = reader.expand_many_to_many(&document)?;
     reader.read(&document)
 }
 
@@ -99,6 +109,8 @@ struct Reader<'a> {
     bound: &'a BTreeMap<String, Vec<String>>,
     /// The index slots `slots.lock` pins (see [`Model::slot_pins`]).
     slot_pins: &'a BTreeMap<String, u8>,
+    /// The schema's language and the API's shape, decided before reading.
+    dialect: Dialect,
     /// What the API leaves out of what the schema asks, found while reading.
     warnings: std::cell::RefCell<Vec<String>>,
     /// Relation keys Amplify's forms leave to be found once every type is read.
@@ -313,6 +325,7 @@ impl Reader<'_> {
             own_fields,
             warnings: self.warnings.take(),
             slot_pins: BTreeMap::new(),
+            dialect: self.dialect.clone(),
         };
         self.settle_relation_keys(&mut model, &relations)?;
         self.check_relations(&mut model, &relations)?;

@@ -36,6 +36,15 @@ impl Reader<'_> {
                 self.appsync_rule(directive)?;
             }
         }
+        // Amplify's `@auth` on a field of a type without `@model` stands for AppSync's
+        // directives there (Amplify writes them from it): read, then left to the holding node.
+        let not_rule =
+            |d: &&Positioned<ConstDirective>| not_appsync(d) && d.node.name.node != "auth";
+        for directive in kind.fields.iter().flat_map(|f| &f.node.directives) {
+            if directive.node.name.node == "auth" {
+                self.auth_rules(directive)?;
+            }
+        }
         if let Some(directive) = definition.node.directives.iter().find(not_appsync) {
             return Err(self.error(
                 directive.pos,
@@ -62,10 +71,7 @@ impl Reader<'_> {
             }
             // AppSync asks non-model types to repeat the auth modes that reach them; here their
             // values are read with the node that holds them, under that node's rules.
-            let not_appsync = |d: &&Positioned<ConstDirective>| {
-                !APPSYNC_DIRECTIVES.contains(&d.node.name.node.as_str())
-            };
-            if let Some(directive) = field.node.directives.iter().find(not_appsync) {
+            if let Some(directive) = field.node.directives.iter().find(not_rule) {
                 return Err(self.error(
                     directive.pos,
                     format!(
@@ -155,7 +161,7 @@ impl Reader<'_> {
             unreachable!("read_object is only called for object types");
         };
         let mut is_model = false;
-        let mut roots = crate::model::RootNames::of(&name);
+        let mut roots = crate::model::RootNames::in_dialect(&name, &self.dialect);
         let mut list = Some(DEFAULT_LIST_SHARDS);
         let mut list_sort_by = None;
         let mut auth = Vec::new();
@@ -448,21 +454,33 @@ impl Reader<'_> {
                 format!("{here}: an index name is not empty and holds no '#', not {name:?}"),
             ));
         }
-        let query_field = self
-            .optional_string_argument(directive, "queryField")?
-            .unwrap_or_else(|| format!("list{owner}By{suffix}"));
-        let valid_name = query_field
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && query_field
+        // Amplify's default (its flag `enableAutoIndexQueryNames`): `<types>By<Field>[And…]`,
+        // or no query; `queryField: null` asks for none.
+        let amplify = self.dialect.amplify_shape();
+        let query_field = match directive.node.get_argument("queryField").map(|v| &v.node) {
+            Some(ConstValue::Null) => None,
+            Some(_) => self.optional_string_argument(directive, "queryField")?,
+            None if !amplify => Some(format!("list{owner}By{suffix}")),
+            None if self.dialect.flags.enable_auto_index_query_names => Some(format!(
+                "{}By{suffix}",
+                crate::model::lower_first(&super::super::dialect::amplify_plural(owner))
+            )),
+            None => None,
+        };
+        if let Some(query_field) = &query_field {
+            let valid_name = query_field
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid_name {
-            return Err(self.error(
-                directive.pos,
-                format!("{here}: queryField {query_field:?} is not a GraphQL name"),
-            ));
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && query_field
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid_name {
+                return Err(self.error(
+                    directive.pos,
+                    format!("{here}: queryField {query_field:?} is not a GraphQL name"),
+                ));
+            }
         }
         Ok(IndexDef {
             name,
@@ -586,7 +604,7 @@ mod tests {
                     i.field.as_str(),
                     i.slot,
                     i.sort_field.as_ref().map(|(f, _)| f.as_str()),
-                    i.query_field.as_str(),
+                    i.query_field.as_deref().unwrap_or_default(),
                 )
             })
             .collect();
@@ -594,16 +612,34 @@ mod tests {
             indexes,
             [
                 ("byColor", "color", 2, Some("name"), "asByColor"),
-                ("bySize", "size", 3, None, "listABySize"),
+                // Amplify's default query names: the schema uses no directive of tablegraph's.
+                ("bySize", "size", 3, None, "asBySize"),
                 (
                     "byDayAndCreatedAt",
                     "day",
                     4,
                     Some("createdAt"),
-                    "listAByDayAndCreatedAt"
+                    "asByDayAndCreatedAt"
                 ),
             ]
         );
+        // In Relay's shape, tablegraph's names.
+        let relay = crate::model::DialectChoice {
+            shape: Some(crate::model::ApiShape::Relay),
+            ..Default::default()
+        };
+        let relay = Model::parse_as(
+            "schema.graphql",
+            "type A @model { size: Int @index day: Int @index(queryField: null) }",
+            &relay,
+        )
+        .expect("the schema loads");
+        let names: Vec<Option<&str>> = relay.types[0]
+            .indexes
+            .iter()
+            .map(|i| i.query_field.as_deref())
+            .collect();
+        assert_eq!(names, [Some("listABySize"), None]);
         assert_eq!(model.indexes, vec![1, 2, 3, 4]);
         for (fields, said) in [
             (

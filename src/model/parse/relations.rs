@@ -377,17 +377,21 @@ impl Reader<'_> {
             }
         }
         for type_def in &model.types {
-            for index in &type_def.indexes {
-                if roots.contains(&index.query_field) {
+            for query_field in type_def
+                .indexes
+                .iter()
+                .filter_map(|i| i.query_field.as_ref())
+            {
+                if roots.contains(query_field) {
                     return Err(self.error(
                         Pos::default(),
                         format!(
-                            "{}.{}: @index queryField {} is already a field of Query",
-                            type_def.name, index.field, index.query_field
+                            "{}: @index queryField {query_field} is already a field of Query",
+                            type_def.name
                         ),
                     ));
                 }
-                roots.push(index.query_field.clone());
+                roots.push(query_field.clone());
             }
         }
         let indexes: BTreeSet<u8> = slot_users
@@ -859,6 +863,7 @@ mod tests {
             &Default::default(),
             &Default::default(),
             pins,
+            &Default::default(),
         )
     }
 

@@ -28,7 +28,22 @@ impl Reader<'_> {
                 format!("{} must be an object type", root.name()),
             ));
         };
-        self.refuse_directives(&definition.node.directives)?;
+        // AppSync's directives on the type: the rule of each field without one of its own.
+        let mut type_rules = Vec::new();
+        for directive in &definition.node.directives {
+            let name = directive.node.name.node.as_str();
+            if !APPSYNC_DIRECTIVES.contains(&name) {
+                return Err(self.error(
+                    directive.pos,
+                    format!(
+                        "type {}: @{name} is not read here; AppSync's @aws_* directives name who \
+                         may ask for the fields of {0}",
+                        root.name()
+                    ),
+                ));
+            }
+            type_rules.push(self.appsync_rule(directive)?.rule);
+        }
         let mut seen = std::collections::HashMap::new();
         kind.fields
             .iter()
@@ -43,7 +58,10 @@ impl Reader<'_> {
                         ),
                     ));
                 }
-                let resolved = self.read_function_field(root.name(), field, names)?;
+                let mut resolved = self.read_function_field(root.name(), field, names)?;
+                if resolved.auth.is_empty() {
+                    resolved.auth = type_rules.clone();
+                }
                 Ok(OwnField {
                     root,
                     name,
@@ -101,6 +119,23 @@ impl Reader<'_> {
                 }
                 other if APPSYNC_DIRECTIVES.contains(&other) => {
                     auth.push(self.appsync_rule(directive)?.rule);
+                }
+                // Amplify's `@auth` on a field of its own: who may ask for it. A rule naming a
+                // field of a node has no node here.
+                "auth" => {
+                    for written in self.auth_rules(directive)? {
+                        if written.rule.field().is_some() {
+                            return Err(self.error(
+                                written.pos,
+                                format!(
+                                    "{owner}.{name}: an owner or groupsField rule needs a node \
+                                     whose field names its owners; a field of {owner} has none \
+                                     (allow public, private, groups or custom here)"
+                                ),
+                            ));
+                        }
+                        auth.push(written.rule);
+                    }
                 }
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }

@@ -58,10 +58,14 @@ impl Reader<'_> {
     ) -> Result<Vec<AuthRule>, ModelError> {
         let mut resolved = Vec::new();
         for WrittenRule { mut rule, pos } in rules {
+            let owner_rule = matches!(rule.allow, Allow::Owner { .. });
             if let Allow::Owner { field, many, .. } | Allow::GroupsField { field, many, .. } =
                 &mut rule.allow
             {
                 match fields.iter().find(|f| f.name == *field) {
+                    // Amplify's `ownerField: "id"`: the node's id is its owner (a user's own
+                    // profile).
+                    None if field == "id" && owner_rule => {}
                     None => {
                         if managed_field_type(field).is_some() || is_reserved_attribute(field) {
                             return Err(self.error(

@@ -131,8 +131,14 @@ impl Reader<'_> {
                     ));
                 };
                 let written = argument.node.ty.node.to_string();
-                let expected = scalar.name();
-                if written.trim_end_matches('!') != expected {
+                let expected = scalar.name().to_owned();
+                // An id and a string are both sent as text: AppSync takes either for the other.
+                let scalar = match (written.trim_end_matches('!'), &scalar) {
+                    ("String", ScalarType::Id) => ScalarType::String,
+                    ("ID", ScalarType::String) => ScalarType::Id,
+                    _ => scalar,
+                };
+                if written.trim_end_matches('!') != scalar.name() {
                     return Err(self.error(
                         argument.node.ty.pos,
                         format!(

@@ -1,0 +1,123 @@
+//! Amplify's face of the same pages: `Model<Type>Connection { items nextToken }` and the
+//! arguments `limit` and `nextToken`, read into the engine's page request as `first` and
+//! `after` are. Which face a connection shows is the model's [`ApiShape`]; the reads, cursors,
+//! filters and rules behind both are one.
+//!
+//! `limit` defaults to 100, as Amplify's does, and a larger one (apps send `limit: 1000`) is
+//! clamped to the largest page the server reads, not refused. `nextToken` is the page's end
+//! cursor when more follow, else `null`.
+
+use async_graphql::dynamic::{Field, FieldFuture, FieldValue, InputValue, Object, TypeRef};
+use async_graphql::{Lookahead, Value};
+
+use super::context::cursor_value;
+use crate::engine::EngineError;
+use crate::engine::read::{MAX_PAGE_SIZE, Page};
+use crate::model::ApiShape;
+
+/// The name of the connection type of a page of `element` nodes in `shape`.
+pub(super) fn connection_type(shape: ApiShape, element: &str) -> String {
+    match shape {
+        ApiShape::Relay => format!("{element}Connection"),
+        ApiShape::Amplify => format!("Model{element}Connection"),
+    }
+}
+
+/// `Model<Type>Connection`: the page's nodes as `items`, and `nextToken`.
+pub(super) fn connection_object(name: &str, node_type: &str, is_abstract: bool) -> Object {
+    Object::new(name)
+        .field(Field::new(
+            "items",
+            TypeRef::named_list_nn(node_type),
+            move |ctx| {
+                let items = ctx.parent_value.downcast_ref::<Page>().map(|page| {
+                    FieldValue::list(page.edges.iter().filter_map(|e| e.node.as_ref()).map(
+                        |node| {
+                            let value = FieldValue::borrowed_any(node);
+                            if is_abstract {
+                                value.with_type(node.typename.clone())
+                            } else {
+                                value
+                            }
+                        },
+                    ))
+                });
+                FieldFuture::Value(items)
+            },
+        ))
+        .field(
+            Field::new("nextToken", TypeRef::named(TypeRef::STRING), |ctx| {
+                let page = ctx.parent_value.downcast_ref::<Page>();
+                let next = page
+                    .filter(|page| page.has_next_page)
+                    .and_then(|page| page.cursors().1);
+                cursor_value(&ctx, next)
+            })
+            .description("Where the next page starts, or null after the last page."),
+        )
+}
+
+/// `field` with Amplify's page arguments: `limit` and `nextToken`.
+pub(super) fn page_arguments(field: Field) -> Field {
+    field
+        .argument(
+            InputValue::new("limit", TypeRef::named(TypeRef::INT)).description(format!(
+                "At most this many (100 when not given; more is read as {MAX_PAGE_SIZE})."
+            )),
+        )
+        .argument(
+            InputValue::new("nextToken", TypeRef::named(TypeRef::STRING))
+                .description("Start where the page that answered this nextToken ended."),
+        )
+}
+
+/// Reads a page's arguments in `shape` as the engine's names: Amplify's `limit` as `first`
+/// (100 when not given, clamped to the largest page), `nextToken` as `after`.
+pub(super) fn page_argument(
+    shape: ApiShape,
+    name: &str,
+    get: impl Fn(&str) -> Option<Value>,
+) -> Option<Value> {
+    match (shape, name) {
+        (ApiShape::Relay, name) => get(name),
+        (ApiShape::Amplify, "first") => match get("limit") {
+            None | Some(Value::Null) => Some(Value::from(MAX_PAGE_SIZE)),
+            Some(Value::Number(n)) if n.as_i64().is_some_and(|n| n > MAX_PAGE_SIZE as i64) => {
+                Some(Value::from(MAX_PAGE_SIZE))
+            }
+            other => other,
+        },
+        (ApiShape::Amplify, "after") => get("nextToken"),
+        (ApiShape::Amplify, "last" | "before" | "limit" | "nextToken") => None,
+        (ApiShape::Amplify, name) => get(name),
+    }
+}
+
+/// Refuses a negative `limit`, naming it (the engine's message would name `first`).
+pub(super) fn check_limit(
+    shape: ApiShape,
+    get: impl Fn(&str) -> Option<Value>,
+) -> Result<(), EngineError> {
+    match (shape, get("limit")) {
+        (ApiShape::Amplify, Some(Value::Number(n))) if n.as_i64().is_none_or(|n| n < 0) => Err(
+            EngineError::bad_input(format!("limit must be 0 or more, not {n}")),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// The nodes a connection's selection asks for.
+pub(super) fn node_selection<'a>(shape: ApiShape, connection: &Lookahead<'a>) -> Lookahead<'a> {
+    match shape {
+        ApiShape::Relay => connection.field("edges").field("node"),
+        ApiShape::Amplify => connection.field("items"),
+    }
+}
+
+/// Whether a connection's selection asks if more pages follow.
+pub(super) fn asks_for_more(shape: ApiShape, connection: &Lookahead<'_>) -> bool {
+    match shape {
+        ApiShape::Relay => connection.field("pageInfo").exists(),
+        ApiShape::Amplify => connection.field("nextToken").exists(),
+    }
+}

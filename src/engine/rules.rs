@@ -79,6 +79,9 @@ pub struct Rules {
     types: HashMap<String, Vec<AuthRule>>,
     fields: HashMap<(String, String), Vec<AuthRule>>,
     claims: ClaimNames,
+    /// Whether a user pool's owner is stored as Amplify stores it, `<sub>::<username>`: a
+    /// schema in Amplify's language with its flag `useSubUsernameForDefaultIdentityClaim`.
+    sub_username: bool,
 }
 
 /// What the rules let a caller do to a type's nodes.
@@ -94,8 +97,11 @@ pub enum Access {
 
 impl Rules {
     pub fn of(model: &Model, claims: ClaimNames) -> Rules {
+        let dialect = &model.dialect;
         let mut rules = Rules {
             claims,
+            sub_username: dialect.language == crate::model::SchemaLanguage::Amplify
+                && dialect.flags.use_sub_username_for_default_identity_claim,
             ..Rules::default()
         };
         for type_def in &model.types {
@@ -287,6 +293,34 @@ impl Rules {
         text("sub")
     }
 
+    /// The owner a new node stores for the caller: [`Rules::owner_of`], or for a user pool's
+    /// user where the schema is Amplify's (with its flag on), Amplify's `<sub>::<username>`.
+    /// Either form matches the user (see `matching_owners`).
+    fn owner_to_store(
+        &self,
+        claims: &serde_json::Map<String, serde_json::Value>,
+        rule_claim: Option<&str>,
+    ) -> Option<String> {
+        let owner = self.owner_of(claims, rule_claim)?;
+        let cognito = claims
+            .get("iss")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|iss| iss.contains("cognito-idp."));
+        let sub = claims.get("sub").and_then(serde_json::Value::as_str);
+        match (
+            self.sub_username,
+            rule_claim,
+            self.claims.owner.as_deref(),
+            cognito,
+            sub,
+        ) {
+            (true, None, None, true, Some(sub)) if !sub.is_empty() => {
+                Some(format!("{sub}::{owner}"))
+            }
+            _ => Some(owner),
+        }
+    }
+
     /// The caller's groups: a list of strings, or one string, in the groups claim.
     pub fn groups_of(
         &self,
@@ -324,7 +358,7 @@ impl Rules {
             } = &rule.allow
                 && rule.provider == Provider::Token
                 && rule.covers(Operation::Create)
-                && let Some(owner) = self.owner_of(claims, identity_claim.as_deref())
+                && let Some(owner) = self.owner_to_store(claims, identity_claim.as_deref())
             {
                 let value = if *many {
                     AttrValue::L(vec![AttrValue::S(owner)])
@@ -724,6 +758,44 @@ mod tests {
         };
         assert_eq!(rules.owner_of(&claims, None), None);
         assert_eq!(rules.owner_of(&claims, Some("sub")).as_deref(), Some("u-1"));
+    }
+
+    #[test]
+    fn an_amplify_schema_stores_a_user_pools_owner_as_amplify_does() {
+        let schema = "type Note @model @auth(rules: [{ allow: owner }]) { text: String }";
+        let mut claims = serde_json::Map::new();
+        claims.insert(
+            "iss".into(),
+            "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Pool".into(),
+        );
+        claims.insert("sub".into(), "4f1c-sub".into());
+        claims.insert("cognito:username".into(), "ann".into());
+        let ann = Identity::Token(Arc::new(claims));
+        let stored = |choice: &crate::model::DialectChoice| {
+            let model = Model::parse_as("schema.graphql", schema, choice).expect("it loads");
+            let rules = Rules::of(&model, ClaimNames::default());
+            rules.owners_of_new(&ann, &model.types[0])
+        };
+        let amplify = crate::model::DialectChoice::default();
+        assert_eq!(
+            stored(&amplify),
+            [("owner".to_owned(), AttrValue::S("4f1c-sub::ann".into()))]
+        );
+        // Without the flag, or in tablegraph's language, the user name.
+        let mut without = amplify.clone();
+        without
+            .flags
+            .set("useSubUsernameForDefaultIdentityClaim", false, "test");
+        let tablegraph = crate::model::DialectChoice {
+            language: Some(crate::model::SchemaLanguage::Tablegraph),
+            ..amplify
+        };
+        for choice in [without, tablegraph] {
+            assert_eq!(
+                stored(&choice),
+                [("owner".to_owned(), AttrValue::S("ann".into()))]
+            );
+        }
     }
 
     #[test]

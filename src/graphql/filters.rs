@@ -4,7 +4,7 @@
 //! named as Amplify names them (`ModelSubscriptionStringInput`, `ModelStringInput`, …).
 
 use async_graphql::Value;
-use async_graphql::dynamic::{InputObject, InputValue, SchemaBuilder, TypeRef};
+use async_graphql::dynamic::{Enum, EnumItem, InputObject, InputValue, SchemaBuilder, TypeRef};
 
 use super::values::from_input;
 use crate::engine::EngineError;
@@ -168,15 +168,63 @@ pub(super) fn register_field_inputs<'a>(
             input = input.field(InputValue::new(*operator, ty));
         }
         if kind == FilterKind::Condition {
-            input = input.field(
-                InputValue::new("attributeExists", TypeRef::named(TypeRef::BOOLEAN))
-                    .description("Whether the stored node has the field (true) or lacks it."),
-            );
+            input = input
+                .field(
+                    InputValue::new("attributeExists", TypeRef::named(TypeRef::BOOLEAN))
+                        .description("Whether the stored node has the field (true) or lacks it."),
+                )
+                .field(
+                    InputValue::new("attributeType", TypeRef::named(ATTRIBUTE_TYPES))
+                        .description("The stored value's DynamoDB type."),
+                );
+            if matches!(operators, Operators::All) {
+                input = input.field(
+                    InputValue::new("size", TypeRef::named(SIZE_INPUT)).description(
+                        "A condition on the value's length (in UTF-16 code units, as DynamoDB \
+                         counts it).",
+                    ),
+                );
+            }
         }
         builder = builder.register(input);
     }
+    if kind == FilterKind::Condition && !used.is_empty() {
+        let mut size = InputObject::new(SIZE_INPUT);
+        for operator in SIZE_OPERATORS {
+            let ty = match operator {
+                "between" => TypeRef::named_list(TypeRef::INT),
+                _ => TypeRef::named(TypeRef::INT),
+            };
+            size = size.field(InputValue::new(operator, ty));
+        }
+        let mut types = Enum::new(ATTRIBUTE_TYPES)
+            .description("DynamoDB's types of a stored value, as Amplify names them.");
+        for (name, _) in TYPE_CODES {
+            types = types.item(EnumItem::new(name));
+        }
+        builder = builder.register(size).register(types);
+    }
     builder
 }
+
+/// Amplify's input of `size`, and its operators.
+const SIZE_INPUT: &str = "ModelSizeInput";
+const SIZE_OPERATORS: [&str; 7] = ["ne", "eq", "le", "lt", "ge", "gt", "between"];
+
+/// Amplify's enum of `attributeType`, and DynamoDB's name of each of its values.
+const ATTRIBUTE_TYPES: &str = "ModelAttributeTypes";
+const TYPE_CODES: [(&str, &str); 10] = [
+    ("binary", "B"),
+    ("binarySet", "BS"),
+    ("bool", "BOOL"),
+    ("list", "L"),
+    ("map", "M"),
+    ("number", "N"),
+    ("numberSet", "NS"),
+    ("string", "S"),
+    ("stringSet", "SS"),
+    ("_null", "NULL"),
+];
 
 /// The input `name` over `fields`, with `and`/`or` (and `not` for conditions).
 pub(super) fn filter_input(
@@ -235,7 +283,7 @@ pub(super) fn filter_of(
                 };
                 for (operator, operand) in operators {
                     let at = format!("{argument}.{field}.{operator}");
-                    if let Some(test) = test_of(&at, operator.as_str(), operand, scalar)? {
+                    for test in tests_of(&at, operator.as_str(), operand, scalar)? {
                         all.push(Filter::Field {
                             field: field.to_owned(),
                             test,
@@ -251,6 +299,40 @@ pub(super) fn filter_of(
         }
     }
     Ok(Filter::All(all))
+}
+
+/// The tests of one operator: `size`'s each of its own.
+fn tests_of(
+    at: &str,
+    operator: &str,
+    operand: &Value,
+    scalar: &ScalarType,
+) -> Result<Vec<Test>, EngineError> {
+    if operator != "size" {
+        return Ok(test_of(at, operator, operand, scalar)?
+            .into_iter()
+            .collect());
+    }
+    let operators = match operand {
+        Value::Null => return Ok(Vec::new()),
+        Value::Object(operators) => operators,
+        _ => {
+            return Err(EngineError::bad_input(format!(
+                "{at}: expected an object of operators"
+            )));
+        }
+    };
+    let mut tests = Vec::new();
+    for (operator, operand) in operators {
+        let at = format!("{at}.{operator}");
+        if !SIZE_OPERATORS.contains(&operator.as_str()) {
+            return Err(EngineError::bad_input(format!("{at}: unknown operator")));
+        }
+        if let Some(test) = test_of(&at, operator.as_str(), operand, &ScalarType::Int)? {
+            tests.push(Test::Size(Box::new(test)));
+        }
+    }
+    Ok(tests)
 }
 
 fn test_of(
@@ -305,6 +387,20 @@ fn test_of(
             Value::Boolean(exists) => Test::Exists(*exists),
             _ => return Err(EngineError::bad_input(format!("{at}: expected a boolean"))),
         },
+        "attributeType" => {
+            let name = match operand {
+                Value::Enum(name) => name.as_str(),
+                Value::String(name) => name.as_str(),
+                _ => "",
+            };
+            let (_, code) = TYPE_CODES
+                .iter()
+                .find(|(known, _)| *known == name)
+                .ok_or_else(|| {
+                    EngineError::bad_input(format!("{at}: {name:?} is no {ATTRIBUTE_TYPES}"))
+                })?;
+            Test::Type((*code).to_owned())
+        }
         _ => return Err(EngineError::bad_input(format!("{at}: unknown operator"))),
     }))
 }

@@ -1,6 +1,6 @@
 //! Filters on a node's or an edge's stored fields, with AppSync's operators (`eq`, `ne`, `lt`,
 //! `le`, `gt`, `ge`, `contains`, `notContains`, `beginsWith`, `in`, `notIn`, `between`,
-//! `attributeExists`) and `and`/`or`/`not`: evaluated here on an item (what a subscription
+//! `attributeExists`, `attributeType`, `size`) and `and`/`or`/`not`: evaluated here on an item (what a subscription
 //! checks before it resolves an event), or written as a DynamoDB condition expression for
 //! DynamoDB to evaluate on the stored item (a write's condition).
 //!
@@ -48,6 +48,13 @@ pub enum Test {
     Between(AttrValue, AttrValue),
     /// The item has the attribute (`true`) or lacks it (`false`).
     Exists(bool),
+    /// The attribute's size (a string's length in UTF-16 code units, a set's, list's or map's
+    /// elements) passes the comparison (`Eq`…`Between` of numbers); an attribute without a
+    /// size (a number, a boolean, none) is compared as a missing one.
+    Size(Box<Test>),
+    /// The attribute is of DynamoDB's type (`S`, `N`, `BOOL`, `NULL`, `L`, `M`, `SS`, `NS`,
+    /// `B`, `BS`).
+    Type(String),
 }
 
 impl Filter {
@@ -147,7 +154,7 @@ impl Filter {
             }
             Filter::Not(filter) => 1 + filter.operators(),
             Filter::Field { test, .. } => match test {
-                Test::NotContains(_) | Test::NotIn(_) => 2,
+                Test::NotContains(_) | Test::NotIn(_) | Test::Size(_) => 2,
                 _ => 1,
             },
         }
@@ -214,6 +221,20 @@ impl Expression<'_> {
             _ => {}
         }
         let a = self.name(field);
+        match test {
+            Test::Size(test) => self.compared(&format!("size({a})"), test),
+            Test::Type(kind) => {
+                format!(
+                    "attribute_type({a}, {})",
+                    self.value(&AttrValue::S(kind.clone()))
+                )
+            }
+            test => self.compared(&a, test),
+        }
+    }
+
+    /// `test` of the operand `a` (an attribute's placeholder, or `size(...)` of one).
+    fn compared(&mut self, a: &str, test: &Test) -> String {
         let compare = |this: &mut Self, operator: &str, value: &AttrValue| {
             format!("{a} {operator} {}", this.value(value))
         };
@@ -239,6 +260,8 @@ impl Expression<'_> {
             }
             Test::Exists(true) => format!("attribute_exists({a})"),
             Test::Exists(false) => format!("attribute_not_exists({a})"),
+            // Made by `test`, never nested.
+            Test::Size(_) | Test::Type(_) => unreachable!("size and type are tests of a field"),
         }
     }
 
@@ -295,7 +318,35 @@ impl Test {
                     && matches!(order(high), Some(Ordering::Less | Ordering::Equal))
             }
             Test::Exists(wanted) => value.is_some() == *wanted,
+            // A value without a size is compared as a missing one: only `ne` holds.
+            Test::Size(test) => test.holds(size(value).as_ref()),
+            Test::Type(kind) => value.is_some_and(|value| type_code(value) == kind),
         }
+    }
+}
+
+/// What DynamoDB's `size()` answers of a value, if it has a size.
+fn size(value: Option<&AttrValue>) -> Option<AttrValue> {
+    let size = match value? {
+        AttrValue::S(text) => text.encode_utf16().count(),
+        AttrValue::Ss(set) => set.len(),
+        AttrValue::L(list) => list.len(),
+        AttrValue::M(map) => map.len(),
+        AttrValue::N(_) | AttrValue::Bool(_) | AttrValue::Null => return None,
+    };
+    Some(AttrValue::N(size.to_string()))
+}
+
+/// DynamoDB's name of a value's type.
+fn type_code(value: &AttrValue) -> &'static str {
+    match value {
+        AttrValue::S(_) => "S",
+        AttrValue::N(_) => "N",
+        AttrValue::Bool(_) => "BOOL",
+        AttrValue::Ss(_) => "SS",
+        AttrValue::L(_) => "L",
+        AttrValue::M(_) => "M",
+        AttrValue::Null => "NULL",
     }
 }
 
@@ -401,6 +452,30 @@ mod tests {
     }
 
     #[test]
+    fn size_and_type_read_as_dynamodb_reads_them() {
+        let cow = cow();
+        let holds = |field: &str, test: Test| on(field, test).matches(&cow);
+        assert!(holds("name", Test::Size(Box::new(Test::Eq(n("5"))))));
+        assert!(holds(
+            "name",
+            Test::Size(Box::new(Test::Between(n("1"), n("5"))))
+        ));
+        // A number has no size, and neither has a missing attribute: compared as missing, only
+        // `ne` holds.
+        assert!(holds("age", Test::Size(Box::new(Test::Ne(n("1"))))));
+        assert!(!holds("age", Test::Size(Box::new(Test::Ge(n("0"))))));
+        assert!(holds("color", Test::Size(Box::new(Test::Ne(n("1"))))));
+        assert!(!holds("color", Test::Size(Box::new(Test::Eq(n("0"))))));
+        assert!(holds("age", Test::Type("N".to_owned())));
+        assert!(holds("milked", Test::Type("BOOL".to_owned())));
+        assert!(!holds("name", Test::Type("N".to_owned())));
+        assert!(!holds("color", Test::Type("S".to_owned())));
+        let mut emoji = Item::default();
+        emoji.insert("name".to_owned(), s("🐄"));
+        assert!(on("name", Test::Size(Box::new(Test::Eq(n("2"))))).matches(&emoji));
+    }
+
+    #[test]
     fn attribute_exists_tells_a_present_field_from_a_missing_one() {
         let cow = cow();
         assert!(on("name", Test::Exists(true)).matches(&cow));
@@ -469,6 +544,24 @@ mod tests {
             filters.push(on(field, Test::NotIn(Vec::new())));
         }
         filters.push(on("age", Test::Between(n("1"), n("9"))));
+        // Sizes (of a string, a set, a number that has none, a missing attribute) and types.
+        for field in ["name", "tags", "age", "color"] {
+            for size in [n("2"), n("5")] {
+                for test in [
+                    Test::Eq(size.clone()),
+                    Test::Ne(size.clone()),
+                    Test::Lt(size.clone()),
+                    Test::Ge(size.clone()),
+                    Test::Between(n("1"), size.clone()),
+                ] {
+                    filters.push(on(field, Test::Size(Box::new(test))));
+                }
+            }
+            for kind in ["S", "N", "BOOL", "SS", "NULL"] {
+                filters.push(on(field, Test::Type(kind.to_owned())));
+            }
+        }
+        filters.push(on("milked", Test::Type("BOOL".to_owned())));
         let daisy = on("name", Test::Eq(s("Daisy")));
         let old = on("age", Test::Gt(n("10")));
         filters.extend([

@@ -109,6 +109,26 @@ async fn codegen_style_operations_create_get_list_page_update_and_delete() {
         json!([{ "id": filtered["data"]["listPosts"]["items"][0]["id"], "title": "Shearing" }]),
         "{filtered}"
     );
+    // Amplify's `size` and `attributeType`, evaluated by the store as it reads.
+    let sized = app
+        .graphql(
+            list,
+            json!({ "filter": { "title": { "size": { "gt": 7 }, "attributeType": "string" } } }),
+        )
+        .await;
+    let mut long: Vec<&str> = sized["data"]["listPosts"]["items"]
+        .as_array()
+        .map(|items| items.iter().filter_map(|i| i["title"].as_str()).collect())
+        .unwrap_or_default();
+    long.sort_unstable();
+    assert_eq!(long, ["Haymaking", "Shearing"], "{sized}");
+    let typed = app
+        .graphql(
+            list,
+            json!({ "filter": { "title": { "attributeType": "number" } } }),
+        )
+        .await;
+    assert_eq!(typed["data"]["listPosts"]["items"], json!([]), "{typed}");
     // The default limit is Amplify's 100.
     let all = app
         .graphql("{ listPosts { items { id } nextToken } }", json!({}))
@@ -138,6 +158,17 @@ async fn codegen_style_operations_create_get_list_page_update_and_delete() {
                     "condition": { "title": { "eq": "Lambing" } } }),
         )
         .await;
+    let too_short = app
+        .graphql(
+            update,
+            json!({ "input": { "id": first, "title": "Clipping" },
+                    "condition": { "title": { "size": { "le": 3 } } } }),
+        )
+        .await;
+    assert_eq!(
+        too_short["errors"][0]["errorType"], CONDITION_FAILED,
+        "{too_short}"
+    );
     assert_eq!(
         refused["errors"][0]["errorType"], CONDITION_FAILED,
         "{refused}"

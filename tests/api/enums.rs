@@ -420,10 +420,13 @@ async fn every_enum_input_field_takes_a_literal_a_variable_and_a_default_but_no_
         .map(|[input, field, _]| format!("{input}.{field}"))
         .collect();
     let tested: BTreeSet<String> = templates.iter().map(|(n, _, _)| (*n).to_owned()).collect();
-    assert_eq!(
-        introspected, tested,
-        "every enum-typed input field is tested"
-    );
+    // Filters' `attributeType` (one enum, read by one path) is tested in
+    // `an_attribute_type_takes_a_literal_a_variable_and_a_default_but_no_string`.
+    let written: BTreeSet<String> = introspected
+        .into_iter()
+        .filter(|name| !name.ends_with(".attributeType"))
+        .collect();
+    assert_eq!(written, tested, "every enum-typed input field is tested");
     for (name, template, pointer) in templates {
         let enum_name = &input_fields
             .iter()
@@ -496,5 +499,60 @@ async fn a_subscription_argument_takes_an_enum_variable_and_refuses_a_string() {
     assert!(
         error_message(&body).contains("an enum value is written without quotes"),
         "{body}"
+    );
+}
+
+#[tokio::test]
+async fn an_attribute_type_takes_a_literal_a_variable_and_a_default_but_no_string() {
+    let app = spawn_app().await;
+    app.create_farm("Hillside").await;
+    // Every `attributeType` of the filter inputs is Amplify's one enum.
+    let (_, input_fields) = enum_positions(&app).await;
+    let types: BTreeSet<&str> = input_fields
+        .iter()
+        .filter(|[_, field, _]| field == "attributeType")
+        .map(|[_, _, enum_name]| enum_name.as_str())
+        .collect();
+    assert_eq!(types, BTreeSet::from(["ModelAttributeTypes"]));
+    let names = |body: &Value| {
+        body["data"]["listFarms"]["edges"]
+            .as_array()
+            .map(|edges| edges.len())
+            .unwrap_or(usize::MAX)
+    };
+    for (query, variables, found) in [
+        (
+            "{ listFarms(filter: { name: { attributeType: string } }) { edges { node { id } } } }",
+            json!({}),
+            1,
+        ),
+        (
+            "{ listFarms(filter: { name: { attributeType: number } }) { edges { node { id } } } }",
+            json!({}),
+            0,
+        ),
+        (
+            "query($t: ModelAttributeTypes) { listFarms(filter: { name: { attributeType: $t } }) { edges { node { id } } } }",
+            json!({ "t": "string" }),
+            1,
+        ),
+        (
+            "query($t: ModelAttributeTypes = number) { listFarms(filter: { name: { attributeType: $t } }) { edges { node { id } } } }",
+            json!({}),
+            0,
+        ),
+    ] {
+        let body = app.graphql(query, variables).await;
+        assert_eq!(names(&body), found, "{query}: {body}");
+    }
+    let refused = app
+        .graphql(
+            "{ listFarms(filter: { name: { attributeType: \"string\" } }) { edges { node { id } } } }",
+            json!({}),
+        )
+        .await;
+    assert!(
+        error_message(&refused).contains("an enum value is written without quotes"),
+        "{refused}"
     );
 }

@@ -24,6 +24,7 @@
 #![recursion_limit = "256"]
 
 pub mod access_plan;
+pub mod amplify_import;
 pub mod app;
 pub mod auth;
 pub mod changes;

@@ -91,13 +91,22 @@ pub enum Command {
     /// Write the items of a JSON-lines file (as `export` writes them) into the table. The file
     /// is read and checked whole first: a malformed one writes (and creates) nothing. Creates
     /// the data directory and its store when they do not exist.
+    ///
+    /// With `--amplify-tables <apiId>-<env>`, reads instead each `@model` type's table of an
+    /// Amplify app (`<Type>-<apiId>-<env>`, on the same endpoint) and writes its items as
+    /// nodes, with their unique values, relations and counts; a node already there is left as
+    /// it is, so an import that stopped can run again.
     Import {
         #[command(flatten)]
         schema: SchemaArgs,
         #[command(flatten)]
         store: StoreArgs,
         /// The file to read.
-        file: PathBuf,
+        #[arg(required_unless_present = "amplify_tables")]
+        file: Option<PathBuf>,
+        /// Read an Amplify app's tables, named `<Type>-<this>` (its API id and environment).
+        #[arg(long, value_name = "APIID-ENV", conflicts_with = "file")]
+        amplify_tables: Option<String>,
     },
     /// Print, for every field, the storage access it makes: operation, table or index, key
     /// template, how it batches.
@@ -239,8 +248,63 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import {
             schema,
             store,
-            file,
+            amplify_tables: Some(suffix),
+            ..
         } => {
+            let (model, open) = open_existing(&schema, &store).await?;
+            let reports = crate::amplify_import::import_amplify_tables(
+                &open.store,
+                &model,
+                &suffix,
+                |report| {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "{}: {} items read, {} written, {} already there",
+                        report.table,
+                        report.read,
+                        report.written,
+                        report.already_there
+                    );
+                },
+            )
+            .await?;
+            let mut out = std::io::stdout().lock();
+            for report in &reports {
+                writeln!(
+                    out,
+                    "{}: {} written, {} already there, {} deleted by DataStore left out",
+                    report.table, report.written, report.already_there, report.deleted
+                )?;
+                for why in &report.refused {
+                    writeln!(out, "  left out {why}")?;
+                }
+                for (id, keys) in &report.without_keys {
+                    writeln!(
+                        out,
+                        "  {id} written without {}: no such node (Amplify keeps keys of deleted \
+                         parents)",
+                        keys.join(", ")
+                    )?;
+                }
+                for (attribute, count) in &report.undeclared {
+                    writeln!(
+                        out,
+                        "  {attribute}: not in the schema, left out of {count} items"
+                    )?;
+                }
+            }
+            writeln!(
+                out,
+                "run `tablegraph check` to confirm the table is consistent"
+            )?;
+        }
+        Command::Import {
+            schema,
+            store,
+            file,
+            amplify_tables: None,
+        } => {
+            let file = file.context("give the file to import, or --amplify-tables")?;
             // The file is read and checked whole before the store is opened (or made).
             let input = std::fs::File::open(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;

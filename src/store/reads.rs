@@ -400,6 +400,56 @@ impl Store {
     }
 }
 
+impl Store {
+    /// One page of one segment of a Scan of another table of the same store (an Amplify
+    /// app's table, for `import --amplify-tables`): its items as stored, and the key the next
+    /// page starts after (`None` when the segment is done). Eventually consistent, as a bulk
+    /// copy reads.
+    pub async fn scan_other_table(
+        &self,
+        table: &str,
+        segment: u16,
+        segments: u16,
+        start: Option<&Item>,
+    ) -> Result<(Vec<Item>, Option<Item>), StoreError> {
+        let start: Option<std::collections::HashMap<String, AttributeValue>> = start.map(|key| {
+            key.iter()
+                .map(|(name, value)| (name.to_owned(), item::to_sdk(value)))
+                .collect()
+        });
+        let output = retry::call(|| async {
+            self.begin_call()?;
+            let scan = self
+                .client
+                .scan()
+                .table_name(table)
+                .segment(i32::from(segment))
+                .total_segments(i32::from(segments))
+                .set_exclusive_start_key(start.clone())
+                .return_consumed_capacity(ReturnConsumedCapacity::Total);
+            self.observed("Scan", None, None, || async {
+                scan.send().await.map_err(error::classify)
+            })
+            .await
+        })
+        .await?;
+        let items: Vec<Item> = output
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(item::item_from_sdk)
+            .collect();
+        self.record(CallRecord {
+            operation: "Scan",
+            index: None,
+            keys: None,
+            items: Some(items.len()),
+            consumed_capacity: capacity(output.consumed_capacity.as_ref()),
+        });
+        Ok((items, output.last_evaluated_key.map(item::item_from_sdk)))
+    }
+}
+
 /// What one call of [`Store::scan_page`] read.
 #[derive(Debug, Default)]
 pub struct ScanPage {

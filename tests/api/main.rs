@@ -4,6 +4,7 @@
 mod amplify;
 mod amplify_api;
 mod amplify_corpus;
+mod amplify_import;
 mod appsync;
 mod appsync_schemas;
 mod auth;

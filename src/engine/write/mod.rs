@@ -13,6 +13,7 @@ mod drive;
 mod edge_writes;
 mod fold;
 mod guard;
+mod imports;
 mod node_writes;
 mod plan;
 
@@ -20,5 +21,6 @@ pub use batch_writes::{UpdateMember, delete_nodes, update_nodes};
 pub use creates::{NewEdge, NewNode, create_node, create_nodes, create_tree};
 pub use drive::{Attempt, Driver, Learned, WRITE_ATTEMPTS};
 pub use edge_writes::{add_edge, remove_edge};
+pub use imports::{Imported, import_node};
 pub use node_writes::{FieldValues, Guard, delete_node, update_node};
 pub use plan::{Plan, Purpose, node_update};

@@ -25,11 +25,12 @@ start_server "$bin" --api-key "$key" --max-event-bytes 400 \
 node clients/subscriptions.mjs "http://$listen/graphql" "$key" || { cat "$server_log"; exit 1; }
 token="$("$bin" token --jwt-hs256-secret "$secret" --jwt-issuer clients --sub amplify-user)"
 first="$listen"
+first_log="$server_log"
 # The second server: an Amplify app as its repository commits it, served in Amplify's shape.
 (
   start_server "$bin" --schema tests/fixtures/amplify/quick-notes/schema.graphql \
     --jwt-hs256-secret "$secret" --jwt-issuer clients
   node clients/amplify.mjs "http://$first/graphql" "$key" "$token" \
     "http://$listen/graphql" tests/fixtures/amplify/quick-notes/operations.graphql ||
-    { cat "$server_log"; exit 1; }
+    { cat "$first_log" "$server_log"; exit 1; }
 )

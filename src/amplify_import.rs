@@ -1,24 +1,27 @@
 //! `tablegraph import --amplify-tables <apiId>-<env>`: an Amplify app's data, brought into the
 //! one table. Amplify keeps each `@model` type in a table of its own, `<Type>-<apiId>-<env>`,
-//! keyed by `id`; each is read through the SDK with a parallel Scan (four segments), and each
-//! item is written as the node a create would write (its unique values, type index, relation
-//! counts), keeping its id and times, in types' order so parents come before the children that
-//! count them.
+//! keyed by `id`; each is read through the SDK, a Scan of four segments page by page (each
+//! page written before the next is read), and each item is written as the node a create would
+//! write (its unique values, type index, relation counts), keeping its id and times, in types'
+//! order so parents mostly come before the children that count them; an item whose parent is
+//! not there yet waits until every table is read (a parent of its own type, or in a cycle).
 //!
 //! Resumable: a node already in the table is left as it is, so an import that stopped runs
 //! again to the end. Left out, and counted: DataStore's deleted items (`_deleted: true`) and
 //! its bookkeeping (`_version`, `_lastChangedAt`), attributes the schema does not declare,
-//! items whose `id` tablegraph cannot take (say why), and keys naming a parent that is not
-//! there (the node is written without them; Amplify does not check its keys).
+//! items whose `id` tablegraph cannot take or whose value is not of its field's type and
+//! format (say why), and keys naming a parent that is not there (the node is written without
+//! them; Amplify does not check its keys). Binary and number-set attributes, which no GraphQL
+//! type reads, are read as nulls and not kept.
 
 use std::collections::BTreeMap;
 
-use crate::engine::write::{FieldValues, Imported, import_node};
+use crate::engine::write::{FieldValues, Imported, Missing, import_node};
 use crate::engine::{EngineError, RequestScope};
 use crate::model::{FieldKind, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, Item, Store, StoreError};
 
-/// Segments each table's Scan is read in, side by side.
+/// Segments each table's Scan is read in.
 const SEGMENTS: u16 = 4;
 
 #[derive(Debug, thiserror::Error)]
@@ -54,10 +57,12 @@ pub struct TableReport {
     pub without_keys: Vec<(String, Vec<String>)>,
     /// Attributes of the items that the schema does not declare, left out.
     pub undeclared: BTreeMap<String, usize>,
+    /// The ids tried once already (an item waiting for its parent is tried again).
+    tried: std::collections::HashSet<String>,
 }
 
 /// Imports every `@model` type's Amplify table named `<Type>-<suffix>` into `store`'s table,
-/// telling `progress` of each table as it is done.
+/// telling `progress` after each page read.
 pub async fn import_amplify_tables(
     store: &Store,
     model: &Model,
@@ -65,81 +70,104 @@ pub async fn import_amplify_tables(
     mut progress: impl FnMut(&TableReport),
 ) -> Result<Vec<TableReport>, ImportError> {
     let scope = RequestScope::of_tool(store);
-    let mut reports = Vec::new();
+    let mut reports: Vec<TableReport> = Vec::new();
+    // Items whose parent was not there yet, with their type and report: tried again once
+    // every table is read (a parent of the same type, or of a type in a cycle, may come later).
+    let mut waiting: Vec<(&TypeDef, usize, Item)> = Vec::new();
     for type_def in parents_first(model) {
         let table = format!("{}-{suffix}", type_def.name);
-        let mut report = TableReport {
+        reports.push(TableReport {
             table: table.clone(),
             ..TableReport::default()
+        });
+        let at = reports.len() - 1;
+        let failed = |source: StoreError| match source {
+            StoreError::TableMissing(_) => ImportError::NoTable {
+                table: table.clone(),
+                type_name: type_def.name.clone(),
+            },
+            source => ImportError::Store {
+                table: table.clone(),
+                source,
+            },
         };
-        let items = read_table(store, &table)
-            .await
-            .map_err(|source| match source {
-                StoreError::TableMissing(_) => ImportError::NoTable {
-                    table: table.clone(),
-                    type_name: type_def.name.clone(),
-                },
-                source => ImportError::Store {
-                    table: table.clone(),
-                    source,
-                },
-            })?;
-        report.read = items.len();
-        for item in &items {
-            import_item(&scope, model, type_def, item, &mut report).await?;
+        // Page by page, each page written before the next is read: memory holds one page.
+        for segment in 0..SEGMENTS {
+            let mut start = None;
+            loop {
+                let (page, next) = store
+                    .scan_other_table(&table, segment, SEGMENTS, start.as_ref())
+                    .await
+                    .map_err(failed)?;
+                reports[at].read += page.len();
+                for item in page {
+                    let report = &mut reports[at];
+                    if import_item(&scope, model, type_def, &item, report, Missing::Wait).await? {
+                        waiting.push((type_def, at, item));
+                    }
+                }
+                progress(&reports[at]);
+                match next {
+                    Some(next) => start = Some(next),
+                    None => break,
+                }
+            }
         }
-        progress(&report);
-        reports.push(report);
+    }
+    // Again while some parent came; then without the keys whose parents never did.
+    loop {
+        let before = waiting.len();
+        let mut still = Vec::new();
+        for (type_def, at, item) in waiting {
+            let report = &mut reports[at];
+            if import_item(&scope, model, type_def, &item, report, Missing::Wait).await? {
+                still.push((type_def, at, item));
+            }
+        }
+        waiting = still;
+        if waiting.is_empty() || waiting.len() == before {
+            break;
+        }
+    }
+    for (type_def, at, item) in waiting {
+        import_item(
+            &scope,
+            model,
+            type_def,
+            &item,
+            &mut reports[at],
+            Missing::Drop,
+        )
+        .await?;
     }
     Ok(reports)
 }
 
-/// Every item of `table`, its segments read side by side.
-async fn read_table(store: &Store, table: &str) -> Result<Vec<Item>, StoreError> {
-    let segments = (0..SEGMENTS).map(|segment| async move {
-        let mut items = Vec::new();
-        let mut start = None;
-        loop {
-            let (page, next) = store
-                .scan_other_table(table, segment, SEGMENTS, start.as_ref())
-                .await?;
-            items.extend(page);
-            match next {
-                Some(next) => start = Some(next),
-                None => return Ok::<_, StoreError>(items),
-            }
-        }
-    });
-    let mut items = Vec::new();
-    for part in futures::future::try_join_all(segments).await? {
-        items.extend(part);
-    }
-    // The same order whatever the segments' timing, so reports repeat.
-    items.sort_by(|a, b| text(a, "id").cmp(text(b, "id")));
-    Ok(items)
-}
-
+/// Imports one item into `report`; `true` when it waits for a parent not there yet.
 async fn import_item(
     scope: &RequestScope,
     model: &Model,
     type_def: &TypeDef,
     item: &Item,
     report: &mut TableReport,
-) -> Result<(), ImportError> {
+    missing: Missing,
+) -> Result<bool, ImportError> {
     if matches!(item.get("_deleted"), Some(AttrValue::Bool(true))) {
         report.deleted += 1;
-        return Ok(());
+        return Ok(false);
     }
     let id = text(item, "id").to_owned();
     if id.is_empty() {
         report.refused.push("an item without an id".to_owned());
-        return Ok(());
+        return Ok(false);
     }
-    let fields = match field_values(type_def, item, report) {
+    // Counted once, on the item's first try.
+    let counting = report.tried.insert(id.clone());
+    let fields = match field_values(model, type_def, item, report, counting) {
         Ok(fields) => fields,
         Err(why) => {
             report.refused.push(format!("{id}: {why}"));
-            return Ok(());
+            return Ok(false);
         }
     };
     let time = |name: &str| {
@@ -147,13 +175,14 @@ async fn import_item(
             .filter(|t| crate::engine::formats::valid_text(&ScalarType::AwsDateTime, t))
     };
     let times = (time("createdAt"), time("updatedAt"));
-    match import_node(scope, model, type_def, &id, &fields, times).await {
+    match import_node(scope, model, type_def, &id, &fields, times, missing).await {
         Ok(Imported::Written) => report.written += 1,
         Ok(Imported::AlreadyThere) => report.already_there += 1,
         Ok(Imported::WithoutKeys(keys)) => {
             report.written += 1;
             report.without_keys.push((id, keys));
         }
+        Ok(Imported::Waiting(_)) => return Ok(true),
         // What the item holds that tablegraph cannot take: said, and the rest goes on.
         Err(EngineError::BadUserInput(why)) => report.refused.push(format!("{id}: {why}")),
         Err(error) => {
@@ -164,15 +193,17 @@ async fn import_item(
             });
         }
     }
-    Ok(())
+    Ok(false)
 }
 
 /// The item's stored fields as the type declares them; an attribute of the wrong DynamoDB type
 /// is why the item is left out.
 fn field_values(
+    model: &Model,
     type_def: &TypeDef,
     item: &Item,
     report: &mut TableReport,
+    counting: bool,
 ) -> Result<FieldValues, String> {
     let mut fields = FieldValues::new();
     for (name, value) in item.iter() {
@@ -181,10 +212,10 @@ fn field_values(
             (_, AttrValue::Null) => {
                 continue;
             }
-            (Some(FieldKind::Scalar { scalar, .. }), value) => fits(scalar, value),
+            (Some(FieldKind::Scalar { scalar, .. }), value) => fits(model, scalar, value),
             (Some(FieldKind::ScalarList { scalar, .. }), AttrValue::L(values)) => values
                 .iter()
-                .all(|v| matches!(v, AttrValue::Null) || fits(scalar, v)),
+                .all(|v| matches!(v, AttrValue::Null) || fits(model, scalar, v)),
             (Some(FieldKind::Embedded { list: None, .. }), AttrValue::M(_)) => true,
             (Some(FieldKind::Embedded { list: Some(_), .. }), AttrValue::L(_)) => true,
             (Some(FieldKind::ScalarList { .. } | FieldKind::Embedded { .. }), _) => false,
@@ -199,7 +230,7 @@ fn field_values(
                         | "_lastChangedAt"
                         | "_deleted"
                 );
-                if !managed {
+                if !managed && counting {
                     *report.undeclared.entry(name.clone()).or_default() += 1;
                 }
                 continue;
@@ -207,7 +238,7 @@ fn field_values(
         };
         if !fits {
             return Err(format!(
-                "{name} holds a value of another type than {}.{name} declares",
+                "{name} holds a value that is no {}.{name}, as the schema declares it",
                 type_def.name
             ));
         }
@@ -216,16 +247,17 @@ fn field_values(
     Ok(fields)
 }
 
-/// Whether `value` is stored as `scalar` is.
-fn fits(scalar: &ScalarType, value: &AttrValue) -> bool {
+/// Whether `value` is stored as `scalar` is, in its format (an AppSync scalar's, one of an
+/// enum's values).
+fn fits(model: &Model, scalar: &ScalarType, value: &AttrValue) -> bool {
     match (scalar, value) {
         (ScalarType::Int | ScalarType::Float | ScalarType::AwsTimestamp, AttrValue::N(_)) => true,
         (ScalarType::Boolean, AttrValue::Bool(_)) => true,
-        (
-            ScalarType::Int | ScalarType::Float | ScalarType::AwsTimestamp | ScalarType::Boolean,
-            _,
-        ) => false,
-        (_, AttrValue::S(_)) => true,
+        (ScalarType::Enum(name), AttrValue::S(text)) => model
+            .enum_def(name)
+            .is_some_and(|e| e.values.iter().any(|v| v.name == *text)),
+        (ScalarType::String | ScalarType::Id, AttrValue::S(_)) => true,
+        (scalar, AttrValue::S(text)) => crate::engine::formats::valid_text(scalar, text),
         _ => false,
     }
 }

@@ -99,6 +99,7 @@ pub fn load_schema(
         choice.flags.read_cli_json(&text).map_err(|message| {
             StartupError::AmplifyFlags(cli_json.display().to_string(), message)
         })?;
+        tracing::info!(file = %cli_json.display(), "read Amplify's feature flags");
     }
     let model = Model::parse_with_resolver_files(
         &shown,

@@ -294,30 +294,17 @@ impl Rules {
     }
 
     /// The owner a new node stores for the caller: [`Rules::owner_of`], or for a user pool's
-    /// user where the schema is Amplify's (with its flag on), Amplify's `<sub>::<username>`.
-    /// Either form matches the user (see `matching_owners`).
+    /// user where the schema is Amplify's (with its flag on) and no claim is named, Amplify's
+    /// `<sub>::<username>`. Either form matches the user when it reads.
     fn owner_to_store(
         &self,
         claims: &serde_json::Map<String, serde_json::Value>,
         rule_claim: Option<&str>,
     ) -> Option<String> {
-        let owner = self.owner_of(claims, rule_claim)?;
-        let cognito = claims
-            .get("iss")
-            .and_then(serde_json::Value::as_str)
-            .is_some_and(|iss| iss.contains("cognito-idp."));
-        let sub = claims.get("sub").and_then(serde_json::Value::as_str);
-        match (
-            self.sub_username,
-            rule_claim,
-            self.claims.owner.as_deref(),
-            cognito,
-            sub,
-        ) {
-            (true, None, None, true, Some(sub)) if !sub.is_empty() => {
-                Some(format!("{sub}::{owner}"))
-            }
-            _ => Some(owner),
+        let named = rule_claim.is_some() || self.claims.owner.is_some();
+        match self.sub_username && !named {
+            true => amplify_owner(claims).or_else(|| self.owner_of(claims, rule_claim)),
+            false => self.owner_of(claims, rule_claim),
         }
     }
 
@@ -388,7 +375,6 @@ impl Rules {
     }
 }
 
-/// `field` names `value`: equals it, or holds it among its values.
 /// A Cognito user pool token's owner as Amplify stores it by default: `<sub>::<username>`.
 fn amplify_owner(claims: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
     let text = |name: &str| {
@@ -404,6 +390,7 @@ fn amplify_owner(claims: &serde_json::Map<String, serde_json::Value>) -> Option<
         .filter(|owner| !owner.starts_with("::"))
 }
 
+/// `field` names `value`: equals it, or holds it among its values.
 fn holds(field: &str, many: bool, value: String) -> Filter {
     Filter::Field {
         field: field.to_owned(),

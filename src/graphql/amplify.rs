@@ -93,14 +93,15 @@ pub(super) fn page_argument(
     }
 }
 
-/// Refuses a negative `limit`, naming it (the engine's message would name `first`).
+/// Refuses a `limit` under 1, naming it (the engine's message would name `first`).
 pub(super) fn check_limit(
     shape: ApiShape,
     get: impl Fn(&str) -> Option<Value>,
 ) -> Result<(), EngineError> {
+    // DynamoDB (and so AppSync) refuses a page of nothing: its next token could not be told.
     match (shape, get("limit")) {
-        (ApiShape::Amplify, Some(Value::Number(n))) if n.as_i64().is_none_or(|n| n < 0) => Err(
-            EngineError::bad_input(format!("limit must be 0 or more, not {n}")),
+        (ApiShape::Amplify, Some(Value::Number(n))) if n.as_i64().is_none_or(|n| n < 1) => Err(
+            EngineError::bad_input(format!("limit must be 1 or more, not {n}")),
         ),
         _ => Ok(()),
     }

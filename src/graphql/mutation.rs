@@ -268,13 +268,7 @@ fn create<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
     Box::pin(async move {
         let input = ctx.args.try_get("input")?.object()?;
         let node = new_node(model(ctx)?, type_def, &input)?;
-        // Amplify's condition on a create holds for the node that is not there yet: one that
-        // asks anything of a stored value fails, as DynamoDB's condition does.
-        if let Some(condition) = guard(ctx, type_def, None)?.condition
-            && !condition.matches(&Item::default())
-        {
-            return Err(EngineError::ConditionalCheckFailed);
-        }
+        engine::write::check_create_condition(&guard(ctx, type_def, None)?)?;
         let node = engine::write::create_tree(scope(ctx)?, model(ctx)?, type_def, &node).await?;
         Ok(node.into())
     })
@@ -304,9 +298,13 @@ fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
         };
         let expected = expected_version(ctx.args.get("expectedVersion"))?;
         let guard = guard(ctx, type_def, expected)?;
-        engine::write::delete_node(scope(ctx)?, model(ctx)?, type_def, &id, &guard)
-            .await
-            .map(Answer::from)
+        let deleted =
+            engine::write::delete_node(scope(ctx)?, model(ctx)?, type_def, &id, &guard).await?;
+        // Amplify's delete of a node that is not there fails its condition, as in AppSync.
+        if deleted.is_none() && ctx.args.get("input").is_some() {
+            return Err(EngineError::ConditionalCheckFailed);
+        }
+        Ok(Answer::from(deleted))
     })
 }
 

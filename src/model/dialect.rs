@@ -318,37 +318,85 @@ pub fn plural(name: &str) -> String {
 }
 
 /// The plural Amplify names a type's list by (the `pluralize` package's rules, for the words
-/// type names are made of): `Canvas` → `Canvases`, `Category` → `Categories`, a name that is
-/// already plural (`FinalRaceStats`) as it is, and the common irregular words.
+/// type names are made of): `Canvas` → `Canvases`, `Category` → `Categories`, `Shelf` →
+/// `Shelves`, a name that is already plural (`FinalRaceStats`) or uncountable (`Media`,
+/// `Equipment`) as it is, and the irregular words as whole names (`Person` → `People`, but
+/// `SalesPerson` → `SalesPersons`, as `pluralize` leaves a word it does not know whole).
 pub fn amplify_plural(name: &str) -> String {
-    const IRREGULAR: [(&str, &str); 8] = [
-        ("Person", "People"),
-        ("Child", "Children"),
-        ("Woman", "Women"),
-        ("Man", "Men"),
-        ("Mouse", "Mice"),
-        ("Goose", "Geese"),
-        ("Tooth", "Teeth"),
-        ("Foot", "Feet"),
+    const IRREGULAR: [(&str, &str); 9] = [
+        ("person", "people"),
+        ("child", "children"),
+        ("woman", "women"),
+        ("man", "men"),
+        ("mouse", "mice"),
+        ("goose", "geese"),
+        ("tooth", "teeth"),
+        ("foot", "feet"),
+        ("ox", "oxen"),
     ];
-    for (one, many) in IRREGULAR {
-        if let Some(stem) = name.strip_suffix(one) {
-            return format!("{stem}{many}");
-        }
+    const UNCOUNTABLE: [&str; 26] = [
+        "advice",
+        "aircraft",
+        "audio",
+        "data",
+        "deer",
+        "equipment",
+        "feedback",
+        "fish",
+        "furniture",
+        "hardware",
+        "information",
+        "jewelry",
+        "media",
+        "metadata",
+        "money",
+        "moose",
+        "music",
+        "news",
+        "police",
+        "research",
+        "rice",
+        "series",
+        "sheep",
+        "software",
+        "species",
+        "traffic",
+    ];
+    let lower = name.to_ascii_lowercase();
+    if let Some((_, many)) = IRREGULAR.iter().find(|(one, _)| *one == lower) {
+        // Keep the name's first letter's case.
+        return format!("{}{}", &name[..1], &many[1..]);
     }
-    let bytes = name.as_bytes();
-    let before_last = bytes
-        .len()
-        .checked_sub(2)
-        .map(|i| bytes[i].to_ascii_lowercase());
+    if UNCOUNTABLE.contains(&lower.as_str())
+        || ["fish", "sheep", "deer"].iter().any(|w| lower.ends_with(w))
+    {
+        return name.to_owned();
+    }
+    let bytes = lower.as_bytes();
+    let before_last = bytes.len().checked_sub(2).map(|i| bytes[i]);
     let consonant = |b: u8| b.is_ascii_alphabetic() && !b"aeiou".contains(&b);
     if let Some(stem) = name.strip_suffix("is") {
         // Analysis → Analyses.
         return format!("{stem}es");
     }
-    if name.ends_with('s') && before_last.is_some_and(|b| consonant(b) && b != b's') {
+    if lower.ends_with('s') && before_last.is_some_and(|b| consonant(b) && b != b's') {
         // Already plural: Stats, Items, News.
         return name.to_owned();
+    }
+    if lower.ends_with("quiz") {
+        return format!("{name}zes");
+    }
+    for (one, many) in [("fe", "ves"), ("lf", "lves")] {
+        if lower.ends_with(one) {
+            return format!("{}{many}", &name[..name.len() - one.len()]);
+        }
+    }
+    for word in [
+        "hero", "echo", "potato", "tomato", "veto", "torpedo", "cargo",
+    ] {
+        if lower.ends_with(word) {
+            return format!("{name}es");
+        }
     }
     plural(name)
 }
@@ -368,7 +416,15 @@ mod tests {
             ("Status", "Statuses"),
             ("Box", "Boxes"),
             ("Person", "People"),
-            ("SalesPerson", "SalesPeople"),
+            ("SalesPerson", "SalesPersons"),
+            ("Bigfoot", "Bigfoots"),
+            ("Media", "Media"),
+            ("Equipment", "Equipment"),
+            ("Shelf", "Shelves"),
+            ("Knife", "Knives"),
+            ("Quiz", "Quizzes"),
+            ("Hero", "Heroes"),
+            ("Photo", "Photos"),
             ("Post", "Posts"),
             ("Analysis", "Analyses"),
         ] {

@@ -203,6 +203,14 @@ async fn codegen_style_operations_create_get_list_page_update_and_delete() {
         )
         .await;
     assert!(gone["data"]["getPost"].is_null(), "{gone}");
+    // Deleting what is not there fails its condition, as Amplify's delete does.
+    let again = app
+        .graphql(
+            "mutation($id: ID!) { deletePost(input: { id: $id }) { id } }",
+            json!({ "id": first }),
+        )
+        .await;
+    assert_eq!(again["errors"][0]["errorType"], CONDITION_FAILED, "{again}");
     app.assert_table_consistent().await;
 }
 
@@ -497,4 +505,79 @@ async fn a_many_to_many_relation_is_served_through_amplifys_join_type() {
         "{by_tag}"
     );
     app.assert_table_consistent().await;
+}
+
+#[tokio::test]
+async fn limit_defaults_to_amplifys_100_is_clamped_and_a_forged_next_token_is_refused() {
+    let app = app().await;
+    let inputs: Vec<Value> = (0..120)
+        .map(|n| json!({ "name": format!("Team {n:03}") }))
+        .collect();
+    for chunk in inputs.chunks(40) {
+        let made = app
+            .graphql(
+                "mutation($input: [CreateTeamInput!]!) { createTeams(input: $input) { id } }",
+                json!({ "input": chunk }),
+            )
+            .await;
+        no_errors(&made);
+    }
+    let list = "query($limit: Int, $nextToken: String) {
+                  listTeams(limit: $limit, nextToken: $nextToken) { items { name } nextToken }
+                }";
+    // Without a limit, Amplify's 100 (not tablegraph's 20), and a token for the rest.
+    let first = app.graphql(list, json!({})).await;
+    let items = first["data"]["listTeams"]["items"].as_array().map(Vec::len);
+    assert_eq!(items, Some(100), "{first}");
+    let token = first["data"]["listTeams"]["nextToken"].clone();
+    let rest = app.graphql(list, json!({ "nextToken": token })).await;
+    assert_eq!(
+        rest["data"]["listTeams"]["items"].as_array().map(Vec::len),
+        Some(20),
+        "{rest}"
+    );
+    assert!(rest["data"]["listTeams"]["nextToken"].is_null(), "{rest}");
+    // A larger limit is read as the largest page, not refused.
+    let clamped = app.graphql(list, json!({ "limit": 1000 })).await;
+    assert_eq!(
+        clamped["data"]["listTeams"]["items"]
+            .as_array()
+            .map(Vec::len),
+        Some(100),
+        "{clamped}"
+    );
+    // DynamoDB takes no page of nothing, and neither does Amplify's API.
+    for limit in [0, -5] {
+        let refused = app.graphql(list, json!({ "limit": limit })).await;
+        let message = refused["errors"][0]["message"].as_str().unwrap_or_default();
+        assert_eq!(
+            message,
+            format!("limit must be 1 or more, not {limit}"),
+            "{refused}"
+        );
+    }
+    // A token that was not handed out, or one of another list, is refused.
+    for title in ["One", "Two"] {
+        let post = app
+            .graphql(
+                "mutation($t: String!) { createPost(input: { title: $t }) { id } }",
+                json!({ "t": title }),
+            )
+            .await;
+        no_errors(&post);
+    }
+    let posts = app
+        .graphql("{ listPosts(limit: 1) { nextToken } }", json!({}))
+        .await;
+    let foreign = posts["data"]["listPosts"]["nextToken"].clone();
+    assert!(foreign.is_string(), "{posts}");
+    let tampered = json!(format!("{}x", token.as_str().unwrap_or("")));
+    for forged in [json!("not-a-token"), tampered, foreign] {
+        let refused = app.graphql(list, json!({ "nextToken": forged })).await;
+        assert_eq!(
+            refused["errors"][0]["errorType"], "BadUserInput",
+            "{refused}"
+        );
+        assert!(refused["data"]["listTeams"].is_null(), "{refused}");
+    }
 }

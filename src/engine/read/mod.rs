@@ -26,4 +26,4 @@ pub use page_request::{
 };
 pub use pipelines::{Found, PipelineInput, run_pipeline};
 
-pub(in crate::engine) use nodes::{node_exists, read_node_consistent};
+pub(in crate::engine) use nodes::{node_exists, node_type, read_node_consistent};

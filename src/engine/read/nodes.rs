@@ -210,12 +210,22 @@ pub async fn prefetch(scope: &RequestScope, keys: &[String]) -> Result<(), Engin
 /// Whether a node of any type has the id `id`, read strongly consistent: a create with an id
 /// the client chose asks it first.
 pub async fn node_exists(scope: &RequestScope, id: &str) -> Result<bool, EngineError> {
+    Ok(node_type(scope, id).await?.is_some())
+}
+
+/// The type of the node `id`, if there is one, read strongly consistent.
+pub async fn node_type(scope: &RequestScope, id: &str) -> Result<Option<String>, EngineError> {
     let item = scope
         .store
         .get_item_consistent(&Key::same(keys::node_key(id)))
         .await
         .map_err(|e| EngineError::from_store(&e))?;
-    Ok(item.is_some())
+    Ok(item.map(|item| {
+        item.get("__typename")
+            .and_then(AttrValue::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    }))
 }
 
 pub async fn read_node_consistent(

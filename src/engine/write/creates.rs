@@ -85,6 +85,18 @@ impl From<FieldValues> for NewNode {
     }
 }
 
+/// Refuses a create whose `condition` (Amplify's `create<Type>(condition:)`) does not hold for
+/// the node that is not there yet, as DynamoDB's condition on a new item does: one that asks
+/// anything of a stored value fails with `ConditionalCheckFailed`.
+pub fn check_create_condition(guard: &Guard) -> Result<(), EngineError> {
+    match &guard.condition {
+        Some(condition) if !condition.matches(&Item::default()) => {
+            Err(EngineError::ConditionalCheckFailed)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Creates a node of `type_def` with a new id.
 pub async fn create_node(
     scope: &RequestScope,

@@ -4,8 +4,9 @@
 //! counts), keeping the id and the times it came with.
 //!
 //! A node that is already there is left as it is, so an import that stopped can run again. A
-//! key naming a parent that is not there (Amplify keeps such keys when a parent is deleted) is
-//! left out of the node, and said: a stored key always names a node here.
+//! key naming a parent that is not there waits for it (it may come later in the import), or,
+//! once nothing more comes (Amplify keeps keys of deleted parents), is left out of the node and
+//! said: a stored key always names a node here.
 
 use std::sync::Arc;
 
@@ -24,10 +25,22 @@ pub enum Imported {
     AlreadyThere,
     /// Written without these keys, whose parents are not there.
     WithoutKeys(Vec<String>),
+    /// Not written: these keys' parents are not there yet (asked with [`Missing::Wait`]).
+    Waiting(Vec<String>),
+}
+
+/// What to do with a key whose parent is not there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// Write nothing yet: the parent may come later in the import.
+    Wait,
+    /// Write the node without the key.
+    Drop,
 }
 
 /// Writes the node `id` of `type_def` with `fields`, created and last updated at `times`
-/// (`createdAt`, `updatedAt`; now where `None`).
+/// (`createdAt`, `updatedAt`; now where `None`). An id a node of another type holds is
+/// refused (`BadUserInput`).
 pub async fn import_node(
     scope: &RequestScope,
     model: &Model,
@@ -35,6 +48,7 @@ pub async fn import_node(
     id: &str,
     fields: &FieldValues,
     times: (Option<&str>, Option<&str>),
+    missing: Missing,
 ) -> Result<Imported, EngineError> {
     keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("id: {e}")))?;
     let mut fields = fields.clone();
@@ -44,8 +58,14 @@ pub async fn import_node(
             .run(|_| {
                 let fields = &fields;
                 async move {
-                    if crate::engine::read::node_exists(scope, id).await? {
-                        return Ok(Attempt::Answer(false));
+                    match crate::engine::read::node_type(scope, id).await? {
+                        Some(held) if held == type_def.name => return Ok(Attempt::Answer(false)),
+                        Some(held) => {
+                            return Err(EngineError::bad_input(format!(
+                                "its id is a {held}'s already"
+                            )));
+                        }
+                        None => {}
                     }
                     let mut item = new_item(model, type_def, id, fields)?;
                     for (name, time) in [("createdAt", times.0), ("updatedAt", times.1)] {
@@ -64,12 +84,15 @@ pub async fn import_node(
             Ok(false) => return Ok(Imported::AlreadyThere),
             // A key naming no node: find which, leave it out, and write again.
             Err(EngineError::BadUserInput(message)) => {
-                let missing = missing_parents(scope, type_def, &fields).await?;
-                if missing.is_empty() {
+                let parents = missing_parents(scope, type_def, &fields).await?;
+                if parents.is_empty() {
                     return Err(EngineError::BadUserInput(message));
                 }
-                fields.retain(|(name, _)| !missing.contains(name));
-                dropped.extend(missing);
+                if missing == Missing::Wait {
+                    return Ok(Imported::Waiting(parents));
+                }
+                fields.retain(|(name, _)| !parents.contains(name));
+                dropped.extend(parents);
             }
             Err(error) => return Err(error),
         }
@@ -98,7 +121,9 @@ async fn missing_parents(
         };
         if keys.contains(&name.as_str())
             && !missing.contains(name)
-            && !crate::engine::read::node_exists(scope, parent).await?
+            && crate::engine::read::node_type(scope, parent)
+                .await?
+                .is_none()
         {
             missing.push(name.clone());
         }

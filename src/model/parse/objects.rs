@@ -40,9 +40,17 @@ impl Reader<'_> {
         // directives there (Amplify writes them from it): read, then left to the holding node.
         let not_rule =
             |d: &&Positioned<ConstDirective>| not_appsync(d) && d.node.name.node != "auth";
-        for directive in kind.fields.iter().flat_map(|f| &f.node.directives) {
-            if directive.node.name.node == "auth" {
-                self.auth_rules(directive)?;
+        for field in &kind.fields {
+            for directive in &field.node.directives {
+                if directive.node.name.node == "auth" {
+                    self.auth_rules(directive)?;
+                    self.warnings.borrow_mut().push(format!(
+                        "{name}.{}: @auth on a field of a type without @model is not a rule \
+                         of its own here: the value is read with what holds it, under those \
+                         rules",
+                        field.node.name.node
+                    ));
+                }
             }
         }
         if let Some(directive) = definition.node.directives.iter().find(not_appsync) {

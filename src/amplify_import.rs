@@ -156,9 +156,15 @@ async fn import_item(
         report.deleted += 1;
         return Ok(false);
     }
-    let id = text(item, "id").to_owned();
-    if id.is_empty() {
-        report.refused.push("an item without an id".to_owned());
+    // A type keyed by a field of its own (`@primaryKey`) is keyed so in its Amplify table too.
+    let (key, id) = match &type_def.primary_key {
+        Some((key, _)) => (key.as_str(), crate::keys::primary_key_id(text(item, key))),
+        None => ("id", text(item, "id").to_owned()),
+    };
+    if text(item, key).is_empty() {
+        report
+            .refused
+            .push(format!("an item without its key {key}"));
         return Ok(false);
     }
     // Counted once, on the item's first try.

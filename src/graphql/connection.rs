@@ -269,6 +269,7 @@ fn relay_page_arguments(field: Field) -> Field {
 /// `list<Types>`: every node of `type_def`, from its type index, newest last (`DESC` for newest
 /// first).
 pub(super) fn list_field(type_def: &TypeDef, name: &str, shape: ApiShape) -> Field {
+    let primary_key = type_def.primary_key.clone();
     let type_def = Arc::new(type_def.clone());
     let name = name.to_owned();
     let connection_type = amplify::connection_type(shape, &type_def.name);
@@ -299,6 +300,13 @@ pub(super) fn list_field(type_def: &TypeDef, name: &str, shape: ApiShape) -> Fie
         })
     })
     .description(description);
+    let field = match (&primary_key, shape) {
+        (Some((key, scalar)), ApiShape::Amplify) => field.argument(
+            InputValue::new(key, TypeRef::named(scalar.name()))
+                .description(format!("Only the node whose {key} is this value.")),
+        ),
+        _ => field,
+    };
     with_page_arguments(field, key_field.as_ref(), Some(&filter_name), shape)
 }
 
@@ -311,7 +319,20 @@ async fn resolve_list(
     let model = model(ctx)?;
     let scope = scope(ctx)?;
     let key_field = engine::read::list_key_field(type_def);
-    let request = shaped_page_request(ctx, shape, key_field.as_ref(), Some(filter_fields))?;
+    // Amplify's list of a type keyed by a field of its own takes that field: the page holds
+    // the node of that value (read through the list, filtered by the store).
+    let keyed = type_def.primary_key.as_ref().and_then(|(key, _)| {
+        let value = ctx.args.get(key).map(|v| v.as_value().clone());
+        value.filter(|v| *v != Value::Null).map(|value| {
+            let mut test = async_graphql::indexmap::IndexMap::new();
+            test.insert(async_graphql::Name::new("eq"), value);
+            let mut filter = async_graphql::indexmap::IndexMap::new();
+            filter.insert(async_graphql::Name::new(key), Value::Object(test));
+            Value::Object(filter)
+        })
+    });
+    let request =
+        shaped_page_request_and(ctx, shape, key_field.as_ref(), Some(filter_fields), keyed)?;
     let counted = ctx.look_ahead().field("totalCount").exists();
     if counted {
         engine::read::whole_connection(&request, &type_def.roots.list_name(&type_def.name))?;
@@ -347,7 +368,29 @@ fn shaped_page_request(
     key_field: Option<&KeyField>,
     filter_fields: Option<&[(String, ScalarType)]>,
 ) -> Result<PageRequest, EngineError> {
-    let get = |name: &str| ctx.args.get(name).map(|v| v.as_value().clone());
+    shaped_page_request_and(ctx, shape, key_field, filter_fields, None)
+}
+
+/// [`shaped_page_request`], its filter also holding `also` (a filter's value).
+fn shaped_page_request_and(
+    ctx: &ResolverContext<'_>,
+    shape: ApiShape,
+    key_field: Option<&KeyField>,
+    filter_fields: Option<&[(String, ScalarType)]>,
+    also: Option<Value>,
+) -> Result<PageRequest, EngineError> {
+    let get = |name: &str| {
+        let given = ctx.args.get(name).map(|v| v.as_value().clone());
+        match (name, &also) {
+            ("filter", Some(also)) => {
+                let both = given.into_iter().chain([also.clone()]).collect();
+                let mut filter = async_graphql::indexmap::IndexMap::new();
+                filter.insert(async_graphql::Name::new("and"), Value::List(both));
+                Some(Value::Object(filter))
+            }
+            _ => given,
+        }
+    };
     amplify::check_limit(shape, get)?;
     page_request(key_field, filter_fields, |name| {
         amplify::page_argument(shape, name, get)

@@ -31,6 +31,48 @@ pub(super) fn id_argument(ctx: &ResolverContext<'_>, name: &str) -> Result<Strin
     Ok(id)
 }
 
+/// The id of the node of `type_def` that `input` names: its `id`, or, for a type keyed by a
+/// field of its own (`@primaryKey`), that field's value as an id.
+pub(super) fn node_id_of(
+    type_def: &crate::model::TypeDef,
+    input: &async_graphql::dynamic::ObjectAccessor<'_>,
+) -> Result<String, EngineError> {
+    let (name, value) = match &type_def.primary_key {
+        Some((field, _)) => (field.as_str(), input.try_get(field)?),
+        None => ("id", input.try_get("id")?),
+    };
+    key_text(type_def, name, &value)
+}
+
+/// The id of the node of `type_def` that the resolver's own arguments name (`get<Type>`).
+pub(super) fn node_id_argument(
+    ctx: &ResolverContext<'_>,
+    type_def: &crate::model::TypeDef,
+) -> Result<String, EngineError> {
+    let name = type_def
+        .primary_key
+        .as_ref()
+        .map_or("id", |(field, _)| field.as_str());
+    key_text(type_def, name, &ctx.args.try_get(name)?)
+}
+
+fn key_text(
+    type_def: &crate::model::TypeDef,
+    name: &str,
+    value: &ValueAccessor<'_>,
+) -> Result<String, EngineError> {
+    let id = match (&type_def.primary_key, value.as_value()) {
+        (Some(_), async_graphql::Value::String(text)) => keys::primary_key_id(text),
+        (Some(_), async_graphql::Value::Number(number)) => {
+            keys::primary_key_id(&number.to_string())
+        }
+        (Some(_), _) => return Err(EngineError::bad_input(format!("{name}: a value is needed"))),
+        (None, _) => id_text(value)?,
+    };
+    keys::validate_id(&id).map_err(|e| EngineError::bad_input(format!("{name}: {e}")))?;
+    Ok(id)
+}
+
 /// The text of a value given for an `ID`: a string, or an integer, which the GraphQL spec
 /// coerces to its decimal string ("ID" input coercion) wherever a variable's JSON gives one.
 pub(super) fn id_text(value: &ValueAccessor<'_>) -> Result<String, EngineError> {

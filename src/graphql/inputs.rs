@@ -73,7 +73,7 @@ fn create_input(model: &Model, type_def: &TypeDef, without: Option<&str>) -> Inp
         None => format!("Create{}Input", type_def.name),
     };
     let mut input = InputObject::new(name);
-    if without.is_none() && model.dialect.amplify_shape() {
+    if without.is_none() && model.dialect.amplify_shape() && type_def.primary_key.is_none() {
         input = input.field(
             InputValue::new("id", TypeRef::named(TypeRef::ID))
                 .description("The new node's id; a new one when left out."),
@@ -241,18 +241,29 @@ pub(super) fn default_value(scalar: &ScalarType, text: &str) -> Value {
     }
 }
 
-/// Amplify's `Delete<Type>Input`: the id of the node to delete.
+/// Amplify's `Delete<Type>Input`: the id of the node to delete (or its `@primaryKey` field).
 pub(super) fn delete_input(type_def: &TypeDef) -> InputObject {
-    InputObject::new(format!("Delete{}Input", type_def.name))
-        .field(InputValue::new("id", TypeRef::named_nn(TypeRef::ID)))
+    let input = InputObject::new(format!("Delete{}Input", type_def.name));
+    match &type_def.primary_key {
+        Some((key, scalar)) => input.field(InputValue::new(key, scalar_type_ref(scalar, true))),
+        None => input.field(InputValue::new("id", TypeRef::named_nn(TypeRef::ID))),
+    }
 }
 
+/// `Update<Type>Input`: the node's `id` (or its `@primaryKey` field, which names it and so
+/// cannot change), and each field, optional.
 pub(super) fn update_input(type_def: &TypeDef) -> InputObject {
-    let mut input = InputObject::new(format!("Update{}Input", type_def.name))
-        .field(InputValue::new("id", TypeRef::named_nn(TypeRef::ID)));
+    let mut input = InputObject::new(format!("Update{}Input", type_def.name));
+    if type_def.primary_key.is_none() {
+        input = input.field(InputValue::new("id", TypeRef::named_nn(TypeRef::ID)));
+    }
     for field in &type_def.fields {
         if let Some(scalar) = field.scalar() {
-            input = input.field(input_value(field, scalar_type_ref(scalar, false)));
+            let key = type_def
+                .primary_key
+                .as_ref()
+                .is_some_and(|(key, _)| *key == field.name);
+            input = input.field(input_value(field, scalar_type_ref(scalar, key)));
         }
         if let FieldKind::ScalarList {
             scalar,

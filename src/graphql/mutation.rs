@@ -9,7 +9,7 @@ use async_graphql::dynamic::{
     ValueAccessor,
 };
 
-use super::context::{id_argument, id_text, model, node_field_value, scope};
+use super::context::{id_argument, id_text, model, node_field_value, node_id_of, scope};
 use super::edge_types::EdgeItem;
 use super::embedded::embedded_from_input;
 use super::errors::graphql_error;
@@ -164,7 +164,7 @@ fn update_many<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeF
                 let member = || -> Result<engine::write::UpdateMember, EngineError> {
                     let input = input.object()?;
                     Ok(engine::write::UpdateMember {
-                        id: id_text(&input.try_get("id")?)?,
+                        id: node_id_of(type_def, &input)?,
                         fields: field_values(model(ctx)?, type_def, &input, &[])?,
                         guard: engine::write::Guard::version(expected_version(
                             input.get("expectedVersion"),
@@ -277,7 +277,7 @@ fn create<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
 fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture<'a> {
     Box::pin(async move {
         let input = ctx.args.try_get("input")?.object()?;
-        let id = id_text(&input.try_get("id")?)?;
+        let id = node_id_of(type_def, &input)?;
         let expected = expected_version(input.get("expectedVersion"))?;
         let guard = guard(ctx, type_def, expected)?;
         let absent = unsent_variable_fields(ctx, "input");
@@ -292,8 +292,8 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
 fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture<'a> {
     Box::pin(async move {
         let id = match ctx.args.get("input") {
-            // Amplify's `delete<Type>(input: { id })`.
-            Some(input) => id_text(&input.object()?.try_get("id")?)?,
+            // Amplify's `delete<Type>(input: { id })` (or its `@primaryKey` field).
+            Some(input) => node_id_of(type_def, &input.object()?)?,
             None => id_argument(ctx, "id")?,
         };
         let expected = expected_version(ctx.args.get("expectedVersion"))?;
@@ -370,8 +370,11 @@ fn new_node(
     input: &ObjectAccessor<'_>,
 ) -> Result<NewNode, EngineError> {
     let mut node = NewNode::from(field_values(model, type_def, input, &[])?);
-    // Amplify's create input takes the id (no other input has one).
-    if let Some(id) = input.get("id").filter(|id| !id.is_null()) {
+    // Amplify's create input takes the id (no other input has one), or the `@primaryKey`
+    // field whose value is the id.
+    if type_def.primary_key.is_some() {
+        node.id = Some(node_id_of(type_def, input)?);
+    } else if let Some(id) = input.get("id").filter(|id| !id.is_null()) {
         node.id = Some(id_text(&id)?);
     }
     for field in &type_def.fields {

@@ -6,7 +6,9 @@ use async_graphql::PathSegment;
 use async_graphql::dynamic::{Field, FieldFuture, InputValue, Object, ResolverContext, TypeRef};
 
 use super::connection::page_request;
-use super::context::{id_argument, id_text, model, node_field_value, node_list, scope};
+use super::context::{
+    id_argument, id_text, model, node_field_value, node_id_argument, node_list, scope,
+};
 use super::errors::graphql_error;
 use super::prefetch;
 use crate::engine::read::{Connection, Node, Prefetch};
@@ -83,11 +85,14 @@ fn by_id(type_def: &TypeDef, model: &Model, field_name: &str) -> Field {
             .filter(Connection::is_edge)
             .collect(),
     );
-    Field::new(field_name, TypeRef::named(&type_def.name), move |ctx| {
+    let type_def_shared = Arc::new(type_def.clone());
+    let keyed = type_def.primary_key.clone();
+    let field = Field::new(field_name, TypeRef::named(&type_def.name), move |ctx| {
         let name = name.clone();
         let edge_connections = edge_connections.clone();
+        let type_def = type_def_shared.clone();
         FieldFuture::new(async move {
-            let id = id_argument(&ctx, "id").map_err(graphql_error)?;
+            let id = node_id_argument(&ctx, &type_def).map_err(graphql_error)?;
             let ahead = read_ahead_root(&ctx, &name, &id, &edge_connections)
                 .await
                 .map_err(graphql_error)?;
@@ -96,7 +101,7 @@ fn by_id(type_def: &TypeDef, model: &Model, field_name: &str) -> Field {
                 Some(ahead) if ahead.proves_parent() => {
                     Some(Node::identity(&name, &id).with_prefetch(ahead))
                 }
-                ahead => node(&ctx, std::slice::from_ref(&name))
+                ahead => node_of(&ctx, &id, std::slice::from_ref(&name))
                     .await
                     .map_err(graphql_error)?
                     .map(|node| match ahead {
@@ -107,12 +112,29 @@ fn by_id(type_def: &TypeDef, model: &Model, field_name: &str) -> Field {
             Ok(node.map(|node| node_field_value(node, false)))
         })
     })
-    .description(format!("The {} with this id, or null.", type_def.name))
-    .argument(InputValue::new("id", TypeRef::named_nn(TypeRef::ID)))
+    .description(format!("The {} with this id, or null.", type_def.name));
+    match keyed {
+        Some((key, scalar)) => field
+            .description(format!(
+                "The {} whose {key} is this value, or null.",
+                type_def.name
+            ))
+            .argument(InputValue::new(key, TypeRef::named_nn(scalar.name()))),
+        None => field.argument(InputValue::new("id", TypeRef::named_nn(TypeRef::ID))),
+    }
 }
 
 async fn node(ctx: &ResolverContext<'_>, types: &[String]) -> Result<Option<Node>, EngineError> {
     let id = id_argument(ctx, "id")?;
+    node_of(ctx, &id, types).await
+}
+
+async fn node_of(
+    ctx: &ResolverContext<'_>,
+    id: &str,
+    types: &[String],
+) -> Result<Option<Node>, EngineError> {
+    let id = id.to_owned();
     let allowed: Vec<&str> = types.iter().map(String::as_str).collect();
     let scope = scope(ctx)?;
     // Amplify's `get<Type>` answers a missing node `null`, as AppSync does, whoever asks.

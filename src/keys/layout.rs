@@ -43,6 +43,21 @@ pub fn validate_id(id: &str) -> Result<(), IdError> {
     }
 }
 
+/// The id of a node whose type keys it by a field of its own (Amplify's `@primaryKey`): the
+/// field's value, with `%` and `#` escaped, so that any value is an id and no two values are
+/// the same id.
+///
+/// ```
+/// use tablegraph::keys::{primary_key_id, validate_id};
+/// assert_eq!(primary_key_id("my-first-post"), "my-first-post");
+/// assert_eq!(primary_key_id("50%#1"), "50%25%231");
+/// assert_ne!(primary_key_id("a#"), primary_key_id("a%23"));
+/// assert!(validate_id(&primary_key_id("a#b")).is_ok());
+/// ```
+pub fn primary_key_id(value: &str) -> String {
+    value.replace('%', "%25").replace('#', "%23")
+}
+
 /// The table's partition key attribute: a node's partition (`NODE#<id>`), a unique value's, a
 /// slot's or a list's counter item's.
 pub const PK: &str = "PK";

@@ -157,6 +157,10 @@ pub struct TypeDef {
     /// The root fields generated for it, by name (Amplify's `@model(queries:, mutations:,
     /// subscriptions:)` renames or leaves them out).
     pub roots: RootNames,
+    /// Amplify's `@primaryKey` on a required scalar field: the node's id is that field's value
+    /// (escaped, `keys::primary_key_id`), and `get`, `update` and `delete` take the field
+    /// instead of `id`. `None`: the id is `id`.
+    pub primary_key: Option<(String, ScalarType)>,
 }
 
 /// The root fields `@model` generates for a type, each by its name; `None` where Amplify's

@@ -581,3 +581,111 @@ async fn limit_defaults_to_amplifys_100_is_clamped_and_a_forged_next_token_is_re
         assert!(refused["data"]["listTeams"].is_null(), "{refused}");
     }
 }
+
+#[tokio::test]
+async fn a_primary_key_field_names_its_node_in_get_list_update_and_delete() {
+    let app = spawn_app_with_schema("tests/fixtures/amplify-primary-key/schema.graphql").await;
+    let sdl =
+        tablegraph::graphql::print_sdl(std::sync::Arc::new(app.model.clone()), Default::default())
+            .expect("the schema builds");
+    let flat = sdl.split_whitespace().collect::<Vec<_>>().join(" ");
+    for line in [
+        "getPost(slug: String!): Post",
+        "input DeletePostInput { slug: String! }",
+    ] {
+        assert!(flat.contains(line), "{line}:\n{sdl}");
+    }
+    let created = app
+        .graphql(
+            "mutation($input: CreatePostInput!) { createPost(input: $input) { id slug title } }",
+            json!({ "input": { "slug": "first-post", "title": "Lambing" } }),
+        )
+        .await;
+    assert_eq!(
+        created["data"]["createPost"],
+        json!({ "id": "first-post", "slug": "first-post", "title": "Lambing" }),
+        "{created}"
+    );
+    let taken = app
+        .graphql(
+            "mutation { createPost(input: { slug: \"first-post\", title: \"Again\" }) { slug } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(taken["errors"][0]["errorType"], CONDITION_FAILED, "{taken}");
+    // A `#` in a key value is escaped into the id, and names the node all the same.
+    let odd = app
+        .graphql(
+            "mutation { createPost(input: { slug: \"50%#1\", title: \"Odd\" }) { id } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(odd["data"]["createPost"]["id"], "50%25%231", "{odd}");
+    let got = app
+        .graphql(
+            "query($s: String!) { getPost(slug: $s) { title } }",
+            json!({ "s": "50%#1" }),
+        )
+        .await;
+    assert_eq!(got["data"]["getPost"]["title"], "Odd", "{got}");
+    let comment = app
+        .graphql(
+            "mutation { createComment(input: { postSlug: \"first-post\", text: \"Lovely\" }) { id } }",
+            json!({}),
+        )
+        .await;
+    no_errors(&comment);
+    let post = app
+        .graphql(
+            "{ getPost(slug: \"first-post\") { title comments { items { text } } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        post["data"]["getPost"],
+        json!({ "title": "Lambing", "comments": { "items": [{ "text": "Lovely" }] } }),
+        "{post}"
+    );
+    // The list takes the key as codegen sends it: one node, or every node without it.
+    let one = app
+        .graphql(
+            "query ListPosts($slug: String, $limit: Int) { listPosts(slug: $slug, limit: $limit) { items { slug } nextToken } }",
+            json!({ "slug": "first-post" }),
+        )
+        .await;
+    assert_eq!(
+        one["data"]["listPosts"]["items"],
+        json!([{ "slug": "first-post" }]),
+        "{one}"
+    );
+    let all = app
+        .graphql("{ listPosts { items { slug } } }", json!({}))
+        .await;
+    assert_eq!(
+        all["data"]["listPosts"]["items"].as_array().map(Vec::len),
+        Some(2),
+        "{all}"
+    );
+    let updated = app
+        .graphql(
+            "mutation { updatePost(input: { slug: \"first-post\", title: \"Shearing\" }, condition: { title: { eq: \"Lambing\" } }) { title } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        updated["data"]["updatePost"]["title"], "Shearing",
+        "{updated}"
+    );
+    let deleted = app
+        .graphql(
+            "mutation { deletePost(input: { slug: \"50%#1\" }) { slug } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(deleted["data"]["deletePost"]["slug"], "50%#1", "{deleted}");
+    let gone = app
+        .graphql("{ getPost(slug: \"50%#1\") { slug } }", json!({}))
+        .await;
+    assert!(gone["data"]["getPost"].is_null(), "{gone}");
+    app.assert_table_consistent().await;
+}

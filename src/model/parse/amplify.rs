@@ -720,11 +720,19 @@ mod tests {
             ),
             (
                 "type Post @model @key(fields: [\"id\"]) { a: Int }",
-                "transformer v2's @index (a named key; a key without a name is v2's @primaryKey, which is not served here)",
+                "transformer v2's @primaryKey (a key without name) or @index (a named key)",
             ),
             (
-                "type Post @model { slug: String! @primaryKey }",
-                "schema.graphql:1:34: @primaryKey (a custom primary key) is not served here: every node's key is its id",
+                "type Post @model { slug: String! @primaryKey(sortKeyFields: [\"day\"]) day: String }",
+                "schema.graphql:1:34: Post.slug: @primaryKey(sortKeyFields:) (a composite primary key) is not served yet",
+            ),
+            (
+                "type Post @model { slug: String @primaryKey }",
+                "Post.slug: @primaryKey goes on a required scalar field",
+            ),
+            (
+                "type Post @model { a: String! @primaryKey b: String! @primaryKey }",
+                "type Post: one field has @primaryKey",
             ),
         ]);
     }

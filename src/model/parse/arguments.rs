@@ -12,21 +12,10 @@ impl Reader<'_> {
         // Amplify's GraphQL transformer v1: named with what v2 writes instead.
         let v2 = match name {
             "connection" => Some("@hasOne, @hasMany, @belongsTo or @manyToMany"),
-            "key" => Some(
-                "@index (a named key; a key without a name is v2's @primaryKey, which is not \
-                 served here)",
-            ),
+            "key" => Some("@primaryKey (a key without name) or @index (a named key)"),
             "versioned" => Some("conflict resolution (DataStore), which tablegraph does not serve"),
             _ => None,
         };
-        if name == "primaryKey" {
-            return self.error(
-                pos,
-                "@primaryKey (a custom primary key) is not served here: every node's key is \
-                 its id; keep `id: ID!` and give this field @index (a query by it) or @unique \
-                 (one node per value)",
-            );
-        }
         if let Some(v2) = v2 {
             return self.error(
                 pos,

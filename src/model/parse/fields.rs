@@ -106,7 +106,7 @@ impl Reader<'_> {
                     edge_field = Some(directive);
                 }
                 // Read by `read_index` and `read_object` once the type's fields are known.
-                "index" | "auth" => {}
+                "index" | "auth" | "primaryKey" => {}
                 name if APPSYNC_DIRECTIVES.contains(&name) => {}
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }

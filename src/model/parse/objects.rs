@@ -227,6 +227,7 @@ impl Reader<'_> {
                 fields.push(field);
             }
         }
+        let primary_key = self.read_primary_key(&name, &fields, kind)?;
         let mut indexes: Vec<IndexDef> = Vec::new();
         for field in &kind.fields {
             for directive in &field.node.directives {
@@ -363,7 +364,77 @@ impl Reader<'_> {
             auth,
             implements,
             roots,
+            primary_key,
         })
+    }
+
+    /// Amplify's `@primaryKey` on a required scalar field of `owner`: the field whose value is
+    /// the node's id. On `id` it is the default; composite keys (`sortKeyFields:`) are refused.
+    fn read_primary_key(
+        &self,
+        owner: &str,
+        fields: &[FieldDef],
+        kind: &async_graphql_parser::types::ObjectType,
+    ) -> Result<Option<(String, ScalarType)>, ModelError> {
+        let mut key = None;
+        for field in &kind.fields {
+            for directive in &field.node.directives {
+                if directive.node.name.node != "primaryKey" {
+                    continue;
+                }
+                self.expect_arguments(directive, &["sortKeyFields"])?;
+                let field_name = field.node.name.node.as_str();
+                let here = format!("{owner}.{field_name}");
+                if key.is_some() {
+                    return Err(self.error(
+                        directive.pos,
+                        format!("type {owner}: one field has @primaryKey"),
+                    ));
+                }
+                let sorted = match directive
+                    .node
+                    .get_argument("sortKeyFields")
+                    .map(|v| &v.node)
+                {
+                    None | Some(ConstValue::Null) => false,
+                    Some(ConstValue::List(values)) => !values.is_empty(),
+                    Some(_) => true,
+                };
+                if sorted {
+                    return Err(self.error(
+                        directive.pos,
+                        format!(
+                            "{here}: @primaryKey(sortKeyFields:) (a composite primary key) is \
+                             not served yet: key the type by one field, and give the others \
+                             @index(sortKeyFields:) for sorted queries"
+                        ),
+                    ));
+                }
+                if field_name == "id" {
+                    continue;
+                }
+                let declared = fields.iter().find(|f| f.name == field_name);
+                match declared.map(|f| &f.kind) {
+                    Some(FieldKind::Scalar {
+                        scalar,
+                        required: true,
+                        ..
+                    }) if !matches!(scalar, ScalarType::AwsJson) => {
+                        key = Some((field_name.to_owned(), scalar.clone()));
+                    }
+                    _ => {
+                        return Err(self.error(
+                            directive.pos,
+                            format!(
+                                "{here}: @primaryKey goes on a required scalar field (`{field_name}: \
+                                 String!`): its value is the node's id"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(key)
     }
 
     /// Amplify's `@index(name:, sortKeyFields:, queryField:)` on the scalar field `field` of

@@ -32,17 +32,23 @@ impl Reader<'_> {
             let here = format!("{}.{}", relation.owner, relation.field);
             match &field.kind {
                 FieldKind::BelongsTo {
+                    target,
                     foreign_key,
                     required,
-                    ..
                 } => {
                     let key_field = owner.field(foreign_key);
+                    // A type keyed by a text field of its own (`@primaryKey`) is named by text.
+                    let keyed_by_text = model
+                        .type_def(target)
+                        .is_some_and(|t| matches!(t.primary_key, Some((_, ScalarType::String))));
                     match key_field.map(|f| &f.kind) {
                         Some(FieldKind::Scalar {
-                            scalar: ScalarType::Id,
+                            scalar,
                             required: key_required,
                             ..
-                        }) => {
+                        }) if *scalar == ScalarType::Id
+                            || (keyed_by_text && *scalar == ScalarType::String) =>
+                        {
                             if *required && !key_required {
                                 return Err(self.error(
                                     relation.pos,
@@ -65,11 +71,15 @@ impl Reader<'_> {
                     let mut sort_scalar: Option<&ScalarType> = None;
                     for member in model.possible_types(&has_many.element) {
                         let member_def = model.type_def(member).expect("unions hold model types");
+                        let keyed_by_text = model.type_def(&relation.owner).is_some_and(|t| {
+                            matches!(t.primary_key, Some((_, ScalarType::String)))
+                        });
                         match member_def
                             .field(&has_many.foreign_key)
                             .and_then(FieldDef::scalar)
                         {
                             Some(ScalarType::Id) => {}
+                            Some(ScalarType::String) if keyed_by_text => {}
                             _ => {
                                 return Err(self.error(
                                     relation.pos,

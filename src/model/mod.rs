@@ -507,14 +507,7 @@ pub const MANAGED_FIELDS: [&str; 4] = ["id", "createdAt", "updatedAt", "version"
 impl Model {
     /// Parses and validates `source`; errors name `file` with the line and column.
     pub fn parse(file: &str, source: &str) -> Result<Model, ModelError> {
-        parse::parse_model(
-            file,
-            source,
-            &std::collections::BTreeSet::new(),
-            &std::collections::BTreeMap::new(),
-            &std::collections::BTreeMap::new(),
-            &DialectChoice::default(),
-        )
+        Model::parse_as(file, source, &DialectChoice::default())
     }
 
     /// Like [`Model::parse`], with the language, the API shape or Amplify's feature flags

@@ -344,44 +344,27 @@ impl Store {
         limit: Option<usize>,
     ) -> Result<ScanPage, StoreError> {
         let start = start.map(key_map);
-        let output = retry::call(|| async {
-            self.begin_call()?;
-            let mut scan = self
-                .client
-                .scan()
-                .table_name(self.table.as_ref())
-                .segment(i32::from(segment))
-                .total_segments(i32::from(segments))
-                .consistent_read(true)
-                .set_limit(limit.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
-                .set_exclusive_start_key(start.clone())
-                .return_consumed_capacity(ReturnConsumedCapacity::Total);
-            if let Some(typename) = typename {
-                scan = scan
-                    .filter_expression("#t = :t")
-                    .expression_attribute_names("#t", "__typename")
-                    .expression_attribute_values(":t", AttributeValue::S(typename.to_owned()));
-            }
-            self.observed("Scan", None, None, || async {
-                scan.send().await.map_err(error::classify)
+        let (items, last, evaluated) = self
+            .scan_call(|| {
+                let mut scan = self
+                    .client
+                    .scan()
+                    .table_name(self.table.as_ref())
+                    .segment(i32::from(segment))
+                    .total_segments(i32::from(segments))
+                    .consistent_read(true)
+                    .set_limit(limit.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
+                    .set_exclusive_start_key(start.clone());
+                if let Some(typename) = typename {
+                    scan = scan
+                        .filter_expression("#t = :t")
+                        .expression_attribute_names("#t", "__typename")
+                        .expression_attribute_values(":t", AttributeValue::S(typename.to_owned()));
+                }
+                scan
             })
-            .await
-        })
-        .await?;
-        let items: Vec<Item> = output
-            .items
-            .unwrap_or_default()
-            .into_iter()
-            .map(item::item_from_sdk)
-            .collect();
-        self.record(CallRecord {
-            operation: "Scan",
-            index: None,
-            keys: None,
-            items: Some(items.len()),
-            consumed_capacity: capacity(output.consumed_capacity.as_ref()),
-        });
-        let next = output.last_evaluated_key.and_then(|key| {
+            .await?;
+        let next = last.and_then(|key| {
             let text = |name: &str| match key.get(name) {
                 Some(AttributeValue::S(s)) => Some(s.clone()),
                 _ => None,
@@ -391,7 +374,6 @@ impl Store {
                 sk: text("SK")?,
             })
         });
-        let evaluated = usize::try_from(output.scanned_count).unwrap_or(items.len());
         Ok(ScanPage {
             items,
             next,
@@ -412,21 +394,35 @@ impl Store {
         segments: u16,
         start: Option<&Item>,
     ) -> Result<(Vec<Item>, Option<Item>), StoreError> {
-        let start: Option<std::collections::HashMap<String, AttributeValue>> = start.map(|key| {
+        let start: Option<HashMap<String, AttributeValue>> = start.map(|key| {
             key.iter()
                 .map(|(name, value)| (name.to_owned(), item::to_sdk(value)))
                 .collect()
         });
+        let (items, last, _) = self
+            .scan_call(|| {
+                self.client
+                    .scan()
+                    .table_name(table)
+                    .segment(i32::from(segment))
+                    .total_segments(i32::from(segments))
+                    .set_exclusive_start_key(start.clone())
+            })
+            .await?;
+        Ok((items, last.map(item::item_from_sdk)))
+    }
+}
+
+impl Store {
+    /// Sends the Scan `build` makes (made again for each try), and records the call: its items,
+    /// the key the next page starts after, and how many items it evaluated.
+    async fn scan_call(
+        &self,
+        build: impl Fn() -> aws_sdk_dynamodb::operation::scan::builders::ScanFluentBuilder,
+    ) -> Result<(Vec<Item>, Option<HashMap<String, AttributeValue>>, usize), StoreError> {
         let output = retry::call(|| async {
             self.begin_call()?;
-            let scan = self
-                .client
-                .scan()
-                .table_name(table)
-                .segment(i32::from(segment))
-                .total_segments(i32::from(segments))
-                .set_exclusive_start_key(start.clone())
-                .return_consumed_capacity(ReturnConsumedCapacity::Total);
+            let scan = build().return_consumed_capacity(ReturnConsumedCapacity::Total);
             self.observed("Scan", None, None, || async {
                 scan.send().await.map_err(error::classify)
             })
@@ -446,7 +442,8 @@ impl Store {
             items: Some(items.len()),
             consumed_capacity: capacity(output.consumed_capacity.as_ref()),
         });
-        Ok((items, output.last_evaluated_key.map(item::item_from_sdk)))
+        let evaluated = usize::try_from(output.scanned_count).unwrap_or(items.len());
+        Ok((items, output.last_evaluated_key, evaluated))
     }
 }
 

@@ -51,6 +51,31 @@ fn amplify_item(type_name: &str, id: &str, fields: &[(&str, AttributeValue)]) ->
     item
 }
 
+/// An Amplify model's table: keyed by `id`, billed per request.
+async fn make_table(client: &aws_sdk_dynamodb::Client, table: &str) {
+    client
+        .create_table()
+        .table_name(table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(
+            AttributeDefinition::builder()
+                .attribute_name("id")
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+                .expect("an attribute definition"),
+        )
+        .key_schema(
+            KeySchemaElement::builder()
+                .attribute_name("id")
+                .key_type(KeyType::Hash)
+                .build()
+                .expect("a key schema"),
+        )
+        .send()
+        .await
+        .expect("the Amplify table is made");
+}
+
 async fn make_tables(endpoint: &str) {
     let client = client(endpoint);
     let tables: [(&str, Vec<AmplifyItem>); 5] = [
@@ -126,27 +151,7 @@ async fn make_tables(endpoint: &str) {
     ];
     for (type_name, items) in tables {
         let table = format!("{type_name}-{SUFFIX}");
-        client
-            .create_table()
-            .table_name(&table)
-            .billing_mode(BillingMode::PayPerRequest)
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name("id")
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .expect("an attribute definition"),
-            )
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name("id")
-                    .key_type(KeyType::Hash)
-                    .build()
-                    .expect("a key schema"),
-            )
-            .send()
-            .await
-            .expect("the Amplify table is made");
+        make_table(&client, &table).await;
         for item in items {
             client
                 .put_item()
@@ -270,27 +275,7 @@ async fn a_parent_of_the_same_type_read_later_is_waited_for_and_one_never_read_i
     let client = client(&endpoint);
     let suffix = "selfref-dev";
     let table = format!("Note-{suffix}");
-    client
-        .create_table()
-        .table_name(&table)
-        .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("id")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .expect("an attribute definition"),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("id")
-                .key_type(KeyType::Hash)
-                .build()
-                .expect("a key schema"),
-        )
-        .send()
-        .await
-        .expect("the Amplify table is made");
+    make_table(&client, &table).await;
     // Replies before the notes they answer, whichever order the Scan reads them in; one answers
     // a note that was deleted; one's id is taken by nothing else.
     for item in [

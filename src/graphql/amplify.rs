@@ -107,6 +107,25 @@ pub(super) fn check_limit(
     }
 }
 
+/// `error` of a page's arguments naming the arguments the client sent: in Amplify's shape
+/// `nextToken` and `limit`, where the engine names `after` and `first`.
+pub(super) fn named_as_sent(shape: ApiShape, error: EngineError) -> EngineError {
+    match (shape, error) {
+        (ApiShape::Amplify, EngineError::BadUserInput(message)) => {
+            let renamed = [("after", "nextToken"), ("first", "limit")]
+                .iter()
+                .find_map(|(engine, sent)| {
+                    message
+                        .strip_prefix(engine)
+                        .filter(|rest| rest.starts_with([':', ' ']))
+                        .map(|rest| format!("{sent}{rest}"))
+                });
+            EngineError::BadUserInput(renamed.unwrap_or(message))
+        }
+        (_, error) => error,
+    }
+}
+
 /// The nodes a connection's selection asks for.
 pub(super) fn node_selection<'a>(shape: ApiShape, connection: &Lookahead<'a>) -> Lookahead<'a> {
     match shape {

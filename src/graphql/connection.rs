@@ -199,7 +199,7 @@ pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
             FieldFuture::new(async move {
                 let page = resolve(&ctx, &connection, filter_fields.as_deref(), shape)
                     .await
-                    .map_err(graphql_error)?;
+                    .map_err(|error| graphql_error(amplify::named_as_sent(shape, error)))?;
                 Ok(Some(FieldValue::owned_any(page)))
             })
         },
@@ -295,7 +295,7 @@ pub(super) fn list_field(type_def: &TypeDef, name: &str, shape: ApiShape) -> Fie
         FieldFuture::new(async move {
             let page = resolve_list(&ctx, &type_def, &filter_fields, shape)
                 .await
-                .map_err(graphql_error)?;
+                .map_err(|error| graphql_error(amplify::named_as_sent(shape, error)))?;
             Ok(Some(FieldValue::owned_any(page)))
         })
     })
@@ -434,7 +434,7 @@ pub(super) fn index_field(
                 let page =
                     resolve_index(&ctx, &connection, &argument, &limit, &filter_fields, shape)
                         .await
-                        .map_err(graphql_error)?;
+                        .map_err(|error| graphql_error(amplify::named_as_sent(shape, error)))?;
                 Ok(Some(FieldValue::owned_any(page)))
             })
         },

@@ -578,6 +578,9 @@ async fn limit_defaults_to_amplifys_100_is_clamped_and_a_forged_next_token_is_re
             refused["errors"][0]["errorType"], "BadUserInput",
             "{refused}"
         );
+        // Named as the client sent it.
+        let message = refused["errors"][0]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("nextToken: "), "{refused}");
         assert!(refused["data"]["listTeams"].is_null(), "{refused}");
     }
 }

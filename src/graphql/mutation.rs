@@ -68,7 +68,7 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
         if let (Some(field), true) = (&roots.delete, amplify) {
             root = root.field(
                 node_field(field, TypeRef::named(name), name, delete)
-                    .description(format!("Deletes the {name} of input.id and frees its unique values; null when there is no such {name}. With a condition, only if the stored {name} satisfies it (otherwise ConditionalCheckFailed)."))
+                    .description(format!("Deletes the {name} the input names and frees its unique values; with no such {name}, or a condition the stored {name} does not satisfy, DynamoDB:ConditionalCheckFailedException, as in Amplify."))
                     .argument(InputValue::new("input", TypeRef::named_nn(format!("Delete{name}Input"))))
                     .argument(condition()),
             );

@@ -248,17 +248,19 @@ fn field_of<'d>(
     &object.fields[side.field]
 }
 
+/// The `@auth` of the side's type, on its definition or on an `extend type` of it.
 fn auth_of<'d>(
     document: &'d ServiceDocument,
     side: &Side,
 ) -> Option<&'d Positioned<ConstDirective>> {
-    let TypeSystemDefinition::Type(definition) = &document.definitions[side.definition] else {
-        return None;
-    };
-    definition
-        .node
-        .directives
+    document
+        .definitions
         .iter()
+        .filter_map(|definition| match definition {
+            TypeSystemDefinition::Type(t) if t.node.name.node == side.type_name.as_str() => Some(t),
+            _ => None,
+        })
+        .flat_map(|definition| &definition.node.directives)
         .find(|d| d.node.name.node == "auth")
 }
 
@@ -339,6 +341,15 @@ mod tests {
         let indexes: Vec<&str> = join.indexes.iter().map(|i| i.name.as_str()).collect();
         assert_eq!(indexes, ["byPost", "byTag"]);
         // The owner rule of Post is the join type's too.
+        assert_eq!(join.auth.len(), 1);
+        // Also when the relation is written in an extension of the type that has the rules.
+        let extended = SCHEMA.replace(
+            "tags: [Tag] @manyToMany(relationName: \"PostTags\")\n         }",
+            "}\n         extend type Post { tags: [Tag] @manyToMany(relationName: \"PostTags\") }",
+        );
+        assert_ne!(extended, SCHEMA);
+        let model = Model::parse("schema.graphql", &extended).expect("it loads");
+        let join = model.type_def("PostTags").expect("the join type");
         assert_eq!(join.auth.len(), 1);
         for (owner, field, key) in [("Post", "tags", "postId"), ("Tag", "posts", "tagId")] {
             let field = model

@@ -15,6 +15,9 @@ use crate::engine::EngineError;
 use crate::engine::read::{MAX_PAGE_SIZE, Page};
 use crate::model::ApiShape;
 
+/// Amplify's page size when `limit` is not given.
+const DEFAULT_LIMIT: usize = 100;
+
 /// The name of the connection type of a page of `element` nodes in `shape`.
 pub(super) fn connection_type(shape: ApiShape, element: &str) -> String {
     match shape {
@@ -81,7 +84,7 @@ pub(super) fn page_argument(
     match (shape, name) {
         (ApiShape::Relay, name) => get(name),
         (ApiShape::Amplify, "first") => match get("limit") {
-            None | Some(Value::Null) => Some(Value::from(MAX_PAGE_SIZE)),
+            None | Some(Value::Null) => Some(Value::from(DEFAULT_LIMIT.min(MAX_PAGE_SIZE))),
             Some(Value::Number(n)) if n.as_i64().is_some_and(|n| n > MAX_PAGE_SIZE as i64) => {
                 Some(Value::from(MAX_PAGE_SIZE))
             }

@@ -87,6 +87,7 @@ fn by_id(type_def: &TypeDef, model: &Model, field_name: &str) -> Field {
     );
     let type_def_shared = Arc::new(type_def.clone());
     let keyed = type_def.primary_key.clone();
+    let missing_is_null = model.dialect.amplify_shape();
     let field = Field::new(field_name, TypeRef::named(&type_def.name), move |ctx| {
         let name = name.clone();
         let edge_connections = edge_connections.clone();
@@ -101,7 +102,7 @@ fn by_id(type_def: &TypeDef, model: &Model, field_name: &str) -> Field {
                 Some(ahead) if ahead.proves_parent() => {
                     Some(Node::identity(&name, &id).with_prefetch(ahead))
                 }
-                ahead => node_of(&ctx, &id, std::slice::from_ref(&name))
+                ahead => node_of(&ctx, &id, std::slice::from_ref(&name), missing_is_null)
                     .await
                     .map_err(graphql_error)?
                     .map(|node| match ahead {
@@ -126,19 +127,21 @@ fn by_id(type_def: &TypeDef, model: &Model, field_name: &str) -> Field {
 
 async fn node(ctx: &ResolverContext<'_>, types: &[String]) -> Result<Option<Node>, EngineError> {
     let id = id_argument(ctx, "id")?;
-    node_of(ctx, &id, types).await
+    node_of(ctx, &id, types, false).await
 }
 
+/// The node `id` of one of `types`; with `missing_is_null` (Amplify's `get<Type>`, as AppSync
+/// answers it) a node that is not there is `null` whoever asks.
 async fn node_of(
     ctx: &ResolverContext<'_>,
     id: &str,
     types: &[String],
+    missing_is_null: bool,
 ) -> Result<Option<Node>, EngineError> {
     let id = id.to_owned();
     let allowed: Vec<&str> = types.iter().map(String::as_str).collect();
     let scope = scope(ctx)?;
-    // Amplify's `get<Type>` answers a missing node `null`, as AppSync does, whoever asks.
-    let node = match model(ctx)?.dialect.amplify_shape() && types.len() == 1 {
+    let node = match missing_is_null {
         true => engine::read::load_node_or_null(scope, &id, &allowed).await?,
         false => engine::read::load_node(scope, &id, &allowed).await?,
     };

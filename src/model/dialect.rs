@@ -186,14 +186,18 @@ impl AmplifyFlags {
 
     /// Each flag read, its value and where it came from, for `plan` and start-up.
     pub fn describe(&self) -> Vec<String> {
-        let mut copy = self.clone();
         let source = |name: &str| self.sources.get(name).copied().unwrap_or("default");
+        let values = [
+            self.enable_auto_index_query_names,
+            self.use_sub_username_for_default_identity_claim,
+            self.respect_primary_key_attributes_on_connection_field,
+            self.populate_owner_field_for_static_group_auth,
+            self.improve_pluralization,
+        ];
         let mut described: Vec<String> = FLAGS
             .iter()
-            .map(|name| {
-                let value = copy.slot(name).map(|(_, value)| *value).unwrap_or_default();
-                format!("{name}={value} ({})", source(name))
-            })
+            .zip(values)
+            .map(|(name, value)| format!("{name}={value} ({})", source(name)))
             .collect();
         described.push(format!(
             "{VERSION}={} ({})",

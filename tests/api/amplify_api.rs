@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, repository_file, spawn_app_with_schema};
+use crate::network::run;
 
 const SCHEMA: &str = "tests/fixtures/amplify-relations/schema.graphql";
 const GOLDEN: &str = "tests/golden/amplify-relations.graphql";
@@ -347,15 +348,7 @@ fn the_printed_sdl_is_amplifys_shape_and_matches_its_golden_file() {
         .expect("the schema loads");
     let printed = tablegraph::graphql::print_sdl(std::sync::Arc::new(model.0), Default::default())
         .expect("the schema builds");
-    let golden = repository_file(GOLDEN);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&golden, &printed).expect("the golden file is writable");
-    }
-    let expected = std::fs::read_to_string(&golden).expect("the golden file exists");
-    assert_eq!(
-        printed, expected,
-        "run with UPDATE_GOLDEN=1 to accept the change"
-    );
+    crate::helpers::assert_golden(GOLDEN, &printed);
     for line in [
         "getBlog(id: ID!): Blog",
         "deleteBlog(input: DeleteBlogInput!, condition: ModelBlogConditionInput): Blog",
@@ -371,25 +364,10 @@ fn the_printed_sdl_is_amplifys_shape_and_matches_its_golden_file() {
     }
 }
 
-/// Runs `tablegraph` with `args` from the repository root: (success, stdout, stderr).
-fn run(args: &[&str]) -> (bool, String, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tablegraph"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("TABLEGRAPH_SCHEMA")
-        .output()
-        .expect("the binary runs");
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-#[test]
-fn the_shape_and_language_can_be_chosen_and_plan_says_which() {
+#[tokio::test]
+async fn the_shape_and_language_can_be_chosen_and_plan_says_which() {
     let schema = SCHEMA;
-    let (ok, plan, _) = run(&["plan", "--schema", schema]);
+    let (ok, plan, _) = run(&["plan", "--schema", schema]).await;
     assert!(ok, "{plan}");
     assert!(
         plan.contains("API shape amplify (follows the language)"),
@@ -399,7 +377,7 @@ fn the_shape_and_language_can_be_chosen_and_plan_says_which() {
         plan.contains("schema language amplify (detected: Amplify's @hasMany on Blog.posts)"),
         "{plan}"
     );
-    let (ok, relay, _) = run(&["schema", "--schema", schema, "--api-shape", "relay"]);
+    let (ok, relay, _) = run(&["schema", "--schema", schema, "--api-shape", "relay"]).await;
     assert!(ok, "{relay}");
     assert!(relay.contains("blog(id: ID!): Blog"), "{relay}");
     assert!(relay.contains("type BlogConnection"), "{relay}");
@@ -410,7 +388,8 @@ fn the_shape_and_language_can_be_chosen_and_plan_says_which() {
         schema,
         "--amplify-flag",
         "enableAutoIndexQueryNames=false",
-    ]);
+    ])
+    .await;
     assert!(ok, "{flagged}");
     assert!(!flagged.contains("commentsByPostIDAndContent"), "{flagged}");
     let (ok, _, error) = run(&[
@@ -419,11 +398,12 @@ fn the_shape_and_language_can_be_chosen_and_plan_says_which() {
         schema,
         "--amplify-flag",
         "noSuchFlag=true",
-    ]);
+    ])
+    .await;
     assert!(!ok);
     assert!(error.contains("noSuchFlag"), "{error}");
     // The default schema is tablegraph's, with Relay's shape.
-    let (ok, plan, _) = run(&["plan"]);
+    let (ok, plan, _) = run(&["plan"]).await;
     assert!(ok, "{plan}");
     assert!(
         plan.contains("schema language tablegraph (detected: tablegraph's @unique"),

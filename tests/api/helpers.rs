@@ -22,6 +22,20 @@ pub struct TestApp {
     pub events: EventHub,
 }
 
+/// Asserts that `printed` is the golden file `golden` (a repository path); with
+/// `UPDATE_GOLDEN` set, rewrites the file first (then review its diff).
+pub fn assert_golden(golden: &str, printed: &str) {
+    let path = repository_file(golden);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, printed).expect("the golden file is writable");
+    }
+    let expected = std::fs::read_to_string(&path).expect("the golden file exists");
+    assert!(
+        printed == expected,
+        "the printed SDL differs from {golden}; run UPDATE_GOLDEN=1 cargo test and review the diff"
+    );
+}
+
 pub fn repository_file(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
 }

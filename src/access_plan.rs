@@ -86,9 +86,15 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
     for type_def in &model.types {
         let name = &type_def.name;
         if let Some(get) = &type_def.roots.get {
+            // A type keyed by fields of its own (`@primaryKey`) is read by their values.
+            let key: Vec<&str> = type_def.key_fields().map(|(f, _)| f.as_str()).collect();
+            let (key, id) = match key.is_empty() {
+                true => ("id".to_owned(), "id".to_owned()),
+                false => (key.join(", "), format!("{} as an id", key.join(", "))),
+            };
             plans.push(FieldPlan {
-                field: format!("Query.{get}(id)"),
-                accesses: vec![node_read("id")],
+                field: format!("Query.{get}({key})"),
+                accesses: vec![node_read(&id)],
             });
         }
         for field in type_def.unique_fields() {
@@ -114,8 +120,16 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
             });
         }
         for index in &type_def.indexes {
-            let Some(query_field) = &index.query_field else {
-                continue;
+            // A composite primary key's index is read by the list given the key's first field.
+            let query_field = match (&index.query_field, type_def.primary_index()) {
+                (Some(query_field), _) => query_field.clone(),
+                (None, Some(primary)) if primary.name == index.name => {
+                    let Some(list) = &type_def.roots.list else {
+                        continue;
+                    };
+                    list.clone()
+                }
+                (None, _) => continue,
             };
             plans.push(FieldPlan {
                 field: format!("Query.{query_field}({})", index.field),
@@ -127,7 +141,7 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
                         keys::slot_partition_attribute(index.slot),
                         keys::index_partition(name, &index.name, &format!("<{}>", index.field)),
                         keys::slot_sort_attribute(index.slot),
-                        index.sort_field.as_ref().map_or("id", |(f, _)| f.as_str())
+                        index.sort_by()
                     ),
                     INDEX_PAGE,
                 )],

@@ -156,17 +156,38 @@ async fn import_item(
         report.deleted += 1;
         return Ok(false);
     }
-    // A type keyed by a field of its own (`@primaryKey`) is keyed so in its Amplify table too.
-    let (key, id) = match &type_def.primary_key {
-        Some((key, _)) => (key.as_str(), crate::keys::primary_key_id(text(item, key))),
-        None => ("id", text(item, "id").to_owned()),
+    // A type keyed by fields of its own (`@primaryKey`) is keyed so in its Amplify table too.
+    let keys: Vec<&str> = match type_def.primary_key.is_some() {
+        true => type_def.key_fields().map(|(key, _)| key.as_str()).collect(),
+        false => vec!["id"],
     };
-    if text(item, key).is_empty() {
+    let scalar = |key: &str| {
+        type_def
+            .key_fields()
+            .find(|(name, _)| name == key)
+            .map_or(ScalarType::Id, |(_, scalar)| scalar.clone())
+    };
+    let values: Vec<String> = keys
+        .iter()
+        .map(|key| key_text(item, key, &scalar(key)))
+        .collect();
+    if let Some(key) = keys
+        .iter()
+        .zip(&values)
+        .find(|(_, v)| v.is_empty())
+        .map(|(k, _)| k)
+    {
         report
             .refused
             .push(format!("an item without its key {key}"));
         return Ok(false);
     }
+    let id = match type_def.primary_key.is_some() {
+        true => {
+            crate::keys::primary_key_id_of(&values.iter().map(String::as_str).collect::<Vec<_>>())
+        }
+        false => values[0].clone(),
+    };
     // Counted once, on the item's first try.
     let counting = report.tried.insert(id.clone());
     let fields = match field_values(model, type_def, item, report, counting) {
@@ -176,11 +197,16 @@ async fn import_item(
             return Ok(false);
         }
     };
-    let time = |name: &str| {
-        Some(text(item, name))
+    // Amplify's table keeps the times under the names `@model(timestamps:)` gives, as here.
+    let time = |name: &Option<String>| {
+        name.as_deref()
+            .map(|name| text(item, name))
             .filter(|t| crate::engine::formats::valid_text(&ScalarType::AwsDateTime, t))
     };
-    let times = (time("createdAt"), time("updatedAt"));
+    let times = (
+        time(&type_def.timestamps.created),
+        time(&type_def.timestamps.updated),
+    );
     match import_node(scope, model, type_def, &id, &fields, times, missing).await {
         Ok(Imported::Written) => report.written += 1,
         Ok(Imported::AlreadyThere) => report.already_there += 1,
@@ -235,7 +261,7 @@ fn field_values(
                         | "_version"
                         | "_lastChangedAt"
                         | "_deleted"
-                );
+                ) || type_def.timestamps.is(name);
                 if !managed && counting {
                     *report.undeclared.entry(name.clone()).or_default() += 1;
                 }
@@ -312,4 +338,16 @@ fn text<'i>(item: &'i Item, name: &str) -> &'i str {
     item.get(name)
         .and_then(AttrValue::as_str)
         .unwrap_or_default()
+}
+
+/// A key attribute of an Amplify item as text, as it is stored here (a time in the form a
+/// create stores): a string, or a number in its decimal form (a sort key field of type `Int` is
+/// a number in Amplify's table).
+fn key_text(item: &Item, name: &str, scalar: &ScalarType) -> String {
+    match item.get(name) {
+        Some(AttrValue::S(text)) => crate::engine::formats::stored_text(scalar, text)
+            .map_or_else(|_| text.clone(), |text| text.into_owned()),
+        Some(AttrValue::N(number)) => number.clone(),
+        _ => String::new(),
+    }
 }

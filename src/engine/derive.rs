@@ -176,10 +176,16 @@ pub fn set_index_attributes(model: &Model, type_def: &TypeDef, index: &IndexDef,
     match item.get(&index.field).and_then(index_value) {
         Some(value) => {
             let id = text(item, "id").to_owned();
-            let sort = index
-                .sort_field
-                .as_ref()
-                .map(|(field, scalar)| sort_value(model, item, field, scalar));
+            // Several sort fields (a composite sort key) are joined by `#`, which no encoded
+            // value holds, so the key sorts by the first, then the next.
+            let sort = (!index.sort_fields.is_empty()).then(|| {
+                index
+                    .sort_fields
+                    .iter()
+                    .map(|(field, scalar)| sort_value(model, item, field, scalar))
+                    .collect::<Vec<_>>()
+                    .join("#")
+            });
             item.insert(
                 pk,
                 AttrValue::S(keys::index_partition(&type_def.name, &index.name, &value)),
@@ -246,7 +252,7 @@ pub fn check_limits(type_def: &TypeDef, item: &Item) -> Result<(), EngineError> 
                 "{}.{} is too long to sort index {}: a sort value may have at most \
                  {MAX_SORT_VALUE_BYTES} bytes",
                 type_def.name,
-                index.sort_field.as_ref().map_or("", |(f, _)| f.as_str()),
+                index.sort_by(),
                 index.name
             )));
         }

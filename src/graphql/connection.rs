@@ -229,15 +229,26 @@ pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
 /// `limit`/`nextToken`, last), `sortDirection`, the key condition of `key_field`, and `filter`
 /// of the input `filter` names.
 fn with_page_arguments(
+    field: Field,
+    key_field: Option<&KeyField>,
+    filter: Option<&str>,
+    shape: ApiShape,
+) -> Field {
+    with_keyed_page_arguments(field, key_field, None, filter, shape)
+}
+
+/// [`with_page_arguments`], a composite sort key's condition being of the input `composite`.
+fn with_keyed_page_arguments(
     mut field: Field,
     key_field: Option<&KeyField>,
+    composite: Option<&str>,
     filter: Option<&str>,
     shape: ApiShape,
 ) -> Field {
     if shape == ApiShape::Relay {
         field = relay_page_arguments(field);
     }
-    for argument in key_conditions::arguments(key_field) {
+    for argument in key_conditions::arguments(key_field, composite) {
         field = field.argument(argument);
     }
     if let Some(filter) = filter {
@@ -270,6 +281,7 @@ fn relay_page_arguments(field: Field) -> Field {
 /// first).
 pub(super) fn list_field(type_def: &TypeDef, name: &str, shape: ApiShape) -> Field {
     let primary_key = type_def.primary_key.clone();
+    let type_def_name = type_def.name.clone();
     let type_def = Arc::new(type_def.clone());
     let name = name.to_owned();
     let connection_type = amplify::connection_type(shape, &type_def.name);
@@ -289,13 +301,25 @@ pub(super) fn list_field(type_def: &TypeDef, name: &str, shape: ApiShape) -> Fie
     };
     let filter_name = filters::page_filter_name(&type_def.name);
     let filter_fields = Arc::new(filters::node_filter_fields(&type_def));
+    // A composite primary key: given its first field, the page is of its index, with a
+    // condition on the others.
+    let primary = type_def
+        .primary_index()
+        .filter(|_| shape == ApiShape::Amplify)
+        .map(|index| Arc::new(Connection::of_index(&type_def, index)));
+    let primary_key_field = primary.as_ref().and_then(|c| c.key_field.clone());
     let field = Field::new(name, TypeRef::named(connection_type), move |ctx| {
         let type_def = type_def.clone();
         let filter_fields = filter_fields.clone();
+        let primary = primary.clone();
         FieldFuture::new(async move {
-            let page = resolve_list(&ctx, &type_def, &filter_fields, shape)
-                .await
-                .map_err(|error| graphql_error(amplify::named_as_sent(shape, error)))?;
+            let page = match primary {
+                Some(primary) => {
+                    resolve_primary(&ctx, &type_def, &primary, &filter_fields, shape).await
+                }
+                None => resolve_list(&ctx, &type_def, &filter_fields, shape).await,
+            }
+            .map_err(|error| graphql_error(amplify::named_as_sent(shape, error)))?;
             Ok(Some(FieldValue::owned_any(page)))
         })
     })
@@ -303,11 +327,55 @@ pub(super) fn list_field(type_def: &TypeDef, name: &str, shape: ApiShape) -> Fie
     let field = match (&primary_key, shape) {
         (Some((key, scalar)), ApiShape::Amplify) => field.argument(
             InputValue::new(key, TypeRef::named(scalar.name()))
-                .description(format!("Only the node whose {key} is this value.")),
+                .description(format!("Only the nodes whose {key} is this value.")),
         ),
         _ => field,
     };
-    with_page_arguments(field, key_field.as_ref(), Some(&filter_name), shape)
+    match primary_key_field {
+        Some(primary_key_field) => {
+            let composite =
+                key_conditions::composite_input_names(&type_def_name, crate::model::PRIMARY_INDEX)
+                    .0;
+            with_keyed_page_arguments(
+                field,
+                Some(&primary_key_field),
+                Some(&composite),
+                Some(&filter_name),
+                shape,
+            )
+        }
+        None => with_page_arguments(field, key_field.as_ref(), Some(&filter_name), shape),
+    }
+}
+
+/// `list<Types>` of a type with a composite primary key: given the key's first field, a page
+/// of the nodes under it, by the key's other fields; without it, the type's list.
+async fn resolve_primary(
+    ctx: &ResolverContext<'_>,
+    type_def: &TypeDef,
+    primary: &Connection,
+    filter_fields: &[(String, ScalarType)],
+    shape: ApiShape,
+) -> Result<Page, EngineError> {
+    let Some((key, scalar)) = type_def.primary_key.clone() else {
+        return Err(EngineError::Internal);
+    };
+    let given = |name: &str| ctx.args.get(name).is_some_and(|v| !v.is_null());
+    if given(&key) {
+        let index = (
+            type_def.name.clone(),
+            crate::model::PRIMARY_INDEX.to_owned(),
+        );
+        return resolve_index(ctx, primary, &(key, scalar), &index, filter_fields, shape).await;
+    }
+    if let Some(condition) = primary.key_field.as_ref().filter(|f| given(&f.name)) {
+        return Err(EngineError::bad_input(format!(
+            "{}: a condition on {} needs {key}, the key's first field",
+            type_def.roots.list_name(&type_def.name),
+            condition.name
+        )));
+    }
+    resolve_list(ctx, type_def, filter_fields, shape).await
 }
 
 async fn resolve_list(
@@ -415,10 +483,7 @@ pub(super) fn index_field(
         "The {} whose {} is the value given, by {}: one Query of index {} ({}).",
         crate::model::plural(&type_def.name),
         index.field,
-        index
-            .sort_field
-            .as_ref()
-            .map_or("id", |(name, _)| name.as_str()),
+        index.sort_by(),
         index.name,
         crate::keys::gsi_name(index.slot)
     );
@@ -444,9 +509,11 @@ pub(super) fn index_field(
         &index.field,
         TypeRef::named_nn(index.scalar.name()),
     ));
-    with_page_arguments(
+    let composite = key_conditions::composite_input_names(&type_def.name, &index.name).0;
+    with_keyed_page_arguments(
         field,
         key_field.as_ref(),
+        Some(&composite),
         Some(&filters::page_filter_name(&type_def.name)),
         shape,
     )

@@ -31,17 +31,20 @@ pub(super) fn id_argument(ctx: &ResolverContext<'_>, name: &str) -> Result<Strin
     Ok(id)
 }
 
-/// The id of the node of `type_def` that `input` names: its `id`, or, for a type keyed by a
-/// field of its own (`@primaryKey`), that field's value as an id.
+/// The id of the node of `type_def` that `input` names: its `id`, or, for a type keyed by
+/// fields of its own (`@primaryKey`), their values as an id.
 pub(super) fn node_id_of(
     type_def: &crate::model::TypeDef,
     input: &async_graphql::dynamic::ObjectAccessor<'_>,
 ) -> Result<String, EngineError> {
-    let (name, value) = match &type_def.primary_key {
-        Some((field, _)) => (field.as_str(), input.try_get(field)?),
-        None => ("id", input.try_get("id")?),
-    };
-    key_text(type_def, name, &value)
+    if type_def.primary_key.is_none() {
+        return key_text("id", &input.try_get("id")?);
+    }
+    let mut values = Vec::new();
+    for (name, scalar) in type_def.key_fields() {
+        values.push(key_value(name, scalar, &input.try_get(name)?)?);
+    }
+    key_id(type_def, &values)
 }
 
 /// The id of the node of `type_def` that the resolver's own arguments name (`get<Type>`).
@@ -49,26 +52,41 @@ pub(super) fn node_id_argument(
     ctx: &ResolverContext<'_>,
     type_def: &crate::model::TypeDef,
 ) -> Result<String, EngineError> {
-    let name = type_def
-        .primary_key
-        .as_ref()
-        .map_or("id", |(field, _)| field.as_str());
-    key_text(type_def, name, &ctx.args.try_get(name)?)
+    if type_def.primary_key.is_none() {
+        return key_text("id", &ctx.args.try_get("id")?);
+    }
+    let mut values = Vec::new();
+    for (name, scalar) in type_def.key_fields() {
+        values.push(key_value(name, scalar, &ctx.args.try_get(name)?)?);
+    }
+    key_id(type_def, &values)
 }
 
-fn key_text(
-    type_def: &crate::model::TypeDef,
+/// The text of a key field's value as it is stored (`2026-03-01T10:00:00Z` as
+/// `2026-03-01T10:00:00.000Z`), so that the id a value makes is the one its stored form makes.
+fn key_value(
     name: &str,
+    scalar: &crate::model::ScalarType,
     value: &ValueAccessor<'_>,
 ) -> Result<String, EngineError> {
-    let id = match (&type_def.primary_key, value.as_value()) {
-        (Some(_), async_graphql::Value::String(text)) => keys::primary_key_id(text),
-        (Some(_), async_graphql::Value::Number(number)) => {
-            keys::primary_key_id(&number.to_string())
-        }
-        (Some(_), _) => return Err(EngineError::bad_input(format!("{name}: a value is needed"))),
-        (None, _) => id_text(value)?,
-    };
+    match super::values::from_input(value.as_value(), scalar, name)? {
+        Some(crate::store::AttrValue::S(text) | crate::store::AttrValue::N(text)) => Ok(text),
+        _ => Err(EngineError::bad_input(format!("{name}: a value is needed"))),
+    }
+}
+
+/// The id the values of `type_def`'s key fields make.
+fn key_id(type_def: &crate::model::TypeDef, values: &[String]) -> Result<String, EngineError> {
+    let values: Vec<&str> = values.iter().map(String::as_str).collect();
+    let id = keys::primary_key_id_of(&values);
+    let names: Vec<&str> = type_def.key_fields().map(|(n, _)| n.as_str()).collect();
+    keys::validate_id(&id)
+        .map_err(|e| EngineError::bad_input(format!("{}: {e}", names.join(", "))))?;
+    Ok(id)
+}
+
+fn key_text(name: &str, value: &ValueAccessor<'_>) -> Result<String, EngineError> {
+    let id = id_text(value)?;
     keys::validate_id(&id).map_err(|e| EngineError::bad_input(format!("{name}: {e}")))?;
     Ok(id)
 }

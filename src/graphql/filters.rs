@@ -78,8 +78,10 @@ pub(super) fn condition_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> 
             fields.push((field.name.clone(), scalar.clone()));
         }
     }
-    fields.push(("createdAt".to_owned(), ScalarType::AwsDateTime));
-    fields.push(("updatedAt".to_owned(), ScalarType::AwsDateTime));
+    let times = &type_def.timestamps;
+    for name in [&times.created, &times.updated].into_iter().flatten() {
+        fields.push((name.clone(), ScalarType::AwsDateTime));
+    }
     fields
 }
 

@@ -244,9 +244,11 @@ pub(super) fn default_value(scalar: &ScalarType, text: &str) -> Value {
 /// Amplify's `Delete<Type>Input`: the id of the node to delete (or its `@primaryKey` field).
 pub(super) fn delete_input(type_def: &TypeDef) -> InputObject {
     let input = InputObject::new(format!("Delete{}Input", type_def.name));
-    match &type_def.primary_key {
-        Some((key, scalar)) => input.field(InputValue::new(key, scalar_type_ref(scalar, true))),
-        None => input.field(InputValue::new("id", TypeRef::named_nn(TypeRef::ID))),
+    match type_def.primary_key.is_some() {
+        true => type_def.key_fields().fold(input, |input, (key, scalar)| {
+            input.field(InputValue::new(key, scalar_type_ref(scalar, true)))
+        }),
+        false => input.field(InputValue::new("id", TypeRef::named_nn(TypeRef::ID))),
     }
 }
 
@@ -259,10 +261,7 @@ pub(super) fn update_input(type_def: &TypeDef) -> InputObject {
     }
     for field in &type_def.fields {
         if let Some(scalar) = field.scalar() {
-            let key = type_def
-                .primary_key
-                .as_ref()
-                .is_some_and(|(key, _)| *key == field.name);
+            let key = type_def.key_fields().any(|(key, _)| *key == field.name);
             input = input.field(input_value(field, scalar_type_ref(scalar, key)));
         }
         if let FieldKind::ScalarList {

@@ -1,13 +1,16 @@
 //! The sorting arguments of connection fields, as Amplify names them: `sortDirection:
 //! ModelSortDirection` on every connection, and on a connection sorted by a field, a key
 //! condition named after that field (`name: ModelStringKeyConditionInput`) with Amplify's
-//! operators. Read here into the engine's [`KeyCondition`].
+//! operators; on a composite sort key, one named after its fields run together
+//! (`statusCreatedAt: ModelPostByStatusCompositeKeyConditionInput`) whose operands give the
+//! key's first fields. Read here into the engine's [`KeyCondition`].
 
 use async_graphql::Value;
 use async_graphql::dynamic::{Enum, EnumItem, InputObject, InputValue, TypeRef};
 
 use crate::engine::EngineError;
-use crate::engine::read::{KeyCondition, KeyField, KeyKind, SortOperand};
+use crate::engine::read::{KeyCondition, KeyField, KeyKind, KeyPart, SortOperand};
+use crate::model::ScalarType;
 
 /// The enum of `sortDirection`.
 pub(super) const SORT_DIRECTION: &str = "ModelSortDirection";
@@ -60,14 +63,87 @@ pub(super) fn input(kind: KeyKind) -> InputObject {
     input
 }
 
+/// Amplify's name of the condition on the composite sort key `key` of `type_name` (an index's
+/// name, or `Primary` for the primary key's sort key fields), and of the input of its operands:
+/// `Model<Type><Key>CompositeKeyConditionInput`, `Model<Type><Key>CompositeKeyInput`.
+pub(super) fn composite_input_names(type_name: &str, key: &str) -> (String, String) {
+    let stem = format!(
+        "Model{type_name}{}CompositeKey",
+        crate::model::upper_first(key)
+    );
+    (format!("{stem}ConditionInput"), format!("{stem}Input"))
+}
+
+/// The inputs of a condition on the composite sort key `key_field` of `type_name`, named by
+/// [`composite_input_names`]: the condition's operators, and the key's fields (give the first
+/// ones, in order).
+pub(super) fn composite_inputs(
+    type_name: &str,
+    key: &str,
+    key_field: &KeyField,
+) -> [InputObject; 2] {
+    let (condition, operand) = composite_input_names(type_name, key);
+    let fields = key_field
+        .parts
+        .iter()
+        .map(|part| part.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut key_input = InputObject::new(&operand).description(format!(
+        "Values of the first fields of the sort key ({fields}), in order: a field given needs \
+         every field before it."
+    ));
+    // As Amplify types them, by how they are stored: text (dates, enums and ids too, so that
+    // `beginsWith: { placedAt: "2026-03" }` is a valid prefix) or a number.
+    for part in &key_field.parts {
+        let stored = match part.kind {
+            KeyKind::Text | KeyKind::Id => TypeRef::STRING,
+            KeyKind::Int => TypeRef::INT,
+            KeyKind::Float => TypeRef::FLOAT,
+        };
+        key_input = key_input.field(InputValue::new(&part.name, TypeRef::named(stored)));
+    }
+    let condition_input = InputObject::new(&condition)
+        .description(format!(
+            "A condition on the sort key ({fields}), which bounds the Query that reads it: give \
+             one operator. Given fewer fields than the key has, it compares the keys' first \
+             fields (eq: every key that starts with them)."
+        ))
+        .field(InputValue::new("eq", TypeRef::named(&operand)))
+        .field(InputValue::new("le", TypeRef::named(&operand)))
+        .field(InputValue::new("lt", TypeRef::named(&operand)))
+        .field(InputValue::new("ge", TypeRef::named(&operand)))
+        .field(InputValue::new("gt", TypeRef::named(&operand)))
+        .field(
+            InputValue::new("between", TypeRef::named_list(&operand))
+                .description("The lowest and the highest key, both included."),
+        )
+        .field(
+            InputValue::new("beginsWith", TypeRef::named(&operand))
+                .description("The first fields equal, the last one given starting with its text."),
+        );
+    [condition_input, key_input]
+}
+
 /// The arguments a connection's field takes besides paging and roles: `sortDirection`, and the
-/// key condition when `key_field` gives one. A sort field named like another argument takes no
-/// key condition.
-pub(super) fn arguments(key_field: Option<&KeyField>) -> Vec<InputValue> {
+/// key condition when `key_field` gives one (of the input `composite` names, for a composite
+/// sort key). A sort field named like another argument takes no key condition.
+pub(super) fn arguments(key_field: Option<&KeyField>, composite: Option<&str>) -> Vec<InputValue> {
     let mut arguments = vec![
         InputValue::new("sortDirection", TypeRef::named(SORT_DIRECTION))
             .description("ASC (the default) or DESC."),
     ];
+    if let Some(field) = key_field.filter(|f| takes_key_condition(f) && !f.parts.is_empty()) {
+        if let Some(input) = composite {
+            arguments.push(InputValue::new(&field.name, TypeRef::named(input)).description(
+                format!(
+                    "Only the items whose sort key ({}) meets this; the connection is sorted by it.",
+                    field.parts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        return arguments;
+    }
     if let Some(field) = key_field.filter(|f| takes_key_condition(f)) {
         arguments.push(
             InputValue::new(&field.name, TypeRef::named(input_name(field.kind))).description(
@@ -149,7 +225,10 @@ pub(super) fn key_condition(
             given.len()
         )));
     };
-    let operand = |value: &Value| operand(field, value);
+    let operand = |value: &Value| match field.parts.as_slice() {
+        [] => operand(field, value),
+        parts => composite_operand(field, parts, value),
+    };
     Ok(Some(match operator.as_str() {
         "eq" => KeyCondition::Eq(operand(value)?),
         "lt" => KeyCondition::Lt(operand(value)?),
@@ -167,8 +246,9 @@ pub(super) fn key_condition(
                 )));
             }
         },
+        "beginsWith" if !field.parts.is_empty() => KeyCondition::BeginsWith(operand(value)?),
         "beginsWith" => match value {
-            Value::String(prefix) => KeyCondition::BeginsWith(prefix.clone()),
+            Value::String(prefix) => KeyCondition::BeginsWith(SortOperand::Text(prefix.clone())),
             _ => {
                 return Err(EngineError::bad_input(format!(
                     "{}: beginsWith takes text",
@@ -186,6 +266,64 @@ pub(super) fn key_condition(
 }
 
 fn operand(field: &KeyField, value: &Value) -> Result<SortOperand, EngineError> {
+    part_operand(
+        &KeyPart {
+            name: field.name.clone(),
+            kind: field.kind,
+            scalar: field.scalar.clone(),
+        },
+        value,
+    )
+}
+
+/// The operand of a condition on a composite sort key: the values of its first fields, given
+/// without a gap.
+fn composite_operand(
+    field: &KeyField,
+    parts: &[KeyPart],
+    value: &Value,
+) -> Result<SortOperand, EngineError> {
+    let Value::Object(given) = value else {
+        return Err(EngineError::bad_input(format!(
+            "{}: a key condition's value gives the key's fields ({})",
+            field.name,
+            names(parts)
+        )));
+    };
+    let mut values = Vec::new();
+    for part in parts {
+        match given.get(part.name.as_str()) {
+            None | Some(Value::Null) => break,
+            Some(value) => values.push(part_operand(part, value)?),
+        }
+    }
+    let past = given
+        .iter()
+        .filter(|(_, value)| **value != Value::Null)
+        .any(|(name, _)| {
+            !parts[..values.len()]
+                .iter()
+                .any(|p| p.name == name.as_str())
+        });
+    if values.is_empty() || past {
+        return Err(EngineError::bad_input(format!(
+            "{}: give the key's first fields, in order ({}), with no gap",
+            field.name,
+            names(parts)
+        )));
+    }
+    Ok(SortOperand::Composite(values))
+}
+
+fn names(parts: &[KeyPart]) -> String {
+    parts
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn part_operand(field: &KeyPart, value: &Value) -> Result<SortOperand, EngineError> {
     let wrong = || {
         EngineError::bad_input(format!(
             "{}: a key condition's value must be of the field's type",
@@ -193,6 +331,10 @@ fn operand(field: &KeyField, value: &Value) -> Result<SortOperand, EngineError> 
         ))
     };
     match (field.kind, value) {
+        // An enum's value, as a literal or a variable's text.
+        (KeyKind::Text, Value::Enum(name)) if matches!(field.scalar, ScalarType::Enum(_)) => {
+            Ok(SortOperand::Text(name.to_string()))
+        }
         (KeyKind::Text | KeyKind::Id, Value::String(text)) => {
             // Compared with stored values, so written as they are stored.
             let text = crate::engine::formats::stored_text(&field.scalar, text)

@@ -70,15 +70,19 @@ pub(super) fn object(type_def: &TypeDef, model: &Arc<Model>, resolvers: &Resolve
         }
         object = object.field(generated);
     }
-    object
-        .field(
-            stored_field("createdAt", ScalarType::AwsDateTime, true)
+    if let Some(created) = &type_def.timestamps.created {
+        object = object.field(
+            stored_field(created, ScalarType::AwsDateTime, true)
                 .description("When the node was created."),
-        )
-        .field(
-            stored_field("updatedAt", ScalarType::AwsDateTime, true)
+        );
+    }
+    if let Some(updated) = &type_def.timestamps.updated {
+        object = object.field(
+            stored_field(updated, ScalarType::AwsDateTime, true)
                 .description("When the node was last changed."),
-        )
+        );
+    }
+    object
         .field(
             stored_field("version", ScalarType::Int, true)
                 .description("Starts at 1 and grows with every update; pass it as `expectedVersion` to update only what you read."),

@@ -86,7 +86,7 @@ fn by_id(type_def: &TypeDef, model: &Model, field_name: &str) -> Field {
             .collect(),
     );
     let type_def_shared = Arc::new(type_def.clone());
-    let keyed = type_def.primary_key.clone();
+    let keyed: Vec<(String, crate::model::ScalarType)> = type_def.key_fields().cloned().collect();
     let missing_is_null = model.dialect.amplify_shape();
     let field = Field::new(field_name, TypeRef::named(&type_def.name), move |ctx| {
         let name = name.clone();
@@ -114,14 +114,20 @@ fn by_id(type_def: &TypeDef, model: &Model, field_name: &str) -> Field {
         })
     })
     .description(format!("The {} with this id, or null.", type_def.name));
-    match keyed {
-        Some((key, scalar)) => field
-            .description(format!(
-                "The {} whose {key} is this value, or null.",
-                type_def.name
-            ))
-            .argument(InputValue::new(key, TypeRef::named_nn(scalar.name()))),
-        None => field.argument(InputValue::new("id", TypeRef::named_nn(TypeRef::ID))),
+    match keyed.is_empty() {
+        false => {
+            let names: Vec<&str> = keyed.iter().map(|(key, _)| key.as_str()).collect();
+            let field = field.description(format!(
+                "The {} whose {} {} these values, or null.",
+                type_def.name,
+                names.join(", "),
+                if names.len() == 1 { "is" } else { "are" }
+            ));
+            keyed.iter().fold(field, |field, (key, scalar)| {
+                field.argument(InputValue::new(key, TypeRef::named_nn(scalar.name())))
+            })
+        }
+        true => field.argument(InputValue::new("id", TypeRef::named_nn(TypeRef::ID))),
     }
 }
 

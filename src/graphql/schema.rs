@@ -11,7 +11,7 @@ use super::{
     amplify, connection, declared, edge_types, embedded, inputs, key_conditions, objects,
     own_fields, scalars,
 };
-use crate::engine::read::{Connection, KeyKind};
+use crate::engine::read::{Connection, KeyField, KeyKind};
 use crate::model::{ApiShape, FieldKind, Model};
 use crate::resolvers::Resolvers;
 
@@ -186,12 +186,35 @@ fn register_sorting(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder 
         .filter_map(|t| crate::engine::read::list_key_field(t).map(|f| f.kind))
         .collect();
     for kind in key_conditions::KINDS {
-        let used = connections
-            .iter()
-            .any(|c| c.key_field.as_ref().is_some_and(|f| f.kind == kind))
-            || list_keys.contains(&kind);
+        let used = connections.iter().any(|c| {
+            c.key_field
+                .as_ref()
+                .is_some_and(|f| f.kind == kind && f.parts.is_empty())
+        }) || list_keys.contains(&kind);
         if used {
             builder = builder.register(key_conditions::input(kind));
+        }
+    }
+    // The conditions of composite sort keys, one pair of inputs each.
+    for type_def in &model.types {
+        // Those of the indexes a query reads: by its own field, or a composite primary key's
+        // by Amplify's list.
+        let read = |index: &&crate::model::IndexDef| {
+            index.query_field.is_some()
+                || (model.dialect.amplify_shape()
+                    && type_def.roots.list.is_some()
+                    && type_def.primary_index() == Some(*index))
+        };
+        for index in type_def.indexes.iter().filter(read) {
+            if let Some(key_field) =
+                KeyField::of(&index.sort_fields).filter(|f| !f.parts.is_empty())
+            {
+                for input in
+                    key_conditions::composite_inputs(&type_def.name, &index.name, &key_field)
+                {
+                    builder = builder.register(input);
+                }
+            }
         }
     }
     builder

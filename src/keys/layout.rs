@@ -58,6 +58,28 @@ pub fn primary_key_id(value: &str) -> String {
     value.replace('%', "%25").replace('#', "%23")
 }
 
+/// The id of a node named by the values of its key fields, in order: one value's
+/// [`primary_key_id`], or, for a composite key, each value with `%`, `#` and `:` escaped,
+/// joined by `:`, so that no two lists of values are the same id.
+///
+/// ```
+/// use tablegraph::keys::primary_key_id_of;
+/// assert_eq!(primary_key_id_of(&["a:b"]), "a:b");
+/// assert_eq!(primary_key_id_of(&["dev-1", "2026-03-01", "7"]), "dev-1:2026-03-01:7");
+/// assert_ne!(primary_key_id_of(&["a:b", "c"]), primary_key_id_of(&["a", "b:c"]));
+/// assert_eq!(primary_key_id_of(&["a:b", "c#"]), "a%3Ab:c%23");
+/// ```
+pub fn primary_key_id_of(values: &[&str]) -> String {
+    match values {
+        [one] => primary_key_id(one),
+        values => values
+            .iter()
+            .map(|value| primary_key_id(value).replace(':', "%3A"))
+            .collect::<Vec<_>>()
+            .join(":"),
+    }
+}
+
 /// The table's partition key attribute: a node's partition (`NODE#<id>`), a unique value's, a
 /// slot's or a list's counter item's.
 pub const PK: &str = "PK";

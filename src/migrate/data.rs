@@ -224,6 +224,8 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
     for (from, to) in &spec.rename {
         match type_def.field(to).map(|f| &f.kind) {
             Some(FieldKind::Scalar { unique: false, .. }) => {}
+            // A time `@model(timestamps:)` renamed: the old name's values move to it.
+            None if type_def.timestamps.is(to) => {}
             Some(FieldKind::Scalar { unique: true, .. }) => {
                 return Err(invalid(format!(
                     "rename: {to} is @unique; a migration cannot take unique values"
@@ -242,14 +244,14 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
                 type_def.name
             )));
         }
-        if is_managed(from) || crate::keys::is_slot_attribute(from) {
+        if is_managed(type_def, from) || crate::keys::is_slot_attribute(from) {
             return Err(invalid(format!(
                 "rename: {from} is kept by tablegraph itself; it cannot be renamed"
             )));
         }
     }
     for attribute in &spec.remove {
-        if is_managed(attribute) || crate::keys::is_slot_attribute(attribute) {
+        if is_managed(type_def, attribute) || crate::keys::is_slot_attribute(attribute) {
             return Err(invalid(format!(
                 "remove: {attribute} is kept by tablegraph itself; use recompute_slots for slots"
             )));
@@ -369,7 +371,7 @@ pub fn builtin_migrations(model: &Model) -> Vec<Migration> {
                 "{} on {} by {}",
                 crate::keys::gsi_name(index.slot),
                 index.field,
-                index.sort_field.as_ref().map_or("id", |(f, _)| f.as_str())
+                index.sort_by()
             );
             Migration {
                 name: format!("builtin-index-{}-{}", type_def.name, index.name),
@@ -429,11 +431,14 @@ fn counted_layout(model: &Model) -> String {
     layout
 }
 
-fn is_managed(attribute: &str) -> bool {
+/// Whether `attribute` of a node of `type_def` is kept by tablegraph: its keys, id, type,
+/// version, edge set and its times (`createdAt` and `updatedAt`, or as `@model(timestamps:)`
+/// names them).
+fn is_managed(type_def: &crate::model::TypeDef, attribute: &str) -> bool {
     matches!(
         attribute,
-        keys::PK | keys::SK | "id" | "__typename" | "version" | "createdAt" | "updatedAt" | "edges"
-    )
+        keys::PK | keys::SK | "id" | "__typename" | "version" | "edges"
+    ) || type_def.timestamps.is(attribute)
 }
 
 /// A default checked against the field's scalar type.

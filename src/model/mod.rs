@@ -161,7 +161,43 @@ pub struct TypeDef {
     /// (escaped, `keys::primary_key_id`), and `get`, `update` and `delete` take the field
     /// instead of `id`. `None`: the id is `id`.
     pub primary_key: Option<(String, ScalarType)>,
+    /// The sort key fields of a composite `@primaryKey(sortKeyFields:)`, in order: the id is
+    /// then every key field's value, escaped and joined (`keys::primary_key_id_of`), the
+    /// key fields name the node, and the index [`PRIMARY_INDEX`] lists one key value's nodes
+    /// sorted by these fields. Empty otherwise.
+    pub primary_sort: Vec<(String, ScalarType)>,
+    /// The attributes, and fields, that hold when a node was created and last changed.
+    pub timestamps: Timestamps,
 }
+
+/// The attributes that hold when a node was created and last changed, served as fields of the
+/// same names: `createdAt` and `updatedAt`, or the names Amplify's `@model(timestamps:)` gives;
+/// `None` for one it leaves out (neither stored nor served).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timestamps {
+    pub created: Option<String>,
+    pub updated: Option<String>,
+}
+
+impl Default for Timestamps {
+    fn default() -> Self {
+        Timestamps {
+            created: Some("createdAt".to_owned()),
+            updated: Some("updatedAt".to_owned()),
+        }
+    }
+}
+
+impl Timestamps {
+    /// Whether `name` is one of them.
+    pub fn is(&self, name: &str) -> bool {
+        self.created.as_deref() == Some(name) || self.updated.as_deref() == Some(name)
+    }
+}
+
+/// The index of a type with a composite primary key: its nodes under the value of the key's
+/// first field, sorted by the others, for `list<Types>(<key>:, <sort key condition>)`.
+pub const PRIMARY_INDEX: &str = "primary";
 
 /// The root fields `@model` generates for a type, each by its name; `None` where Amplify's
 /// `@model(queries:, mutations:, subscriptions:)` leaves one out. The batch mutations
@@ -218,19 +254,35 @@ impl RootNames {
 
 /// A secondary index of a non-unique field, Amplify's `@index(name:, sortKeyFields:,
 /// queryField:)`: each node whose `field` is not null stores `PKnn = <Type>#<name>#<value>` and
-/// `SKnn = <sort value of sort_field>#<id>` in slot `slot`, a slot its nodes use for nothing
-/// else; the root query `query_field` (if any) reads one value's partition.
+/// `SKnn = <sort value of each sort field, joined by '#'>#<id>` in slot `slot`, a slot its nodes
+/// use for nothing else; the root query `query_field` (if any) reads one value's partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexDef {
     pub name: String,
     pub field: String,
     pub scalar: ScalarType,
-    /// The field its entries sort by (its one sort key field), with its type; by id without.
-    pub sort_field: Option<(String, ScalarType)>,
+    /// The fields its entries sort by (its sort key fields, in order; several make Amplify's
+    /// composite sort key), with their types; by id without.
+    pub sort_fields: Vec<(String, ScalarType)>,
     /// `None` where Amplify generates no query: `queryField: null`, or no `queryField:` with
     /// its flag `enableAutoIndexQueryNames` off.
     pub query_field: Option<String>,
     pub slot: u8,
+}
+
+impl IndexDef {
+    /// What its entries sort by, for people: `id`, or its sort key fields (`status, createdAt`).
+    pub fn sort_by(&self) -> String {
+        match self.sort_fields.is_empty() {
+            true => "id".to_owned(),
+            false => self
+                .sort_fields
+                .iter()
+                .map(|(field, _)| field.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
 }
 
 /// A type's index of all its nodes: each node stores `PKnn = <Type>#LIST#<shard>` (its shard
@@ -642,6 +694,20 @@ impl Model {
 impl TypeDef {
     pub fn field(&self, name: &str) -> Option<&FieldDef> {
         self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// The fields that name a node of the type, with their types: `@primaryKey`'s field and its
+    /// sort key fields, in order; none when its id is `id`.
+    pub fn key_fields(&self) -> impl Iterator<Item = &(String, ScalarType)> {
+        self.primary_key.iter().chain(&self.primary_sort)
+    }
+
+    /// The index [`PRIMARY_INDEX`] of a type with a composite primary key.
+    pub fn primary_index(&self) -> Option<&IndexDef> {
+        match self.primary_sort.is_empty() {
+            true => None,
+            false => self.indexes.iter().find(|i| i.name == PRIMARY_INDEX),
+        }
     }
 
     /// The fields whose values are reserved by unique-value items.

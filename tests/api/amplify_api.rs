@@ -672,3 +672,95 @@ async fn a_primary_key_field_names_its_node_in_get_list_update_and_delete() {
     assert!(gone["data"]["getPost"].is_null(), "{gone}");
     app.assert_table_consistent().await;
 }
+
+#[tokio::test]
+async fn model_timestamps_renames_or_leaves_out_the_times_as_amplify_does() {
+    let app = spawn_app_with_schema("tests/fixtures/amplify-timestamps/schema.graphql").await;
+    let mut ids = Vec::new();
+    for text in ["first", "second", "third"] {
+        let note = app
+            .graphql(
+                "mutation($t: String!) { createNote(input: { text: $t, day: \"mon\" }) { id createdOn updatedOn } }",
+                json!({ "t": text }),
+            )
+            .await;
+        no_errors(&note);
+        let note = &note["data"]["createNote"];
+        assert_eq!(note["createdOn"], note["updatedOn"], "{note}");
+        ids.push(note["id"].clone());
+    }
+    // The update time moves on an update; the creation time stays.
+    let created = app
+        .graphql(
+            "query($id: ID!) { getNote(id: $id) { createdOn } }",
+            json!({ "id": ids[0] }),
+        )
+        .await["data"]["getNote"]["createdOn"]
+        .clone();
+    let updated = app
+        .graphql(
+            "mutation($id: ID!) { updateNote(input: { id: $id, text: \"first, again\" }) { createdOn updatedOn } }",
+            json!({ "id": ids[0] }),
+        )
+        .await;
+    no_errors(&updated);
+    assert_eq!(updated["data"]["updateNote"]["createdOn"], created);
+    assert!(
+        updated["data"]["updateNote"]["updatedOn"].as_str() > created.as_str(),
+        "{updated}"
+    );
+    // The renamed time is a sort key field, a filter's field and a condition's.
+    let by_day = app
+        .graphql(
+            "query { notesByDay(day: \"mon\", sortDirection: DESC) { items { text } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        by_day["data"]["notesByDay"]["items"],
+        json!([{ "text": "third" }, { "text": "second" }, { "text": "first, again" }])
+    );
+    let filtered = app
+        .graphql(
+            "query($at: String!) { listNotes(filter: { createdOn: { gt: $at } }) { items { text } } }",
+            json!({ "at": created }),
+        )
+        .await;
+    assert_eq!(
+        filtered["data"]["listNotes"]["items"]
+            .as_array()
+            .map(Vec::len),
+        Some(2),
+        "{filtered}"
+    );
+    // The default names are not fields of a type that renamed or left them out.
+    for query in [
+        "query { listNotes { items { createdAt } } }",
+        "query { listTags { items { updatedAt } } }",
+        "query { listPins { items { updatedAt } } }",
+    ] {
+        let body = app.graphql(query, json!({})).await;
+        assert!(
+            body["errors"][0]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("Unknown field")),
+            "{query}: {body}"
+        );
+    }
+    let tag = app
+        .graphql(
+            "mutation { createTag(input: { name: \"red\" }) { id name } }",
+            json!({}),
+        )
+        .await;
+    no_errors(&tag);
+    let pin = app
+        .graphql(
+            "mutation { createPin(input: { label: \"here\" }) { label createdAt } }",
+            json!({}),
+        )
+        .await;
+    no_errors(&pin);
+    assert!(pin["data"]["createPin"]["createdAt"].is_string(), "{pin}");
+    app.assert_table_consistent().await;
+}

@@ -5,6 +5,7 @@ mod amplify;
 mod amplify_api;
 mod amplify_corpus;
 mod amplify_import;
+mod amplify_keys;
 mod appsync;
 mod appsync_schemas;
 mod auth;

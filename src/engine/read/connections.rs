@@ -9,11 +9,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::key_conditions::{KeyField, key_condition_bounds};
 use super::nodes::{Node, load_nodes};
 use super::page_reads::{self, Range, Reading};
-use super::page_request::{
-    KeyCondition, PageRead, PageRequest, Prefetch, SortOperand, tighter_lower, tighter_upper,
-};
+use super::page_request::{PageRead, PageRequest, Prefetch, tighter_lower, tighter_upper};
 use crate::engine::error::EngineError;
 use crate::engine::rules::{Access, admits, check_filter_fields, within_limits};
 use crate::engine::scope::{FilterRead, RequestScope};
@@ -52,45 +51,6 @@ pub struct Connection {
     pub role_enum: Option<String>,
     /// The field a key condition tests, when the connection is sorted by one that takes it.
     pub key_field: Option<KeyField>,
-}
-
-/// The field a sorted connection orders by, as a key condition names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyField {
-    pub name: String,
-    pub kind: KeyKind,
-    /// The field's type: a condition's value is stored text of it (`engine::stored_text`).
-    pub scalar: ScalarType,
-}
-
-/// How a key condition's values compare: like text (with `beginsWith`), or like numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyKind {
-    Text,
-    Id,
-    Int,
-    Float,
-}
-
-impl KeyKind {
-    /// The kind of key condition a sort field of `scalar` takes; none for booleans and enums
-    /// (an edge sorted by an enum has `role` and `minRole`).
-    pub fn of(scalar: &ScalarType) -> Option<KeyKind> {
-        match scalar {
-            ScalarType::Id => Some(KeyKind::Id),
-            ScalarType::String
-            | ScalarType::AwsDate
-            | ScalarType::AwsDateTime
-            | ScalarType::AwsTime
-            | ScalarType::AwsEmail
-            | ScalarType::AwsUrl
-            | ScalarType::AwsPhone
-            | ScalarType::AwsIpAddress => Some(KeyKind::Text),
-            ScalarType::Int | ScalarType::AwsTimestamp => Some(KeyKind::Int),
-            ScalarType::Float => Some(KeyKind::Float),
-            ScalarType::Boolean | ScalarType::Enum(_) | ScalarType::AwsJson => None,
-        }
-    }
 }
 
 /// One page of a connection, in the order the client reads it.
@@ -232,13 +192,7 @@ impl Connection {
             }
             _ => return None,
         };
-        let key_field = sort_field.and_then(|(name, scalar)| {
-            Some(KeyField {
-                kind: KeyKind::of(&scalar)?,
-                name,
-                scalar,
-            })
-        });
+        let key_field = KeyField::of(sort_field.as_slice());
         Some(Connection {
             name: format!("{}.{}", owner.name, field.name),
             field: field.name.clone(),
@@ -256,15 +210,17 @@ impl Connection {
     /// The root query of `index` of `type_def`: its pages are read under an indexed value
     /// where other connections' are under a parent id.
     pub fn of_index(type_def: &TypeDef, index: &IndexDef) -> Connection {
+        // A composite primary key's index is read by the type's list.
+        let field = match (&index.query_field, type_def.primary_index()) {
+            (Some(query_field), _) => query_field.clone(),
+            (None, Some(primary)) if primary.name == index.name => {
+                type_def.roots.list_name(&type_def.name)
+            }
+            (None, _) => index.name.clone(),
+        };
         Connection {
-            name: format!(
-                "Query.{}",
-                index.query_field.as_ref().unwrap_or(&index.name)
-            ),
-            field: index
-                .query_field
-                .clone()
-                .unwrap_or_else(|| index.name.clone()),
+            name: format!("Query.{field}"),
+            field,
             source: Source::Index {
                 slot: index.slot,
                 type_name: type_def.name.clone(),
@@ -272,13 +228,7 @@ impl Connection {
             },
             allowed: vec![type_def.name.clone()],
             role_enum: None,
-            key_field: index.sort_field.as_ref().and_then(|(name, scalar)| {
-                Some(KeyField {
-                    kind: KeyKind::of(scalar)?,
-                    name: name.clone(),
-                    scalar: scalar.clone(),
-                })
-            }),
+            key_field: KeyField::of(&index.sort_fields),
         }
     }
 
@@ -316,7 +266,7 @@ impl Connection {
     ) -> Result<PagePlan, EngineError> {
         let (mut lower, mut upper) = page.cursor_bounds(&self.binding(parent_id), keys)?;
         let (key_lower, key_upper) =
-            key_condition_bounds(&self.name, self.key_field.as_ref(), page)?;
+            key_condition_bounds(&self.name, self.key_field.as_ref(), page, Some(model))?;
 
         // Role filters: a range of the edge's sort value, `<sort value>#<id>`.
         let mut role_lower = None;
@@ -408,82 +358,6 @@ impl Connection {
             }
         }
     }
-}
-
-/// The bounds of the slot sort keys (`<sort value>#<id>`) that `page`'s key condition admits
-/// (lower, upper) on a connection or list named `name`, sorted by `key_field`: a value's keys
-/// lie in [`v#`, `v$`), and a null sort value, which sorts last, meets no condition.
-pub(super) fn key_condition_bounds(
-    name: &str,
-    key_field: Option<&KeyField>,
-    page: &PageRequest,
-) -> Result<(Option<Bound>, Option<Bound>), EngineError> {
-    let Some(condition) = &page.key_condition else {
-        return Ok((None, None));
-    };
-    let Some(field) = key_field else {
-        return Err(EngineError::bad_input(format!(
-            "{name} is not sorted by a field a key condition can test"
-        )));
-    };
-    let encode = |operand: &SortOperand| -> Result<String, EngineError> {
-        let input = match (field.kind, operand) {
-            (KeyKind::Text | KeyKind::Id, SortOperand::Text(text)) => keys::SortInput::Text(text),
-            (KeyKind::Int, SortOperand::Int(n)) => keys::SortInput::Int(*n),
-            (KeyKind::Float, SortOperand::Float(bits)) => {
-                keys::SortInput::Float(f64::from_bits(*bits))
-            }
-            (KeyKind::Float, SortOperand::Int(n)) => keys::SortInput::Float(*n as f64),
-            _ => {
-                return Err(EngineError::bad_input(format!(
-                    "{}: the key condition's value does not fit the type of {}",
-                    name, field.name
-                )));
-            }
-        };
-        Ok(keys::encode_sort_value(input))
-    };
-    let null = || Some(Bound::exclusive(keys::NULL_SORT_VALUE));
-    Ok(match condition {
-        KeyCondition::Eq(value) => {
-            let (first, past) = keys::slot_sort_key_range(&encode(value)?);
-            (Some(Bound::inclusive(first)), Some(Bound::exclusive(past)))
-        }
-        KeyCondition::Lt(value) => {
-            let (first, _) = keys::slot_sort_key_range(&encode(value)?);
-            (None, Some(Bound::exclusive(first)))
-        }
-        KeyCondition::Le(value) => {
-            let (_, past) = keys::slot_sort_key_range(&encode(value)?);
-            (None, Some(Bound::exclusive(past)))
-        }
-        KeyCondition::Gt(value) => {
-            let (_, past) = keys::slot_sort_key_range(&encode(value)?);
-            (Some(Bound::inclusive(past)), null())
-        }
-        KeyCondition::Ge(value) => {
-            let (first, _) = keys::slot_sort_key_range(&encode(value)?);
-            (Some(Bound::inclusive(first)), null())
-        }
-        KeyCondition::Between(low, high) => {
-            let (first, _) = keys::slot_sort_key_range(&encode(low)?);
-            let (_, past) = keys::slot_sort_key_range(&encode(high)?);
-            (Some(Bound::inclusive(first)), Some(Bound::exclusive(past)))
-        }
-        KeyCondition::BeginsWith(prefix) => {
-            if field.kind != KeyKind::Text && field.kind != KeyKind::Id {
-                return Err(EngineError::bad_input(format!(
-                    "{}: beginsWith tests text, and {} is a number",
-                    name, field.name
-                )));
-            }
-            // Every encoded text that starts with the prefix's encoding, up to the null
-            // sort value (exclusive), which no text reaches.
-            let start = keys::encode_sort_value(keys::SortInput::Text(prefix));
-            let past = format!("{start}{}", keys::NULL_SORT_VALUE);
-            (Some(Bound::inclusive(start)), Some(Bound::exclusive(past)))
-        }
-    })
 }
 
 /// Reads the items of a page (one more than asked, to tell whether another page follows).

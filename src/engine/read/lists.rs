@@ -7,10 +7,8 @@
 //!
 //! Invariant: the shards a page reads are all the type's shards; a page never Scans.
 
-use super::connections::{
-    KeyField, KeyKind, Page, key_condition_bounds, node_edges, readable_matching,
-    whole_count_readable,
-};
+use super::connections::{Page, node_edges, readable_matching, whole_count_readable};
+use super::key_conditions::{KeyField, KeyKind, key_condition_bounds};
 use super::page_reads::{self, Range, Reading};
 use super::page_request::{PageRequest, tighter_lower, tighter_upper};
 use crate::engine::error::EngineError;
@@ -123,7 +121,7 @@ fn list_range(
     let binding = format!("list:{}", type_def.name);
     let (lower, upper) = page.cursor_bounds(&binding, &scope.cursors)?;
     let (key_lower, key_upper) =
-        key_condition_bounds(&name, list_key_field(type_def).as_ref(), page)?;
+        key_condition_bounds(&name, list_key_field(type_def).as_ref(), page, None)?;
     Ok(ListRange {
         list,
         name,
@@ -173,5 +171,6 @@ pub fn list_key_field(type_def: &TypeDef) -> Option<KeyField> {
         kind: KeyKind::of(scalar)?,
         name: name.clone(),
         scalar: scalar.clone(),
+        parts: Vec::new(),
     })
 }

@@ -6,6 +6,7 @@
 //! its call budget, its caller's rules).
 
 mod connections;
+mod key_conditions;
 mod lists;
 mod nodes;
 mod page_reads;
@@ -13,9 +14,10 @@ mod page_request;
 mod pipelines;
 
 pub use connections::{
-    Connection, KeyField, KeyKind, Page, PageEdge, empty_page, read_ahead, read_field_page,
-    read_page, total_count, whole_connection,
+    Connection, Page, PageEdge, empty_page, read_ahead, read_field_page, read_page, total_count,
+    whole_connection,
 };
+pub use key_conditions::{KeyField, KeyKind, KeyPart};
 pub use lists::{empty_list_page, list_key_field, list_total_count, read_list_page};
 pub use nodes::{
     Node, load_node, load_node_by_unique, load_node_or_null, load_nodes, load_nodes_each, prefetch,

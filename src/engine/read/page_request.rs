@@ -85,8 +85,9 @@ pub enum KeyCondition {
     Ge(SortOperand),
     /// Both ends included.
     Between(SortOperand, SortOperand),
-    /// Text only: values that start with this, compared as the sort compares (case-insensitively).
-    BeginsWith(String),
+    /// Text only: values that start with this, compared as the sort compares (case-insensitively);
+    /// of a composite key, the first fields equal and the last one given starting with its text.
+    BeginsWith(SortOperand),
 }
 
 /// A value a key condition compares the sort value with.
@@ -96,6 +97,9 @@ pub enum SortOperand {
     Int(i64),
     /// The bits of an `f64` (so that requests compare exactly, as `Eq` needs).
     Float(u64),
+    /// The values of the first fields of a composite sort key, in order (at least one): a
+    /// condition compares the keys' first fields with them, as a prefix.
+    Composite(Vec<SortOperand>),
 }
 
 impl PageRequest {

@@ -68,9 +68,10 @@ pub async fn import_node(
                         None => {}
                     }
                     let mut item = new_item(model, type_def, id, fields)?;
-                    for (name, time) in [("createdAt", times.0), ("updatedAt", times.1)] {
-                        if let Some(time) = time {
-                            item.insert(name.to_owned(), AttrValue::S(time.to_owned()));
+                    let names = &type_def.timestamps;
+                    for (name, time) in [(&names.created, times.0), (&names.updated, times.1)] {
+                        if let (Some(name), Some(time)) = (name, time) {
+                            item.insert(name.clone(), AttrValue::S(time.to_owned()));
                         }
                     }
                     let plan = plan_new_item(model, type_def, &Arc::new(item))?;

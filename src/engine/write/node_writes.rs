@@ -56,10 +56,12 @@ pub(super) fn new_item(
         (keys::SK.to_owned(), AttrValue::S(keys::node_key(id))),
         ("__typename".to_owned(), AttrValue::S(type_def.name.clone())),
         ("id".to_owned(), AttrValue::S(id.to_owned())),
-        ("createdAt".to_owned(), AttrValue::S(now.clone())),
-        ("updatedAt".to_owned(), AttrValue::S(now)),
         (VERSION.to_owned(), AttrValue::N("1".to_owned())),
     ]);
+    let times = &type_def.timestamps;
+    for name in [&times.created, &times.updated].into_iter().flatten() {
+        item.insert(name.clone(), AttrValue::S(now.clone()));
+    }
     apply_defaults(type_def, fields, &mut item);
     apply_fields(type_def, fields, &mut item)?;
     check_required(type_def, &item)?;
@@ -152,7 +154,9 @@ pub(super) fn plan_update(
     let mut next = current.clone();
     apply_fields(type_def, fields, &mut next)?;
     next.insert(VERSION.to_owned(), AttrValue::N((version + 1).to_string()));
-    next.insert("updatedAt".to_owned(), AttrValue::S(now()));
+    if let Some(updated) = &type_def.timestamps.updated {
+        next.insert(updated.clone(), AttrValue::S(now()));
+    }
     set_slot_attributes(model, type_def, &mut next);
     check_limits(type_def, &next)?;
 

@@ -279,6 +279,149 @@ impl Reader<'_> {
         }
     }
 
+    /// The times `@model(timestamps:)` keeps for `type_name`, as Amplify reads it: left out,
+    /// `createdAt` and `updatedAt`; `null`, neither; an object renames each it names
+    /// (`{ createdAt: "createdOn", updatedAt: null }`: the creation time as `createdOn`, no
+    /// update time), a name it leaves out keeping its default.
+    pub(super) fn timestamps(
+        &self,
+        type_name: &str,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<crate::model::Timestamps, ModelError> {
+        let mut timestamps = crate::model::Timestamps::default();
+        let Some(argument) = directive.node.get_argument("timestamps") else {
+            return Ok(timestamps);
+        };
+        let here = format!("{type_name}: @model(timestamps:)");
+        let names = match &argument.node {
+            ConstValue::Null => {
+                return Ok(crate::model::Timestamps {
+                    created: None,
+                    updated: None,
+                });
+            }
+            ConstValue::Object(names) => names,
+            _ => {
+                return Err(self.error(
+                    argument.pos,
+                    format!(
+                        "{here} takes null or {{ createdAt: \"<name>\", updatedAt: \"<name>\" }}"
+                    ),
+                ));
+            }
+        };
+        for (key, value) in names {
+            let name = match value {
+                ConstValue::Null => None,
+                ConstValue::String(name) if is_graphql_name(name) => Some(name.clone()),
+                _ => {
+                    return Err(self.error(
+                        argument.pos,
+                        format!("{here}: {key} takes a field name or null, not {value}"),
+                    ));
+                }
+            };
+            match key.as_str() {
+                "createdAt" => timestamps.created = name,
+                "updatedAt" => timestamps.updated = name,
+                other => {
+                    return Err(self.error(
+                        argument.pos,
+                        format!("{here} names createdAt and updatedAt, not {other}"),
+                    ));
+                }
+            }
+        }
+        let clash = match (&timestamps.created, &timestamps.updated) {
+            (Some(created), Some(updated)) if created == updated => Some(created.as_str()),
+            _ => [&timestamps.created, &timestamps.updated]
+                .into_iter()
+                .flatten()
+                .map(String::as_str)
+                .find(|name| {
+                    matches!(*name, "id" | "version" | "__typename")
+                        || super::is_reserved_attribute(name)
+                }),
+        };
+        if let Some(clash) = clash {
+            return Err(self.error(
+                argument.pos,
+                format!("{here}: {clash} cannot be a time's name (it names another field)"),
+            ));
+        }
+        Ok(timestamps)
+    }
+
+    /// Whether `field`, a field `owner` declares, is one of its times as `timestamps` names
+    /// them (declared as Amplify lets a schema declare them: `AWSDateTime` or `String`, with no
+    /// directive), and so served as the time. A `createdAt` or `updatedAt` that the times leave
+    /// out or rename is refused.
+    pub(super) fn declared_timestamp(
+        &self,
+        owner: &str,
+        timestamps: &crate::model::Timestamps,
+        field: &Positioned<async_graphql_parser::types::FieldDefinition>,
+    ) -> Result<bool, ModelError> {
+        let name = field.node.name.node.as_str();
+        let default = matches!(name, "createdAt" | "updatedAt");
+        match (timestamps.is(name), default) {
+            // The default names: as without `timestamps:`.
+            (true, true) | (false, false) => Ok(false),
+            (true, false) => {
+                let ty = field.node.ty.node.to_string();
+                let typed = matches!(
+                    ty.as_str(),
+                    "AWSDateTime" | "AWSDateTime!" | "String" | "String!"
+                );
+                match typed && field.node.directives.is_empty() {
+                    true => Ok(true),
+                    false => Err(self.error(
+                        field.pos,
+                        format!(
+                            "{owner}.{name} is a time kept by @model(timestamps:) as \
+                             `{name}: AWSDateTime!`; declare it so or remove it"
+                        ),
+                    )),
+                }
+            }
+            (false, true) => Err(self.error(
+                field.pos,
+                format!(
+                    "{owner}.{name}: @model(timestamps:) leaves {name} out or renames it; a \
+                     field {name} is not served besides"
+                ),
+            )),
+        }
+    }
+
+    /// Refuses a relation whose parent has a composite primary key: a relation names its
+    /// parent by one stored value, its id.
+    pub(super) fn check_relation_parent(
+        &self,
+        model: &Model,
+        relation: &PendingRelation,
+        field: &crate::model::FieldDef,
+    ) -> Result<(), ModelError> {
+        let parent = match &field.kind {
+            FieldKind::BelongsTo { target, .. } => target.as_str(),
+            FieldKind::HasMany(_) => relation.owner.as_str(),
+            _ => return Ok(()),
+        };
+        match model.type_def(parent) {
+            Some(parent) if !parent.primary_sort.is_empty() => Err(self.error(
+                relation.pos,
+                format!(
+                    "{}.{}: a relation to {parent}, whose @primaryKey has sortKeyFields (a \
+                     composite key), is not served: key {parent} by one field to relate it",
+                    relation.owner,
+                    relation.field,
+                    parent = parent.name
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Finds the keys Amplify's forms left open, and adds the key fields Amplify adds; before
     /// the relations are checked.
     pub(super) fn settle_relation_keys(
@@ -417,22 +560,13 @@ impl Reader<'_> {
     /// Amplify reads them: an argument left out keeps every field of its kind; `null` leaves
     /// them all out; an object names those it keeps (`queries: { get: "getPost" }` keeps the
     /// get query, named `getPost`, and leaves out the list). `subscriptions: { level: off }`
-    /// leaves them out too. `timestamps:` is refused: every node has `createdAt` and `updatedAt`.
+    /// leaves them out too.
     pub(super) fn root_names(
         &self,
         type_name: &str,
         directive: &Positioned<ConstDirective>,
     ) -> Result<RootNames, ModelError> {
         let mut roots = RootNames::in_dialect(type_name, &self.dialect);
-        if let Some(value) = directive.node.get_argument("timestamps") {
-            return Err(self.error(
-                value.pos,
-                format!(
-                    "{type_name}: @model(timestamps:) is not served here: every node has \
-                     createdAt and updatedAt, as Amplify's default"
-                ),
-            ));
-        }
         // Each argument with the names it may give and where each goes.
         type Names<'r> = [(&'static str, &'r mut Option<String>); 3];
         let groups: [(&str, Names<'_>); 2] = [
@@ -724,7 +858,19 @@ mod tests {
             ),
             (
                 "type Post @model { slug: String! @primaryKey(sortKeyFields: [\"day\"]) day: String }",
-                "schema.graphql:1:34: Post.slug: @primaryKey(sortKeyFields:) (a composite primary key) is not served yet",
+                "schema.graphql:1:34: Post.slug: sortKeyFields names \"day\", which is no required scalar field of Post",
+            ),
+            (
+                "type Post @model { id: ID! @primaryKey(sortKeyFields: [\"day\"]) day: String! }",
+                "Post.id: @primaryKey(sortKeyFields:) on id is not served",
+            ),
+            (
+                "type Post @model { slug: String! @primaryKey(sortKeyFields: [\"day\"]) day: String! cs: [C] @hasMany }\ntype C @model { t: String }",
+                "Post.cs: a relation to Post, whose @primaryKey has sortKeyFields (a composite key), is not served",
+            ),
+            (
+                "type Post @model { slug: String! @primaryKey(sortKeyFields: [\"day\"]) @index(name: \"primary\") day: String! }",
+                "two indexes are named primary (the name of its composite primary key's index)",
             ),
             (
                 "type Post @model { slug: String @primaryKey }",
@@ -824,8 +970,8 @@ mod tests {
         );
         refused(&[
             (
-                "type A @model(timestamps: null) { n: Int }",
-                "timestamps:) is not served here",
+                "type A @model(timestamps: { createdAt: \"on\", at: null }) { n: Int }",
+                "A: @model(timestamps:) names createdAt and updatedAt, not at",
             ),
             (
                 "type A @model(queries: { fetch: \"x\" }) { n: Int }",

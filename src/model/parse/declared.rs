@@ -123,6 +123,7 @@ impl Reader<'_> {
         name: &str,
         kind: &async_graphql_parser::types::ObjectType,
         names: &Names<'_>,
+        timestamps: &crate::model::Timestamps,
     ) -> Result<Vec<String>, ModelError> {
         let mut implements = Vec::new();
         for interface in &kind.implements {
@@ -145,7 +146,12 @@ impl Reader<'_> {
                     .iter()
                     .find(|f| f.node.name.node == field.name)
                     .map(|f| f.node.ty.node.to_string());
-                let managed = managed_field_type(&field.name);
+                // The type's times are its own: renamed, or left out.
+                let managed = match field.name.as_str() {
+                    name if timestamps.is(name) => Some("AWSDateTime!"),
+                    "createdAt" | "updatedAt" => None,
+                    name => managed_field_type(name),
+                };
                 let matches = match &written {
                     Some(written) => *written == field.ty,
                     None => managed == Some(field.ty.as_str()),

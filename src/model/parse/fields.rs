@@ -33,7 +33,16 @@ impl Reader<'_> {
                     ty.to_string().as_str(),
                     "AWSDateTime" | "String" | "String!"
                 );
-            if (ty.to_string() == expected || timestamp) && field.node.directives.is_empty() {
+            // `id: ID! @primaryKey` says what is so; with sort key fields it is refused by name.
+            let key = name == "id"
+                && field
+                    .node
+                    .directives
+                    .iter()
+                    .all(|d| d.node.name.node == "primaryKey");
+            if (ty.to_string() == expected || timestamp)
+                && (field.node.directives.is_empty() || key)
+            {
                 return Ok(None);
             }
             return Err(self.error(

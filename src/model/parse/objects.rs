@@ -7,10 +7,10 @@ use crate::model::{
     Allow, AuthRule, DEFAULT_LIST_SHARDS, FieldDef, FieldKind, IndexDef, ListDef, MAX_LIST_SHARDS,
     ModelError, ObjectDef, ScalarType, TypeDef,
 };
-use async_graphql_parser::Positioned;
 use async_graphql_parser::types::{
     BaseType, ConstDirective, FieldDefinition, TypeDefinition, TypeKind,
 };
+use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
 use std::collections::BTreeSet;
 
@@ -170,6 +170,7 @@ impl Reader<'_> {
         };
         let mut is_model = false;
         let mut roots = crate::model::RootNames::in_dialect(&name, &self.dialect);
+        let mut timestamps = crate::model::Timestamps::default();
         let mut list = Some(DEFAULT_LIST_SHARDS);
         let mut list_sort_by = None;
         let mut auth = Vec::new();
@@ -193,6 +194,7 @@ impl Reader<'_> {
                         ],
                     )?;
                     roots = self.root_names(&name, directive)?;
+                    timestamps = self.timestamps(&name, directive)?;
                     is_model = true;
                     list = self.list_argument(directive, &name)?;
                     list_sort_by = self
@@ -214,7 +216,7 @@ impl Reader<'_> {
                 format!("type {name} needs @model: every object type is stored as nodes"),
             ));
         }
-        let implements = self.check_implements(&name, kind, names)?;
+        let implements = self.check_implements(&name, kind, names, &timestamps)?;
 
         let mut fields = Vec::new();
         let mut seen = BTreeSet::new();
@@ -223,20 +225,38 @@ impl Reader<'_> {
             if !seen.insert(field_name) {
                 return Err(self.error(field.pos, format!("{name}.{field_name} is declared twice")));
             }
+            if self.declared_timestamp(&name, &timestamps, field)? {
+                continue;
+            }
             if let Some(field) = self.read_field(&name, field, names, relations)? {
                 fields.push(field);
             }
         }
-        let primary_key = self.read_primary_key(&name, &fields, kind)?;
+        let (primary_key, primary_sort) = self.read_primary_key(&name, &fields, kind)?;
         let mut indexes: Vec<IndexDef> = Vec::new();
+        // A composite key's nodes are listed under the key's first field, sorted by the others.
+        if let Some((key, scalar)) = primary_key.clone().filter(|_| !primary_sort.is_empty()) {
+            indexes.push(IndexDef {
+                name: crate::model::PRIMARY_INDEX.to_owned(),
+                field: key,
+                scalar,
+                sort_fields: primary_sort.clone(),
+                query_field: None,
+                slot: 0,
+            });
+        }
         for field in &kind.fields {
             for directive in &field.node.directives {
                 if directive.node.name.node == "index" {
-                    let index = self.read_index(&name, &fields, field, directive)?;
+                    let index = self.read_index(&name, &fields, &timestamps, field, directive)?;
                     if indexes.iter().any(|i| i.name == index.name) {
+                        let taken = match index.name == crate::model::PRIMARY_INDEX {
+                            true => " (the name of its composite primary key's index)",
+                            false => "",
+                        };
                         return Err(self.error(
                             directive.pos,
-                            format!("type {name}: two indexes are named {}", index.name),
+                            format!("type {name}: two indexes are named {}{taken}", index.name),
                         ));
                     }
                     indexes.push(index);
@@ -305,11 +325,7 @@ impl Reader<'_> {
                 f.name == field_name && matches!(f.kind, FieldKind::Scalar { unique: true, .. })
             });
             let indexed = indexes.iter().any(|index| {
-                index.field == field_name
-                    || index
-                        .sort_field
-                        .as_ref()
-                        .is_some_and(|(f, _)| *f == field_name)
+                index.field == field_name || index.sort_fields.iter().any(|(f, _)| *f == field_name)
             });
             let sorted = list_sort_by.as_ref().is_some_and(|(_, f)| *f == field_name);
             if unique || indexed || sorted {
@@ -332,9 +348,7 @@ impl Reader<'_> {
                     format!("type {name}: @model(listSortBy:) needs a list"),
                 ));
             }
-            Some((_, field)) if field == "createdAt" || field == "updatedAt" => {
-                Some((field, ScalarType::AwsDateTime))
-            }
+            Some((_, field)) if timestamps.is(&field) => Some((field, ScalarType::AwsDateTime)),
             Some((pos, field)) => match fields
                 .iter()
                 .find(|f| f.name == field)
@@ -365,18 +379,23 @@ impl Reader<'_> {
             implements,
             roots,
             primary_key,
+            primary_sort,
+            timestamps,
         })
     }
 
     /// Amplify's `@primaryKey` on a required scalar field of `owner`: the field whose value is
-    /// the node's id. On `id` it is the default; composite keys (`sortKeyFields:`) are refused.
+    /// the node's id, and the required scalar fields of `sortKeyFields:` that complete it. On
+    /// `id` alone it is the default.
+    #[allow(clippy::type_complexity)]
     fn read_primary_key(
         &self,
         owner: &str,
         fields: &[FieldDef],
         kind: &async_graphql_parser::types::ObjectType,
-    ) -> Result<Option<(String, ScalarType)>, ModelError> {
+    ) -> Result<(Option<(String, ScalarType)>, Vec<(String, ScalarType)>), ModelError> {
         let mut key = None;
+        let mut sort = Vec::new();
         for field in &kind.fields {
             for directive in &field.node.directives {
                 if directive.node.name.node != "primaryKey" {
@@ -391,26 +410,47 @@ impl Reader<'_> {
                         format!("type {owner}: one field has @primaryKey"),
                     ));
                 }
-                let sorted = match directive
-                    .node
-                    .get_argument("sortKeyFields")
-                    .map(|v| &v.node)
-                {
-                    None | Some(ConstValue::Null) => false,
-                    Some(ConstValue::List(values)) => !values.is_empty(),
-                    Some(_) => true,
+                let sort_names = self.string_list_argument(directive, "sortKeyFields", &here)?;
+                // A key's fields are given at create: the times are not.
+                let untimed = crate::model::Timestamps {
+                    created: None,
+                    updated: None,
                 };
-                if sorted {
-                    return Err(self.error(
-                        directive.pos,
-                        format!(
-                            "{here}: @primaryKey(sortKeyFields:) (a composite primary key) is \
-                             not served yet: key the type by one field, and give the others \
-                             @index(sortKeyFields:) for sorted queries"
-                        ),
-                    ));
+                sort = self.sort_key_fields(
+                    owner,
+                    &here,
+                    (fields, &untimed),
+                    field_name,
+                    &sort_names,
+                    directive.pos,
+                )?;
+                for (sort_field, scalar) in &sort {
+                    let required = fields.iter().any(|f| {
+                        f.name == *sort_field
+                            && matches!(f.kind, FieldKind::Scalar { required: true, .. })
+                    });
+                    if !required || *scalar == ScalarType::Boolean {
+                        return Err(self.error(
+                            directive.pos,
+                            format!(
+                                "{here}: sortKeyFields names {sort_field:?}, which is no required \
+                                 scalar field of {owner} of text or numbers: each field of a \
+                                 primary key is given when a node is created and names it after"
+                            ),
+                        ));
+                    }
                 }
                 if field_name == "id" {
+                    if !sort.is_empty() {
+                        return Err(self.error(
+                            directive.pos,
+                            format!(
+                                "{here}: @primaryKey(sortKeyFields:) on id is not served: key \
+                                 the type by another field of its own (`slug: String! \
+                                 @primaryKey(sortKeyFields: [...])`)"
+                            ),
+                        ));
+                    }
                     continue;
                 }
                 let declared = fields.iter().find(|f| f.name == field_name);
@@ -419,22 +459,56 @@ impl Reader<'_> {
                         scalar,
                         required: true,
                         ..
-                    }) if !matches!(scalar, ScalarType::AwsJson) => {
+                    }) if !matches!(scalar, ScalarType::AwsJson | ScalarType::Boolean) => {
                         key = Some((field_name.to_owned(), scalar.clone()));
                     }
                     _ => {
                         return Err(self.error(
                             directive.pos,
                             format!(
-                                "{here}: @primaryKey goes on a required scalar field (`{field_name}: \
-                                 String!`): its value is the node's id"
+                                "{here}: @primaryKey goes on a required scalar field of text or \
+                                 numbers (`{field_name}: String!`): its value is the node's id"
                             ),
                         ));
                     }
                 }
             }
         }
-        Ok(key)
+        Ok((key, sort))
+    }
+
+    /// The names a `sortKeyFields:` argument lists (a name alone is a list of one).
+    fn string_list_argument(
+        &self,
+        directive: &Positioned<ConstDirective>,
+        name: &str,
+        here: &str,
+    ) -> Result<Vec<String>, ModelError> {
+        match directive.node.get_argument(name) {
+            None
+            | Some(Positioned {
+                node: ConstValue::Null,
+                ..
+            }) => Ok(Vec::new()),
+            Some(Positioned {
+                node: ConstValue::List(values),
+                pos,
+            }) => values
+                .iter()
+                .map(|value| match value {
+                    ConstValue::String(name) => Ok(name.clone()),
+                    _ => Err(self.error(*pos, format!("{here}: {name} takes field names"))),
+                })
+                .collect(),
+            Some(Positioned {
+                node: ConstValue::String(value),
+                ..
+            }) => Ok(vec![value.clone()]),
+            Some(other) => Err(self.error(
+                other.pos,
+                format!("{here}: {name} takes a list of field names"),
+            )),
+        }
     }
 
     /// Amplify's `@index(name:, sortKeyFields:, queryField:)` on the scalar field `field` of
@@ -444,6 +518,7 @@ impl Reader<'_> {
         &self,
         owner: &str,
         fields: &[FieldDef],
+        timestamps: &crate::model::Timestamps,
         field: &Positioned<FieldDefinition>,
         directive: &Positioned<ConstDirective>,
     ) -> Result<IndexDef, ModelError> {
@@ -461,68 +536,22 @@ impl Reader<'_> {
                 format!("{here}: @index works on scalar fields only"),
             ));
         };
-        let sort_fields: Vec<String> = match directive.node.get_argument("sortKeyFields") {
-            None => Vec::new(),
-            Some(Positioned {
-                node: ConstValue::List(values),
-                pos,
-            }) => values
-                .iter()
-                .map(|value| match value {
-                    ConstValue::String(name) => Ok(name.clone()),
-                    _ => Err(self.error(*pos, format!("{here}: sortKeyFields takes field names"))),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(Positioned {
-                node: ConstValue::String(name),
-                ..
-            }) => vec![name.clone()],
-            Some(other) => {
-                return Err(self.error(
-                    other.pos,
-                    format!("{here}: sortKeyFields takes a list of field names"),
-                ));
-            }
-        };
-        if sort_fields.len() > 1 {
-            return Err(self.error(
-                directive.pos,
-                format!(
-                    "{here}: @index takes one sort key field, not {} (composite sort keys are \
-                     not supported)",
-                    sort_fields.len()
-                ),
-            ));
-        }
-        let sort_field = match sort_fields.first() {
-            None => None,
-            Some(sort) if sort == "createdAt" || sort == "updatedAt" => {
-                Some((sort.clone(), ScalarType::AwsDateTime))
-            }
-            Some(sort) => match fields
-                .iter()
-                .find(|f| f.name == *sort)
-                .and_then(|f| f.scalar())
-            {
-                Some(scalar) if *sort != field_name => Some((sort.clone(), scalar.clone())),
-                _ => {
-                    return Err(self.error(
-                        directive.pos,
-                        format!(
-                            "{here}: sortKeyFields names {sort:?}, which is no other scalar \
-                             field of {owner}"
-                        ),
-                    ));
-                }
-            },
-        };
+        let sort_fields = self.string_list_argument(directive, "sortKeyFields", &here)?;
+        let sort_fields = self.sort_key_fields(
+            owner,
+            &here,
+            (fields, timestamps),
+            &field_name,
+            &sort_fields,
+            directive.pos,
+        )?;
         let suffix = format!(
             "{}{}",
             crate::model::upper_first(&field_name),
-            sort_field
-                .as_ref()
+            sort_fields
+                .iter()
                 .map(|(sort, _)| format!("And{}", crate::model::upper_first(sort)))
-                .unwrap_or_default()
+                .collect::<String>()
         );
         let name = self
             .optional_string_argument(directive, "name")?
@@ -565,10 +594,48 @@ impl Reader<'_> {
             name,
             field: field_name,
             scalar,
-            sort_field,
+            sort_fields,
             query_field,
             slot: 0,
         })
+    }
+
+    /// The fields `sortKeyFields:` names on a key of `key_field`, with their types: each
+    /// another scalar field of `owner` (or a timestamp), named once.
+    fn sort_key_fields(
+        &self,
+        owner: &str,
+        here: &str,
+        (fields, timestamps): (&[FieldDef], &crate::model::Timestamps),
+        key_field: &str,
+        names: &[String],
+        pos: Pos,
+    ) -> Result<Vec<(String, ScalarType)>, ModelError> {
+        let mut sort_fields: Vec<(String, ScalarType)> = Vec::new();
+        for sort in names {
+            let scalar = match fields
+                .iter()
+                .find(|f| f.name == *sort)
+                .and_then(|f| f.scalar())
+            {
+                _ if sort == key_field || sort_fields.iter().any(|(f, _)| f == sort) => None,
+                Some(ScalarType::AwsJson) => None,
+                Some(scalar) => Some(scalar.clone()),
+                None if timestamps.is(sort) => Some(ScalarType::AwsDateTime),
+                None => None,
+            };
+            let Some(scalar) = scalar else {
+                return Err(self.error(
+                    pos,
+                    format!(
+                        "{here}: sortKeyFields names {sort:?}, which is no other scalar field of \
+                         {owner} (each sort key field is a scalar field, named once)"
+                    ),
+                ));
+            };
+            sort_fields.push((sort.clone(), scalar));
+        }
+        Ok(sort_fields)
     }
 
     /// `@model(list: false)` (no type index), or the shards of `@model(listShards: N)`.
@@ -682,7 +749,7 @@ mod tests {
                     i.name.as_str(),
                     i.field.as_str(),
                     i.slot,
-                    i.sort_field.as_ref().map(|(f, _)| f.as_str()),
+                    i.sort_fields.first().map(|(f, _)| f.as_str()),
                     i.query_field.as_deref().unwrap_or_default(),
                 )
             })
@@ -722,8 +789,8 @@ mod tests {
         assert_eq!(model.indexes, vec![1, 2, 3, 4]);
         for (fields, said) in [
             (
-                "a: String @index(sortKeyFields: [\"b\", \"c\"]) b: String c: String",
-                "takes one sort key field, not 2",
+                "a: String @index(sortKeyFields: [\"b\", \"b\"]) b: String",
+                "which is no other scalar field of A (each sort key field is a scalar field, named once)",
             ),
             (
                 "a: String @index(sortKeyFields: [\"zz\"])",
@@ -749,6 +816,89 @@ mod tests {
         ] {
             let error = error_of(&format!("type A @model {{ {fields} }}"));
             assert!(error.contains(said), "{fields}: {error}");
+        }
+    }
+
+    #[test]
+    fn model_timestamps_name_the_times_and_keys_hold_text_or_numbers() {
+        let model = Model::parse(
+            "schema.graphql",
+            "type A @model(timestamps: { createdAt: \"createdOn\", updatedAt: null }) {
+               n: Int @index(sortKeyFields: [\"createdOn\"]) createdOn: AWSDateTime
+             }
+             type B @model(timestamps: null) { n: Int }",
+        )
+        .expect("the schema loads");
+        let times: Vec<(Option<&str>, Option<&str>)> = model
+            .types
+            .iter()
+            .map(|t| {
+                (
+                    t.timestamps.created.as_deref(),
+                    t.timestamps.updated.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(times, [(Some("createdOn"), None), (None, None)]);
+        assert!(
+            model.types[0].field("createdOn").is_none(),
+            "a time, not a field"
+        );
+        // An interface's time is the type's own, as named.
+        Model::parse(
+            "schema.graphql",
+            "interface Stamped { createdOn: AWSDateTime! }
+             type A implements Stamped @model(timestamps: { createdAt: \"createdOn\" }) { n: Int }",
+        )
+        .expect("a renamed time meets the interface");
+        for (schema, said) in [
+            (
+                "type A @model(timestamps: { createdAt: \"at\", updatedAt: \"at\" }) { n: Int }",
+                "A: @model(timestamps:): at cannot be a time's name",
+            ),
+            (
+                "type A @model(timestamps: { createdAt: \"version\" }) { n: Int }",
+                "version cannot be a time's name",
+            ),
+            (
+                "interface S { createdAt: AWSDateTime! }\ntype A implements S @model(timestamps: null) { n: Int }",
+                "type A implements S, so it needs the field `createdAt: AWSDateTime!`",
+            ),
+            (
+                "type A @model(timestamps: { updatedAt: \"PK01\" }) { n: Int }",
+                "PK01 cannot be a time's name",
+            ),
+            (
+                "type A @model { k: String! @primaryKey(sortKeyFields: [\"b\"]) b: Boolean! }",
+                "sortKeyFields names \"b\", which is no required scalar field of A of text or numbers",
+            ),
+            (
+                "type A @model { b: Boolean! @primaryKey }",
+                "A.b: @primaryKey goes on a required scalar field of text or numbers",
+            ),
+            (
+                "type A @model(timestamps: { createdAt: \"not a name\" }) { n: Int }",
+                "createdAt takes a field name or null",
+            ),
+            (
+                "type A @model(timestamps: \"x\") { n: Int }",
+                "takes null or { createdAt",
+            ),
+            (
+                "type A @model(timestamps: { createdAt: \"on\" }) { n: Int on: Int }",
+                "A.on is a time kept by @model(timestamps:) as `on: AWSDateTime!`",
+            ),
+            (
+                "type A @model(timestamps: null) { n: Int createdAt: AWSDateTime }",
+                "A.createdAt: @model(timestamps:) leaves createdAt out or renames it",
+            ),
+            (
+                "type A @model(timestamps: null) { n: Int @index(sortKeyFields: [\"createdAt\"]) }",
+                "sortKeyFields names \"createdAt\", which is no other scalar field of A",
+            ),
+        ] {
+            let error = Model::parse("schema.graphql", schema).expect_err(schema);
+            assert!(error.to_string().contains(said), "{schema}: {error}");
         }
     }
 }

@@ -30,6 +30,7 @@ impl Reader<'_> {
                 .field(&relation.field)
                 .expect("pending relations name read fields");
             let here = format!("{}.{}", relation.owner, relation.field);
+            self.check_relation_parent(model, relation, field)?;
             match &field.kind {
                 FieldKind::BelongsTo {
                     target,

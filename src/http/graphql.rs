@@ -61,6 +61,10 @@ pub async fn graphql_get(
 ) -> Response {
     let (mut parts, _) = request.into_parts();
     if super::websocket::is_upgrade(&parts.headers) {
+        // AppSync's clients bring their credentials with the upgrade, in its own way.
+        if super::realtime::carries_credentials(&parts) {
+            return super::realtime::upgrade(state, parts).await;
+        }
         // Credentials come over the socket (`connection_init`), not with the upgrade.
         return super::websocket::upgrade(state, parts).await;
     }

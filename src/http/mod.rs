@@ -7,7 +7,9 @@
 //! request id, span, CORS, compression, time limit, panic capture, body limit. `/graphql` also
 //! speaks GraphQL over WebSocket (`websocket`) and over Server-Sent Events in both of
 //! graphql-sse's modes (`sse`: a `PUT` reserves a stream, a `DELETE` stops one of its
-//! operations), and serves GraphiQL from the binary (`graphiql`).
+//! operations), and serves GraphiQL from the binary (`graphiql`). `/graphql/realtime` (and
+//! `/graphql`, for a socket carrying AppSync's credentials) speaks AppSync's real-time
+//! protocol (`realtime`).
 
 mod credentials;
 mod graphiql;
@@ -16,6 +18,7 @@ mod health;
 mod layers;
 mod metrics;
 mod pending;
+mod realtime;
 mod serve;
 mod sse;
 mod sse_reservations;
@@ -28,7 +31,7 @@ use axum::routing::get;
 
 use crate::config::HttpConfig;
 
-use state::ROUTES;
+use state::{REALTIME, ROUTES};
 
 pub use layers::with_layers;
 pub use metrics::HttpMetrics;
@@ -66,6 +69,8 @@ pub fn router(state: AppState, config: &HttpConfig) -> Router {
         .route(readyz, get(health::readyz))
         .route(metrics, get(health::metrics))
         .route(root, get(graphiql::root))
+        // AppSync's real-time endpoint: the socket checks its own credentials.
+        .route(REALTIME, get(realtime::realtime))
         .route(graphiql_assets, get(graphiql::asset))
         .merge(graphql)
         .with_state(state);

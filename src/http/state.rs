@@ -106,6 +106,10 @@ impl AppState {
     }
 }
 
+/// AppSync's real-time endpoint: the GraphQL endpoint's path and `/realtime`, where
+/// `aws-amplify` connects its subscriptions.
+pub(super) const REALTIME: &str = "/graphql/realtime";
+
 /// The paths the router serves.
 pub(super) const ROUTES: [&str; 6] = [
     "/graphql",

@@ -43,9 +43,9 @@ const INIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The bytes a socket reads into at once (tungstenite allocates them up front: 128 KiB by
 /// default, which 5,000 sockets that never send `connection_init` turned into 485 MB). A
 /// larger message is read in several reads.
-const READ_BUFFER_BYTES: usize = 4 * 1024;
+pub(super) const READ_BUFFER_BYTES: usize = 4 * 1024;
 /// What a socket buffers before it writes: events are small, and flushed one by one.
-const WRITE_BUFFER_BYTES: usize = 8 * 1024;
+pub(super) const WRITE_BUFFER_BYTES: usize = 8 * 1024;
 /// The start of the message of a refused `connection_init`, to tell its close frame from
 /// others that async-graphql sends with the same code.
 const FORBIDDEN: &str = "Forbidden";
@@ -316,10 +316,10 @@ async fn serve(
 
 /// Counts a connection as open while it lives: in the state (shutdown waits for none) and in
 /// `/metrics`.
-struct Counted(AppState);
+pub(super) struct Counted(AppState);
 
 impl Counted {
-    fn new(state: AppState) -> Counted {
+    pub(super) fn new(state: AppState) -> Counted {
         Counted::count(&state, 1);
         Counted(state)
     }

@@ -375,8 +375,8 @@ pub async fn sse_events(response: &mut reqwest::Response, events: usize) -> Vec<
 }
 
 /// The HS256 secret of the tokens the per-user rule tests make.
-const RULES_SECRET: &str = "a-test-secret-that-is-long-enough-for-hs256";
-const RULES_ISSUER: &str = "local";
+pub(crate) const RULES_SECRET: &str = "a-test-secret-that-is-long-enough-for-hs256";
+pub(crate) const RULES_ISSUER: &str = "local";
 
 /// Server settings that let in `api_key` and the tokens [`user_token`] makes.
 pub fn api_key_and_tokens(api_key: &str) -> HttpConfig {

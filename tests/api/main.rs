@@ -42,6 +42,7 @@ mod migrations;
 mod nested;
 mod network;
 mod readme;
+mod realtime;
 mod resolvers;
 mod rules;
 mod schema;

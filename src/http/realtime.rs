@@ -1,0 +1,651 @@
+//! AppSync's real-time WebSocket protocol, as AWS documents it ("Building a real-time WebSocket
+//! client" in the AppSync developer guide) and `aws-amplify`'s subscriptions speak it: at
+//! `/graphql/realtime`, and at `/graphql` for a socket that carries its credentials the AppSync
+//! way (a `header-<base64url>` subprotocol or a `header` query parameter; without them,
+//! `/graphql` speaks graphql-transport-ws and graphql-ws, in `websocket`).
+//!
+//! The handshake carries the connection's credentials: `header`, base64 JSON of `host` and
+//! `x-api-key` or `Authorization` (a JWT with or without `Bearer`, or a Lambda authorizer's
+//! token), in the query string or, as Amplify v6 sends it, in a `header-<base64url>`
+//! subprotocol beside `graphql-ws`. Then `connection_init` → `connection_ack` (with
+//! `connectionTimeoutMs`) and a `ka` every minute; `start` (`payload.data`, a JSON string
+//! holding the query and its variables; `payload.extensions.authorization`, the credentials of
+//! that subscription, which may differ from the connection's) → `start_ack`, a `data` message
+//! per event, and `error` messages in AppSync's shape; `stop` → `complete`. AppSync's error
+//! types name what goes wrong: `UnauthorizedException`, `BadRequestException`,
+//! `MaxSubscriptionsReachedError`, `DuplicatedOperationError`, `UnsupportedOperation`.
+//!
+//! Each subscription runs through [`Transport`](crate::graphql::Transport), as those of
+//! graphql-transport-ws and SSE do: the same engine, rules, filters, limits and relays. The
+//! socket keeps the bounds of the others: the connection count, the sockets waiting for
+//! `connection_init` (`--max-pending-sockets`), the operations per connection, the message
+//! size; it closes when the token expires (`4403`) and when the server stops (`1012`).
+//!
+//! No crate speaks this protocol on a server (async-graphql's WebSocket knows
+//! graphql-transport-ws and graphql-ws only), so this module is the protocol alone, over
+//! axum's WebSocket.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_graphql::Data;
+use async_graphql::Executor as _;
+use axum::extract::FromRequestParts;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use futures::{FutureExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::state::AppState;
+use super::websocket::{Counted, READ_BUFFER_BYTES, WRITE_BUFFER_BYTES};
+use crate::auth::{API_KEY_HEADER, Caller, RequestContext};
+use crate::graphql::RequestHeaders;
+
+/// The subprotocol AppSync's clients ask for (beside the one carrying their credentials).
+const PROTOCOL: &str = "graphql-ws";
+/// The prefix of the subprotocol that carries the credentials, base64url-encoded.
+const HEADER_PROTOCOL: &str = "header-";
+/// How long a client waits for a `ka` before it gives the connection up, as AppSync says.
+const CONNECTION_TIMEOUT_MS: u64 = 300_000;
+/// How often a `ka` is sent: well within [`CONNECTION_TIMEOUT_MS`].
+const KEEP_ALIVE: Duration = Duration::from_secs(60);
+/// How long a client has to send `connection_init` after the upgrade.
+const INIT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Whether an upgrade to `/graphql` carries AppSync's credentials, and so speaks its protocol.
+pub(super) fn carries_credentials(parts: &Parts) -> bool {
+    header_subprotocol(&parts.headers).is_some() || header_parameter(parts).is_some()
+}
+
+/// `/graphql/realtime`: an upgrade to AppSync's protocol, or a clear error.
+pub(super) async fn realtime(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    request: axum::extract::Request,
+) -> Response {
+    let (parts, _) = request.into_parts();
+    if !super::websocket::is_upgrade(&parts.headers) {
+        let body = json!({ "errors": [{
+            "message": "/graphql/realtime takes a WebSocket that speaks AppSync's real-time \
+                        protocol; send queries and mutations to /graphql",
+            "errorType": "BadRequestException",
+        }] });
+        return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
+    }
+    upgrade(state, parts).await
+}
+
+/// Answers an upgrade to AppSync's protocol. A handshake whose `header` cannot be read is
+/// answered on the socket, at `connection_init`, as AppSync answers it.
+pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
+    let upgrade = match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+        Ok(upgrade) => upgrade,
+        Err(rejection) => {
+            let body = json!({ "errors": [{ "message": rejection.body_text() }] });
+            return (rejection.status(), axum::Json(body)).into_response();
+        }
+    };
+    let handshake = Handshake::read(&parts);
+    let headers = super::state::request_headers(&parts.headers);
+    let max_message = state.inner.max_message_bytes;
+    upgrade
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .write_buffer_size(WRITE_BUFFER_BYTES)
+        .max_message_size(max_message)
+        .max_frame_size(max_message)
+        .protocols([PROTOCOL])
+        .on_upgrade(move |socket| serve(state, socket, handshake, headers))
+}
+
+/// What went wrong, as AppSync names it: its error type, its HTTP-like code and a message.
+#[derive(Debug, Clone)]
+struct Refusal {
+    error_type: &'static str,
+    code: u16,
+    message: String,
+}
+
+impl Refusal {
+    fn bad_request(message: impl Into<String>) -> Refusal {
+        Refusal {
+            error_type: "BadRequestException",
+            code: 400,
+            message: message.into(),
+        }
+    }
+
+    fn unauthorized(message: impl Into<String>) -> Refusal {
+        Refusal {
+            error_type: "UnauthorizedException",
+            code: 401,
+            message: message.into(),
+        }
+    }
+
+    /// Its entry of an `errors` list.
+    fn error(&self) -> Value {
+        json!({ "errorType": self.error_type, "errorCode": self.code, "message": self.message })
+    }
+}
+
+/// The credentials a handshake or a `start` presents: the entries of its `header` (or
+/// `authorization`) object, names in lower case. `None`: it presented none.
+#[derive(Debug, Default, Clone)]
+struct Handshake {
+    credentials: Option<HashMap<String, String>>,
+}
+
+impl Handshake {
+    fn read(parts: &Parts) -> Result<Handshake, Refusal> {
+        let encoded = header_subprotocol(&parts.headers).or_else(|| header_parameter(parts));
+        let Some(encoded) = encoded else {
+            return Ok(Handshake::default());
+        };
+        let decoded = decode(&encoded).ok_or_else(|| {
+            Refusal::bad_request("the header parameter is not base64-encoded JSON")
+        })?;
+        let object = serde_json::from_slice::<Value>(&decoded)
+            .ok()
+            .and_then(|value| value.as_object().cloned())
+            .ok_or_else(|| Refusal::bad_request("the header parameter is not a JSON object"))?;
+        let credentials = credentials_of(&object)?;
+        Ok(Handshake {
+            credentials: Some(credentials),
+        })
+    }
+}
+
+/// The entries of a credentials object, checked as AppSync checks them: `host` is given.
+fn credentials_of(
+    object: &serde_json::Map<String, Value>,
+) -> Result<HashMap<String, String>, Refusal> {
+    let credentials: HashMap<String, String> = object
+        .iter()
+        .filter_map(|(name, value)| Some((name.to_ascii_lowercase(), value.as_str()?.to_owned())))
+        .collect();
+    if !credentials.contains_key("host") {
+        return Err(Refusal::bad_request(
+            "the credentials name no host: give the API's host, as AppSync's clients do",
+        ));
+    }
+    Ok(credentials)
+}
+
+/// base64 in any of its alphabets, padded or not (the query parameter is standard base64, the
+/// subprotocol base64url).
+fn decode(encoded: &str) -> Option<Vec<u8>> {
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    let trimmed = encoded.trim_end_matches('=');
+    URL_SAFE_NO_PAD
+        .decode(trimmed)
+        .or_else(|_| STANDARD_NO_PAD.decode(trimmed))
+        .ok()
+}
+
+/// The credentials Amplify v6 sends in a `header-<base64url>` subprotocol.
+fn header_subprotocol(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .find_map(|protocol| protocol.trim().strip_prefix(HEADER_PROTOCOL))
+        .map(str::to_owned)
+}
+
+/// The `header` query parameter of the handshake AppSync documents.
+fn header_parameter(parts: &Parts) -> Option<String> {
+    let query = parts.uri.query()?;
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(name, _)| name == "header")
+        .map(|(_, value)| value.into_owned())
+}
+
+/// Who presents `credentials`: with no authentication configured, anyone.
+async fn caller_of(
+    state: &AppState,
+    credentials: Option<&HashMap<String, String>>,
+    headers: &RequestHeaders,
+) -> Result<Caller, Refusal> {
+    let Some(auth) = state.inner.auth.as_deref() else {
+        return Ok(Caller::Anonymous);
+    };
+    let get = |name: &str| credentials.and_then(|c| c.get(name)).map(String::as_str);
+    auth.authenticate(
+        get(header::AUTHORIZATION.as_str()),
+        get(API_KEY_HEADER),
+        &RequestContext {
+            headers: headers.0.clone(),
+            ..RequestContext::default()
+        },
+    )
+    .await
+    .map_err(|reason| Refusal::unauthorized(reason.to_string()))
+}
+
+/// One connection: what it has said and what runs on it.
+struct Connection {
+    state: AppState,
+    out: mpsc::Sender<Message>,
+    handshake: Result<Handshake, Refusal>,
+    headers: RequestHeaders,
+    /// The connection's caller, once `connection_init` is acknowledged.
+    caller: Option<Caller>,
+    /// The subscriptions running, by id.
+    running: HashMap<String, tokio::task::AbortHandle>,
+    /// Told the id of each subscription that ends by itself.
+    done: mpsc::UnboundedSender<String>,
+}
+
+async fn serve(
+    state: AppState,
+    socket: WebSocket,
+    handshake: Result<Handshake, Refusal>,
+    headers: RequestHeaders,
+) {
+    let _counted = Counted::new(state.clone());
+    let waiting = state.inner.pending.enter();
+    let (sink, mut incoming) = socket.split();
+    let (out, outgoing) = mpsc::channel::<Message>(64);
+    let writer = tokio::spawn(tokio_stream_of(outgoing).map(Ok).forward(sink));
+    let (done, mut ended) = mpsc::unbounded_channel::<String>();
+    let mut closing = state.inner.closing.subscribe();
+    let mut connection = Connection {
+        state,
+        out,
+        handshake,
+        headers,
+        caller: None,
+        running: HashMap::new(),
+        done,
+    };
+    let mut keep_alive =
+        tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
+    let init_deadline = tokio::time::sleep(INIT_TIMEOUT);
+    tokio::pin!(init_deadline);
+    let evicted = waiting.evicted();
+    tokio::pin!(evicted);
+    let mut expiry = futures::future::Either::Left(std::future::pending::<()>());
+    let close = loop {
+        let acknowledged = connection.caller.is_some();
+        tokio::select! {
+            message = incoming.next() => match message {
+                Some(Ok(Message::Text(text))) => {
+                    match connection.on_message(text.as_str()).await {
+                        Step::Go => {}
+                        Step::Acknowledged(exp) => {
+                            waiting.initialised();
+                            expiry = futures::future::Either::Right(Box::pin(crate::auth::expired(exp)));
+                        }
+                        Step::Close(code, reason) => break Some((code, reason)),
+                    }
+                }
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break None,
+                Some(Ok(_)) => {}
+            },
+            _ = keep_alive.tick(), if acknowledged => connection.send(json!({ "type": "ka" })).await,
+            () = &mut init_deadline, if !acknowledged => {
+                break Some((4408, "Connection initialisation timeout".to_owned()));
+            }
+            () = &mut evicted, if !acknowledged => break Some((
+                4408,
+                "Connection initialisation timeout: too many connections wait to initialise"
+                    .to_owned(),
+            )),
+            () = &mut expiry => {
+                connection.send(json!({ "type": "error", "payload": { "errors": [
+                    Refusal::unauthorized("Token has expired.").error()
+                ] } })).await;
+                break Some((4403, "Forbidden: the token expired".to_owned()));
+            }
+            // 1012 (service restart): clients reconnect, to another replica or this one restarted.
+            () = async { let _ = closing.wait_for(|closing| *closing).await; } => {
+                break Some((1012, "the server is restarting".to_owned()));
+            }
+            Some(id) = ended.recv() => {
+                connection.running.remove(&id);
+            }
+        }
+    };
+    for (_, running) in connection.running.drain() {
+        running.abort();
+    }
+    if let Some((code, reason)) = close {
+        let _ = connection
+            .out
+            .send(Message::Close(Some(CloseFrame {
+                code,
+                reason: reason.into(),
+            })))
+            .await;
+    }
+    drop(connection);
+    let _ = writer.await;
+}
+
+/// The receiver as a stream.
+fn tokio_stream_of(mut receiver: mpsc::Receiver<Message>) -> impl futures::Stream<Item = Message> {
+    futures::stream::poll_fn(move |context| receiver.poll_recv(context))
+}
+
+/// What a message leaves the connection to do.
+enum Step {
+    Go,
+    /// `connection_init` was acknowledged; the caller's token expires then (seconds since the
+    /// epoch), if it does.
+    Acknowledged(Option<u64>),
+    /// The connection ends with this close frame.
+    Close(u16, String),
+}
+
+impl Connection {
+    async fn send(&self, message: Value) {
+        let _ = self.out.send(Message::text(message.to_string())).await;
+    }
+
+    /// An `error` message about the operation `id` (or the connection, without one).
+    async fn error(&self, id: Option<&str>, refusal: Refusal) {
+        let mut message = json!({ "type": "error", "payload": { "errors": [refusal.error()] } });
+        if let Some(id) = id {
+            message["id"] = json!(id);
+        }
+        self.send(message).await;
+    }
+
+    async fn on_message(&mut self, text: &str) -> Step {
+        let Some(message) = serde_json::from_str::<Value>(text)
+            .ok()
+            .filter(Value::is_object)
+        else {
+            self.error(
+                None,
+                Refusal::bad_request("a message is a JSON object with a type"),
+            )
+            .await;
+            return Step::Go;
+        };
+        let id = message.get("id").and_then(Value::as_str);
+        match message.get("type").and_then(Value::as_str) {
+            Some("connection_init") => self.connection_init().await,
+            Some("start") => {
+                self.start(id, message.get("payload")).await;
+                Step::Go
+            }
+            Some("stop") => {
+                if let Some(id) = id {
+                    if let Some(running) = self.running.remove(id) {
+                        running.abort();
+                    }
+                    self.send(json!({ "type": "complete", "id": id })).await;
+                }
+                Step::Go
+            }
+            other => {
+                let named = other.unwrap_or("a message without a type");
+                self.error(
+                    id,
+                    Refusal {
+                        error_type: "UnsupportedOperation",
+                        code: 400,
+                        message: format!("{named} is not supported through the realtime channel"),
+                    },
+                )
+                .await;
+                Step::Go
+            }
+        }
+    }
+
+    /// `connection_init`: the handshake's credentials, checked; `connection_ack` and a first
+    /// `ka`, or `connection_error` and the end of the connection.
+    async fn connection_init(&mut self) -> Step {
+        if self.caller.is_some() {
+            self.acknowledge().await;
+            return Step::Go;
+        }
+        let checked = match &self.handshake {
+            Ok(handshake) => {
+                caller_of(&self.state, handshake.credentials.as_ref(), &self.headers).await
+            }
+            Err(refusal) => Err(refusal.clone()),
+        };
+        match checked {
+            Ok(caller) => {
+                let exp = caller.expires_at();
+                self.caller = Some(caller);
+                self.acknowledge().await;
+                Step::Acknowledged(exp)
+            }
+            Err(refusal) => {
+                tracing::info!(reason = %refusal.message, "refused an AppSync real-time connection");
+                self.send(json!({
+                    "type": "connection_error",
+                    "payload": { "errors": [refusal.error()] },
+                }))
+                .await;
+                let code = match refusal.code {
+                    401 => 4401,
+                    _ => 4400,
+                };
+                Step::Close(code, refusal.error_type.to_owned())
+            }
+        }
+    }
+
+    async fn acknowledge(&self) {
+        self.send(json!({
+            "type": "connection_ack",
+            "payload": { "connectionTimeoutMs": CONNECTION_TIMEOUT_MS },
+        }))
+        .await;
+        self.send(json!({ "type": "ka" })).await;
+    }
+
+    /// `start`: a subscription, run with the credentials of its own `authorization` (or the
+    /// connection's).
+    async fn start(&mut self, id: Option<&str>, payload: Option<&Value>) {
+        let Some(id) = id.filter(|id| !id.is_empty()) else {
+            self.error(None, Refusal::bad_request("start needs an id"))
+                .await;
+            return;
+        };
+        match self.request_of(id, payload).await {
+            Ok((request, caller)) => self.run(id.to_owned(), request, caller).await,
+            Err(refusal) => self.error(Some(id), refusal).await,
+        }
+    }
+
+    /// The request and the caller of a `start`, or why it cannot run.
+    async fn request_of(
+        &self,
+        id: &str,
+        payload: Option<&Value>,
+    ) -> Result<(async_graphql::Request, Caller), Refusal> {
+        let Some(connection_caller) = &self.caller else {
+            return Err(Refusal::bad_request(
+                "start before connection_ack: send connection_init first",
+            ));
+        };
+        if self.running.contains_key(id) {
+            return Err(Refusal {
+                error_type: "DuplicatedOperationError",
+                code: 400,
+                message: format!("Duplicate operation with Id {id}"),
+            });
+        }
+        let most = self.state.inner.max_subscriptions_per_connection;
+        if self.running.len() >= most {
+            return Err(Refusal {
+                error_type: "MaxSubscriptionsReachedError",
+                code: 400,
+                message: format!("Max number of {most} subscriptions reached"),
+            });
+        }
+        let data = payload
+            .and_then(|payload| payload.get("data"))
+            .and_then(Value::as_str)
+            .and_then(|data| serde_json::from_str::<Value>(data).ok())
+            .filter(Value::is_object)
+            .ok_or_else(|| {
+                Refusal::bad_request(
+                    "payload.data must be a JSON string holding the query and its variables",
+                )
+            })?;
+        let Some(query) = data.get("query").and_then(Value::as_str) else {
+            return Err(Refusal::bad_request("payload.data holds no query"));
+        };
+        let mut request = async_graphql::Request::new(query);
+        if let Some(variables) = data.get("variables").filter(|v| !v.is_null()) {
+            request = request.variables(async_graphql::Variables::from_json(variables.clone()));
+        }
+        if let Some(name) = data.get("operationName").and_then(Value::as_str) {
+            request = request.operation_name(name);
+        }
+        let name = request.operation_name.clone();
+        let subscription = request
+            .parsed_query()
+            .map(|document| crate::graphql::operation_type(document, name.as_deref()));
+        if let Ok(Some(kind)) = subscription
+            && kind != async_graphql::parser::types::OperationType::Subscription
+        {
+            return Err(Refusal {
+                error_type: "UnsupportedOperation",
+                code: 400,
+                message: format!(
+                    "the realtime channel takes subscriptions; send a {kind} to /graphql"
+                ),
+            });
+        }
+        // Each subscription may bring credentials of its own, as AppSync allows.
+        let authorization = payload
+            .and_then(|payload| payload.pointer("/extensions/authorization"))
+            .and_then(Value::as_object);
+        let caller = match authorization {
+            Some(object) => {
+                let credentials = credentials_of(object)?;
+                caller_of(&self.state, Some(&credentials), &self.headers).await?
+            }
+            None => connection_caller.clone(),
+        };
+        Ok((request, caller))
+    }
+
+    /// Runs a subscription: `start_ack` once it is running, a `data` message per event, and
+    /// `complete` when it ends; an `error` instead when it cannot run.
+    async fn run(&mut self, id: String, request: async_graphql::Request, caller: Caller) {
+        let mut data = Data::default();
+        data.insert(caller);
+        data.insert(self.headers.clone());
+        let mut events = self
+            .state
+            .transport()
+            .execute_stream(request, Some(Arc::new(data)));
+        // A document that does not validate is answered at once, before any event.
+        let first = events.next().now_or_never();
+        match first {
+            Some(Some(response)) if response.data == async_graphql::Value::Null => {
+                let errors = appsync_errors(&response);
+                self.send(json!({ "type": "error", "id": id, "payload": { "errors": errors } }))
+                    .await;
+                return;
+            }
+            Some(None) => {
+                self.send(json!({ "type": "start_ack", "id": id })).await;
+                self.send(json!({ "type": "complete", "id": id })).await;
+                return;
+            }
+            _ => {}
+        }
+        self.send(json!({ "type": "start_ack", "id": id })).await;
+        let out = self.out.clone();
+        let done = self.done.clone();
+        let running_id = id.clone();
+        let task = tokio::spawn(async move {
+            let first = first.flatten();
+            let mut events = futures::stream::iter(first).chain(events);
+            while let Some(response) = events.next().await {
+                let message = data_message(&running_id, &response);
+                if out.send(Message::text(message.to_string())).await.is_err() {
+                    return;
+                }
+            }
+            let complete = json!({ "type": "complete", "id": running_id });
+            let _ = out.send(Message::text(complete.to_string())).await;
+            let _ = done.send(running_id);
+        });
+        self.running.insert(id, task.abort_handle());
+    }
+}
+
+/// An event as AppSync sends it: `data` with the response's data and errors.
+fn data_message(id: &str, response: &async_graphql::Response) -> Value {
+    let mut payload = json!({ "data": response.data });
+    if !response.errors.is_empty() {
+        payload["errors"] = Value::Array(appsync_errors(response));
+    }
+    json!({ "type": "data", "id": id, "payload": payload })
+}
+
+/// A response's errors in AppSync's shape: each with its `errorType` beside its message.
+fn appsync_errors(response: &async_graphql::Response) -> Vec<Value> {
+    response
+        .errors
+        .iter()
+        .map(|error| {
+            let error_type = error
+                .extensions
+                .as_ref()
+                .and_then(|extensions| extensions.get("errorType"))
+                .and_then(|value| match value {
+                    async_graphql::Value::String(kind) => Some(kind.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| "GraphQLError".to_owned());
+            let mut entry = json!({ "errorType": error_type, "message": error.message });
+            if !error.locations.is_empty() {
+                entry["locations"] = json!(
+                    error
+                        .locations
+                        .iter()
+                        .map(|at| json!({ "line": at.line, "column": at.column }))
+                        .collect::<Vec<_>>()
+                );
+            }
+            if !error.path.is_empty() {
+                entry["path"] = serde_json::to_value(&error.path).unwrap_or(Value::Null);
+            }
+            entry
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_read_in_either_base64_alphabet_and_need_a_host() {
+        let header = r#"{"host":"example.com","x-api-key":"da2-abc?>"}"#;
+        for encoded in [
+            base64::engine::general_purpose::STANDARD.encode(header),
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(header),
+        ] {
+            let decoded = decode(&encoded).expect("base64");
+            assert_eq!(decoded, header.as_bytes());
+        }
+        let object = json!({ "Host": "example.com", "X-Api-Key": "k", "n": 1 });
+        let credentials = credentials_of(object.as_object().expect("an object")).expect("a host");
+        assert_eq!(credentials.get("x-api-key").map(String::as_str), Some("k"));
+        assert!(!credentials.contains_key("n"), "only text values");
+        let refused = credentials_of(json!({ "x-api-key": "k" }).as_object().expect("an object"));
+        assert_eq!(
+            refused.expect_err("no host").error_type,
+            "BadRequestException"
+        );
+        assert!(decode("not base64!").is_none());
+    }
+}

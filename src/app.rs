@@ -56,6 +56,8 @@ pub enum StartupError {
          --jwt-issuer for a schema with owner or group rules"
     )]
     IssuersShareIdentities(String, usize, &'static str),
+    #[error("cannot serve TLS: {0}")]
+    Tls(#[from] http::TlsError),
     #[error("cannot listen on {address}")]
     Listen {
         address: SocketAddr,
@@ -222,7 +224,11 @@ struct Starting {
 }
 
 impl Starting {
-    fn serve(listener: SharedListener, limits: ConnectionLimits) -> Starting {
+    fn serve(
+        listener: SharedListener,
+        limits: ConnectionLimits,
+        tls: Option<http::Tls>,
+    ) -> Starting {
         let phase = tokio::sync::watch::Sender::new("reading the schema".to_owned());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let router = http::starting_router(phase.subscribe());
@@ -230,7 +236,7 @@ impl Starting {
             let stopped = async {
                 let _ = stopped.await;
             };
-            http::serve(listener.0, router, limits, None, stopped).await;
+            http::serve(listener.0, router, limits, None, tls, stopped).await;
         });
         Starting {
             phase,
@@ -277,6 +283,8 @@ pub struct Application {
     starting: Option<Starting>,
     router: axum::Router,
     limits: ConnectionLimits,
+    /// The certificate served, when the server speaks TLS.
+    tls: Option<http::Tls>,
     state: AppState,
     store: OpenStore,
     events: EventHub,
@@ -330,9 +338,11 @@ impl Application {
                 source,
             })?;
         let listener = SharedListener(Arc::new(listener));
-        let starting = Starting::serve(listener.clone(), config.http.connections);
+        let tls = config.http.tls.as_ref().map(http::Tls::load).transpose()?;
+        let starting = Starting::serve(listener.clone(), config.http.connections, tls.clone());
         if let Ok(address) = listener.0.local_addr() {
-            tracing::info!("starting: answering /healthz and /readyz on http://{address}");
+            let scheme = if tls.is_some() { "https" } else { "http" };
+            tracing::info!("starting: answering /healthz and /readyz on {scheme}://{address}");
         }
         starting.phase("reading the credentials' keys");
         let authenticator = Authenticator::from_config(&config.http.auth).await?;
@@ -450,6 +460,7 @@ impl Application {
             starting: Some(starting),
             router,
             limits: config.http.connections,
+            tls,
             state,
             store,
             events,
@@ -481,7 +492,10 @@ impl Application {
         if let Some(starting) = self.starting.take() {
             starting.finish().await;
         }
-        tracing::info!("listening on http://{}/graphql", self.local_addr());
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        tracing::info!("listening on {scheme}://{}/graphql", self.local_addr());
+        // A renewed certificate is served without a restart.
+        let watching = self.tls.as_ref().map(http::Tls::watch);
         let state = self.state.clone();
         let shutdown = async move {
             shutdown.await;
@@ -493,9 +507,13 @@ impl Application {
             self.router,
             self.limits,
             Some(self.state.http_metrics()),
+            self.tls,
             shutdown,
         )
         .await;
+        if let Some(watching) = watching {
+            watching.abort();
+        }
         // Each WebSocket sends its close frame before the process ends; a peer that does not
         // read it gets a few seconds, no more.
         let _ = tokio::time::timeout(CLOSING_SOCKETS, self.state.connections_closed()).await;
@@ -614,7 +632,7 @@ mod tests {
             .expect("a port");
         let address = listener.local_addr().expect("an address");
         let listener = SharedListener(Arc::new(listener));
-        let starting = Starting::serve(listener.clone(), ConnectionLimits::default());
+        let starting = Starting::serve(listener.clone(), ConnectionLimits::default(), None);
         starting.phase("upgrading stored formats");
         assert_eq!(get(address, "/healthz").await, (200, "starting".to_owned()));
         assert_eq!(
@@ -640,6 +658,7 @@ mod tests {
             listener.0,
             api,
             limits,
+            None,
             None,
             std::future::pending(),
         ));

@@ -53,6 +53,16 @@ pub struct HttpConfig {
     /// WebSockets that may wait for `connection_init` at once (`--max-pending-sockets`); past
     /// it the one that waited longest closes with `4408`.
     pub max_pending_sockets: usize,
+    /// The certificate and key to serve `https://` and `wss://` with (`--tls-cert`,
+    /// `--tls-key`); plain HTTP without.
+    pub tls: Option<TlsFiles>,
+}
+
+/// A certificate chain and its private key, in PEM files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
 }
 
 /// How the server bounds its TCP connections (`http::serve`).
@@ -94,6 +104,7 @@ impl Default for HttpConfig {
             cors_allow_headers: Vec::new(),
             sse_reservation_ttl: Duration::from_secs(60),
             connections: ConnectionLimits::default(),
+            tls: None,
             max_pending_sockets: 256,
         }
     }

@@ -154,6 +154,16 @@ pub enum Command {
         /// load balancer's or a dependent service's check; /healthz answers during start-up).
         #[arg(long)]
         ready: bool,
+        /// Given when the server serves TLS (`serve --tls-cert`, the same variable): ask over
+        /// https://. The certificate is not checked: this probes the server on this machine,
+        /// sending no credentials.
+        #[arg(
+            long,
+            env = "TABLEGRAPH_TLS_CERT",
+            value_name = "FILE",
+            conflicts_with = "store"
+        )]
+        tls_cert: Option<std::path::PathBuf>,
     },
     /// Serve the embedded store alone, as a DynamoDB-compatible endpoint for several `serve
     /// --dynamodb-endpoint` replicas (see compose.yaml). It checks no credentials: keep it on a
@@ -391,7 +401,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             listen,
             store,
             ready,
-        } => healthcheck(listen, store, ready).await?,
+            tls_cert,
+        } => healthcheck(listen, store, ready, tls_cert.as_deref()).await?,
         Command::Store {
             listen,
             data_dir,
@@ -415,7 +426,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn healthcheck(listen: SocketAddr, store: bool, ready: bool) -> anyhow::Result<()> {
+async fn healthcheck(
+    listen: SocketAddr,
+    store: bool,
+    ready: bool,
+    tls_cert: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
     let mut address = listen;
     if address.ip().is_unspecified() {
         address.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
@@ -425,9 +441,18 @@ async fn healthcheck(listen: SocketAddr, store: bool, ready: bool) -> anyhow::Re
         (false, true) => "readyz",
         (false, false) => "healthz",
     };
-    let url = format!("http://{address}/{path}");
-    let response = reqwest::Client::builder()
-        .timeout(Duration::from_secs(3))
+    let mut client = reqwest::Client::builder().timeout(Duration::from_secs(3));
+    let scheme = match tls_cert {
+        None => "http",
+        Some(_) => {
+            // The server on this machine, by its address, whatever host or issuer its
+            // certificate names.
+            client = client.danger_accept_invalid_certs(true);
+            "https"
+        }
+    };
+    let url = format!("{scheme}://{address}/{path}");
+    let response = client
         .build()?
         .get(&url)
         .send()

@@ -57,6 +57,23 @@ pub struct ListenArgs {
     /// that waited longest is closed (`4408`, which clients retry).
     #[arg(long, env = "TABLEGRAPH_MAX_PENDING_SOCKETS", default_value_t = HttpConfig::default().max_pending_sockets, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_pending_sockets: usize,
+    /// Serve https:// and wss:// with this certificate chain (PEM), with --tls-key. Read
+    /// again on SIGHUP and when the file changes.
+    #[arg(
+        long,
+        env = "TABLEGRAPH_TLS_CERT",
+        value_name = "FILE",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(
+        long,
+        env = "TABLEGRAPH_TLS_KEY",
+        value_name = "FILE",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<std::path::PathBuf>,
     /// Let browsers' scripts send this request header too (repeat for several; the variable
     /// takes a comma-separated list). Allowed already: content-type, authorization, x-api-key,
     /// x-tablegraph-storage-calls, traceparent, tracestate, x-request-id,
@@ -333,6 +350,11 @@ impl ServeArgs {
             cors_allow_headers: listen.cors_allow_headers.clone(),
             max_pending_sockets: listen.max_pending_sockets,
             connections: listen.connection_limits(),
+            tls: listen
+                .tls_cert
+                .clone()
+                .zip(listen.tls_key.clone())
+                .map(|(cert, key)| crate::config::TlsFiles { cert, key }),
             auth: self.credentials.auth_config(&self.functions),
             ..HttpConfig::default()
         };

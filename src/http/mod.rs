@@ -24,6 +24,7 @@ mod sse;
 mod sse_reservations;
 mod starting;
 mod state;
+mod tls;
 mod websocket;
 
 use axum::Router;
@@ -38,6 +39,7 @@ pub use metrics::HttpMetrics;
 pub use serve::{connection_cap, serve};
 pub use starting::starting_router;
 pub use state::{AppState, STORAGE_CALLS_HEADER};
+pub use tls::{Tls, TlsError, WATCH_INTERVAL};
 
 /// The application's routes under the [`layers`].
 pub fn router(state: AppState, config: &HttpConfig) -> Router {

@@ -48,6 +48,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 
 use super::metrics::{HttpMetrics, Shed};
+use super::tls::Tls;
 use crate::config::ConnectionLimits;
 
 /// The cap in force: `--max-connections`, or three quarters of the process's soft limit on
@@ -77,6 +78,7 @@ pub async fn serve(
     router: Router,
     limits: ConnectionLimits,
     metrics: Option<HttpMetrics>,
+    tls: Option<Tls>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let connections = Connections::new(connection_cap(&limits), metrics);
@@ -123,6 +125,7 @@ pub async fn serve(
             Arc::clone(&builder),
             router.clone(),
             limits,
+            tls.clone(),
             stopping.clone(),
         ));
     }
@@ -131,13 +134,16 @@ pub async fn serve(
     while tasks.join_next().await.is_some() {}
 }
 
-/// Serves one connection until it ends, is shed, or the server stops.
+/// Serves one connection until it ends, is shed, or the server stops; with `tls`, once its
+/// handshake is done within the header read timeout.
+#[allow(clippy::too_many_arguments)]
 async fn connection(
     stream: TcpStream,
     registration: Registration,
     builder: Arc<auto::Builder<TokioExecutor>>,
     router: Router,
     limits: ConnectionLimits,
+    tls: Option<Tls>,
     mut stopping: watch::Receiver<bool>,
 ) {
     let entry = Arc::clone(&registration.entry);
@@ -156,6 +162,37 @@ async fn connection(
         drop(stream);
         return;
     }
+    let Some(tls) = tls else {
+        return served(stream, registration, builder, router, limits, stopping).await;
+    };
+    // A handshake is bounded as a request's head is: a peer that stalls in it is closed.
+    let shaken = tokio::select! {
+        shaken = tokio::time::timeout(limits.header_read_timeout, tls.acceptor().accept(stream)) => {
+            shaken
+        }
+        () = entry.shed.notified() => return,
+        _ = stopping.wait_for(|stop| *stop) => return,
+    };
+    match shaken {
+        Ok(Ok(stream)) => served(stream, registration, builder, router, limits, stopping).await,
+        Ok(Err(error)) => tracing::debug!(%error, "a TLS handshake failed"),
+        Err(_) => tracing::debug!("a TLS handshake timed out"),
+    }
+}
+
+/// Serves one connection's requests over `stream` until it ends, is shed, or the server
+/// stops.
+async fn served<S>(
+    stream: S,
+    registration: Registration,
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    router: Router,
+    limits: ConnectionLimits,
+    mut stopping: watch::Receiver<bool>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let entry = Arc::clone(&registration.entry);
     let service = TowerToHyperService::new(Tracking {
         inner: router,
         entry: Arc::clone(&entry),
@@ -408,13 +445,13 @@ impl Backoff {
 }
 
 /// The connection's socket, holding its place among the open connections until dropped.
-struct Counted {
+struct Counted<S> {
     /// Dropped first (fields drop in order): no longer counted once the peer sees the close.
     _registration: Registration,
-    stream: TcpStream,
+    stream: S,
 }
 
-impl AsyncRead for Counted {
+impl<S: AsyncRead + Unpin> AsyncRead for Counted<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -424,7 +461,7 @@ impl AsyncRead for Counted {
     }
 }
 
-impl AsyncWrite for Counted {
+impl<S: AsyncWrite + Unpin> AsyncWrite for Counted<S> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,

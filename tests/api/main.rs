@@ -51,5 +51,6 @@ mod sse;
 mod startup;
 mod storm;
 mod subscriptions;
+mod tls;
 mod tools;
 mod traces;

@@ -2,7 +2,10 @@
 # Starts tablegraph on the embedded in-memory store, with an API key, an HS256 token issuer and
 # a small --max-event-bytes, and drives it with the real npm clients: its subscriptions with
 # graphql-ws (over ws) and graphql-sse, its queries and mutations with aws-amplify v6; then an
-# Amplify app's schema with the operations its codegen generated, through aws-amplify v6.
+# Amplify app's schema with the operations its codegen generated, through aws-amplify v6; then
+# aws-amplify's subscriptions, and Apollo Client's with aws-appsync-subscription-link, over
+# wss:// (AppSync's real-time protocol) against a server that serves TLS itself, with a
+# self-signed certificate made by openssl.
 #
 #   bash clients/run.sh            # builds target/debug/tablegraph if needed
 #   TABLEGRAPH_BIN=target/release/tablegraph bash clients/run.sh
@@ -34,3 +37,19 @@ first_log="$server_log"
     "http://$listen/graphql" tests/fixtures/amplify/quick-notes/operations.graphql ||
     { cat "$first_log" "$server_log"; exit 1; }
 )
+# The third server serves TLS itself: aws-amplify's subscriptions over wss://, AppSync's
+# real-time protocol, trusting the certificate as an app trusts a private CA.
+tls_dir="$(mktemp -d)"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+  -subj /CN=127.0.0.1 -addext "subjectAltName=IP:127.0.0.1" \
+  -keyout "$tls_dir/key.pem" -out "$tls_dir/cert.pem" 2>/dev/null
+(
+  export TABLEGRAPH_TLS_CERT="$tls_dir/cert.pem" TABLEGRAPH_TLS_KEY="$tls_dir/key.pem"
+  start_server "$bin" --api-key "$key" --jwt-hs256-secret "$secret" --jwt-issuer clients
+  NODE_EXTRA_CA_CERTS="$tls_dir/cert.pem" node clients/amplify-realtime.mjs \
+    "https://$listen/graphql" "$key" "$token" || { cat "$server_log"; exit 1; }
+  # AppSync apps without Amplify: Apollo Client with AWS's own links.
+  NODE_EXTRA_CA_CERTS="$tls_dir/cert.pem" node clients/apollo-appsync.mjs \
+    "https://$listen/graphql" "$key" || { cat "$server_log"; exit 1; }
+)
+rm -rf "$tls_dir"

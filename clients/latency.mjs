@@ -1,14 +1,16 @@
 // Subscription delivery latency: from a mutation's HTTP answer to each subscriber's event, with
-// N graphql-ws subscribers in this one Node process and W farms created one after another.
+// N subscribers in this one Node process (one connection each) and W farms created one after
+// another, over graphql-transport-ws (graphql-ws's client) or AppSync's real-time protocol
+// (`appsync`: /graphql/realtime, as aws-amplify speaks it).
 //
-//   node clients/latency.mjs http://127.0.0.1:8080/graphql <subscribers> <writes>
+//   node clients/latency.mjs http://127.0.0.1:8080/graphql <subscribers> <writes> [graphql-ws|appsync]
 //
-// Prints one JSON line: subscribers, writes, events received, p50/p99/max in ms. A negative
-// delay (the event came before the answer) counts as 0.
+// Prints one JSON line: protocol, subscribers, writes, events received, p50/p99/max in ms. A
+// negative delay (the event came before the answer) counts as 0.
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
-const [url, subscribersArg, writesArg] = process.argv.slice(2);
+const [url, subscribersArg, writesArg, protocol = 'graphql-ws'] = process.argv.slice(2);
 const subscribers = Number(subscribersArg);
 const writes = Number(writesArg);
 const wsUrl = url.replace(/^http/, 'ws');
@@ -21,6 +23,32 @@ async function subscriptionsOpen(count) {
   }
 }
 
+/** One AppSync real-time connection with one subscription; `onEvent` gets each event's data. */
+export function appsyncSubscription(graphqlUrl, query, onEvent) {
+  const host = new URL(graphqlUrl).host;
+  const header = Buffer.from(JSON.stringify({ host })).toString('base64url');
+  const socket = new WebSocket(`${graphqlUrl.replace(/^http/, 'ws')}/realtime`, [
+    'graphql-ws',
+    `header-${header}`,
+  ]);
+  socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
+  socket.on('message', (text) => {
+    const message = JSON.parse(String(text));
+    if (message.type === 'connection_ack') {
+      const data = JSON.stringify({ query, variables: {} });
+      socket.send(
+        JSON.stringify({ id: '1', type: 'start', payload: { data, extensions: { authorization: { host } } } }),
+      );
+    } else if (message.type === 'data') {
+      onEvent(message.payload.data);
+    } else if (message.type === 'error' || message.type === 'connection_error') {
+      console.error(JSON.stringify(message));
+      process.exit(1);
+    }
+  });
+  return { dispose: () => socket.close() };
+}
+
 const acked = new Map(); // farm name → when its mutation was answered
 const received = []; // [farm name, when]
 let pending = subscribers * writes;
@@ -30,17 +58,22 @@ const done = new Promise((resolve) => {
 });
 
 const clients = [];
-for (let i = 0; i < subscribers; i += 1) {
+const QUERY = 'subscription { onCreateFarm { name } }';
+const onEvent = (data) => {
+  received.push([data.onCreateFarm.name, performance.now()]);
+  pending -= 1;
+  if (pending === 0) allReceived();
+};
+for (let i = 0; i < subscribers && protocol === 'appsync'; i += 1) {
+  clients.push(appsyncSubscription(url, QUERY, onEvent));
+}
+for (let i = 0; i < subscribers && protocol !== 'appsync'; i += 1) {
   const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0 });
   clients.push(client);
   client.subscribe(
-    { query: 'subscription { onCreateFarm { name } }' },
+    { query: QUERY },
     {
-      next: (event) => {
-        received.push([event.data.onCreateFarm.name, performance.now()]);
-        pending -= 1;
-        if (pending === 0) allReceived();
-      },
+      next: (event) => onEvent(event.data),
       error: (error) => {
         console.error(error);
         process.exit(1);
@@ -72,6 +105,7 @@ const delays = received
 const at = (q) => delays[Math.min(delays.length - 1, Math.floor(q * delays.length))];
 console.log(
   JSON.stringify({
+    protocol,
     subscribers,
     writes,
     events: delays.length,

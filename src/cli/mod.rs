@@ -501,6 +501,26 @@ mod tests {
     }
 
     #[test]
+    fn a_certificate_goes_with_its_key() {
+        let config = serve(&["--tls-cert", "cert.pem", "--tls-key", "key.pem"]).expect("valid");
+        assert_eq!(
+            config.http.tls,
+            Some(crate::config::TlsFiles {
+                cert: "cert.pem".into(),
+                key: "key.pem".into(),
+            })
+        );
+        assert_eq!(serve(&[]).expect("valid").http.tls, None);
+        for alone in [["--tls-cert", "cert.pem"], ["--tls-key", "key.pem"]] {
+            let error = serve(&alone).expect_err("one without the other");
+            assert_eq!(
+                error.kind(),
+                clap::error::ErrorKind::MissingRequiredArgument
+            );
+        }
+    }
+
+    #[test]
     fn api_keys_and_a_token_verifier_come_from_flags() {
         let config = serve(&[
             "--api-key",

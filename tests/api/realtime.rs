@@ -475,3 +475,52 @@ async fn a_connection_whose_token_expires_is_told_and_closed() {
     );
     assert_eq!(client.closed().await, 4403);
 }
+
+#[tokio::test]
+async fn an_owner_rule_chooses_the_events_of_an_amplify_app_s_codegen_subscription() {
+    let app = crate::helpers::spawn_app_with_schema_and(
+        "tests/fixtures/amplify/quick-notes/schema.graphql",
+        api_key_and_tokens(API_KEY),
+    )
+    .await;
+    let (alice, bob) = (user_token("alice", &[]), user_token("bob", &[]));
+    // As aws-amplify sends a user pool's token: no `Bearer`.
+    let header = json!({ "host": "127.0.0.1", "Authorization": alice });
+    let mut client = Client::connected(&app, &header, Via::Subprotocol).await;
+    client
+        .start(
+            "notes",
+            "subscription OnCreateNote {\n  onCreateNote {\n    id\n    title\n  }\n}",
+            json!({}),
+            &header,
+        )
+        .await;
+    assert_eq!(client.json().await["type"], "start_ack");
+    app.events.until_subscribers(1).await;
+    for (token, title) in [(&bob, "Bob's"), (&alice, "Alice's")] {
+        let (status, body) = app
+            .graphql_with(
+                &[("authorization", token)],
+                "mutation($t: String!) { createNote(input: { title: $t, text: \"x\" }) { id } }",
+                json!({ "t": title }),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.get("errors").is_none(), "{body}");
+    }
+    // Bob's note came first; Alice is told of hers only.
+    let event = client.json().await;
+    assert_eq!(
+        event["payload"]["data"]["onCreateNote"]["title"], "Alice's",
+        "{event}"
+    );
+}
+
+#[tokio::test]
+async fn a_socket_that_never_sends_connection_init_is_closed_with_4408() {
+    let app = spawn_app_with(api_key_and_tokens(API_KEY)).await;
+    let header = api_key_header().to_string();
+    let mut idle = Client::open(&app, "/graphql/realtime", Some(&header), Via::Subprotocol).await;
+    // The server's own timer (10 s) ends it; PATIENCE only bounds the wait.
+    assert_eq!(idle.closed().await, 4408);
+}

@@ -117,7 +117,7 @@ await check('aws-amplify: a subscription over wss:// with an API key gets exactl
   );
 });
 
-await check("aws-amplify: a subscription with a user pool's token (Authorization without Bearer)", async () => {
+await check('aws-amplify: a subscription with a JWT sent as aws-amplify sends one (Authorization without Bearer, authMode lambda)', async () => {
   received.length = 0;
   sent.length = 0;
   const client = generateClient({ authMode: 'lambda', authToken: token });

@@ -56,6 +56,11 @@ const CONNECTION_TIMEOUT_MS: u64 = 300_000;
 const KEEP_ALIVE: Duration = Duration::from_secs(60);
 /// How long a client has to send `connection_init` after the upgrade.
 const INIT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The messages a connection may have waiting to be written: past it, the client reads too
+/// slowly and the connection closes (`1008`) rather than hold its events in memory.
+const QUEUE: usize = 256;
+/// How long the last messages of a closing connection may take to be written.
+const WRITE_PATIENCE: Duration = Duration::from_secs(5);
 
 /// Whether an upgrade to `/graphql` carries AppSync's credentials, and so speaks its protocol.
 pub(super) fn carries_credentials(parts: &Parts) -> bool {
@@ -200,9 +205,10 @@ fn header_subprotocol(headers: &HeaderMap) -> Option<String> {
 /// The `header` query parameter of the handshake AppSync documents.
 fn header_parameter(parts: &Parts) -> Option<String> {
     let query = parts.uri.query()?;
+    // A `+` of base64 sent unencoded reads as a space in a query string: read back as `+`.
     url::form_urlencoded::parse(query.as_bytes())
         .find(|(name, _)| name == "header")
-        .map(|(_, value)| value.into_owned())
+        .map(|(_, value)| value.replace(' ', "+"))
 }
 
 /// Who presents `credentials`: with no authentication configured, anyone.
@@ -224,7 +230,16 @@ async fn caller_of(
         },
     )
     .await
-    .map_err(|reason| Refusal::unauthorized(reason.to_string()))
+    .map_err(|reason| match reason {
+        // Not the client's fault, and worth retrying: not a 401, which AppSync's clients
+        // give up on.
+        crate::auth::Unauthorized::AuthorizerUnavailable => Refusal {
+            error_type: "InternalFailure",
+            code: 500,
+            message: reason.to_string(),
+        },
+        reason => Refusal::unauthorized(reason.to_string()),
+    })
 }
 
 /// One connection: what it has said and what runs on it.
@@ -236,9 +251,36 @@ struct Connection {
     /// The connection's caller, once `connection_init` is acknowledged.
     caller: Option<Caller>,
     /// The subscriptions running, by id.
-    running: HashMap<String, tokio::task::AbortHandle>,
-    /// Told the id of each subscription that ends by itself.
-    done: mpsc::UnboundedSender<String>,
+    running: HashMap<String, Running>,
+    /// The generation the next subscription gets: an id may be used again once stopped.
+    next_generation: u64,
+    /// Told of each subscription that ends by itself.
+    done: mpsc::UnboundedSender<Ended>,
+    /// The client reads too slowly: its messages no longer fit the queue.
+    overwhelmed: bool,
+}
+
+/// A subscription running on the connection.
+struct Running {
+    generation: u64,
+    task: tokio::task::AbortHandle,
+}
+
+/// A subscription that ended by itself: its events are over (`complete`), or it failed (its
+/// `error` sent).
+struct Ended {
+    id: String,
+    generation: u64,
+    failed: bool,
+}
+
+impl Drop for Connection {
+    /// Its subscriptions end with it, however it ends.
+    fn drop(&mut self) {
+        for running in self.running.values() {
+            running.task.abort();
+        }
+    }
 }
 
 async fn serve(
@@ -250,9 +292,9 @@ async fn serve(
     let _counted = Counted::new(state.clone());
     let waiting = state.inner.pending.enter();
     let (sink, mut incoming) = socket.split();
-    let (out, outgoing) = mpsc::channel::<Message>(64);
+    let (out, outgoing) = mpsc::channel::<Message>(QUEUE);
     let writer = tokio::spawn(tokio_stream_of(outgoing).map(Ok).forward(sink));
-    let (done, mut ended) = mpsc::unbounded_channel::<String>();
+    let (done, mut ended) = mpsc::unbounded_channel::<Ended>();
     let mut closing = state.inner.closing.subscribe();
     let mut connection = Connection {
         state,
@@ -261,7 +303,9 @@ async fn serve(
         headers,
         caller: None,
         running: HashMap::new(),
+        next_generation: 0,
         done,
+        overwhelmed: false,
     };
     let mut keep_alive =
         tokio::time::interval_at(tokio::time::Instant::now() + KEEP_ALIVE, KEEP_ALIVE);
@@ -271,6 +315,9 @@ async fn serve(
     tokio::pin!(evicted);
     let mut expiry = futures::future::Either::Left(std::future::pending::<()>());
     let close = loop {
+        if connection.overwhelmed {
+            break Some((1008, "the client reads its messages too slowly".to_owned()));
+        }
         let acknowledged = connection.caller.is_some();
         tokio::select! {
             message = incoming.next() => match message {
@@ -287,7 +334,7 @@ async fn serve(
                 Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break None,
                 Some(Ok(_)) => {}
             },
-            _ = keep_alive.tick(), if acknowledged => connection.send(json!({ "type": "ka" })).await,
+            _ = keep_alive.tick(), if acknowledged => connection.send(json!({ "type": "ka" })),
             () = &mut init_deadline, if !acknowledged => {
                 break Some((4408, "Connection initialisation timeout".to_owned()));
             }
@@ -299,32 +346,31 @@ async fn serve(
             () = &mut expiry => {
                 connection.send(json!({ "type": "error", "payload": { "errors": [
                     Refusal::unauthorized("Token has expired.").error()
-                ] } })).await;
+                ] } }));
                 break Some((4403, "Forbidden: the token expired".to_owned()));
             }
             // 1012 (service restart): clients reconnect, to another replica or this one restarted.
             () = async { let _ = closing.wait_for(|closing| *closing).await; } => {
                 break Some((1012, "the server is restarting".to_owned()));
             }
-            Some(id) = ended.recv() => {
-                connection.running.remove(&id);
-            }
+            Some(ended) = ended.recv() => connection.ended(ended),
         }
     };
     for (_, running) in connection.running.drain() {
-        running.abort();
+        running.task.abort();
     }
     if let Some((code, reason)) = close {
-        let _ = connection
-            .out
-            .send(Message::Close(Some(CloseFrame {
-                code,
-                reason: reason.into(),
-            })))
-            .await;
+        // Not waited for: a client that reads nothing does not hold the connection open.
+        let _ = connection.out.try_send(Message::Close(Some(CloseFrame {
+            code,
+            reason: reason.into(),
+        })));
     }
     drop(connection);
-    let _ = writer.await;
+    let writing = writer.abort_handle();
+    if tokio::time::timeout(WRITE_PATIENCE, writer).await.is_err() {
+        writing.abort();
+    }
 }
 
 /// The receiver as a stream.
@@ -343,17 +389,38 @@ enum Step {
 }
 
 impl Connection {
-    async fn send(&self, message: Value) {
-        let _ = self.out.send(Message::text(message.to_string())).await;
+    /// Queues `message`; a queue that is full marks the client as too slow.
+    fn send(&mut self, message: Value) {
+        if let Err(mpsc::error::TrySendError::Full(_)) =
+            self.out.try_send(Message::text(message.to_string()))
+        {
+            self.overwhelmed = true;
+        }
     }
 
     /// An `error` message about the operation `id` (or the connection, without one).
-    async fn error(&self, id: Option<&str>, refusal: Refusal) {
+    fn error(&mut self, id: Option<&str>, refusal: Refusal) {
         let mut message = json!({ "type": "error", "payload": { "errors": [refusal.error()] } });
         if let Some(id) = id {
             message["id"] = json!(id);
         }
-        self.send(message).await;
+        self.send(message);
+    }
+
+    /// A subscription ended by itself: forgotten (unless its id names a newer one) and, when
+    /// its events are over, `complete`d.
+    fn ended(&mut self, ended: Ended) {
+        let current = self
+            .running
+            .get(&ended.id)
+            .is_some_and(|running| running.generation == ended.generation);
+        if !current {
+            return;
+        }
+        self.running.remove(&ended.id);
+        if !ended.failed {
+            self.send(json!({ "type": "complete", "id": ended.id }));
+        }
     }
 
     async fn on_message(&mut self, text: &str) -> Step {
@@ -364,8 +431,7 @@ impl Connection {
             self.error(
                 None,
                 Refusal::bad_request("a message is a JSON object with a type"),
-            )
-            .await;
+            );
             return Step::Go;
         };
         let id = message.get("id").and_then(Value::as_str);
@@ -378,9 +444,9 @@ impl Connection {
             Some("stop") => {
                 if let Some(id) = id {
                     if let Some(running) = self.running.remove(id) {
-                        running.abort();
+                        running.task.abort();
                     }
-                    self.send(json!({ "type": "complete", "id": id })).await;
+                    self.send(json!({ "type": "complete", "id": id }));
                 }
                 Step::Go
             }
@@ -393,8 +459,7 @@ impl Connection {
                         code: 400,
                         message: format!("{named} is not supported through the realtime channel"),
                     },
-                )
-                .await;
+                );
                 Step::Go
             }
         }
@@ -404,7 +469,7 @@ impl Connection {
     /// `ka`, or `connection_error` and the end of the connection.
     async fn connection_init(&mut self) -> Step {
         if self.caller.is_some() {
-            self.acknowledge().await;
+            self.acknowledge();
             return Step::Go;
         }
         let checked = match &self.handshake {
@@ -417,7 +482,7 @@ impl Connection {
             Ok(caller) => {
                 let exp = caller.expires_at();
                 self.caller = Some(caller);
-                self.acknowledge().await;
+                self.acknowledge();
                 Step::Acknowledged(exp)
             }
             Err(refusal) => {
@@ -425,8 +490,7 @@ impl Connection {
                 self.send(json!({
                     "type": "connection_error",
                     "payload": { "errors": [refusal.error()] },
-                }))
-                .await;
+                }));
                 let code = match refusal.code {
                     401 => 4401,
                     _ => 4400,
@@ -436,26 +500,24 @@ impl Connection {
         }
     }
 
-    async fn acknowledge(&self) {
+    fn acknowledge(&mut self) {
         self.send(json!({
             "type": "connection_ack",
             "payload": { "connectionTimeoutMs": CONNECTION_TIMEOUT_MS },
-        }))
-        .await;
-        self.send(json!({ "type": "ka" })).await;
+        }));
+        self.send(json!({ "type": "ka" }));
     }
 
     /// `start`: a subscription, run with the credentials of its own `authorization` (or the
     /// connection's).
     async fn start(&mut self, id: Option<&str>, payload: Option<&Value>) {
         let Some(id) = id.filter(|id| !id.is_empty()) else {
-            self.error(None, Refusal::bad_request("start needs an id"))
-                .await;
+            self.error(None, Refusal::bad_request("start needs an id"));
             return;
         };
         match self.request_of(id, payload).await {
-            Ok((request, caller)) => self.run(id.to_owned(), request, caller).await,
-            Err(refusal) => self.error(Some(id), refusal).await,
+            Ok((request, caller)) => self.run(id.to_owned(), request, caller),
+            Err(refusal) => self.error(Some(id), refusal),
         }
     }
 
@@ -535,8 +597,10 @@ impl Connection {
     }
 
     /// Runs a subscription: `start_ack` once it is running, a `data` message per event, and
-    /// `complete` when it ends; an `error` instead when it cannot run.
-    async fn run(&mut self, id: String, request: async_graphql::Request, caller: Caller) {
+    /// `complete` when its events are over; an `error` instead when it cannot run, or when it
+    /// ends on an error (`EventsMissed`, `EventTooLarge`), which aws-amplify hands its
+    /// subscriber where it would drop a `data` without data.
+    fn run(&mut self, id: String, request: async_graphql::Request, caller: Caller) {
         let mut data = Data::default();
         data.insert(caller);
         data.insert(self.headers.clone());
@@ -549,35 +613,53 @@ impl Connection {
         match first {
             Some(Some(response)) if response.data == async_graphql::Value::Null => {
                 let errors = appsync_errors(&response);
-                self.send(json!({ "type": "error", "id": id, "payload": { "errors": errors } }))
-                    .await;
+                self.send(json!({ "type": "error", "id": id, "payload": { "errors": errors } }));
                 return;
             }
             Some(None) => {
-                self.send(json!({ "type": "start_ack", "id": id })).await;
-                self.send(json!({ "type": "complete", "id": id })).await;
+                self.send(json!({ "type": "start_ack", "id": id }));
+                self.send(json!({ "type": "complete", "id": id }));
                 return;
             }
             _ => {}
         }
-        self.send(json!({ "type": "start_ack", "id": id })).await;
+        self.send(json!({ "type": "start_ack", "id": id }));
         let out = self.out.clone();
         let done = self.done.clone();
+        let generation = self.next_generation;
+        self.next_generation += 1;
         let running_id = id.clone();
         let task = tokio::spawn(async move {
             let first = first.flatten();
             let mut events = futures::stream::iter(first).chain(events);
+            let mut failed = false;
             while let Some(response) = events.next().await {
-                let message = data_message(&running_id, &response);
-                if out.send(Message::text(message.to_string())).await.is_err() {
-                    return;
+                failed = response.data == async_graphql::Value::Null && !response.errors.is_empty();
+                let message = match failed {
+                    true => json!({ "type": "error", "id": running_id, "payload": {
+                        "errors": appsync_errors(&response)
+                    } }),
+                    false => data_message(&running_id, &response),
+                };
+                // Waits while the connection's queue is full; the connection ends it then.
+                if out.send(Message::text(message.to_string())).await.is_err() || failed {
+                    break;
                 }
             }
-            let complete = json!({ "type": "complete", "id": running_id });
-            let _ = out.send(Message::text(complete.to_string())).await;
-            let _ = done.send(running_id);
+            // The connection sends `complete`, unless the id has been stopped or used again.
+            let _ = done.send(Ended {
+                id: running_id,
+                generation,
+                failed,
+            });
         });
-        self.running.insert(id, task.abort_handle());
+        self.running.insert(
+            id,
+            Running {
+                generation,
+                task: task.abort_handle(),
+            },
+        );
     }
 }
 

@@ -87,8 +87,9 @@ pub async fn serve(
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout);
-    // CONNECT for WebSockets over HTTP/2, as `axum::serve` enables it.
-    builder.http2().enable_connect_protocol();
+    // No extended CONNECT (RFC 8441): the WebSocket routes take HTTP/1.1's upgrade, so a
+    // browser that sees no SETTINGS_ENABLE_CONNECT_PROTOCOL opens its `wss://` over HTTP/1.1
+    // instead of sending a CONNECT the routes would refuse.
     let builder = Arc::new(builder);
     let (stop, stopping) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();

@@ -460,7 +460,7 @@ async fn a_connection_whose_token_expires_is_told_and_closed() {
             audience: None,
             subject: "brief".to_owned(),
             groups: Vec::new(),
-            expires_in: Duration::from_secs(2),
+            expires_in: Duration::from_secs(4),
         },
     )
     .expect("a token");
@@ -523,4 +523,52 @@ async fn a_socket_that_never_sends_connection_init_is_closed_with_4408() {
     let mut idle = Client::open(&app, "/graphql/realtime", Some(&header), Via::Subprotocol).await;
     // The server's own timer (10 s) ends it; PATIENCE only bounds the wait.
     assert_eq!(idle.closed().await, 4408);
+}
+
+#[tokio::test]
+async fn a_subscription_that_ends_on_an_error_says_so_and_a_stopped_id_can_be_used_again() {
+    let mut http = api_key_and_tokens(API_KEY);
+    http.graphql.max_event_bytes = 400;
+    let app = spawn_app_with(http).await;
+    let mut client = Client::connected(&app, &api_key_header(), Via::Subprotocol).await;
+    let query = "subscription { onCreateFarm { name } }";
+    // Started, stopped, and started again under the same id.
+    client.start("1", query, json!({}), &api_key_header()).await;
+    assert_eq!(
+        client.json().await,
+        json!({ "type": "start_ack", "id": "1" })
+    );
+    client.send(json!({ "type": "stop", "id": "1" })).await;
+    assert_eq!(
+        client.json().await,
+        json!({ "type": "complete", "id": "1" })
+    );
+    client.start("1", query, json!({}), &api_key_header()).await;
+    assert_eq!(
+        client.json().await,
+        json!({ "type": "start_ack", "id": "1" })
+    );
+    app.events.until_subscribers(1).await;
+    create_farm(&app, "Small").await;
+    let event = client.json().await;
+    assert_eq!(
+        event["payload"]["data"]["onCreateFarm"]["name"], "Small",
+        "{event}"
+    );
+    // An event over --max-event-bytes ends the subscription with an `error`, which aws-amplify
+    // hands its subscriber (a `data` without data it would drop).
+    create_farm(&app, &"L".repeat(600)).await;
+    let error = client.json().await;
+    assert_eq!(error["type"], "error", "{error}");
+    assert_eq!(error["id"], "1");
+    assert_eq!(
+        error["payload"]["errors"][0]["errorType"], "EventTooLarge",
+        "{error}"
+    );
+    // The id is free again.
+    client.start("1", query, json!({}), &api_key_header()).await;
+    assert_eq!(
+        client.json().await,
+        json!({ "type": "start_ack", "id": "1" })
+    );
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts tablegraph on the embedded in-memory store, with an API key, an HS256 token issuer and
 # a small --max-event-bytes, and drives it with the real npm clients: its subscriptions with
-# graphql-ws (over ws) and graphql-sse, its queries and mutations with aws-amplify v6; then an
+# graphql-ws (over ws) and graphql-sse, Apollo Client's persisted queries (APQ), its queries and
+# mutations with aws-amplify v6; then an
 # Amplify app's schema with the operations its codegen generated, through aws-amplify v6; then
 # aws-amplify's subscriptions, and Apollo Client's with aws-appsync-subscription-link, over
 # wss:// (AppSync's real-time protocol) against a server that serves TLS itself, with a
@@ -26,6 +27,7 @@ secret="$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
 start_server "$bin" --api-key "$key" --max-event-bytes 400 \
   --jwt-hs256-secret "$secret" --jwt-issuer clients
 node clients/subscriptions.mjs "http://$listen/graphql" "$key" || { cat "$server_log"; exit 1; }
+node clients/apollo-persisted.mjs "http://$listen/graphql" "$key" || { cat "$server_log"; exit 1; }
 token="$("$bin" token --jwt-hs256-secret "$secret" --jwt-issuer clients --sub amplify-user)"
 first="$listen"
 first_log="$server_log"

@@ -74,6 +74,10 @@ pub struct ListenArgs {
         requires = "tls_cert"
     )]
     pub tls_key: Option<std::path::PathBuf>,
+    /// Keep at most this many automatic persisted queries (Apollo's APQ), parsed, by their
+    /// hash; 0 turns them off.
+    #[arg(long, env = "TABLEGRAPH_MAX_PERSISTED_QUERIES", default_value_t = HttpConfig::default().max_persisted_queries)]
+    pub max_persisted_queries: usize,
     /// Let browsers' scripts send this request header too (repeat for several; the variable
     /// takes a comma-separated list). Allowed already: content-type, authorization, x-api-key,
     /// x-tablegraph-storage-calls, traceparent, tracestate, x-request-id,
@@ -349,6 +353,7 @@ impl ServeArgs {
             max_subscriptions_per_connection: subscriptions.max_subscriptions_per_connection,
             cors_allow_headers: listen.cors_allow_headers.clone(),
             max_pending_sockets: listen.max_pending_sockets,
+            max_persisted_queries: listen.max_persisted_queries,
             connections: listen.connection_limits(),
             tls: listen
                 .tls_cert

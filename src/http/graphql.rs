@@ -77,7 +77,12 @@ pub async fn graphql_get(
     let Some(caller) = caller_of(&state, &mut parts.extensions) else {
         return unguarded(&headers);
     };
-    let Some(query) = params.query else {
+    // A persisted query's hash may stand for the query (Apollo's APQ: a URL a CDN caches).
+    let hashed = params
+        .extensions
+        .as_deref()
+        .is_some_and(|text| text.contains("persistedQuery"));
+    let Some(query) = params.query.or_else(|| hashed.then(String::new)) else {
         if let (Some(page), true) = (&state.inner.graphiql, accepts(&headers, "text/html")) {
             return (
                 [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
@@ -98,6 +103,16 @@ pub async fn graphql_get(
             Ok(value) if name == "variables" => {
                 request.variables = async_graphql::Variables::from_json(value);
             }
+            Ok(serde_json::Value::Object(extensions)) => {
+                request.extensions = async_graphql::Extensions(
+                    extensions
+                        .into_iter()
+                        .filter_map(|(name, value)| {
+                            Some((name, async_graphql::Value::from_json(value).ok()?))
+                        })
+                        .collect(),
+                );
+            }
             Ok(_) => {}
             Err(_) => {
                 return request_error(
@@ -107,6 +122,9 @@ pub async fn graphql_get(
                 );
             }
         }
+    }
+    if let Err(error) = state.inner.persisted.apply(&mut request) {
+        return persisted_error(&headers, error);
     }
     if is_mutation(&request) {
         let mut response = request_error(
@@ -163,14 +181,18 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
             );
         }
     };
-    let request = match async_graphql::http::receive_body(
+    let mut request = match async_graphql::http::receive_body(
         Some(JSON),
         &body[..],
         async_graphql::http::MultipartOptions::default(),
     )
     .await
     {
-        Ok(request) if request.query.is_empty() && !has_query_member(&body) => {
+        Ok(request)
+            if request.query.is_empty()
+                && !has_query_member(&body)
+                && !request.extensions.contains_key("persistedQuery") =>
+        {
             return request_error(&headers, StatusCode::BAD_REQUEST, "missing query");
         }
         Ok(request) => request,
@@ -178,6 +200,9 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
             return request_error(&headers, StatusCode::BAD_REQUEST, refusal(&error));
         }
     };
+    if let Err(error) = state.inner.persisted.apply(&mut request) {
+        return persisted_error(&headers, error);
+    }
     if let Some(token) = token {
         return super::sse::run(&state, caller, &token, request);
     }
@@ -292,6 +317,8 @@ async fn execute(
     caller: Caller,
 ) -> Response {
     let scope = Arc::new(state.inner.scopes.scope(Some(&caller)));
+    // An answer to a caller with credentials is that caller's alone: no shared cache keeps it.
+    let private = !matches!(caller, Caller::Anonymous);
     let mut request = request.data(caller);
     // The headers are a function's `request.headers`: copied only where a function may ask.
     if state.inner.api.calls_functions() {
@@ -345,7 +372,7 @@ async fn execute(
     };
     let appsync = state.inner.api.amplify_shape() && !response.errors.is_empty();
     if !request_failed && !appsync {
-        return answer.json(status, &response);
+        return with_cache_control(answer.json(status, &response), private);
     }
     let mut body = serde_json::to_value(&response).unwrap_or_default();
     if appsync {
@@ -355,6 +382,30 @@ async fn execute(
     if let (Some(fields), true) = (body.as_object_mut(), request_failed) {
         fields.remove("data");
     }
+    with_cache_control(answer.json(status, &body), private)
+}
+
+/// `response`, marked `Cache-Control: private, no-store` when it answers a caller with
+/// credentials.
+fn with_cache_control(mut response: Response, private: bool) -> Response {
+    if private {
+        response.headers_mut().insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("private, no-store"),
+        );
+    }
+    response
+}
+
+/// The answer to a persisted query that cannot run: a request error, as Apollo's clients read
+/// it (`PersistedQueryNotFound` tells them to send the query with its hash).
+fn persisted_error(headers: &HeaderMap, error: async_graphql::ServerError) -> Response {
+    let answer = Answer::for_request(headers);
+    let status = match answer.media == GRAPHQL_RESPONSE_JSON {
+        true => StatusCode::BAD_REQUEST,
+        false => StatusCode::OK,
+    };
+    let body = serde_json::json!({ "errors": [error] });
     answer.json(status, &body)
 }
 

@@ -18,6 +18,7 @@ mod health;
 mod layers;
 mod metrics;
 mod pending;
+mod persisted;
 mod realtime;
 mod serve;
 mod sse;

@@ -41,6 +41,7 @@ mod logs;
 mod migrations;
 mod nested;
 mod network;
+mod persisted;
 mod readme;
 mod realtime;
 mod resolvers;

@@ -36,6 +36,8 @@ pub enum TlsError {
 pub struct Tls {
     files: TlsFiles,
     current: Arc<RwLock<TlsAcceptor>>,
+    /// The files as they were when last read: a change after the load is seen by the watch.
+    loaded: [Option<(SystemTime, u64)>; 2],
 }
 
 impl std::fmt::Debug for Tls {
@@ -47,9 +49,11 @@ impl std::fmt::Debug for Tls {
 impl Tls {
     /// Reads `files`: an error names the file and what is wrong with it.
     pub fn load(files: &TlsFiles) -> Result<Tls, TlsError> {
+        let loaded = stamps(files);
         Ok(Tls {
             files: files.clone(),
             current: Arc::new(RwLock::new(acceptor(files)?)),
+            loaded,
         })
     }
 
@@ -71,14 +75,15 @@ impl Tls {
         Ok(())
     }
 
-    /// Reloads on `SIGHUP` and when a file changes, until the task is dropped.
+    /// Reloads on `SIGHUP` and when a file changes (since it was loaded), until the task is
+    /// aborted.
     pub fn watch(&self) -> tokio::task::JoinHandle<()> {
         let tls = self.clone();
         tokio::spawn(async move {
             #[cfg(unix)]
             let mut hangup =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
-            let mut seen = stamps(&tls.files);
+            let mut seen = tls.loaded;
             let mut ticks = tokio::time::interval(WATCH_INTERVAL);
             loop {
                 #[cfg(unix)]

@@ -192,4 +192,45 @@ mod tests {
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn sighup_reads_the_files_again() {
+        let dir = std::env::temp_dir().join(format!("tablegraph-tls-hup-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        let files = TlsFiles {
+            cert: dir.join("cert.pem"),
+            key: dir.join("key.pem"),
+        };
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])
+            .expect("a certificate");
+        std::fs::write(&files.cert, made.cert.pem()).expect("written");
+        std::fs::write(&files.key, made.signing_key.serialize_pem()).expect("written");
+        let tls = Tls::load(&files).expect("the pair loads");
+        // Held by the test too, so that the signal never finds the process without a handler.
+        let mut hangups = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+            .expect("a handler");
+        let watching = tls.watch();
+        let before = Arc::as_ptr(tls.acceptor().config());
+        // The files do not change: only the signal reads them again.
+        let reloaded = async {
+            loop {
+                let sent = std::process::Command::new("kill")
+                    .args(["-HUP", &std::process::id().to_string()])
+                    .status()
+                    .expect("kill runs");
+                assert!(sent.success());
+                hangups.recv().await;
+                tokio::task::yield_now().await;
+                if Arc::as_ptr(tls.acceptor().config()) != before {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(20), reloaded)
+            .await
+            .expect("the watch reloads on SIGHUP");
+        watching.abort();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

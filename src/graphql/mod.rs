@@ -39,3 +39,4 @@ mod values;
 pub use api::{Api, SchemaOptions, Transport, operation_type, print_sdl};
 pub use limits::{MAX_NESTING, MAX_TOKENS, QueryLimits, UNPAGED_LIST_ESTIMATE, text_within_limits};
 pub use own_fields::RequestHeaders;
+pub use subscription::InPlace;

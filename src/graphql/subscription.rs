@@ -325,13 +325,42 @@ async fn receiver(
     if !hub.is_following() {
         return Err(graphql_error(EngineError::SubscriptionsUnavailable));
     }
-    hub.subscribe().await.ok_or_else(|| {
+    let receiver = hub.subscribe().await.ok_or_else(|| {
         graphql_error(EngineError::LimitExceeded(format!(
             "this server holds its most subscriptions ({}, --max-subscriptions); \
              try again later or another replica",
             hub.most()
         )))
-    })
+    })?;
+    // A transport that acknowledges subscriptions (AppSync's `start_ack`) does so now: from
+    // here on, no event is missed.
+    if let Ok(in_place) = ctx.data::<InPlace>() {
+        in_place.tell();
+    }
+    Ok(receiver)
+}
+
+/// Told once a subscription is in place (reading the events), for a transport that
+/// acknowledges it then; put in the request's data.
+pub struct InPlace(std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>);
+
+impl InPlace {
+    /// The notice, and what resolves when it is given (or fails when the request ends first).
+    pub fn new() -> (InPlace, tokio::sync::oneshot::Receiver<()>) {
+        let (tell, told) = tokio::sync::oneshot::channel();
+        (InPlace(std::sync::Mutex::new(Some(tell))), told)
+    }
+
+    fn tell(&self) {
+        let tell = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(tell) = tell {
+            let _ = tell.send(());
+        }
+    }
 }
 
 /// The events `watch` wants, as field values; an error, which ends the subscription, when

@@ -37,7 +37,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -596,61 +596,33 @@ impl Connection {
         Ok((request, caller))
     }
 
-    /// Runs a subscription: `start_ack` once it is running, a `data` message per event, and
-    /// `complete` when its events are over; an `error` instead when it cannot run, or when it
-    /// ends on an error (`EventsMissed`, `EventTooLarge`), which aws-amplify hands its
-    /// subscriber where it would drop a `data` without data.
+    /// Runs a subscription: `start_ack` once it is in place (every event from then on reaches
+    /// it), a `data` message per event, and `complete` when its events are over; an `error`
+    /// instead when it cannot run, or when it ends on an error (`EventsMissed`,
+    /// `EventTooLarge`), which aws-amplify hands its subscriber where it would drop a `data`
+    /// without data.
     fn run(&mut self, id: String, request: async_graphql::Request, caller: Caller) {
+        let (in_place, placed) = crate::graphql::InPlace::new();
         let mut data = Data::default();
         data.insert(caller);
         data.insert(self.headers.clone());
-        let mut events = self
+        data.insert(in_place);
+        let events = self
             .state
             .transport()
             .execute_stream(request, Some(Arc::new(data)));
-        // A document that does not validate is answered at once, before any event.
-        let first = events.next().now_or_never();
-        match first {
-            Some(Some(response)) if response.data == async_graphql::Value::Null => {
-                let errors = appsync_errors(&response);
-                self.send(json!({ "type": "error", "id": id, "payload": { "errors": errors } }));
-                return;
-            }
-            Some(None) => {
-                self.send(json!({ "type": "start_ack", "id": id }));
-                self.send(json!({ "type": "complete", "id": id }));
-                return;
-            }
-            _ => {}
-        }
-        self.send(json!({ "type": "start_ack", "id": id }));
         let out = self.out.clone();
         let done = self.done.clone();
         let generation = self.next_generation;
         self.next_generation += 1;
         let running_id = id.clone();
         let task = tokio::spawn(async move {
-            let first = first.flatten();
-            let mut events = futures::stream::iter(first).chain(events);
-            let mut failed = false;
-            while let Some(response) = events.next().await {
-                failed = response.data == async_graphql::Value::Null && !response.errors.is_empty();
-                let message = match failed {
-                    true => json!({ "type": "error", "id": running_id, "payload": {
-                        "errors": appsync_errors(&response)
-                    } }),
-                    false => data_message(&running_id, &response),
-                };
-                // Waits while the connection's queue is full; the connection ends it then.
-                if out.send(Message::text(message.to_string())).await.is_err() || failed {
-                    break;
-                }
-            }
+            let ended = forward(&running_id, events, placed, &out).await;
             // The connection sends `complete`, unless the id has been stopped or used again.
             let _ = done.send(Ended {
                 id: running_id,
                 generation,
-                failed,
+                failed: ended == Forwarded::Failed,
             });
         });
         self.running.insert(
@@ -660,6 +632,75 @@ impl Connection {
                 task: task.abort_handle(),
             },
         );
+    }
+}
+
+/// How a subscription's forwarding ended.
+#[derive(PartialEq, Eq)]
+enum Forwarded {
+    /// Its events are over.
+    Over,
+    /// It ended on an error, sent.
+    Failed,
+    /// The connection is gone.
+    Gone,
+}
+
+/// Sends a subscription's messages: `start_ack` once it is in place (or with its first
+/// answer), then its events; an answer with errors and no data is its `error`, and its end.
+async fn forward(
+    id: &str,
+    mut events: futures::stream::BoxStream<'static, async_graphql::Response>,
+    mut placed: tokio::sync::oneshot::Receiver<()>,
+    out: &mpsc::Sender<Message>,
+) -> Forwarded {
+    let send = |message: Value| out.send(Message::text(message.to_string()));
+    let mut acknowledged = false;
+    loop {
+        let response = tokio::select! {
+            biased;
+            told = &mut placed, if !acknowledged => {
+                if told.is_ok() {
+                    acknowledged = true;
+                    if send(json!({ "type": "start_ack", "id": id })).await.is_err() {
+                        return Forwarded::Gone;
+                    }
+                }
+                continue;
+            }
+            response = events.next() => response,
+        };
+        let Some(response) = response else {
+            if !acknowledged
+                && send(json!({ "type": "start_ack", "id": id }))
+                    .await
+                    .is_err()
+            {
+                return Forwarded::Gone;
+            }
+            return Forwarded::Over;
+        };
+        if response.data == async_graphql::Value::Null && !response.errors.is_empty() {
+            let errors = appsync_errors(&response);
+            let error = json!({ "type": "error", "id": id, "payload": { "errors": errors } });
+            return match send(error).await {
+                Ok(()) => Forwarded::Failed,
+                Err(_) => Forwarded::Gone,
+            };
+        }
+        if !acknowledged {
+            acknowledged = true;
+            if send(json!({ "type": "start_ack", "id": id }))
+                .await
+                .is_err()
+            {
+                return Forwarded::Gone;
+            }
+        }
+        // Waits while the connection's queue is full; the connection ends it then.
+        if send(data_message(id, &response)).await.is_err() {
+            return Forwarded::Gone;
+        }
     }
 }
 

@@ -12,6 +12,7 @@ import NodeWebSocket from 'ws';
 import { Amplify } from 'aws-amplify';
 import { Hub } from 'aws-amplify/utils';
 import { generateClient } from 'aws-amplify/api';
+import { check, expect, finish } from './checks.mjs';
 
 const [url, apiKey, token] = process.argv.slice(2);
 
@@ -35,21 +36,6 @@ Amplify.configure({
   API: { GraphQL: { endpoint: url, region: 'us-east-1', defaultAuthMode: 'apiKey', apiKey } },
 });
 
-let passed = 0;
-let failed = 0;
-async function check(name, body) {
-  try {
-    await body();
-    passed += 1;
-    console.log(`ok      ${name}`);
-  } catch (error) {
-    failed += 1;
-    console.log(`FAILED  ${name}: ${error?.stack ?? JSON.stringify(error)}`);
-  }
-}
-function expect(condition, what) {
-  if (!condition) throw new Error(what);
-}
 /** Resolves when `predicate` holds, checked on each of Amplify's API events; at most 20 s. */
 function until(what, predicate) {
   return new Promise((resolve, reject) => {
@@ -127,5 +113,4 @@ await check('aws-amplify: a subscription with a JWT sent as aws-amplify sends on
   subscription.unsubscribe();
 });
 
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

@@ -8,6 +8,7 @@
 // Prints one line per check and `N passed, N failed`; exits non-zero when any failed.
 import { Amplify } from 'aws-amplify';
 import { generateClient } from 'aws-amplify/api';
+import { check, expect, finish } from './checks.mjs';
 
 const [url, apiKey, token] = process.argv.slice(2);
 Amplify.configure({
@@ -15,21 +16,6 @@ Amplify.configure({
 });
 const client = generateClient();
 
-let passed = 0;
-let failed = 0;
-async function check(name, body) {
-  try {
-    await body();
-    passed += 1;
-    console.log(`ok      ${name}`);
-  } catch (error) {
-    failed += 1;
-    console.log(`FAILED  ${name}: ${error?.stack ?? JSON.stringify(error)}`);
-  }
-}
-function expect(condition, what) {
-  if (!condition) throw new Error(what);
-}
 
 let farmId;
 await check('aws-amplify: a mutation with the API key', async () => {
@@ -139,5 +125,4 @@ if (appUrl) {
     throw new Error('the condition did not fail');
   });
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

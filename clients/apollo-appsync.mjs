@@ -9,6 +9,7 @@ import NodeWebSocket from 'ws';
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { createAuthLink } from 'aws-appsync-auth-link';
 import { createSubscriptionHandshakeLink } from 'aws-appsync-subscription-link';
+import { check, expect, finish } from './checks.mjs';
 
 const [url, apiKey] = process.argv.slice(2);
 // Node 20 has no WebSocket of its own; the link uses the global one. This one records what
@@ -32,21 +33,6 @@ const client = new ApolloClient({
   cache: new InMemoryCache(),
 });
 
-let passed = 0;
-let failed = 0;
-async function check(name, body) {
-  try {
-    await body();
-    passed += 1;
-    console.log(`ok      ${name}`);
-  } catch (error) {
-    failed += 1;
-    console.log(`FAILED  ${name}: ${error?.stack ?? JSON.stringify(error)}`);
-  }
-}
-function expect(condition, what) {
-  if (!condition) throw new Error(what);
-}
 
 await check('Apollo Client + aws-appsync-subscription-link: a subscription gets the events its filter chooses', async () => {
   const events = [];
@@ -98,5 +84,4 @@ await check('Apollo Client + aws-appsync-subscription-link: a subscription gets 
   subscription.unsubscribe();
 });
 
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

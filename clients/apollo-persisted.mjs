@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
+import { check, expect, finish } from './checks.mjs';
 
 const [url, apiKey] = process.argv.slice(2);
 const sent = [];
@@ -28,21 +29,6 @@ const client = new ApolloClient({
   cache: new InMemoryCache(),
 });
 
-let passed = 0;
-let failed = 0;
-async function check(name, body) {
-  try {
-    await body();
-    passed += 1;
-    console.log(`ok      ${name}`);
-  } catch (error) {
-    failed += 1;
-    console.log(`FAILED  ${name}: ${error?.stack ?? JSON.stringify(error)}`);
-  }
-}
-function expect(condition, what) {
-  if (!condition) throw new Error(what);
-}
 
 const FARMS = gql`
   query PersistedFarms($first: Int) {
@@ -64,5 +50,4 @@ await check('Apollo Client + persisted queries: the query is sent once, then its
   expect(third.searchParams.get('extensions').includes('sha256Hash'), sent[2].address);
 });
 
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

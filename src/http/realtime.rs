@@ -42,7 +42,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::state::AppState;
-use super::websocket::{Counted, READ_BUFFER_BYTES, WRITE_BUFFER_BYTES};
+use super::websocket::Counted;
 use crate::auth::{API_KEY_HEADER, Caller, RequestContext};
 use crate::graphql::RequestHeaders;
 
@@ -96,12 +96,7 @@ pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
     };
     let handshake = Handshake::read(&parts);
     let headers = super::state::request_headers(&parts.headers);
-    let max_message = state.inner.max_message_bytes;
-    upgrade
-        .read_buffer_size(READ_BUFFER_BYTES)
-        .write_buffer_size(WRITE_BUFFER_BYTES)
-        .max_message_size(max_message)
-        .max_frame_size(max_message)
+    super::websocket::bounded(upgrade, &state)
         .protocols([PROTOCOL])
         .on_upgrade(move |socket| serve(state, socket, handshake, headers))
 }

@@ -43,9 +43,9 @@ const INIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The bytes a socket reads into at once (tungstenite allocates them up front: 128 KiB by
 /// default, which 5,000 sockets that never send `connection_init` turned into 485 MB). A
 /// larger message is read in several reads.
-pub(super) const READ_BUFFER_BYTES: usize = 4 * 1024;
+const READ_BUFFER_BYTES: usize = 4 * 1024;
 /// What a socket buffers before it writes: events are small, and flushed one by one.
-pub(super) const WRITE_BUFFER_BYTES: usize = 8 * 1024;
+const WRITE_BUFFER_BYTES: usize = 8 * 1024;
 /// The start of the message of a refused `connection_init`, to tell its close frame from
 /// others that async-graphql sends with the same code.
 const FORBIDDEN: &str = "Forbidden";
@@ -102,16 +102,22 @@ pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
                 .find_map(|p| p.trim().parse::<WebSocketProtocols>().ok())
         })
         == Some(WebSocketProtocols::SubscriptionsTransportWS);
+    bounded(upgrade, &state)
+        .protocols(ALL_WEBSOCKET_PROTOCOLS)
+        .on_upgrade(move |socket| {
+            serve(state, socket, protocol, legacy, header_credentials, headers)
+        })
+}
+
+/// `upgrade` with the bounds of every GraphQL WebSocket: small buffers, and messages no larger
+/// than a request body.
+pub(super) fn bounded(upgrade: WebSocketUpgrade, state: &AppState) -> WebSocketUpgrade {
     let max_message = state.inner.max_message_bytes;
     upgrade
         .read_buffer_size(READ_BUFFER_BYTES)
         .write_buffer_size(WRITE_BUFFER_BYTES)
         .max_message_size(max_message)
         .max_frame_size(max_message)
-        .protocols(ALL_WEBSOCKET_PROTOCOLS)
-        .on_upgrade(move |socket| {
-            serve(state, socket, protocol, legacy, header_credentials, headers)
-        })
 }
 
 /// A refused upgrade, as a GraphQL error body in JSON.

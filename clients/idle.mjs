@@ -6,18 +6,17 @@
 //
 // Prints `open N` once the server counts all N subscriptions in place.
 import WebSocket from 'ws';
+import { realtimeSocket, startMessage } from './appsync.mjs';
 
 const [url, connectionsArg, perArg, protocol = 'graphql-ws'] = process.argv.slice(2);
 const connections = Number(connectionsArg);
 const per = Number(perArg);
-const host = new URL(url).host;
 const QUERY = 'subscription { onCreateFarm { name } }';
 
 function open() {
   const appsync = protocol === 'appsync';
-  const header = Buffer.from(JSON.stringify({ host })).toString('base64url');
   const socket = appsync
-    ? new WebSocket(`${url.replace(/^http/, 'ws')}/realtime`, ['graphql-ws', `header-${header}`])
+    ? new WebSocket(...realtimeSocket(url))
     : new WebSocket(url.replace(/^http/, 'ws'), 'graphql-transport-ws');
   socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init', payload: {} })));
   socket.on('message', (text) => {
@@ -26,11 +25,9 @@ function open() {
     for (let i = 0; i < per; i += 1) {
       const id = String(i);
       socket.send(
-        JSON.stringify(
-          appsync
-            ? { id, type: 'start', payload: { data: JSON.stringify({ query: QUERY }), extensions: { authorization: { host } } } }
-            : { id, type: 'subscribe', payload: { query: QUERY } },
-        ),
+        appsync
+          ? startMessage(url, id, QUERY)
+          : JSON.stringify({ id, type: 'subscribe', payload: { query: QUERY } }),
       );
     }
   });

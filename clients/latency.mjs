@@ -9,6 +9,7 @@
 // negative delay (the event came before the answer) counts as 0.
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
+import { realtimeSocket, startMessage } from './appsync.mjs';
 
 const [url, subscribersArg, writesArg, protocol = 'graphql-ws'] = process.argv.slice(2);
 const subscribers = Number(subscribersArg);
@@ -24,21 +25,13 @@ async function subscriptionsOpen(count) {
 }
 
 /** One AppSync real-time connection with one subscription; `onEvent` gets each event's data. */
-export function appsyncSubscription(graphqlUrl, query, onEvent) {
-  const host = new URL(graphqlUrl).host;
-  const header = Buffer.from(JSON.stringify({ host })).toString('base64url');
-  const socket = new WebSocket(`${graphqlUrl.replace(/^http/, 'ws')}/realtime`, [
-    'graphql-ws',
-    `header-${header}`,
-  ]);
+function appsyncSubscription(graphqlUrl, query, onEvent) {
+  const socket = new WebSocket(...realtimeSocket(graphqlUrl));
   socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
   socket.on('message', (text) => {
     const message = JSON.parse(String(text));
     if (message.type === 'connection_ack') {
-      const data = JSON.stringify({ query, variables: {} });
-      socket.send(
-        JSON.stringify({ id: '1', type: 'start', payload: { data, extensions: { authorization: { host } } } }),
-      );
+      socket.send(startMessage(graphqlUrl, '1', query));
     } else if (message.type === 'data') {
       onEvent(message.payload.data);
     } else if (message.type === 'error' || message.type === 'connection_error') {

@@ -79,9 +79,10 @@ fn key_value(
 fn key_id(type_def: &crate::model::TypeDef, values: &[String]) -> Result<String, EngineError> {
     let values: Vec<&str> = values.iter().map(String::as_str).collect();
     let id = keys::primary_key_id_of(&values);
-    let names: Vec<&str> = type_def.key_fields().map(|(n, _)| n.as_str()).collect();
-    keys::validate_id(&id)
-        .map_err(|e| EngineError::bad_input(format!("{}: {e}", names.join(", "))))?;
+    keys::validate_id(&id).map_err(|e| {
+        let names: Vec<&str> = type_def.key_fields().map(|(n, _)| n.as_str()).collect();
+        EngineError::bad_input(format!("{}: {e}", names.join(", ")))
+    })?;
     Ok(id)
 }
 

@@ -77,22 +77,8 @@ pub async fn graphql_get(
     let Some(caller) = caller_of(&state, &mut parts.extensions) else {
         return unguarded(&headers);
     };
-    // A persisted query's hash may stand for the query (Apollo's APQ: a URL a CDN caches).
-    let hashed = params
-        .extensions
-        .as_deref()
-        .is_some_and(|text| text.contains("persistedQuery"));
-    let Some(query) = params.query.or_else(|| hashed.then(String::new)) else {
-        if let (Some(page), true) = (&state.inner.graphiql, accepts(&headers, "text/html")) {
-            return (
-                [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-                page.clone(),
-            )
-                .into_response();
-        }
-        return request_error(&headers, StatusCode::BAD_REQUEST, "missing query parameter");
-    };
-    let mut request = async_graphql::Request::new(query);
+    let sent_query = params.query.is_some();
+    let mut request = async_graphql::Request::new(params.query.unwrap_or_default());
     request.operation_name = params.operation_name;
     for (name, text) in [
         ("variables", &params.variables),
@@ -103,17 +89,11 @@ pub async fn graphql_get(
             Ok(value) if name == "variables" => {
                 request.variables = async_graphql::Variables::from_json(value);
             }
-            Ok(serde_json::Value::Object(extensions)) => {
-                request.extensions = async_graphql::Extensions(
-                    extensions
-                        .into_iter()
-                        .filter_map(|(name, value)| {
-                            Some((name, async_graphql::Value::from_json(value).ok()?))
-                        })
-                        .collect(),
-                );
+            Ok(value) => {
+                if let Ok(extensions) = serde_json::from_value(value) {
+                    request.extensions = extensions;
+                }
             }
-            Ok(_) => {}
             Err(_) => {
                 return request_error(
                     &headers,
@@ -122,6 +102,17 @@ pub async fn graphql_get(
                 );
             }
         }
+    }
+    // A persisted query's hash may stand for the query (Apollo's APQ: a URL a CDN caches).
+    if !sent_query && !request.extensions.contains_key("persistedQuery") {
+        if let (Some(page), true) = (&state.inner.graphiql, accepts(&headers, "text/html")) {
+            return (
+                [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+                page.clone(),
+            )
+                .into_response();
+        }
+        return request_error(&headers, StatusCode::BAD_REQUEST, "missing query parameter");
     }
     if let Err(error) = state.inner.persisted.apply(&mut request) {
         return persisted_error(&headers, error);

@@ -49,7 +49,7 @@ impl PersistedQueries {
         let Some(persisted) = request.extensions.get("persistedQuery") else {
             return Ok(());
         };
-        let Some(kept) = &self.kept else {
+        let Some(queries) = &self.kept else {
             return Err(error(
                 "PersistedQueryNotSupported",
                 "PERSISTED_QUERY_NOT_SUPPORTED",
@@ -72,9 +72,12 @@ impl PersistedQueries {
                     "BAD_REQUEST",
                 )
             })?;
-        let mut kept = kept
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let lock = || {
+            queries
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        let mut kept = lock();
         if request.query.is_empty() {
             let Some(found) = kept.get(&hash).cloned() else {
                 return Err(error(NOT_FOUND, NOT_FOUND_CODE));
@@ -88,7 +91,10 @@ impl PersistedQueries {
         if sent != hash {
             return Err(error("provided sha does not match query", "BAD_REQUEST"));
         }
-        if kept.contains(&hash) {
+        // Held already: parsed already.
+        if let Some(found) = kept.get(&hash).cloned() {
+            drop(kept);
+            request.set_parsed_query(found.document.clone());
             return Ok(());
         }
         drop(kept);
@@ -97,11 +103,7 @@ impl PersistedQueries {
             return Ok(());
         };
         let query = request.query.clone();
-        if let Some(kept) = &self.kept {
-            kept.lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .put(hash, Arc::new(Kept { query, document }));
-        }
+        lock().put(hash, Arc::new(Kept { query, document }));
         Ok(())
     }
 }

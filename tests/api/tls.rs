@@ -62,6 +62,18 @@ async fn connect(
     certificate: &CertificateDer<'static>,
     alpn: &[&[u8]],
 ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    tokio::time::timeout(PATIENCE, try_connect(app, certificate, alpn))
+        .await
+        .expect("the handshake ends in time")
+        .expect("the handshake succeeds with the certificate trusted")
+}
+
+/// A TLS connection to `app` trusting `certificate` alone, or the handshake's error.
+async fn try_connect(
+    app: &TestApp,
+    certificate: &CertificateDer<'static>,
+    alpn: &[&[u8]],
+) -> std::io::Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>> {
     let mut roots = tokio_rustls::rustls::RootCertStore::empty();
     roots.add(certificate.clone()).expect("a root");
     let provider = Arc::new(tokio_rustls::rustls::crypto::aws_lc_rs::default_provider());
@@ -75,13 +87,9 @@ async fn connect(
         .await
         .expect("a connection");
     let name = ServerName::try_from("127.0.0.1").expect("a name");
-    tokio::time::timeout(
-        PATIENCE,
-        TlsConnector::from(Arc::new(config)).connect(name, tcp),
-    )
-    .await
-    .expect("the handshake ends in time")
-    .expect("the handshake succeeds with the certificate trusted")
+    TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
 }
 
 #[tokio::test]
@@ -156,22 +164,7 @@ async fn a_renewed_certificate_is_served_without_a_restart() {
     let second = write_certificate(&dir);
     let renewed = async {
         loop {
-            let mut roots = tokio_rustls::rustls::RootCertStore::empty();
-            roots.add(second.clone()).expect("a root");
-            let provider = Arc::new(tokio_rustls::rustls::crypto::aws_lc_rs::default_provider());
-            let config = tokio_rustls::rustls::ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .expect("TLS versions")
-                .with_root_certificates(roots)
-                .with_no_client_auth();
-            let tcp = tokio::net::TcpStream::connect(app.address)
-                .await
-                .expect("a connection");
-            let name = ServerName::try_from("127.0.0.1").expect("a name");
-            if let Ok(stream) = TlsConnector::from(Arc::new(config))
-                .connect(name, tcp)
-                .await
-            {
+            if let Ok(stream) = try_connect(&app, &second, &[]).await {
                 return presented(&stream);
             }
             tokio::time::sleep(tablegraph::http::WATCH_INTERVAL / 4).await;

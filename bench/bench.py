@@ -201,9 +201,104 @@ def stop_all():
             log(f"could not stop {server.name}: {e}")
 
 
-def tablegraph(name, port, *extra):
-    return Server(name, [TABLEGRAPH, "serve", "--memory", "--listen", f"127.0.0.1:{port}", *extra],
-                  port)
+def tablegraph(name, port, *extra, cache=False):
+    """`serve --memory`; with the read cache at its default when `cache`, off otherwise (the rows
+    named tablegraph are the store's reads, as before the cache)."""
+    off = [] if cache else ["--cache-bytes", "0"]
+    return Server(name, [TABLEGRAPH, "serve", "--memory", "--listen", f"127.0.0.1:{port}", *off,
+                         *extra], port)
+
+
+CACHED = "tablegraph-cached"
+
+
+def warm_probe(server, request_body, validate, what):
+    """The storage calls and cache hits of one request after the same request warmed the cache."""
+    probe(server, request_body, validate, what)
+    answer = answered(server, request_body, validate, what, {"x-tablegraph-storage-calls": "1"})
+    extensions = answer.get("extensions") or {}
+    return {"calls": extensions.get("storageCalls", []), "hits": extensions.get("cacheHits", [])}
+
+
+def mixed_exactness(server, ids, duration, readers=4, goals=5):
+    """W2 pages read beside renames of the page's first goals (one writer, one rename at a time),
+    on the cached server: each page must show, for each renamed goal, a title at least as new as
+    the last rename acknowledged before the page was asked for, and no newer than the last sent
+    when it was answered. Answers the pages checked and the titles that broke that."""
+    import threading
+    page_query = ("query($team: ID!) { team(id: $team) { goals(first: 50) { "
+                  "edges { node { id title leads { name } teams { name } } } } } }")
+    _, first = server.client.post(page_query, {"team": ids["team"]})
+    watched = [e["node"]["id"] for e in first["data"]["team"]["goals"]["edges"][:goals]]
+    lock = threading.Lock()
+    acked = {g: -1 for g in watched}
+    sent = {g: -1 for g in watched}
+    stop = time.monotonic() + duration
+    tally = {"pages": 0, "wrong": 0, "writes": 0, "examples": []}
+
+    def write():
+        n = 0
+        while time.monotonic() < stop:
+            goal = watched[n % len(watched)]
+            with lock:
+                sent[goal] = n
+            status, answer = server.client.post(
+                "mutation($id: ID!, $t: String!) { updateGoal(input: { id: $id, title: $t }) { id } }",
+                {"id": goal, "t": f"Mixed {n}"})
+            if status != 200 or answer.get("errors"):
+                raise RuntimeError(f"mixed write: {answer}")
+            with lock:
+                acked[goal] = n
+                tally["writes"] += 1
+            n += 1
+
+    def read():
+        while time.monotonic() < stop:
+            with lock:
+                floor = dict(acked)
+            status, answer = server.client.post(page_query, {"team": ids["team"]})
+            with lock:
+                ceiling = dict(sent)
+            if status != 200 or answer.get("errors"):
+                raise RuntimeError(f"mixed read: {answer}")
+            titles = {e["node"]["id"]: e["node"]["title"]
+                      for e in answer["data"]["team"]["goals"]["edges"]}
+            with lock:
+                tally["pages"] += 1
+                for goal in watched:
+                    title = titles.get(goal, "")
+                    n = int(title.split()[1]) if title.startswith("Mixed ") else -1
+                    if not floor[goal] <= n <= ceiling[goal]:
+                        tally["wrong"] += 1
+                        if len(tally["examples"]) < 5:
+                            tally["examples"].append(f"{goal}: {title!r} not in {floor[goal]}..{ceiling[goal]}")
+
+    threads = [threading.Thread(target=write)] + [threading.Thread(target=read) for _ in range(readers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return tally
+
+
+def cache_metrics(server):
+    """The cache's figures from /metrics: p99 of the eviction delay (from the histogram's buckets),
+    bytes, hits and misses."""
+    import urllib.request
+    text = urllib.request.urlopen(server.url.replace("/graphql", "/metrics"), timeout=10).read().decode()
+    buckets, figures = [], {}
+    for line in text.splitlines():
+        m = re.match(r'tablegraph_cache_eviction_delay_seconds_bucket\{le="([^"]+)"\} (\S+)', line)
+        if m:
+            buckets.append((float("inf") if m.group(1) == "+Inf" else float(m.group(1)), float(m.group(2))))
+        m = re.match(r'(tablegraph_cache_[a-z_]+)(\{[^}]*\})? (\S+)$', line)
+        if m:
+            figures[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+    total = buckets[-1][1] if buckets else 0
+    p99 = next((le for le, count in buckets if total and count >= 0.99 * total), None)
+    figures["eviction_p99_le_s"] = p99
+    figures["eviction_records"] = total
+    return figures
 
 
 # ---------------------------------------------------------------------------------------------
@@ -469,6 +564,10 @@ def phase_throughput(results):
     log(f"  seeded {ids['goals']} goals, {ids['users']} users, 2 teams, 1 farm in {ids['seconds']} s")
     results["seed"] = ids
     b2 = start_b2(results)
+    tgc = tablegraph(CACHED, PORT_BASE + 7, cache=True).start()
+    log("seeding tablegraph with the read cache on ...")
+    ids_cached = seeding.seed(tgc.url)
+    results["seed_cached"] = ids_cached
 
     # The answers and storage calls of one request each, before any load.
     reads = read_bodies(ids)
@@ -478,11 +577,20 @@ def phase_throughput(results):
     for name, (request_body, valid) in reads.items():
         calls[name] = probe(tg, request_body, valid, name)
     scripts = {("W0", "b0"): write_lua("W0-b0", W0_TG), ("W0", "b1"): write_lua("W0-b1", W0_B1)}
+    checks = {}
     for name, (request_body, valid) in read_bodies(results["seed_b2"]).items():
         if name in B2_WORKLOADS:
             probe(b2, request_body, valid, name)
             scripts[(name, "b2")] = write_lua(f"{name}-b2", request_body)
-    checks = {}
+    cached_calls = {}
+    for name, (request_body, valid) in read_bodies(ids_cached).items():
+        if name in B2_WORKLOADS:
+            cached_calls[name] = warm_probe(tgc, request_body, valid, name)
+            scripts[(name, CACHED)] = write_lua(f"{name}-cached", request_body)
+            # Reads counted as calls and cache hits together.
+            checks[(name, CACHED)] = write_lua(f"{name}-cached-check", request_body,
+                                               expected_calls=len(calls[name]))
+    results["cached_calls"] = cached_calls
     for name, (request_body, _) in reads.items():
         scripts[(name, "tablegraph")] = write_lua(f"{name}-tablegraph", request_body)
         checks[name] = write_lua(f"{name}-check", request_body, expected_calls=len(calls[name]))
@@ -506,12 +614,15 @@ def phase_throughput(results):
     top = max(CONNECTIONS)
     plan = [("W2", c) for c in CONNECTIONS] + [(n, top) for n in reads if n not in ("W2",)]
     plan.append(("W4", top))
-    for name, conns in plan:
-        server = fresh_w4() if name == "W4" else tg
-        r = run_wrk(server, checks[name], conns, CHECK_DURATION, f"check-{name}-c{conns}", measure=False)
+    plan += [((name, CACHED), c) for name in B2_WORKLOADS for c in CONNECTIONS]
+    for key, conns in plan:
+        name, on = key if isinstance(key, tuple) else (key, None)
+        server = fresh_w4() if name == "W4" else tgc if on else tg
+        r = run_wrk(server, checks[key], conns, CHECK_DURATION, f"check-{name}{'-cached' if on else ''}-c{conns}",
+                    measure=False)
         if name == "W4":
             server.stop()
-        r.update({"workload": name, "expected_calls": len(calls[name])})
+        r.update({"workload": name, "expected_calls": len(calls[name]), "server": server.name})
         check_results.append(r)
         log(f"  {name:7} c={conns:<3} {r['check_expected']}/{r['check_total']} responses with exactly "
             f"{len(calls[name])} storage calls (min {r['check_min_calls']}, max {r['check_max_calls']}), "
@@ -521,7 +632,7 @@ def phase_throughput(results):
     log(f"warming up ({WARMUP} each) ...")
     for server, script in ((b0, scripts[("W0", "b0")]), (b1, scripts[("W0", "b1")]),
                            (tg, scripts[("W0", "tablegraph")]), (tg, scripts[("W2", "tablegraph")]),
-                           (b2, scripts[("W2", "b2")])):
+                           (b2, scripts[("W2", "b2")]), (tgc, scripts[("W2", CACHED)])):
         run_wrk(server, script, top, WARMUP, f"warmup-{server.name}", measure=False)
 
     order = ["W0", "W1", "W2"] + [f"W3@{n}" for n in W3_SIZES] + ["W4", "W5"]
@@ -536,7 +647,7 @@ def phase_throughput(results):
             cells.append((rep, RSS_CONNECTIONS, "W3@200", "tablegraph"))
     log(f"measuring: {len(cells)} runs of {DURATION} ...")
     runs = []
-    servers = {"b0": b0, "b1": b1, "b2": b2, "tablegraph": tg}
+    servers = {"b0": b0, "b1": b1, "b2": b2, "tablegraph": tg, CACHED: tgc}
     for i, (rep, conns, name, server_name) in enumerate(cells, 1):
         server = fresh_w4() if name == "W4" else servers[server_name]
         r = run_wrk(server, scripts[(name, server_name)], conns, DURATION,
@@ -551,7 +662,12 @@ def phase_throughput(results):
             f"cpu {r['cpu_us']:.0f} µs/req  rss {r['rss_mb']:.1f} MB"
             + (f"  ERRORS {r['errors']}" if r["errors"] else ""))
     results["runs"] = runs
-    for server in (b0, b1, b2, tg):
+    log(f"W2 pages beside renames of their goals on the cached server ({DURATION}) ...")
+    results["mixed"] = mixed_exactness(tgc, ids_cached, seconds(DURATION))
+    results["cache_metrics"] = cache_metrics(tgc)
+    log(f"  {results['mixed']['pages']:,} pages, {results['mixed']['writes']:,} renames, "
+        f"{results['mixed']['wrong']} titles out of place; {results['cache_metrics']}")
+    for server in (b0, b1, b2, tg, tgc):
         server.stop()
 
 
@@ -562,7 +678,7 @@ B2_WORKLOADS = ("W1", "W2")
 def servers_of(workload):
     if workload == "W0":
         return ["b0", "b1", "tablegraph"]
-    return ["tablegraph", "b2"] if workload in B2_WORKLOADS else ["tablegraph"]
+    return ["tablegraph", CACHED, "b2"] if workload in B2_WORKLOADS else ["tablegraph"]
 
 
 def b2_snapshot(results):
@@ -612,8 +728,21 @@ def phase_latency(results):
         runs.append(r)
         log(f"  [{i}/{len(cells)}] rep {rep} {name:7} p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms"
             f"  {r['rps']:,.0f} req/s" + (f"  ERRORS {r['errors']}" if r["errors"] else ""))
-    results["latency_runs"] = runs
     tg.stop()
+    cached = tablegraph("tablegraph-latency-cached", port, "--simulated-latency-ms", str(LATENCY_MS),
+                        cache=True).start()
+    log("seeding tablegraph with the read cache on and the simulated round trip ...")
+    ids = seeding.seed(cached.url)
+    request_body, valid = read_bodies(ids)["W2"]
+    results["latency_cached_calls"] = warm_probe(cached, request_body, valid, "W2")
+    script = write_lua("W2-latency-cached", request_body)
+    for rep in range(1, REPS + 1):
+        r = run_wrk(cached, script, 1, DURATION, f"latency-W2-cached-rep{rep}")
+        r.update({"workload": "W2", "rep": rep})
+        runs.append(r)
+        log(f"  rep {rep} W2 (cache on, warm) p50 {r['p50_ms']:.2f} ms  p99 {r['p99_ms']:.2f} ms")
+    results["latency_runs"] = runs
+    cached.stop()
 
 
 def phase_cold(results):
@@ -1010,7 +1139,8 @@ def report_lines(results, started, finished):
             targets.append((f"W0 throughput ≥ 0.9 × B1 ({conns} conn.)",
                             f"{ratio:.2f} × B1 ({fmt(tg_w0, 0)} vs {fmt(b1_w0, 0)} req/s){w0_count}",
                             ratio >= 0.9))
-        w2_checks = [c for c in results.get("checks", []) if c["workload"] == "W2"]
+        w2_checks = [c for c in results.get("checks", [])
+                     if c["workload"] == "W2" and c.get("server", "tablegraph") == "tablegraph"]
         w2_single = len(calls.get("W2", []))
         ok = w2_single == 3 and all(c["check_expected"] == c["check_total"] > 0 and c["check_errors"] == 0
                                     for c in w2_checks)
@@ -1089,6 +1219,8 @@ def report_lines(results, started, finished):
                         f"{peak:.1f} MB (W0–W3, seeded store; W3@200 at {RSS_CONNECTIONS} conn.: "
                         f"{max(many, default=float('nan')):.1f} MB); W4 on its own empty store: {w4_peak:.1f} MB",
                         peak <= 100))
+    if runs and cell("W2", CACHED, CONNECTIONS[0]):
+        targets += cache_targets(results, cell, medof, lat_runs, m)
     if "cold" in results:
         c = results["cold"]
         targets.append(("cold start ≤ 300 ms (median)", f"{c['median_ms']:.1f} ms", c["median_ms"] <= 300))
@@ -1139,8 +1271,12 @@ def report_lines(results, started, finished):
                     rs = cell(name, server, conns)
                     if not rs:
                         continue
-                    label = {"b0": "B0", "b1": "B1", "b2": "B2", "tablegraph": "tablegraph"}[server]
+                    label = {"b0": "B0", "b1": "B1", "b2": "B2", "tablegraph": "tablegraph",
+                             CACHED: "tablegraph, cache on"}[server]
                     n_calls = str(len(calls[name])) if server == "tablegraph" and name in calls else "–"
+                    warm = results.get("cached_calls", {}).get(name)
+                    if server == CACHED and warm:
+                        n_calls = f"{len(warm['calls'])} ({len(warm['hits'])} cache hits)"
                     errors = sum(r["errors"] for r in rs)
                     w(f"| {name} | {label}{' ⚠ ' + str(errors) + ' errors' if errors else ''} | {conns} | "
                       f"{spread([r['rps'] for r in rs], 0)} | {spread([r['p50_ms'] for r in rs], 3)} | "
@@ -1173,7 +1309,9 @@ def report_lines(results, started, finished):
         w("| workload | conn. | responses | with the single-request count | min–max calls | with errors |")
         w("|---|---|---|---|---|---|")
         for c in results.get("checks", []):
-            w(f"| {c['workload']} | {c['conns']} | {c['check_total']:,} | {c['check_expected']:,} "
+            on = c.get("server") == CACHED
+            w(f"| {c['workload']}{' (cache on: calls and hits)' if on else ''} | {c['conns']} | "
+              f"{c['check_total']:,} | {c['check_expected']:,} "
               f"(exactly {c['expected_calls']}) | {c['check_min_calls']}–{c['check_max_calls']} | "
               f"{c['check_errors']:,} |")
         w("")
@@ -1217,6 +1355,8 @@ def report_lines(results, started, finished):
             "trips. The CPU columns count the whole process over the run, divided by the requests, "
             "the embedded store's threads (named `embedded-store`) included.")
         w("")
+    if runs and cell("W2", CACHED, CONNECTIONS[0]):
+        report_cache(w, results, cell, medof, lat_runs)
     if results.get("instructions"):
         w("## Instructions per request")
         w("")
@@ -1257,6 +1397,96 @@ def report_lines(results, started, finished):
           "not committed).")
     w("")
     return lines, targets
+
+
+def cache_targets(results, cell, medof, lat_runs, m):
+    """The read cache's targets: against B2 and against the cache off, same run."""
+    targets = []
+    two_cores = m.get("nproc") == "2"
+    for conns in CONNECTIONS:
+        on = medof(cell("W2", CACHED, conns), "cpu_us")
+        b2 = medof(cell("W2", "b2", conns), "cpu_us")
+        targets.append((f"W2 CPU per request ≤ 0.25 × B2's, cache on, warm ({conns} conn.)",
+                        f"{on / b2:.2f} × B2 ({fmt(on, 0)} vs {fmt(b2, 0)} µs)",
+                        on <= 0.25 * b2 if two_cores else None))
+    for conns in CONNECTIONS:
+        on = medof(cell("W1", CACHED, conns), "cpu_us")
+        off = medof(cell("W1", "tablegraph", conns), "cpu_us")
+        targets.append((f"W1 CPU per request ≤ 0.5 × the cache off, cache on, warm ({conns} conn.)",
+                        f"{on / off:.2f} × ({fmt(on, 0)} vs {fmt(off, 0)} µs)",
+                        on <= 0.5 * off if two_cores else None))
+    warm = cell("W2", "tablegraph-latency-cached", 1, lat_runs)
+    if warm:
+        p50 = medof(warm, "p50_ms")
+        cold = medof(cell("W2", "tablegraph-latency", 1, lat_runs), "p50_ms")
+        calls = results.get("latency_cached_calls", {})
+        targets.append((f"W2 p50 under a {LATENCY_MS} ms simulated round trip ≤ 7 ms, cache on, warm",
+                        f"{p50:.1f} ms ({len(calls.get('calls', []))} storage calls, "
+                        f"{len(calls.get('hits', []))} cache hits); cache off: {cold:.1f} ms", p50 <= 7))
+    peak = max(r["rss_mb"] for r in results["runs"] if r["server"] == CACHED)
+    figures = results.get("cache_metrics", {})
+    targets.append(("peak RSS with the cache at its default ≤ 150 MB",
+                    f"{peak:.1f} MB (W1 and W2 at 1 and {max(CONNECTIONS)} conn.; the cache holds "
+                    f"{figures.get('tablegraph_cache_bytes', float('nan')) / 1e6:.2f} MB of "
+                    f"{figures.get('tablegraph_cache_entries', float('nan')):,.0f} entries)", peak <= 150))
+    mixed = results.get("mixed")
+    if mixed:
+        targets.append(("W2 beside writes to its goals: every answer exact",
+                        f"{mixed['pages']:,} pages beside {mixed['writes']:,} renames, "
+                        f"{mixed['wrong']} titles older than an acknowledged rename or newer than the last sent"
+                        + (f" ({'; '.join(mixed['examples'])})" if mixed["examples"] else ""),
+                        mixed["wrong"] == 0 and mixed["pages"] > 0))
+    return targets
+
+
+def report_cache(w, results, cell, medof, lat_runs):
+    """The section on the read cache: the three-way table and what /metrics said."""
+    w("## Read cache")
+    w("")
+    w("Same run, same data set: B2 (the hand-written peer), tablegraph with `--cache-bytes 0` "
+      "(the rows named tablegraph above) and tablegraph with the read cache at its default, warm "
+      "(each workload's request was sent once before the runs, and the runs repeat it). Medians "
+      "over the repetitions.")
+    w("")
+    w("| workload | conn. | req/s B2 | req/s cache off | req/s cache on | CPU µs B2 | CPU µs cache off | "
+      "CPU µs cache on | cache on / B2 (CPU) | cache on / off (CPU) |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
+    for name in B2_WORKLOADS:
+        for conns in CONNECTIONS:
+            f = {server: (medof(cell(name, server, conns), "rps"), medof(cell(name, server, conns), "cpu_us"))
+                 for server in ("b2", "tablegraph", CACHED)}
+            w(f"| {name} | {conns} | {fmt(f['b2'][0], 0)} | {fmt(f['tablegraph'][0], 0)} | "
+              f"{fmt(f[CACHED][0], 0)} | {fmt(f['b2'][1], 0)} | {fmt(f['tablegraph'][1], 0)} | "
+              f"{fmt(f[CACHED][1], 0)} | {f[CACHED][1] / f['b2'][1]:.2f} | "
+              f"{f[CACHED][1] / f['tablegraph'][1]:.2f} |")
+    w("")
+    warm = cell("W2", "tablegraph-latency-cached", 1, lat_runs)
+    if warm:
+        w(f"W2 under the simulated {LATENCY_MS} ms round trip, 1 connection, warm: p50 "
+          f"{spread([r['p50_ms'] for r in warm], 2)} ms, p99 {spread([r['p99_ms'] for r in warm], 2)} ms "
+          f"(cache off: p50 {fmt(medof(cell('W2', 'tablegraph-latency', 1, lat_runs), 'p50_ms'), 2)} ms).")
+        w("")
+    mixed, figures = results.get("mixed"), results.get("cache_metrics", {})
+    if mixed:
+        w(f"Exactness beside writes: for {DURATION}, one client renamed the first 5 goals of the page in "
+          "turn while 4 clients read the W2 page from the cached server; each page was checked "
+          "against the renames acknowledged before it was asked for and those sent before it was "
+          f"answered: {mixed['pages']:,} pages, {mixed['writes']:,} renames, {mixed['wrong']} titles out "
+          "of place.")
+        w("")
+    if figures:
+        p99 = figures.get("eviction_p99_le_s")
+        hits = {k: figures.get(f'tablegraph_cache_hits_total{{read="{k}"}}', 0) for k in ("item", "page")}
+        misses = {k: figures.get(f'tablegraph_cache_misses_total{{read="{k}"}}', 0) for k in ("item", "page")}
+        w("The cached server's `/metrics` after that: "
+          f"{hits['item']:,.0f} item and {hits['page']:,.0f} page hits, "
+          f"{misses['item']:,.0f} item and {misses['page']:,.0f} page misses, "
+          f"{figures.get('tablegraph_cache_bytes', 0) / 1e6:.2f} MB in the cache; a commit evicts its "
+          "keys as it returns, and its stream record reached the cache within "
+          + (f"{p99 * 1000:.0f} ms" if p99 else "–")
+          + f" at the 99th percentile ({figures.get('eviction_records', 0):,.0f} records, "
+          "`tablegraph_cache_eviction_delay_seconds`, from each node's `updatedAt`; a bucket's bound).")
+        w("")
 
 
 SETTINGS = ("DURATION", "REPS", "CONNECTIONS", "THREADS", "CHECK_DURATION", "WARMUP", "COLD_RUNS",
@@ -1354,9 +1584,9 @@ def main():
             sys.exit(f"{binary} is missing: build it first (bash bench/run.sh does)")
 
     d = seconds(DURATION)
-    n_cells = (REPS * len(CONNECTIONS) * (3 + 2 + 2 + len(W3_SIZES) + 2)
+    n_cells = (REPS * len(CONNECTIONS) * (3 + 3 + 3 + len(W3_SIZES) + 2) + 1
                + REPS * (RSS_CONNECTIONS not in CONNECTIONS))
-    n_lat = REPS * (1 + len(LATENCY_W3_SIZES))
+    n_lat = REPS * (2 + len(LATENCY_W3_SIZES))
     estimate = (d * (n_cells * ("throughput" in PHASES) + n_lat * ("latency" in PHASES))
                 + seconds(CHECK_DURATION) * (len(CONNECTIONS) + 8) + 4 * seconds(WARMUP) + 30
                 + 240 * ("instructions" in PHASES))

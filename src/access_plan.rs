@@ -647,10 +647,27 @@ pub fn render(plans: &[FieldPlan]) -> String {
         for access in &plan.accesses {
             let _ = writeln!(
                 out,
-                "  {:<19} {:<24} {}  [{}]",
-                access.operation, access.target, access.key, access.batching
+                "  {:<19} {:<24} {}  [{}]{}",
+                access.operation,
+                access.target,
+                access.key,
+                access.batching,
+                from_the_cache(access)
             );
         }
     }
     out
+}
+
+/// Whether the read cache (`serve --cache-bytes`) may answer an access: reads by key through
+/// the request's loader, and the unfiltered pages of connections, lists and index queries.
+/// Consistent reads, resolver files' Queries and writes always go to the store.
+fn from_the_cache(access: &Access) -> &'static str {
+    match (access.operation, access.batching) {
+        ("BatchGetItem", _) => "  (read cache)",
+        ("Query", PER_PARENT | CONNECTION_PAGE | INDEX_PAGE | LIST_PAGE) => {
+            "  (read cache, unless filtered)"
+        }
+        _ => "",
+    }
 }

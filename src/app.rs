@@ -398,6 +398,21 @@ impl Application {
             config.http.graphql.max_pending_events,
             config.http.graphql.max_subscriptions,
         );
+        let mut store = store;
+        match (&table.stream, config.cache.bytes) {
+            (_, 0) => tracing::info!("the read cache is off (--cache-bytes 0)"),
+            (None, _) => tracing::warn!(
+                "the read cache is off: it is kept exact by the table's change stream, which is off"
+            ),
+            (Some(_), bytes) => {
+                store.store = store.store.with_cache(&config.cache);
+                tracing::info!(
+                    bytes,
+                    max_lag_ms = config.cache.max_lag.as_millis() as u64,
+                    "the read cache is on, kept exact by the table's change stream"
+                );
+            }
+        }
         match table.stream {
             // The embedded store's stream is this process's alone; any other may have
             // other replicas reading it, so its shards are read under leases.

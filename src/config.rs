@@ -121,6 +121,8 @@ pub struct ServeConfig {
     /// The declarative resolvers; `None` means the `resolvers/` directory beside the schema.
     pub resolvers_dir: Option<PathBuf>,
     pub store: StoreConfig,
+    /// The read cache in front of the store (`store::cache`); off in [`CacheSettings::off`].
+    pub cache: crate::store::CacheSettings,
     /// How long a replica's lease on a shard of the table's change stream lasts unless renewed
     /// (`changes/relay.rs`); a replica that stops is replaced as the shard's reader after it.
     pub stream_lease: Duration,

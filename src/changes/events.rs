@@ -12,7 +12,14 @@
 //! starts again at the stream's newest records before the subscription counts as in place, so
 //! the subscriber gets every write from then on (and, when the reader had rested, none from
 //! before); after a failure of the stream, new subscribers wait the same way until it is read
-//! again. A reader that also reads for other replicas never rests.
+//! again. A reader that also reads for other replicas never rests, nor does one that feeds the
+//! process's read cache (`store::cache`): with nobody subscribing, it asks at most every
+//! quarter of the cache's allowed lag (and every 250 ms at most), woken when a subscriber
+//! arrives.
+//!
+//! Each round also hands the read cache what every record read touched (whether or not it is
+//! an event) and from when on every committed write has been read; a failure of the stream or a
+//! gap in the relay empties the cache.
 //!
 //! Nothing is dropped silently: a subscriber that falls more events behind than the hub keeps
 //! ([`EVENT_BUFFER`] unless told otherwise), or that was in place when the reader lost its
@@ -21,7 +28,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use metrics::{Counter, Gauge};
 use tokio::sync::{broadcast, watch};
@@ -29,7 +36,7 @@ use tokio::sync::{broadcast, watch};
 use super::change::{Change, ChangeKind, change_of};
 use super::relay::{Relay, Round};
 use crate::store::Filter;
-use crate::store::{Item, Store, StoreError, StreamTail};
+use crate::store::{Item, ReadCache, Store, StoreError, StreamTail, Touched};
 use crate::telemetry::Metrics;
 
 /// Events a subscriber may fall behind by before it is told it missed some, by default.
@@ -40,6 +47,9 @@ pub const DYNAMODB_POLL: Duration = Duration::from_millis(250);
 /// The same for the embedded store, which has no such limit: an idle poll costs it one local
 /// call, and events arrive within this.
 pub const EMBEDDED_POLL: Duration = Duration::from_millis(20);
+/// How long a reader of the embedded store's stream kept for the read cache alone waits after
+/// an empty answer at most (a quarter of `--cache-max-lag` when that is less).
+const UNWATCHED_POLL: Duration = Duration::from_millis(250);
 /// How long the reader waits after the stream failed before it starts again.
 const AFTER_FAILURE: Duration = Duration::from_secs(1);
 
@@ -198,11 +208,23 @@ impl EventHub {
         self.following.store(true, Ordering::Relaxed);
         let sender = self.sender.downgrade();
         let metrics = self.metrics.clone();
-        // Only a reader of its own stream may rest: a relay reads for other replicas too.
-        let mut attention = matches!(source, Source::Alone { .. }).then(|| Attention {
+        let cache = source.store().cache().cloned();
+        let alone = matches!(source, Source::Alone { .. });
+        // Only a reader of its own stream may rest: a relay reads for other replicas too, and
+        // a read cache needs every record, subscribers or not. A reader that does not rest for
+        // subscribers polls at the cache's pace while nobody subscribes.
+        let mut attention = (alone && cache.is_none()).then(|| Attention {
             subscribers: self.subscribers.subscribe(),
             reading: self.reading.clone(),
         });
+        let pace = Pace {
+            idle_poll,
+            unwatched_poll: match &cache {
+                Some(cache) if alone => (cache.max_lag() / 4).clamp(idle_poll, UNWATCHED_POLL),
+                _ => idle_poll,
+            },
+            subscribers: self.subscribers.subscribe(),
+        };
         tokio::spawn(async move {
             loop {
                 let opening = match reader.take() {
@@ -215,7 +237,16 @@ impl EventHub {
                         if let Some(attention) = &attention {
                             attention.awake();
                         }
-                        read(reader, attention.as_mut(), &sender, &metrics, idle_poll).await
+                        let cache = cache.as_deref();
+                        read(
+                            reader,
+                            attention.as_mut(),
+                            &sender,
+                            &metrics,
+                            cache,
+                            pace.clone(),
+                        )
+                        .await
                     }
                     Err(error) => Err(error),
                 };
@@ -225,6 +256,9 @@ impl EventHub {
                     Ok(Stop::Rested) => continue,
                     Err(error) => {
                         tracing::warn!(%error, "the table's change stream failed; reading it again");
+                        if let Some(cache) = &cache {
+                            cache.lost("the change stream failed");
+                        }
                         // New subscribers wait for the stream to be opened again; the
                         // subscribers in place are told rather than left to guess.
                         if let Some(attention) = &attention {
@@ -426,6 +460,12 @@ enum Reader {
 }
 
 impl Source {
+    fn store(&self) -> &Store {
+        match self {
+            Source::Alone { store, .. } | Source::WithReplicas { store, .. } => store,
+        }
+    }
+
     async fn open(&self) -> Result<Reader, StoreError> {
         Ok(match self {
             Source::Alone { store, arn } => Reader::Alone(store.tail_stream(arn).await?),
@@ -445,12 +485,15 @@ impl Reader {
     async fn round(&mut self) -> Result<Round, StoreError> {
         match self {
             Reader::Alone(tail) => {
+                let began = Instant::now();
                 let records = tail.next_records().await?;
                 Ok(Round {
                     idle: records.is_empty(),
                     records: records.len(),
+                    touched: records.iter().filter_map(Touched::of).collect(),
                     changes: records.into_iter().filter_map(change_of).collect(),
                     gap: false,
+                    position: (!tail.is_behind()).then_some(began),
                 })
             }
             Reader::WithReplicas(relay) => relay.round().await,
@@ -475,6 +518,51 @@ enum Stop {
     Rested,
 }
 
+/// How long the reader waits after an empty round: `idle_poll` while anybody subscribes,
+/// `unwatched_poll` otherwise (the read cache's pace), woken when a subscriber arrives.
+#[derive(Clone)]
+struct Pace {
+    idle_poll: Duration,
+    unwatched_poll: Duration,
+    subscribers: watch::Receiver<usize>,
+}
+
+impl Pace {
+    async fn wait(&mut self) {
+        if self.unwatched_poll == self.idle_poll || *self.subscribers.borrow_and_update() > 0 {
+            return tokio::time::sleep(self.idle_poll).await;
+        }
+        let _ = tokio::time::timeout(self.unwatched_poll, self.subscribers.changed()).await;
+    }
+}
+
+/// What a round read, applied to the read cache: its records' keys and partitions evicted, a
+/// gap empties it, and its position says how far the cache is behind.
+fn feed(cache: &ReadCache, round: &Round) {
+    if round.gap {
+        cache.lost("the relay of another replica has a gap");
+    }
+    cache.apply(&round.touched);
+    for touched in &round.touched {
+        if let Some(delay) = touched.new.as_deref().and_then(commit_delay) {
+            cache.observe_delay(delay);
+        }
+    }
+    if let Some(position) = round.position {
+        cache.caught_up(position);
+    }
+}
+
+/// How long ago a node's stored update time was.
+fn commit_delay(item: &Item) -> Option<Duration> {
+    let updated = item.get("updatedAt")?.as_str()?;
+    let updated =
+        time::OffsetDateTime::parse(updated, &time::format_description::well_known::Rfc3339)
+            .ok()?;
+    let ago = time::OffsetDateTime::now_utc() - updated;
+    ago.try_into().ok()
+}
+
 /// Reads the stream into the hub until the hub is gone, the reader rested, or the stream
 /// fails.
 async fn read(
@@ -482,12 +570,16 @@ async fn read(
     mut attention: Option<&mut Attention>,
     sender: &broadcast::WeakSender<Event>,
     metrics: &HubMetrics,
-    idle_poll: Duration,
+    cache: Option<&ReadCache>,
+    mut pace: Pace,
 ) -> Result<Stop, StoreError> {
     loop {
         metrics.shards_read.set(reader.shards_read() as f64);
         let round = reader.round().await?;
         metrics.records.increment(round.records as u64);
+        if let Some(cache) = cache {
+            feed(cache, &round);
+        }
         let Some(sender) = sender.upgrade() else {
             return Ok(Stop::HubGone);
         };
@@ -509,7 +601,7 @@ async fn read(
         }
         if round.idle {
             // Polling the stream: DynamoDB Streams has no push.
-            tokio::time::sleep(idle_poll).await;
+            pace.wait().await;
         }
     }
 }
@@ -545,6 +637,53 @@ mod tests {
         ]);
         farm.insert("version".into(), AttrValue::N(version.into()));
         farm
+    }
+
+    #[tokio::test]
+    async fn a_gap_in_the_relay_empties_the_read_cache_and_a_round_says_how_far_it_read() {
+        let settings = crate::store::CacheSettings {
+            bytes: 1 << 20,
+            max_lag: Duration::from_secs(60),
+        };
+        let store = crate::store::loopback_store("gaps")
+            .await
+            .with_cache(&settings);
+        let cache = store.cache().expect("on").clone();
+        assert!(cache.weight() == 0);
+        let read = Instant::now();
+        feed(
+            &cache,
+            &Round {
+                touched: Touched::of(&record(None, Some(farm("Ridge", "1"))))
+                    .into_iter()
+                    .collect(),
+                position: Some(read),
+                ..Round::default()
+            },
+        );
+        tokio::time::timeout(Duration::from_secs(1), cache.until_caught_up(read))
+            .await
+            .expect("caught up to the round's position");
+        // Fill it through a read of the store, then lose the relay's thread.
+        store
+            .batch_get_items(&[keys::node_key("f1")])
+            .await
+            .expect("a read");
+        assert!(cache.weight() > 0, "the read filled the cache");
+        feed(
+            &cache,
+            &Round {
+                gap: true,
+                ..Round::default()
+            },
+        );
+        assert_eq!(cache.weight(), 0, "emptied");
+        let later = Instant::now();
+        let waiting = tokio::time::timeout(Duration::from_millis(50), cache.until_caught_up(later));
+        assert!(
+            waiting.await.is_err(),
+            "not caught up until a round says so"
+        );
     }
 
     #[test]

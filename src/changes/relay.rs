@@ -43,7 +43,7 @@ use super::change::{Change, ChangeKind, change_of};
 use crate::keys;
 use crate::store::{
     AttrValue, Bound, Clause, Item, Key, MAX_ITEM_BYTES, RangeQuery, ShardReader, ShardStart,
-    Store, StoreError, Write, item_size, value_size,
+    Store, StoreError, StringSet, Touched, Write, item_size, value_size,
 };
 
 /// How long a lease lasts unless renewed, by default.
@@ -55,6 +55,8 @@ pub const REPLAY_AT_MOST: Duration = Duration::from_secs(5 * 60);
 pub const RELAY_KEEP: Duration = Duration::from_secs(5 * 60);
 /// The most a relay item carries, leaving room below DynamoDB's item limit.
 pub const RELAY_ITEM_BYTES: usize = MAX_ITEM_BYTES - 16 * 1024;
+/// The shortest time between two of a holder's words on how far it read (`Relay::heartbeat`).
+const HEARTBEAT_EVERY_AT_LEAST: Duration = Duration::from_millis(100);
 /// Relay items one follower Query reads at most.
 const RELAY_PAGE: usize = 100;
 /// Old relay items deleted per clean-up at most.
@@ -71,6 +73,12 @@ pub(super) struct Round {
     pub idle: bool,
     /// The stream records read (by this replica, from the shards it holds).
     pub records: usize,
+    /// What every record read changed, for the read cache: the holder's own records, with
+    /// their images, and what the relay items followed say (`touched`).
+    pub touched: Vec<Touched>,
+    /// From when on every committed write has been read or relayed, for every shard; `None`
+    /// while a shard's is not known.
+    pub position: Option<Instant>,
 }
 
 /// The lease of one shard, as stored.
@@ -83,12 +91,15 @@ struct Lease {
     checkpoint: String,
     /// The key of the last relay item ("" before the first).
     relay: String,
+    /// Milliseconds since the epoch when the holder's last read of the shard that caught up
+    /// with it began: every record committed before is relayed (0: not known).
+    read_at: i64,
 }
 
 enum Role {
     Following,
     Holding {
-        reader: ShardReader,
+        reader: Box<ShardReader>,
         checkpoint: String,
         lease: Lease,
     },
@@ -105,6 +116,9 @@ struct Shard {
     fresh_start: ShardStart,
     /// The shard was read to its end and its last relay item published.
     done: bool,
+    /// Every record committed before this (milliseconds since the epoch) was read here: as
+    /// the holder, by its own reads; as a follower, by the lease's `read_at`.
+    read_at: i64,
 }
 
 /// This replica's part in reading the stream `arn` with the other replicas.
@@ -118,6 +132,10 @@ pub(super) struct Relay {
     known: HashSet<String>,
     looked: Instant,
     cleaned: Instant,
+    /// With a read cache, how often held leases say how far their shard was read, so that the
+    /// followers know how far behind they are (`Round::position`).
+    heartbeat: Option<Duration>,
+    beat: Instant,
 }
 
 impl Relay {
@@ -140,7 +158,15 @@ impl Relay {
             known: HashSet::new(),
             looked: Instant::now(),
             cleaned: Instant::now(),
+            heartbeat: None,
+            beat: Instant::now(),
         };
+        // Every quarter of the lag a cache allows, and at least as often as leases are renewed.
+        relay.heartbeat = (relay.store.cache()).map(|cache| {
+            (cache.max_lag() / 4)
+                .min(duration / 3)
+                .max(HEARTBEAT_EVERY_AT_LEAST)
+        });
         for shard in relay.store.open_shards(&relay.arn).await? {
             relay.add(shard, ShardStart::Latest).await?;
         }
@@ -171,6 +197,7 @@ impl Relay {
             cursor,
             fresh_start,
             done: false,
+            read_at: 0,
         });
         Ok(())
     }
@@ -186,6 +213,22 @@ impl Relay {
             self.read(index, &mut round).await?;
         }
         self.shards.retain(|shard| !shard.done);
+        let oldest = self.shards.iter().map(|shard| shard.read_at).min();
+        round.position = match oldest {
+            Some(0) => None,
+            Some(at) => {
+                // A millisecond more: the two clocks' readings are rounded down.
+                let ago = u64::try_from(now_ms() - at + 1).unwrap_or(0);
+                Instant::now().checked_sub(Duration::from_millis(ago))
+            }
+            None => Some(Instant::now()),
+        };
+        if let Some(every) = self.heartbeat
+            && self.beat.elapsed() >= every
+        {
+            self.beat = Instant::now();
+            self.renew().await?;
+        }
         if self.looked.elapsed() >= self.duration / 3 {
             self.looked = Instant::now();
             self.renew().await?;
@@ -211,20 +254,30 @@ impl Relay {
             lease,
         } = &mut shard.role
         else {
-            return follow(&self.store, shard, round).await;
+            return follow(&self.store, shard, self.heartbeat.is_some(), round).await;
         };
+        let began = now_ms();
         let records = reader.next_records().await?;
         let ended = reader.is_ended();
+        let caught_up = !reader.is_behind();
         round.idle &= records.is_empty() && !ended;
         round.records += records.len();
         let last_read = records.last().map(|record| record.sequence.clone());
-        let changes: Vec<(String, Change)> = records
+        let changes: Vec<Relayed> = records
             .into_iter()
             .filter_map(|record| {
                 let sequence = record.sequence.clone();
-                change_of(record).map(|change| (sequence, change))
+                let touched = Touched::of(&record);
+                let texts = touched
+                    .as_ref()
+                    .map(Touched::to_strings)
+                    .unwrap_or_default();
+                round.touched.extend(touched);
+                let change = change_of(record);
+                (change.is_some() || !texts.is_empty()).then_some((sequence, change, texts))
             })
             .collect();
+        let read_at = if caught_up { began } else { lease.read_at };
         let mut batches = batches(&changes);
         match (&last_read, batches.last_mut()) {
             // The last batch covers the records read after its last change too.
@@ -245,6 +298,7 @@ impl Relay {
                 checkpoint: at,
                 entries: Vec::new(),
                 changes: Vec::new(),
+                touched: Vec::new(),
                 last: true,
             });
         }
@@ -254,12 +308,14 @@ impl Relay {
                 &batch.key,
                 &lease.relay,
                 batch.entries,
+                batch.touched,
                 batch.last,
             );
             let next = Lease {
                 expires: expiry(self.duration),
                 checkpoint: batch.checkpoint.clone(),
                 relay: batch.key.clone(),
+                read_at,
                 ..lease.clone()
             };
             if !commit(&self.store, &shard.partition, item, lease, &next).await? {
@@ -272,6 +328,7 @@ impl Relay {
             shard.done |= batch.last;
             round.changes.extend(batch.changes);
         }
+        shard.read_at = read_at;
         Ok(())
     }
 
@@ -287,6 +344,7 @@ impl Relay {
             let next = Lease {
                 expires: expiry(self.duration),
                 checkpoint: checkpoint.clone(),
+                read_at: shard.read_at,
                 ..lease.clone()
             };
             let write = Write::Put {
@@ -328,6 +386,7 @@ impl Relay {
                 expires: expiry(self.duration),
                 checkpoint: previous.map(|l| l.checkpoint.clone()).unwrap_or_default(),
                 relay: previous.map(|l| l.relay.clone()).unwrap_or_default(),
+                read_at: previous.map_or(0, |l| l.read_at),
             };
             let write = Write::Put {
                 item: lease_item(&partition, &lease),
@@ -342,7 +401,7 @@ impl Relay {
             let shard = &mut self.shards[index];
             while shard.cursor < lease.relay {
                 let before = shard.cursor.clone();
-                follow(&self.store, shard, round).await?;
+                follow(&self.store, shard, false, round).await?;
                 if shard.cursor == before {
                     break;
                 }
@@ -360,7 +419,7 @@ impl Relay {
             let reader = self.store.read_shard(&self.arn, &shard.id, start).await?;
             shard.cursor = lease.relay.clone();
             shard.role = Role::Holding {
-                reader,
+                reader: Box::new(reader),
                 checkpoint: lease.checkpoint.clone(),
                 lease,
             };
@@ -406,12 +465,25 @@ impl Relay {
     }
 }
 
-/// Publishes the relay items of `shard` past its cursor, in order.
-async fn follow(store: &Store, shard: &mut Shard, round: &mut Round) -> Result<(), StoreError> {
+/// Publishes the relay items of `shard` past its cursor, in order. `heartbeat`: the lease is
+/// read first, so that what it says was read before its `read_at` is then in the relay.
+async fn follow(
+    store: &Store,
+    shard: &mut Shard,
+    heartbeat: bool,
+    round: &mut Round,
+) -> Result<(), StoreError> {
+    let read_at = match heartbeat {
+        true => read_lease(store, &shard.partition)
+            .await?
+            .map(|l| l.read_at),
+        false => None,
+    };
     let items = store
         .query_range(&relay_range(&shard.partition, &shard.cursor, RELAY_PAGE))
         .await?;
     round.idle &= items.is_empty();
+    let items_read = items.len();
     for item in items {
         if text(&item, "previous") != shard.cursor {
             round.gap = true;
@@ -423,11 +495,22 @@ async fn follow(store: &Store, shard: &mut Shard, round: &mut Round) -> Result<(
                 }
             }
         }
+        if let Some(AttrValue::Ss(touched)) = item.get("touched") {
+            round
+                .touched
+                .extend(Touched::from_strings(touched.iter().map(String::as_str)));
+        }
         shard.cursor = text(&item, keys::SK);
         if item.get("last") == Some(&AttrValue::Bool(true)) {
             shard.done = true;
             break;
         }
+    }
+    // A page short of the limit is the relay's end: the shard is read up to the lease's word.
+    if let Some(read_at) = read_at
+        && items_read < RELAY_PAGE
+    {
+        shard.read_at = read_at;
     }
     Ok(())
 }
@@ -472,6 +555,10 @@ fn held(lease: &Lease) -> Vec<Clause> {
     ]
 }
 
+/// A record read as the holder that the followers must hear of: its sequence number, its
+/// change if it is one, and what it changed for their read caches.
+type Relayed = (String, Option<Change>, Vec<String>);
+
 /// Changes of one read, cut into relay items.
 struct Batch {
     /// Its relay key: from the sequence number of its first change.
@@ -480,16 +567,19 @@ struct Batch {
     checkpoint: String,
     entries: Vec<AttrValue>,
     changes: Vec<Change>,
+    /// What its records changed, for the followers' read caches ([`Touched::to_strings`]).
+    touched: Vec<String>,
     /// The shard's last relay item: it was read to its end.
     last: bool,
 }
 
-fn batches(changes: &[(String, Change)]) -> Vec<Batch> {
+fn batches(changes: &[Relayed]) -> Vec<Batch> {
     let mut batches: Vec<Batch> = Vec::new();
     let mut size = 0;
-    for (sequence, change) in changes {
-        let entry = entry_of(change);
-        let entry_size = value_size(&entry);
+    for (sequence, change, touched) in changes {
+        let entry = change.as_ref().map(entry_of);
+        let entry_size = entry.as_ref().map_or(0, value_size)
+            + touched.iter().map(|text| text.len() + 1).sum::<usize>();
         let room = batches.last().is_some() && size + entry_size <= RELAY_ITEM_BYTES;
         if !room {
             batches.push(Batch {
@@ -497,6 +587,7 @@ fn batches(changes: &[(String, Change)]) -> Vec<Batch> {
                 checkpoint: sequence.clone(),
                 entries: Vec::new(),
                 changes: Vec::new(),
+                touched: Vec::new(),
                 last: false,
             });
             size = 0;
@@ -506,8 +597,9 @@ fn batches(changes: &[(String, Change)]) -> Vec<Batch> {
         };
         size += entry_size;
         batch.checkpoint = sequence.clone();
-        batch.entries.push(entry);
-        batch.changes.push(change.clone());
+        batch.entries.extend(entry);
+        batch.changes.extend(change.clone());
+        batch.touched.extend(touched.iter().cloned());
     }
     batches
 }
@@ -584,6 +676,7 @@ fn relay_item(
     key: &str,
     previous: &str,
     entries: Vec<AttrValue>,
+    touched: Vec<String>,
     last: bool,
 ) -> Item {
     let mut item = Item::from_iter([
@@ -595,6 +688,10 @@ fn relay_item(
     ]);
     if last {
         item.insert("last".to_owned(), AttrValue::Bool(true));
+    }
+    if !touched.is_empty() {
+        let touched: StringSet = touched.into_iter().collect();
+        item.insert("touched".to_owned(), AttrValue::Ss(touched));
     }
     item
 }
@@ -616,6 +713,7 @@ fn lease_item(partition: &str, lease: &Lease) -> Item {
             AttrValue::S(lease.checkpoint.clone()),
         ),
         ("relay".to_owned(), AttrValue::S(lease.relay.clone())),
+        ("readAt".to_owned(), AttrValue::N(lease.read_at.to_string())),
     ])
 }
 
@@ -629,6 +727,7 @@ async fn read_lease(store: &Store, partition: &str) -> Result<Option<Lease>, Sto
         expires: number(&item, "expiresAt"),
         checkpoint: text(&item, "checkpoint"),
         relay: text(&item, "relay"),
+        read_at: number(&item, "readAt"),
     }))
 }
 
@@ -695,6 +794,10 @@ mod tests {
         let changes: Vec<(String, Change)> = (1..=5)
             .map(|n| (n.to_string(), farm(&format!("f{n}"), 150 * 1024)))
             .collect();
+        let changes: Vec<Relayed> = changes
+            .into_iter()
+            .map(|(sequence, change)| (sequence, Some(change), Vec::new()))
+            .collect();
         let cut = batches(&changes);
         // Two 150 KB changes fit in one relay item, not three.
         let shape: Vec<(String, String, usize)> = cut
@@ -710,7 +813,14 @@ mod tests {
             ]
         );
         for batch in &cut {
-            let item = relay_item("STREAM#s", &batch.key, "", batch.entries.clone(), false);
+            let item = relay_item(
+                "STREAM#s",
+                &batch.key,
+                "",
+                batch.entries.clone(),
+                Vec::new(),
+                false,
+            );
             assert!(item_size(&item) <= MAX_ITEM_BYTES);
         }
     }
@@ -750,6 +860,7 @@ mod tests {
             cursor: cursor.into(),
             fresh_start: ShardStart::Latest,
             done: false,
+            read_at: 0,
         }
     }
 
@@ -773,18 +884,25 @@ mod tests {
         let entries = |ids: &[&str]| ids.iter().map(|id| entry_of(&farm(id, 10))).collect();
         put(
             &store,
-            relay_item(&partition, &k1, "", entries(&["f1", "f2"]), false),
+            relay_item(
+                &partition,
+                &k1,
+                "",
+                entries(&["f1", "f2"]),
+                Vec::new(),
+                false,
+            ),
         )
         .await;
         put(
             &store,
-            relay_item(&partition, &k2, &k1, entries(&["f3"]), false),
+            relay_item(&partition, &k2, &k1, entries(&["f3"]), Vec::new(), false),
         )
         .await;
 
         let mut shard = following("");
         let mut round = Round::default();
-        follow(&store, &mut shard, &mut round)
+        follow(&store, &mut shard, false, &mut round)
             .await
             .expect("the relay reads");
         assert_eq!(names(&round), ["f1", "f2", "f3"]);
@@ -794,7 +912,7 @@ mod tests {
         // An item whose predecessor is gone (k3 names k2, but the follower saw only k1).
         put(
             &store,
-            relay_item(&partition, &k3, &k2, entries(&["f4"]), true),
+            relay_item(&partition, &k3, &k2, entries(&["f4"]), Vec::new(), true),
         )
         .await;
         let mut behind = following(&k1);
@@ -809,7 +927,7 @@ mod tests {
             }])
             .await
             .expect("a delete");
-        follow(&store, &mut behind, &mut round)
+        follow(&store, &mut behind, false, &mut round)
             .await
             .expect("the relay reads");
         assert_eq!(names(&round), ["f4"]);
@@ -830,13 +948,20 @@ mod tests {
         let key = keys::relay_key("1");
         put(
             &store,
-            relay_item(&partition, &key, "", vec![entry_of(&big)], false),
+            relay_item(
+                &partition,
+                &key,
+                "",
+                vec![entry_of(&big)],
+                Vec::new(),
+                false,
+            ),
         )
         .await;
 
         let mut shard = following("");
         let mut round = Round::default();
-        follow(&store, &mut shard, &mut round)
+        follow(&store, &mut shard, false, &mut round)
             .await
             .expect("the relay reads");
         let change = &round.changes[0];
@@ -854,6 +979,7 @@ mod tests {
             expires: now_ms() - 1,
             checkpoint: "5".into(),
             relay: keys::relay_key("4"),
+            read_at: 0,
         };
         // Another replica found the lease expired and took it, with the chain where it was.
         let theirs = Lease {
@@ -869,6 +995,7 @@ mod tests {
             &key,
             &mine.relay,
             vec![entry_of(&farm("f6", 10))],
+            Vec::new(),
             false,
         );
         let next = Lease {

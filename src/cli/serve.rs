@@ -14,6 +14,7 @@ use crate::config::{ConnectionLimits, HttpConfig, ServeConfig};
 use crate::engine::ScopeSettings;
 use crate::functions::FunctionsConfig;
 use crate::graphql::{QueryLimits, SchemaOptions};
+use crate::store::CacheSettings;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -27,12 +28,40 @@ pub struct ServeArgs {
     pub credentials: CredentialArgs,
     #[command(flatten, next_help_heading = "Limits")]
     pub limits: LimitArgs,
+    #[command(flatten, next_help_heading = "Read cache")]
+    pub cache: CacheArgs,
     #[command(flatten, next_help_heading = "Subscriptions")]
     pub subscriptions: SubscriptionArgs,
     #[command(flatten, next_help_heading = "Functions")]
     pub functions: FunctionArgs,
     #[command(flatten, next_help_heading = "Telemetry")]
     pub telemetry: TelemetryArgs,
+}
+
+/// The read cache in front of the store (`store::cache`), kept exact by the change stream.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// Keep at most this many bytes of items and pages read, in each process; 0 turns the
+    /// cache off. Default: a sixteenth of the memory the process may use (its cgroup's limit,
+    /// else the machine's), between 16 MiB and 256 MiB.
+    #[arg(long, env = "TABLEGRAPH_CACHE_BYTES")]
+    pub cache_bytes: Option<u64>,
+    /// Serve from the cache only while the table's change stream was read up to at most this
+    /// many milliseconds ago: how far behind another replica's writes a read may be. Reads
+    /// bypass the cache while the stream is further behind.
+    #[arg(long, env = "TABLEGRAPH_CACHE_MAX_LAG_MS", default_value_t = crate::store::DEFAULT_CACHE_MAX_LAG.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub cache_max_lag_ms: u64,
+}
+
+impl CacheArgs {
+    pub fn settings(&self) -> CacheSettings {
+        CacheSettings {
+            bytes: self
+                .cache_bytes
+                .unwrap_or_else(crate::store::default_cache_bytes),
+            max_lag: Duration::from_millis(self.cache_max_lag_ms),
+        }
+    }
 }
 
 /// Where the server listens, how it bounds its connections, and what it shows.
@@ -373,6 +402,7 @@ impl ServeArgs {
             schema_path: self.schema.schema.clone(),
             resolvers_dir: self.schema.resolvers.clone(),
             store: self.store.config(),
+            cache: self.cache.settings(),
             stream_lease: Duration::from_secs(subscriptions.stream_lease_secs),
             functions: self.functions.config(),
             scopes: ScopeSettings {

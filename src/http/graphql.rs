@@ -322,6 +322,15 @@ async fn execute(
             "storageCalls".to_owned(),
             async_graphql::Value::from_json(calls).unwrap_or_default(),
         );
+        // The reads the read cache answered, each as the call it saved.
+        let hits = scope.calls.hits();
+        if !hits.is_empty() {
+            let hits = serde_json::to_value(hits).unwrap_or_default();
+            response.extensions.insert(
+                "cacheHits".to_owned(),
+                async_graphql::Value::from_json(hits).unwrap_or_default(),
+            );
+        }
     }
     let filter_reads = scope.filter_reads();
     if !filter_reads.is_empty() {

@@ -11,6 +11,9 @@ use super::state::AppState;
 pub async fn metrics(State(state): State<AppState>) -> Response {
     let mut text = state.inner.metrics.render();
     text.push_str(&state.inner.store.metrics().render());
+    if let Some(cache) = state.inner.store.cache() {
+        text.push_str(&cache.render_metrics());
+    }
     text.push_str(&state.inner.events.render_metrics());
     if let Some(auth) = &state.inner.auth {
         text.push_str(&auth.render_metrics());

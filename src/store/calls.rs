@@ -39,6 +39,8 @@ pub struct CallRecord {
 #[derive(Debug)]
 pub struct CallLog {
     calls: Mutex<Vec<CallRecord>>,
+    /// Reads the read cache answered instead of the store, each as the call it saved.
+    hits: Mutex<Vec<CallRecord>>,
     /// Calls begun so far; counted before each call so concurrent resolvers cannot overshoot.
     begun: AtomicUsize,
     budget: usize,
@@ -50,6 +52,7 @@ impl CallLog {
     pub fn with_budget(budget: usize) -> CallLog {
         CallLog {
             calls: Mutex::default(),
+            hits: Mutex::default(),
             begun: AtomicUsize::new(0),
             budget,
         }
@@ -70,6 +73,23 @@ impl CallLog {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .push(call);
+    }
+
+    /// Records a read the cache answered: not a storage call, and not counted against the
+    /// budget.
+    pub fn record_hit(&self, hit: CallRecord) {
+        self.hits
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(hit);
+    }
+
+    /// The reads the cache answered, in order.
+    pub fn hits(&self) -> Vec<CallRecord> {
+        self.hits
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 
     pub fn calls(&self) -> Vec<CallRecord> {

@@ -9,6 +9,7 @@ use aws_sdk_dynamodb::Client;
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use tracing::Instrument as _;
 
+use super::cache::{CacheSettings, ReadCache};
 use super::calls::{CallAnswer, CallLog, CallRecord, call_span, close_call_span};
 use super::embedded::EmbeddedStore;
 use super::error::StoreError;
@@ -61,6 +62,8 @@ pub struct Store {
     lossy: bool,
     /// Whether it is the embedded store of this process.
     pub(super) in_process: bool,
+    /// The read cache of this process, if on (`cache.rs`).
+    pub(super) cache: Option<Arc<ReadCache>>,
 }
 
 impl Store {
@@ -215,6 +218,7 @@ impl Store {
             metrics: Arc::default(),
             lossy,
             in_process,
+            cache: None,
         };
         (store, shared.credentials_provider())
     }
@@ -224,6 +228,25 @@ impl Store {
         Store {
             calls: Some(calls),
             ..self.clone()
+        }
+    }
+
+    /// This handle with a read cache by `settings` (none when they turn it off), shared by its
+    /// clones from then on. Its entries are only as fresh as what feeds it: the reader of the
+    /// table's stream ([`ReadCache::apply`]) must run beside it, or reads bypass it.
+    pub fn with_cache(self, settings: &CacheSettings) -> Store {
+        let cache = ReadCache::new(settings, !self.in_process);
+        Store { cache, ..self }
+    }
+
+    /// The read cache, if on.
+    pub fn cache(&self) -> Option<&Arc<ReadCache>> {
+        self.cache.as_ref()
+    }
+
+    pub(super) fn record_hit(&self, hit: CallRecord) {
+        if let Some(calls) = &self.calls {
+            calls.record_hit(hit);
         }
     }
 
@@ -315,9 +338,15 @@ impl Store {
             }
             ((token, pinned), result.map(drop))
         };
-        retry::with_context((keys::new_id(), false), attempt)
+        let result = retry::with_context((keys::new_id(), false), attempt)
             .await
-            .1
+            .1;
+        // Whatever the answer: a transaction whose answer was lost may have been applied, and
+        // evicting what was not changed costs only a read.
+        if let Some(cache) = &self.cache {
+            cache.committed(writes);
+        }
+        result
     }
 }
 

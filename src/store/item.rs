@@ -471,6 +471,27 @@ fn value_from_json(value: &serde_json::Value) -> Result<AttrValue, String> {
     })
 }
 
+/// What one Query call of `Store::query_page` read.
+#[derive(Debug, Default, Clone)]
+pub struct RangePage {
+    /// The items within the bounds that met the filter, in the order read (shared: a page the
+    /// read cache answers hands out what it holds).
+    pub items: Vec<std::sync::Arc<Item>>,
+    /// Items DynamoDB evaluated (`ScannedCount`), the filter's rejects included.
+    pub evaluated: usize,
+    /// The sort key of the last item evaluated, when the range may hold more past it.
+    pub stopped_at: Option<String>,
+}
+
+/// One change the table's stream recorded: the item before and after the write.
+#[derive(Debug, Clone, Default)]
+pub struct StreamRecord {
+    /// Its place in its shard.
+    pub sequence: String,
+    pub old: Option<Item>,
+    pub new: Option<Item>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

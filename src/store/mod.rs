@@ -19,6 +19,7 @@
 //! definite refusal (conflict, throttling) gives the next attempt a new token. The embedded
 //! store of this process loses no answers and gets no token ([`Store::connect_in_process`]).
 
+mod cache;
 mod calls;
 mod client;
 mod embedded;
@@ -36,6 +37,10 @@ mod stream_upkeep;
 mod table;
 mod write;
 
+pub use cache::{
+    CacheSettings, DEFAULT_MAX_LAG as DEFAULT_CACHE_MAX_LAG, Partition, ReadCache, Touched,
+    default_cache_bytes,
+};
 pub use calls::{CallLog, CallRecord};
 pub use client::{Credentials, Store};
 #[cfg(test)]
@@ -44,14 +49,14 @@ pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
 pub use filter::{Filter, Test};
 pub use item::{
-    AttrValue, Item, Map, StringSet, item_from_json, item_size, item_to_json,
-    value_from_plain_json, value_size, value_to_plain_json,
+    AttrValue, Item, Map, RangePage, StreamRecord, StringSet, item_from_json, item_size,
+    item_to_json, value_from_plain_json, value_size, value_to_plain_json,
 };
 pub use key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_ITEM_BYTES, MAX_TRANSACTION_ITEMS, RangeQuery};
 pub use metrics::StoreMetrics;
-pub use reads::{RangePage, ScanPage};
+pub use reads::ScanPage;
 pub use retry::RETRY_ATTEMPTS;
 pub use simulate::{Fault, FaultPlan, StoreTuning};
-pub use stream::{ShardReader, ShardStart, StreamRecord, StreamTail};
+pub use stream::{ShardReader, ShardStart, StreamTail};
 pub use table::TableStatus;
 pub use write::{Changes, Clause, Write};

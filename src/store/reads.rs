@@ -3,14 +3,16 @@
 //! each counted, traced and retried as every call of the [`Store`] is.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, ReturnConsumedCapacity};
 
+use super::cache::ReadCache;
 use super::calls::{CallRecord, capacity, total_capacity};
 use super::client::Store;
 use super::error::{self, StoreError};
 use super::filter::Filter;
-use super::item::{self, AttrValue, Item, Map};
+use super::item::{self, AttrValue, Item, Map, RangePage};
 use super::key::{Bound, Key, MAX_BATCH_GET_KEYS, RangeQuery, key_map};
 use super::retry;
 use crate::keys;
@@ -23,19 +25,83 @@ impl Store {
     /// Reads items whose `PK` and `SK` both equal each key (nodes, unique values), in chunks of
     /// at most 100 keys per BatchGetItem, run concurrently. Missing keys are absent from the
     /// answer.
-    pub async fn batch_get_items(&self, keys: &[String]) -> Result<Map<Item>, StoreError> {
-        let chunks = keys
-            .chunks(MAX_BATCH_GET_KEYS)
-            .map(|chunk| self.batch_get_chunk(chunk));
+    ///
+    /// With the read cache on (and caught up with the stream), the keys it knows are answered
+    /// from it, recorded as cache hits, and only the others are read; what they read fills it.
+    pub async fn batch_get_items(&self, keys: &[String]) -> Result<Map<Arc<Item>>, StoreError> {
         let mut found = Map::with_capacity_and_hasher(keys.len(), Default::default());
-        for chunk in futures::future::try_join_all(chunks).await? {
-            found.extend(chunk);
+        let cached = self
+            .cache
+            .as_ref()
+            .and_then(|cache| Some((cache, cache.begin()?)));
+        let missing: Vec<String> = match cached {
+            Some((cache, _)) => {
+                let mut missing = Vec::new();
+                for key in keys {
+                    match cache.item(key) {
+                        Some(Some(item)) => {
+                            found.insert(key.clone(), item);
+                        }
+                        Some(None) => {}
+                        None => missing.push(key.clone()),
+                    }
+                }
+                if missing.len() < keys.len() {
+                    self.record_hit(CallRecord {
+                        operation: "BatchGetItem",
+                        index: None,
+                        keys: Some(keys.len() - missing.len()),
+                        items: None,
+                        consumed_capacity: None,
+                    });
+                }
+                missing
+            }
+            None => keys.to_vec(),
+        };
+        if missing.is_empty() {
+            return Ok(found);
         }
+        // Read consistently when the answer fills the cache of a store that replicates: an
+        // eventually consistent read may trail the stream record that evicted the key.
+        let consistent = cached.is_some() && !self.in_process;
+        let chunks = missing
+            .chunks(MAX_BATCH_GET_KEYS)
+            .map(|chunk| self.batch_get_chunk(chunk, consistent));
+        let mut read = Map::with_capacity_and_hasher(missing.len(), Default::default());
+        for chunk in futures::future::try_join_all(chunks).await? {
+            read.extend(chunk.into_iter().map(|(key, item)| (key, Arc::new(item))));
+        }
+        if let Some((cache, began)) = cached {
+            for key in &missing {
+                cache.fill_item(key, read.get(key).cloned(), began);
+            }
+        }
+        found.extend(read);
         Ok(found)
     }
 
-    async fn batch_get_chunk(&self, keys: &[String]) -> Result<Map<Item>, StoreError> {
-        let request = keys_and_attributes(keys)?;
+    /// The items under `keys` as the read cache holds them, recorded as one cache hit; `None`
+    /// (and nothing recorded) unless it holds every one and is caught up with the stream.
+    pub fn read_cached(&self, cache: &ReadCache, keys: &[&str]) -> Option<Vec<Option<Arc<Item>>>> {
+        cache.begin()?;
+        let found = cache.all_items(keys)?;
+        self.record_hit(CallRecord {
+            operation: "BatchGetItem",
+            index: None,
+            keys: Some(keys.len()),
+            items: None,
+            consumed_capacity: None,
+        });
+        Some(found)
+    }
+
+    async fn batch_get_chunk(
+        &self,
+        keys: &[String],
+        consistent: bool,
+    ) -> Result<Map<Item>, StoreError> {
+        let request = keys_and_attributes(keys, consistent)?;
         let found = Map::with_capacity_and_hasher(keys.len(), Default::default());
         // Each attempt asks for what the last one did not read: the keys DynamoDB left
         // unprocessed are a transient failure of the attempt, with what it read kept.
@@ -214,10 +280,48 @@ impl Store {
     /// DynamoDB applies after its Limit). Answers what it kept, how many items it evaluated,
     /// and the sort key it stopped at when the range may go on (DynamoDB's
     /// `LastEvaluatedKey`): a caller reads on with a bound past it.
+    ///
+    /// With the read cache on, an unfiltered page of a read that need not be consistent is
+    /// answered from it when it holds the page, and fills it otherwise.
     pub async fn query_page(
         &self,
         query: &RangeQuery<'_>,
         matching: Option<&Filter>,
+    ) -> Result<RangePage, StoreError> {
+        let cached = match &self.cache {
+            Some(cache) if matching.is_none() && !query.consistent => {
+                cache.begin().map(|began| (cache, began))
+            }
+            _ => None,
+        };
+        let Some((cache, began)) = cached else {
+            return self.query_page_uncached(query, matching, false).await;
+        };
+        if let Some(page) = cache.page(query) {
+            self.record_hit(CallRecord {
+                operation: "Query",
+                index: query.index.map(keys::gsi_name),
+                keys: None,
+                items: Some(page.items.len()),
+                consumed_capacity: None,
+            });
+            return Ok(RangePage::clone(&page));
+        }
+        let page = self
+            .query_page_uncached(query, None, !self.in_process)
+            .await?;
+        let page = Arc::new(page);
+        cache.fill_page(query, page.clone(), began);
+        Ok(Arc::unwrap_or_clone(page))
+    }
+
+    /// [`Store::query_page`] of the store itself; `consistent` asks a table (not an index) for a
+    /// strongly consistent read.
+    async fn query_page_uncached(
+        &self,
+        query: &RangeQuery<'_>,
+        matching: Option<&Filter>,
+        consistent: bool,
     ) -> Result<RangePage, StoreError> {
         let Some((mut expression, condition, sk)) = key_condition(query) else {
             return Ok(RangePage::default());
@@ -247,7 +351,9 @@ impl Store {
                     .set_expression_attribute_names(Some(expression.names.clone()))
                     .set_expression_attribute_values(Some(expression.values.clone()))
                     .scan_index_forward(query.forward)
-                    .set_consistent_read(query.consistent.then_some(true))
+                    .set_consistent_read(
+                        (query.consistent || consistent && query.index.is_none()).then_some(true),
+                    )
                     .limit(i32::try_from(query.limit.max(1)).unwrap_or(i32::MAX))
                     .return_consumed_capacity(ReturnConsumedCapacity::Total)
                     .send()
@@ -276,6 +382,7 @@ impl Store {
                 .into_iter()
                 .map(item::item_from_sdk)
                 .filter(|item| within(item.get(&sk), &query.lower, &query.upper))
+                .map(Arc::new)
                 .collect(),
             evaluated: usize::try_from(output.scanned_count).unwrap_or(0),
             stopped_at,
@@ -458,17 +565,6 @@ pub struct ScanPage {
     pub evaluated: usize,
 }
 
-/// What one Query call of [`Store::query_page`] read.
-#[derive(Debug, Default)]
-pub struct RangePage {
-    /// The items within the bounds that met the filter, in the order read.
-    pub items: Vec<Item>,
-    /// Items DynamoDB evaluated (`ScannedCount`), the filter's rejects included.
-    pub evaluated: usize,
-    /// The sort key of the last item evaluated, when the range may hold more past it.
-    pub stopped_at: Option<String>,
-}
-
 /// Placeholders of one expression.
 #[derive(Default)]
 struct Expression {
@@ -577,8 +673,8 @@ fn within(value: Option<&AttrValue>, lower: &Option<Bound>, upper: &Option<Bound
     above && below
 }
 
-fn keys_and_attributes(keys: &[String]) -> Result<KeysAndAttributes, StoreError> {
-    let mut request = KeysAndAttributes::builder();
+fn keys_and_attributes(keys: &[String], consistent: bool) -> Result<KeysAndAttributes, StoreError> {
+    let mut request = KeysAndAttributes::builder().set_consistent_read(consistent.then_some(true));
     for key in keys {
         request = request.keys(key_map(&Key::same(key.clone())));
     }

@@ -21,7 +21,7 @@ use futures::TryFutureExt as _;
 
 use super::client::Store;
 use super::error::{StoreError, classify};
-use super::item::{AttrValue, Item};
+use super::item::{AttrValue, Item, StreamRecord};
 use super::retry;
 
 /// Records one GetRecords call returns at most (DynamoDB's own limit is 1000).
@@ -29,15 +29,6 @@ const RECORDS_PER_CALL: i32 = 1000;
 /// How often the stream's shards are looked up again to find shards opened since, besides
 /// when a shard closes.
 const REDESCRIBE_EVERY: Duration = Duration::from_secs(60);
-
-/// One change the table's stream recorded: the item before and after the write.
-#[derive(Debug, Clone, Default)]
-pub struct StreamRecord {
-    /// Its place in its shard.
-    pub sequence: String,
-    pub old: Option<Item>,
-    pub new: Option<Item>,
-}
 
 /// Where a shard is read from.
 #[derive(Debug, Clone)]
@@ -55,6 +46,8 @@ pub struct ShardReader {
     store: Store,
     /// `None` once the shard has closed and every record of it was read.
     iterator: Option<String>,
+    /// The last call answered as many records as a call may: more may be waiting.
+    full: bool,
 }
 
 /// Follows the table's stream from where it was opened.
@@ -124,6 +117,7 @@ impl Store {
         Ok(ShardReader {
             store: self.clone(),
             iterator: output.shard_iterator,
+            full: false,
         })
     }
 
@@ -185,6 +179,7 @@ impl ShardReader {
         })
         .await?;
         self.iterator = output.next_shard_iterator().map(str::to_owned);
+        self.full = output.records().len() >= RECORDS_PER_CALL as usize;
         Ok(output
             .records
             .unwrap_or_default()
@@ -208,6 +203,12 @@ impl ShardReader {
     /// Whether the shard has closed and every record of it was read.
     pub fn is_ended(&self) -> bool {
         self.iterator.is_none()
+    }
+
+    /// Whether the last read may have left records behind (it read as many as a call may):
+    /// reading it did not catch up with the shard.
+    pub fn is_behind(&self) -> bool {
+        self.full
     }
 }
 
@@ -233,6 +234,11 @@ impl StreamTail {
             self.follow_new_shards().await?;
         }
         Ok(records)
+    }
+
+    /// Whether the last [`StreamTail::next_records`] may have left records behind in a shard.
+    pub fn is_behind(&self) -> bool {
+        self.shards.iter().any(ShardReader::is_behind)
     }
 
     /// Starts the shards opened since the stream was last looked up, at their beginning.

@@ -411,6 +411,7 @@ async fn a_bad_auth_configuration_stops_start_up() {
         listen: "127.0.0.1:0".parse().expect("an address"),
         schema_path: repository_file("schema.graphql"),
         resolvers_dir: None,
+        cache: tablegraph::store::CacheSettings::off(),
         stream_lease: tablegraph::changes::LEASE_DURATION,
         store: tablegraph::config::StoreConfig {
             target: tablegraph::config::StoreTarget::Embedded(

@@ -32,7 +32,7 @@ async fn member(app: &TestApp, goal: &str, member: &str, role: &str) -> Value {
     .await
 }
 
-const KOAN_PAGE: &str = "query($team: ID!, $first: Int) {
+pub(crate) const KOAN_PAGE: &str = "query($team: ID!, $first: Int) {
     team(id: $team) {
         goals(first: $first) {
             edges { role node { title leads { name } teams { name } } }
@@ -42,7 +42,7 @@ const KOAN_PAGE: &str = "query($team: ID!, $first: Int) {
 
 /// A team with `count` goals; each goal is led by one of five users and worked on by the team
 /// and by a second team.
-async fn koan_company(app: &TestApp, count: usize) -> String {
+pub(crate) async fn koan_company(app: &TestApp, count: usize) -> String {
     let growth = team(app, "Growth").await;
     let platform = team(app, "Platform").await;
     let mut leads = Vec::new();

@@ -142,6 +142,35 @@ struct Settings {
     functions: FunctionsConfig,
     tuning: StoreTuning,
     dialect: tablegraph::model::DialectChoice,
+    cache: tablegraph::store::CacheSettings,
+    /// The store: the embedded one in memory unless given.
+    target: Option<StoreTarget>,
+}
+
+/// A server for `schema` with the read cache by `cache`, on the embedded store.
+pub async fn spawn_app_cached(schema: &str, cache: tablegraph::store::CacheSettings) -> TestApp {
+    spawn_configured(
+        Settings {
+            cache,
+            ..Settings::default()
+        },
+        schema,
+    )
+    .await
+}
+
+/// A replica serving the default schema from the table at `endpoint` (made by `migrate`), with
+/// the read cache by `cache`.
+pub async fn spawn_replica(endpoint: &str, cache: tablegraph::store::CacheSettings) -> TestApp {
+    spawn_configured(
+        Settings {
+            cache,
+            target: Some(StoreTarget::Endpoint(endpoint.to_owned())),
+            ..Settings::default()
+        },
+        "schema.graphql",
+    )
+    .await
 }
 
 async fn spawn_configured(settings: Settings, schema: &str) -> TestApp {
@@ -151,15 +180,18 @@ async fn spawn_configured(settings: Settings, schema: &str) -> TestApp {
         functions,
         tuning,
         dialect,
+        cache,
+        target,
     } = settings;
     let config = ServeConfig {
         dialect: dialect.clone(),
         listen: "127.0.0.1:0".parse().expect("a literal socket address"),
         schema_path: repository_file(schema),
         resolvers_dir: None,
+        cache,
         stream_lease: tablegraph::changes::LEASE_DURATION,
         store: StoreConfig {
-            target: StoreTarget::Embedded(EmbeddedLocation::Memory),
+            target: target.unwrap_or(StoreTarget::Embedded(EmbeddedLocation::Memory)),
             table: "tablegraph".to_owned(),
             tuning,
         },
@@ -232,16 +264,20 @@ impl TestApp {
     /// `Operation` or `Operation:index` strings.
     pub async fn graphql_counted(&self, query: &str, variables: Value) -> (Value, Vec<String>) {
         let body = self.post(query, variables, true).await;
-        let calls = body["extensions"]["storageCalls"]
-            .as_array()
-            .expect("the response lists its storage calls")
-            .iter()
-            .map(|call| match call["index"].as_str() {
-                Some(index) => format!("{}:{index}", call["operation"].as_str().unwrap_or("?")),
-                None => call["operation"].as_str().unwrap_or("?").to_owned(),
-            })
-            .collect();
+        let calls = call_names(&body["extensions"]["storageCalls"])
+            .expect("the response lists its storage calls");
         (body, calls)
+    }
+
+    /// The same, with the reads the read cache answered, named the same way.
+    pub async fn graphql_cached(
+        &self,
+        query: &str,
+        variables: Value,
+    ) -> (Value, Vec<String>, Vec<String>) {
+        let (body, calls) = self.graphql_counted(query, variables).await;
+        let hits = call_names(&body["extensions"]["cacheHits"]).unwrap_or_default();
+        (body, calls, hits)
     }
 
     async fn post(&self, query: &str, variables: Value, count: bool) -> Value {
@@ -288,6 +324,19 @@ impl TestApp {
 }
 
 /// The string at a JSON pointer, or a panic that shows the whole response.
+/// Storage calls (or cache hits) as `Operation` or `Operation:index` strings.
+fn call_names(calls: &Value) -> Option<Vec<String>> {
+    let names = calls
+        .as_array()?
+        .iter()
+        .map(|call| match call["index"].as_str() {
+            Some(index) => format!("{}:{index}", call["operation"].as_str().unwrap_or("?")),
+            None => call["operation"].as_str().unwrap_or("?").to_owned(),
+        })
+        .collect();
+    Some(names)
+}
+
 pub fn id_at(body: &Value, pointer: &str) -> String {
     body.pointer(pointer)
         .and_then(Value::as_str)

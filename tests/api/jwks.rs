@@ -258,6 +258,7 @@ async fn an_issuer_that_cannot_be_reached_stops_start_up_with_why() {
         listen: "127.0.0.1:0".parse().expect("an address"),
         schema_path: repository_file("schema.graphql"),
         resolvers_dir: None,
+        cache: tablegraph::store::CacheSettings::off(),
         stream_lease: tablegraph::changes::LEASE_DURATION,
         store: StoreConfig {
             target: StoreTarget::Embedded(EmbeddedLocation::Memory),

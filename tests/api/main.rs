@@ -12,6 +12,7 @@ mod auth;
 mod bad_input;
 mod batches;
 mod batching;
+mod cache;
 mod check;
 mod connections;
 mod counts;

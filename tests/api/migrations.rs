@@ -39,6 +39,7 @@ where
         listen: "127.0.0.1:0".parse().expect("an address"),
         schema_path: repository_file(schema),
         resolvers_dir: None,
+        cache: tablegraph::store::CacheSettings::off(),
         stream_lease: tablegraph::changes::LEASE_DURATION,
         store: StoreConfig {
             target: StoreTarget::Embedded(EmbeddedLocation::Directory(dir.to_owned())),

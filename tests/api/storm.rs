@@ -18,7 +18,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::helpers::{TestApp, id_at, spawn_app};
+use crate::helpers::{TestApp, id_at, spawn_app, spawn_app_cached};
 
 const SEED: u64 = 0x5709_A11E;
 const GOALS: usize = 8;
@@ -359,8 +359,23 @@ async fn delete_nodes(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_storm_of_edge_mutations_and_deletes_leaves_a_consistent_table_equal_to_a_sequential_model()
  {
+    storm(spawn_app().await).await;
+}
+
+/// The same storm with the read cache on: every read after it, answered from the cache where it
+/// can, is still the model, and the table passes every check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_storm_with_the_read_cache_on_reads_the_sequential_model() {
+    let cache = tablegraph::store::CacheSettings {
+        bytes: 16 << 20,
+        max_lag: std::time::Duration::from_secs(60),
+    };
+    storm(spawn_app_cached("schema.graphql", cache).await).await;
+}
+
+async fn storm(app: TestApp) {
     let started = Instant::now();
-    let app = Arc::new(spawn_app().await);
+    let app = Arc::new(app);
     let mut goals = Vec::new();
     for n in 0..GOALS {
         goals.push(

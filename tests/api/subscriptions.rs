@@ -594,7 +594,7 @@ async fn an_upgrade_without_a_subprotocol_is_told_which_to_ask_for() {
 }
 
 /// The SDK's own DynamoDB client on `endpoint`: another program's, not the API's.
-fn raw_client(endpoint: &str) -> aws_sdk_dynamodb::Client {
+pub(crate) fn raw_client(endpoint: &str) -> aws_sdk_dynamodb::Client {
     aws_sdk_dynamodb::Client::from_conf(
         aws_sdk_dynamodb::Config::builder()
             .behavior_version(aws_sdk_dynamodb::config::BehaviorVersion::latest())

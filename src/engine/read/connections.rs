@@ -734,7 +734,7 @@ async fn edges_of(
     connection: &Connection,
     binding: &str,
     sort_attribute: &str,
-    items: Vec<Item>,
+    items: Vec<Arc<Item>>,
     with_nodes: bool,
 ) -> Result<Vec<PageEdge>, EngineError> {
     let allowed: Vec<&str> = connection.allowed.iter().map(String::as_str).collect();
@@ -760,7 +760,7 @@ async fn edges_of(
                 Some(PageEdge {
                     cursor: cursor_of(&item)?,
                     node: None,
-                    edge: Some(Arc::new(item)),
+                    edge: Some(item),
                 })
             })
             .collect());
@@ -778,7 +778,7 @@ async fn edges_of(
             Some(PageEdge {
                 cursor: cursor_of(&item)?,
                 node: Some(node?),
-                edge: Some(Arc::new(item)),
+                edge: Some(item),
             })
         })
         .collect())
@@ -792,7 +792,7 @@ pub(super) fn node_edges(
     allowed: &[&str],
     binding: &str,
     sort_attribute: &str,
-    items: Vec<Item>,
+    items: Vec<Arc<Item>>,
 ) -> Vec<PageEdge> {
     let mut edges = Vec::with_capacity(items.len());
     for item in items {
@@ -803,7 +803,6 @@ pub(super) fn node_edges(
             connection: binding.to_owned(),
             sort_key: sort_key.to_owned(),
         };
-        let item = Arc::new(item);
         let key = keys::node_key(crate::engine::derive::text(&item, "id"));
         scope.loader.offer(&key, item.clone());
         // The page's filter left out what the caller may not read; this holds it to that.

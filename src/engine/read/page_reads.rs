@@ -19,6 +19,8 @@
 //! Rounds after the first ask each open range for twice what it read so far, within an even
 //! share of what is left of the budget.
 
+use std::sync::Arc;
+
 use super::page_request::{PageRead, tighter_lower, tighter_upper};
 use crate::engine::error::EngineError;
 use crate::engine::scope::FilterRead;
@@ -74,7 +76,7 @@ pub(super) async fn read(
     let mut evaluated_by = vec![0usize; count];
     let mut evaluated = 0usize;
     let mut matched = 0usize;
-    let mut matches: Vec<(String, Item)> = Vec::new();
+    let mut matches: Vec<(String, Arc<Item>)> = Vec::new();
     let mut limits = vec![want + 1; count];
     if reading.matching.is_some() {
         let shares = shares(reading.budget, &open);

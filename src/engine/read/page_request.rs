@@ -4,7 +4,7 @@
 //! found (`PageRead`), a page read ahead of its field and handed down with its parent
 //! (`Prefetch`), and the bounds both share.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::engine::error::EngineError;
 use crate::engine::scope::FilterRead;
@@ -184,7 +184,7 @@ impl PageRequest {
 /// A page read: its items in the order read, at most `size + 1`.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PageRead {
-    pub items: Vec<Item>,
+    pub items: Vec<Arc<Item>>,
     /// The store held more past the page's `size` items, or may (a budget stop).
     pub has_more: bool,
     /// What a filter cost, when the page had one.

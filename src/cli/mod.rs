@@ -495,9 +495,29 @@ mod tests {
                 "{given}"
             );
         }
-        for refused in ["", "0", "h", "1.5h", "-1", "3w", "99999999999999999999d"] {
+        for refused in [
+            "",
+            "0",
+            "h",
+            "1.5h",
+            "-1",
+            "3w",
+            "99999999999999999999d",
+            "0ms",
+        ] {
             assert!(duration_arg(refused).is_err(), "{refused}");
         }
+    }
+
+    #[test]
+    fn the_read_cache_is_on_by_default_and_its_lag_is_a_duration() {
+        let config = serve(&[]).expect("valid");
+        assert!(config.cache.bytes >= 16 << 20, "{:?}", config.cache);
+        assert_eq!(config.cache.max_lag, Duration::from_secs(1));
+        let config = serve(&["--cache-bytes", "0", "--cache-max-lag", "250ms"]).expect("valid");
+        assert_eq!(config.cache.bytes, 0);
+        assert_eq!(config.cache.max_lag, Duration::from_millis(250));
+        assert!(serve(&["--cache-max-lag", "0s"]).is_err());
     }
 
     #[test]

@@ -47,10 +47,10 @@ pub struct CacheArgs {
     #[arg(long, env = "TABLEGRAPH_CACHE_BYTES")]
     pub cache_bytes: Option<u64>,
     /// Serve from the cache only while the table's change stream was read up to at most this
-    /// many milliseconds ago: how far behind another replica's writes a read may be. Reads
-    /// bypass the cache while the stream is further behind.
-    #[arg(long, env = "TABLEGRAPH_CACHE_MAX_LAG_MS", default_value_t = crate::store::DEFAULT_CACHE_MAX_LAG.as_millis() as u64, value_parser = clap::value_parser!(u64).range(1..))]
-    pub cache_max_lag_ms: u64,
+    /// long ago (`500ms`, `1s`, `5s`): how far behind another replica's writes a read may be.
+    /// Reads bypass the cache while the stream is further behind.
+    #[arg(long, env = "TABLEGRAPH_CACHE_MAX_LAG", value_name = "DURATION", default_value = "1s", value_parser = duration_arg)]
+    pub cache_max_lag: Duration,
 }
 
 impl CacheArgs {
@@ -59,7 +59,7 @@ impl CacheArgs {
             bytes: self
                 .cache_bytes
                 .unwrap_or_else(crate::store::default_cache_bytes),
-            max_lag: Duration::from_millis(self.cache_max_lag_ms),
+            max_lag: self.cache_max_lag,
         }
     }
 }
@@ -552,30 +552,31 @@ fn header_name(name: &str) -> Result<String, String> {
     Ok(name.to_ascii_lowercase())
 }
 
-/// A duration given as seconds, or a number with `s`, `m`, `h` or `d`.
+/// A duration given as seconds, or a number with `ms`, `s`, `m`, `h` or `d`.
 pub(super) fn duration_arg(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
         Some(at) => text.split_at(at),
         None => (text, "s"),
     };
-    let scale = match unit {
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
+    let millis = match unit {
+        "ms" => 1,
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
         _ => {
             return Err(format!(
-                "{text:?}: write seconds, or a number with s, m, h or d"
+                "{text:?}: write seconds, or a number with ms, s, m, h or d"
             ));
         }
     };
     number
         .parse::<u64>()
         .ok()
-        .and_then(|n| n.checked_mul(scale))
-        .filter(|&secs| secs > 0)
-        .map(Duration::from_secs)
+        .and_then(|n| n.checked_mul(millis))
+        .filter(|&millis| millis > 0)
+        .map(Duration::from_millis)
         .ok_or_else(|| format!("{text:?}: write a positive whole number, as 3600 or 24h"))
 }
 

@@ -235,7 +235,7 @@ impl quick_cache::Weighter<String, Entry> for Weigh {
     }
 }
 
-/// Counts the entries the bound pushed out.
+/// Counts the entries the bound pushed out (and those refused as larger than it).
 #[derive(Clone)]
 struct PushedOut(Counter);
 
@@ -409,6 +409,9 @@ impl ReadCache {
         // An entry that began before a mark is void at once; keeping it would only push out a
         // good one. One past the bound is refused by the cache itself.
         if self.good(&entry) {
+            // Taken out first: `quick_cache` reports a replaced value as evicted, and only what
+            // the bound pushes out is counted so.
+            self.entries.remove(key.as_str());
             self.entries.insert(key, entry);
         }
         self.metrics.bytes.set(self.entries.weight() as f64);
@@ -865,6 +868,26 @@ mod tests {
         cache.fill_item("NODE#huge", Some(Arc::new(huge)), began);
         assert!(cache.item("NODE#huge").is_none());
         assert!(cache.weight() <= cache.capacity());
+        assert!(size_evictions(&cache) > 0.0, "{}", cache.render_metrics());
+        // Filling a key again replaces its entry: nothing was pushed out.
+        let roomy = self::cache(1 << 20);
+        let began = roomy.begin().expect("caught up");
+        for _ in 0..3 {
+            roomy.fill_item("NODE#f1", Some(Arc::new(farm("A", "1"))), began);
+        }
+        assert_eq!(size_evictions(&roomy), 0.0);
+    }
+
+    fn size_evictions(cache: &ReadCache) -> f64 {
+        let metrics = cache.render_metrics();
+        metrics
+            .lines()
+            .find_map(|line| {
+                line.strip_prefix("tablegraph_cache_evictions_total{cause=\"size\"} ")?
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(0.0)
     }
 
     #[test]

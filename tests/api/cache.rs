@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 use tablegraph::store::CacheSettings;
 
 use crate::goals::{KOAN_PAGE, koan_company};
-use crate::helpers::{TestApp, spawn_app_cached, spawn_replica};
+use crate::helpers::{
+    TestApp, api_key_and_tokens, spawn_app_cached, spawn_cached_with, spawn_replica, user_token,
+};
 use crate::network::{run, start_dynoxide};
 use crate::subscriptions::raw_client;
 
@@ -149,6 +151,68 @@ async fn a_cache_of_one_kilobyte_thrashes_and_still_answers_what_the_table_holds
         );
     }
     app.assert_table_consistent().await;
+}
+
+/// The caller's rules apply to what the cache answers as to what the store does: a note its
+/// owner has read (so it is cached) is still refused to a caller the rules keep out.
+#[tokio::test]
+async fn the_cache_never_hands_a_caller_a_node_its_rules_forbid() {
+    let app = spawn_cached_with(
+        "examples/notes/schema.graphql",
+        api_key_and_tokens("notes-key"),
+        on(8 << 20),
+    )
+    .await;
+    caught_up(&app).await;
+    let as_user = |sub: &str| format!("Bearer {}", user_token(sub, &[]));
+    let ann = as_user("ann");
+    let (_, created) = app
+        .graphql_with(
+            &[("authorization", &ann)],
+            r#"mutation { createNote(input: { title: "Plan", team: "blue" }) { id } }"#,
+            json!({}),
+        )
+        .await;
+    let id = created["data"]["createNote"]["id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    let read = "query($id: ID!) { note(id: $id) { title } }";
+    for _ in 0..2 {
+        let (_, body) = app
+            .graphql_with(
+                &[("authorization", &ann), ("x-tablegraph-storage-calls", "1")],
+                read,
+                json!({ "id": id }),
+            )
+            .await;
+        assert_eq!(body["data"]["note"]["title"], "Plan", "{body}");
+    }
+    let (_, warm) = app
+        .graphql_with(
+            &[("authorization", &ann), ("x-tablegraph-storage-calls", "1")],
+            read,
+            json!({ "id": id }),
+        )
+        .await;
+    assert_eq!(
+        warm["extensions"]["cacheHits"][0]["operation"], "BatchGetItem",
+        "{warm}"
+    );
+    let dan = as_user("dan");
+    let (_, refused) = app
+        .graphql_with(&[("authorization", &dan)], read, json!({ "id": id }))
+        .await;
+    assert_eq!(refused["data"]["note"], Value::Null, "{refused}");
+    assert!(!refused.to_string().contains("Plan"), "{refused}");
+    let (_, listed) = app
+        .graphql_with(
+            &[("authorization", &dan)],
+            "{ listNotes(first: 10) { edges { node { title } } } }",
+            json!({}),
+        )
+        .await;
+    assert!(!listed.to_string().contains("Plan"), "{listed}");
 }
 
 /// The metrics say what the cache did, and a response tells its hits from its calls.

@@ -1,5 +1,6 @@
 //! The goals graph: typed edges with metadata, edge sets, inverse lookups, and the Koan page in
-//! three storage calls.
+//! three storage calls. These servers run with the read cache off (the test servers' default),
+//! so the calls counted are a cold read's; `cache.rs` counts a warm page's (none).
 
 use serde_json::{Value, json};
 

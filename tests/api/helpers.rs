@@ -134,7 +134,8 @@ pub async fn spawn_app_as(
     .await
 }
 
-/// The settings a test server starts with besides its schema.
+/// The settings a test server starts with besides its schema. The read cache is off unless
+/// asked for, so that the tests that count storage calls count a cold read's.
 #[derive(Default)]
 struct Settings {
     http: HttpConfig,
@@ -151,6 +152,23 @@ struct Settings {
 pub async fn spawn_app_cached(schema: &str, cache: tablegraph::store::CacheSettings) -> TestApp {
     spawn_configured(
         Settings {
+            cache,
+            ..Settings::default()
+        },
+        schema,
+    )
+    .await
+}
+
+/// A server for `schema` with `http`'s credentials and the read cache by `cache`.
+pub async fn spawn_cached_with(
+    schema: &str,
+    http: HttpConfig,
+    cache: tablegraph::store::CacheSettings,
+) -> TestApp {
+    spawn_configured(
+        Settings {
+            http,
             cache,
             ..Settings::default()
         },

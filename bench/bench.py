@@ -213,11 +213,18 @@ CACHED = "tablegraph-cached"
 
 
 def warm_probe(server, request_body, validate, what):
-    """The storage calls and cache hits of one request after the same request warmed the cache."""
-    probe(server, request_body, validate, what)
-    answer = answered(server, request_body, validate, what, {"x-tablegraph-storage-calls": "1"})
-    extensions = answer.get("extensions") or {}
-    return {"calls": extensions.get("storageCalls", []), "hits": extensions.get("cacheHits", [])}
+    """The storage calls and cache hits of one request once the same request warmed the cache:
+    after seeding, the server's reader of the change stream is behind the seed's records for a
+    moment (reads bypass the cache, and each record it reads evicts its key), so the request is
+    repeated until it makes no storage call, for 10 s at most."""
+    deadline = time.monotonic() + 10
+    while True:
+        answer = answered(server, request_body, validate, what, {"x-tablegraph-storage-calls": "1"})
+        extensions = answer.get("extensions") or {}
+        seen = {"calls": extensions.get("storageCalls", []), "hits": extensions.get("cacheHits", [])}
+        if not seen["calls"] or time.monotonic() > deadline:
+            return seen
+        time.sleep(0.1)
 
 
 def mixed_exactness(server, ids, duration, readers=4, goals=5):
@@ -863,8 +870,11 @@ def phase_instructions(results):
 def count_tablegraph(name, binary, port, requests, parts=True):
     """Workload -> (instructions per request, their parts or None) for each workload of
     `requests` (workload -> requests counted), on `binary` serving a fresh `serve --memory` under
-    callgrind, seeded."""
-    server = callgrind(name, [binary, "serve", "--memory", "--listen", f"127.0.0.1:{port}"],
+    callgrind, seeded. A build with the read cache serves with it off (`--cache-bytes 0`), so the
+    count is the store's reads, as for the rows named tablegraph and for builds before it."""
+    help_text = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True).stdout
+    off = ["--cache-bytes", "0"] if "--cache-bytes" in help_text else []
+    server = callgrind(name, [binary, "serve", "--memory", "--listen", f"127.0.0.1:{port}", *off],
                        port).start()
     reads = {**read_bodies(seeding.seed(server.url)),
              "W4": (lambda n: W4_TEMPLATE % ("instructions", 0, n),

@@ -220,7 +220,7 @@ impl EventHub {
         let pace = Pace {
             idle_poll,
             unwatched_poll: match &cache {
-                Some(cache) if alone => (cache.max_lag() / 4).clamp(idle_poll, UNWATCHED_POLL),
+                Some(cache) if alone => (cache.max_lag() / 4).min(UNWATCHED_POLL).max(idle_poll),
                 _ => idle_poll,
             },
             subscribers: self.subscribers.subscribe(),

@@ -212,9 +212,13 @@ impl Relay {
         for index in 0..self.shards.len() {
             self.read(index, &mut round).await?;
         }
+        // A shard read to its end has children: looked for now, and read before the position
+        // says anything again.
+        let ended = self.shards.iter().any(|shard| shard.done);
         self.shards.retain(|shard| !shard.done);
         let oldest = self.shards.iter().map(|shard| shard.read_at).min();
         round.position = match oldest {
+            _ if ended => None,
             Some(0) => None,
             Some(at) => {
                 // A millisecond more: the two clocks' readings are rounded down.
@@ -229,7 +233,7 @@ impl Relay {
             self.beat = Instant::now();
             self.renew().await?;
         }
-        if self.looked.elapsed() >= self.duration / 3 {
+        if ended || self.looked.elapsed() >= self.duration / 3 {
             self.looked = Instant::now();
             self.renew().await?;
             for shard in self.store.open_shards(&self.arn).await? {
@@ -302,7 +306,15 @@ impl Relay {
                 last: true,
             });
         }
-        for batch in batches {
+        let count = batches.len();
+        for (at, batch) in batches.into_iter().enumerate() {
+            // Only the last item's lease says the read is relayed: a follower that finds an
+            // earlier one has not seen the rest yet.
+            let read_at = if at + 1 == count {
+                read_at
+            } else {
+                lease.read_at
+            };
             let item = relay_item(
                 &shard.partition,
                 &batch.key,
@@ -412,6 +424,9 @@ impl Relay {
             let start = if resumable {
                 ShardStart::After(lease.checkpoint.clone())
             } else if found.is_some() {
+                // What was written since the last holder stopped is not read: whoever kept
+                // anything of it (a read cache) hears of a gap.
+                round.gap = true;
                 ShardStart::Latest
             } else {
                 shard.fresh_start.clone()

@@ -18,8 +18,7 @@
 //! - a read that began before a mark never counts as fresh, whenever it finishes: the race of
 //!   a read with an eviction is lost by the read, without a lock between the two;
 //! - entries are never filled from the stream, only dropped by it, so an old record arriving
-//!   after a newer commit can cost a read but never roll an entry back; a record whose new
-//!   image equals the entry leaves it.
+//!   after a newer commit can cost a read but never roll an entry back.
 //!
 //! A commit of this process does not know which index partitions the items it updated were in
 //! (DynamoDB's transactions answer no old images), so it voids every index page of the cache;
@@ -309,6 +308,8 @@ impl ReadCache {
     /// Where a read begins: `Some(count)` when the cache may answer it, `None` while the
     /// stream's reader is more than `max_lag` behind (or has not started).
     pub(super) fn begin(&self) -> Option<u64> {
+        // The count first: a `lost` after the freshness check then voids what this read fills.
+        let count = self.count.load(Ordering::Acquire);
         let caught_up = *self.caught_up.borrow();
         let now = self.micros(Instant::now());
         let fresh = now.saturating_sub(caught_up) <= self.max_lag.as_micros() as i64;
@@ -316,7 +317,7 @@ impl ReadCache {
             self.metrics.bypassed.increment(1);
             return None;
         }
-        Some(self.count.load(Ordering::Acquire))
+        Some(count)
     }
 
     /// The item under `key` as cached: `Some(None)` when it is known not to exist, `None` when
@@ -470,8 +471,9 @@ impl ReadCache {
         }
     }
 
-    /// What the stream says was changed: each record's key and partitions are marked, unless
-    /// the key's entry already holds the record's new image.
+    /// What the stream says was changed: each record's key and partitions are marked. (Even
+    /// when the entry holds the record's new image: a read begun before the write may still
+    /// be on its way with the image before it.)
     pub fn apply(&self, touched: &[Touched]) {
         if touched.is_empty() {
             return;
@@ -479,16 +481,8 @@ impl ReadCache {
         let count = self.next_count();
         for touched in touched {
             if let Some(key) = &touched.key {
-                let current = touched.new.as_ref().is_some_and(|new| {
-                    self.entries.peek(key.as_str()).is_some_and(|entry| {
-                        self.good(&entry)
-                            && matches!(&entry.cached, Cached::Item(Some(item)) if item == new)
-                    })
-                });
-                if !current {
-                    self.mark(self.stripe(key), count);
-                    self.metrics.evicted_stream.increment(1);
-                }
+                self.mark(self.stripe(key), count);
+                self.metrics.evicted_stream.increment(1);
             }
             for partition in &touched.partitions {
                 self.mark(self.partition_stripe(partition), count);
@@ -514,9 +508,11 @@ impl ReadCache {
     /// what the cache holds may be stale, so it is emptied, and reads bypass it until the
     /// reader has caught up again.
     pub fn lost(&self, why: &str) {
+        // Not fresh first, then the mark: a read that found the cache fresh loaded its count
+        // before the mark, so what it fills is void.
+        self.caught_up.send_replace(NEVER);
         let count = self.next_count();
         self.emptied.fetch_max(count, Ordering::AcqRel);
-        self.caught_up.send_replace(NEVER);
         self.entries.clear();
         self.metrics.emptied.increment(1);
         self.metrics.bytes.set(0.0);
@@ -759,12 +755,19 @@ mod tests {
         let late = Touched::of(&record(Some(farm("One", "1")), Some(farm("Two", "2"))));
         cache.apply(&[late.expect("a record")]);
         assert!(cache.item("NODE#f1").is_none());
-        // A record whose image is what the entry holds leaves it.
-        let began = cache.begin().expect("caught up");
-        cache.fill_item("NODE#f1", Some(Arc::new(farm("Three", "3"))), began);
-        let same = Touched::of(&record(Some(farm("Two", "2")), Some(farm("Three", "3"))));
-        cache.apply(&[same.expect("a record")]);
-        assert!(cache.item("NODE#f1").is_some());
+        // Two reads begin before a write; one is answered after it (version 4), one before
+        // (version 3). The record comes between their fills: even though the entry holds what
+        // the record says, the late fill of version 3 must not replace it.
+        let (first, second) = (cache.begin(), cache.begin());
+        let (first, second) = (first.expect("caught up"), second.expect("caught up"));
+        cache.fill_item("NODE#f1", Some(Arc::new(farm("Four", "4"))), first);
+        let write = Touched::of(&record(Some(farm("Three", "3")), Some(farm("Four", "4"))));
+        cache.apply(&[write.expect("a record")]);
+        cache.fill_item("NODE#f1", Some(Arc::new(farm("Three", "3"))), second);
+        assert!(
+            cache.item("NODE#f1").is_none(),
+            "neither read began after the write"
+        );
     }
 
     #[test]

@@ -26,6 +26,9 @@ use super::retry;
 
 /// Records one GetRecords call returns at most (DynamoDB's own limit is 1000).
 const RECORDS_PER_CALL: i32 = 1000;
+/// An answer whose records come this near to GetRecords' 1 MB may have stopped at that limit,
+/// records left behind.
+const NEAR_A_CALLS_BYTES: i64 = 768 * 1024;
 /// How often the stream's shards are looked up again to find shards opened since, besides
 /// when a shard closes.
 const REDESCRIBE_EVERY: Duration = Duration::from_secs(60);
@@ -46,7 +49,8 @@ pub struct ShardReader {
     store: Store,
     /// `None` once the shard has closed and every record of it was read.
     iterator: Option<String>,
-    /// The last call answered as many records as a call may: more may be waiting.
+    /// The last call answered as many records, or nearly as many bytes, as a call may: more
+    /// may be waiting.
     full: bool,
 }
 
@@ -179,7 +183,11 @@ impl ShardReader {
         })
         .await?;
         self.iterator = output.next_shard_iterator().map(str::to_owned);
-        self.full = output.records().len() >= RECORDS_PER_CALL as usize;
+        let bytes: i64 = (output.records().iter())
+            .filter_map(|record| record.dynamodb.as_ref()?.size_bytes)
+            .sum();
+        self.full =
+            output.records().len() >= RECORDS_PER_CALL as usize || bytes >= NEAR_A_CALLS_BYTES;
         Ok(output
             .records
             .unwrap_or_default()
@@ -205,8 +213,8 @@ impl ShardReader {
         self.iterator.is_none()
     }
 
-    /// Whether the last read may have left records behind (it read as many as a call may):
-    /// reading it did not catch up with the shard.
+    /// Whether the last read may have left records behind (it read as many records, or nearly
+    /// as many bytes, as a call may): reading it did not catch up with the shard.
     pub fn is_behind(&self) -> bool {
         self.full
     }

@@ -641,7 +641,8 @@ impl CacheMetrics {
         registry.describe_counter(
             EVICTIONS,
             "Keys dropped from the cache, by cause (write: this process's commit; stream: a record \
-             of the change stream; size: pushed out by --cache-bytes).",
+             of the change stream; size: pushed out by --cache-bytes, or a key two reads filled \
+             at once).",
         );
         registry.describe_counter(
             EMPTIED,

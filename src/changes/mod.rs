@@ -10,6 +10,7 @@
 mod change;
 mod events;
 mod relay;
+mod relay_items;
 
 pub use change::{Change, ChangeKind};
 pub use events::{

@@ -310,14 +310,19 @@ impl ReadCache {
     pub(super) fn begin(&self) -> Option<u64> {
         // The count first: a `lost` after the freshness check then voids what this read fills.
         let count = self.count.load(Ordering::Acquire);
-        let caught_up = *self.caught_up.borrow();
-        let now = self.micros(Instant::now());
-        let fresh = now.saturating_sub(caught_up) <= self.max_lag.as_micros() as i64;
-        if !fresh {
+        if !self.is_fresh() {
             self.metrics.bypassed.increment(1);
             return None;
         }
         Some(count)
+    }
+
+    /// Whether the stream was read up to at most `max_lag` ago: the cache may answer. (Not
+    /// counted as a bypass: [`ReadCache::begin`] counts the read that then goes to the store.)
+    pub(super) fn is_fresh(&self) -> bool {
+        let caught_up = *self.caught_up.borrow();
+        let now = self.micros(Instant::now());
+        now.saturating_sub(caught_up) <= self.max_lag.as_micros() as i64
     }
 
     /// The item under `key` as cached: `Some(None)` when it is known not to exist, `None` when

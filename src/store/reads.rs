@@ -29,71 +29,73 @@ impl Store {
     /// With the read cache on (and caught up with the stream), the keys it knows are answered
     /// from it, recorded as cache hits, and only the others are read; what they read fills it.
     pub async fn batch_get_items(&self, keys: &[String]) -> Result<Map<Arc<Item>>, StoreError> {
-        let mut found = Map::with_capacity_and_hasher(keys.len(), Default::default());
-        let cached = self
-            .cache
-            .as_ref()
-            .and_then(|cache| Some((cache, cache.begin()?)));
-        let missing: Vec<String> = match cached {
-            Some((cache, _)) => {
-                let mut missing = Vec::new();
-                for key in keys {
-                    match cache.item(key) {
-                        Some(Some(item)) => {
-                            found.insert(key.clone(), item);
-                        }
-                        Some(None) => {}
-                        None => missing.push(key.clone()),
-                    }
-                }
-                if missing.len() < keys.len() {
-                    self.record_hit(CallRecord {
-                        operation: "BatchGetItem",
-                        index: None,
-                        keys: Some(keys.len() - missing.len()),
-                        items: None,
-                        consumed_capacity: None,
-                    });
-                }
-                missing
-            }
-            None => keys.to_vec(),
+        let cached = (self.cache.as_ref()).and_then(|cache| Some((cache, cache.begin()?)));
+        let Some((cache, began)) = cached else {
+            return self.read_items(keys, false).await;
         };
-        if missing.is_empty() {
-            return Ok(found);
+        let mut found = Map::with_capacity_and_hasher(keys.len(), Default::default());
+        let mut missing = Vec::new();
+        for key in keys {
+            match cache.item(key) {
+                Some(Some(item)) => {
+                    found.insert(key.clone(), item);
+                }
+                Some(None) => {}
+                None => missing.push(key.clone()),
+            }
         }
-        // Read consistently when the answer fills the cache of a store that replicates: an
-        // eventually consistent read may trail the stream record that evicted the key.
-        let consistent = cached.is_some() && !self.in_process;
-        let chunks = missing
-            .chunks(MAX_BATCH_GET_KEYS)
-            .map(|chunk| self.batch_get_chunk(chunk, consistent));
-        let mut read = Map::with_capacity_and_hasher(missing.len(), Default::default());
-        for chunk in futures::future::try_join_all(chunks).await? {
-            read.extend(chunk.into_iter().map(|(key, item)| (key, Arc::new(item))));
+        if missing.len() < keys.len() {
+            self.record_key_hits(keys.len() - missing.len());
         }
-        if let Some((cache, began)) = cached {
+        if !missing.is_empty() {
+            // Read consistently when the answer fills the cache of a store that replicates: an
+            // eventually consistent read may trail the stream record that evicted the key.
+            let read = self.read_items(&missing, !self.in_process).await?;
             for key in &missing {
                 cache.fill_item(key, read.get(key).cloned(), began);
             }
+            found.extend(read);
         }
-        found.extend(read);
         Ok(found)
+    }
+
+    /// The items under `keys` read from the store, in chunks of at most 100 keys per
+    /// BatchGetItem, run concurrently.
+    async fn read_items(
+        &self,
+        keys: &[String],
+        consistent: bool,
+    ) -> Result<Map<Arc<Item>>, StoreError> {
+        let chunks = keys
+            .chunks(MAX_BATCH_GET_KEYS)
+            .map(|chunk| self.batch_get_chunk(chunk, consistent));
+        let mut read = Map::with_capacity_and_hasher(keys.len(), Default::default());
+        for chunk in futures::future::try_join_all(chunks).await? {
+            read.extend(chunk.into_iter().map(|(key, item)| (key, Arc::new(item))));
+        }
+        Ok(read)
     }
 
     /// The items under `keys` as the read cache holds them, recorded as one cache hit; `None`
     /// (and nothing recorded) unless it holds every one and is caught up with the stream.
     pub fn read_cached(&self, cache: &ReadCache, keys: &[&str]) -> Option<Vec<Option<Arc<Item>>>> {
-        cache.begin()?;
+        if !cache.is_fresh() {
+            return None;
+        }
         let found = cache.all_items(keys)?;
+        self.record_key_hits(keys.len());
+        Some(found)
+    }
+
+    /// Records that the read cache answered `keys` reads by key.
+    fn record_key_hits(&self, keys: usize) {
         self.record_hit(CallRecord {
             operation: "BatchGetItem",
             index: None,
-            keys: Some(keys.len()),
+            keys: Some(keys),
             items: None,
             consumed_capacity: None,
         });
-        Some(found)
     }
 
     async fn batch_get_chunk(

@@ -30,13 +30,7 @@ async fn post(
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let response = request.send().await.expect("an answer");
-    let status = response.status().as_u16();
-    let cache = response
-        .headers()
-        .get("cache-control")
-        .map(|v| v.to_str().unwrap_or_default().to_owned());
-    (status, cache, response.json().await.unwrap_or(Value::Null))
+    answer(request.send().await.expect("an answer")).await
 }
 
 async fn get(app: &TestApp, extensions: &Value) -> (u16, Option<String>, Value) {
@@ -47,6 +41,11 @@ async fn get(app: &TestApp, extensions: &Value) -> (u16, Option<String>, Value) 
         .send()
         .await
         .expect("an answer");
+    answer(response).await
+}
+
+/// An answer's status, its `Cache-Control` and its body (`null` when it is not JSON).
+async fn answer(response: reqwest::Response) -> (u16, Option<String>, Value) {
     let status = response.status().as_u16();
     let cache = response
         .headers()

@@ -544,7 +544,7 @@ fn feed(cache: &ReadCache, round: &Round) {
     }
     cache.apply(&round.touched);
     for touched in &round.touched {
-        if let Some(delay) = touched.new.as_deref().and_then(commit_delay) {
+        if let Some(delay) = touched.updated_at.as_deref().and_then(commit_delay) {
             cache.observe_delay(delay);
         }
     }
@@ -554,8 +554,7 @@ fn feed(cache: &ReadCache, round: &Round) {
 }
 
 /// How long ago a node's stored update time was.
-fn commit_delay(item: &Item) -> Option<Duration> {
-    let updated = item.get("updatedAt")?.as_str()?;
+fn commit_delay(updated: &str) -> Option<Duration> {
     let updated =
         time::OffsetDateTime::parse(updated, &time::format_description::well_known::Rfc3339)
             .ok()?;

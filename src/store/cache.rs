@@ -118,12 +118,13 @@ pub struct Partition {
 }
 
 /// What one stream record changed, for the cache: the item's key when it is one read by key
-/// (`PK` equal to `SK`), the partitions it was in or moved to, and its image after the change.
+/// (`PK` equal to `SK`), the partitions it was in or moved to, and the update time its new
+/// image carries (a node's `updatedAt`), which says how late the record arrived.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Touched {
     pub key: Option<String>,
     pub partitions: Vec<Partition>,
-    pub new: Option<Arc<Item>>,
+    pub updated_at: Option<String>,
 }
 
 impl Touched {
@@ -160,7 +161,8 @@ impl Touched {
         Some(Touched {
             key: (sk == Some(pk)).then(|| pk.to_owned()),
             partitions,
-            new: record.new.clone().map(Arc::new),
+            updated_at: (record.new.as_ref())
+                .and_then(|new| new.get("updatedAt")?.as_str().map(str::to_owned)),
         })
     }
 

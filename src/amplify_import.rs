@@ -1,7 +1,7 @@
 //! `tablegraph import --amplify-tables <apiId>-<env>`: an Amplify app's data, brought into the
 //! one table. Amplify keeps each `@model` type in a table of its own, `<Type>-<apiId>-<env>`,
-//! keyed by `id`; each is read through the SDK, a Scan of four segments page by page (each
-//! page written before the next is read), and each item is written as the node a create would
+//! keyed by `id`; each is read through the SDK, a Scan of four segments (one on the embedded
+//! store, `Store::scan_segments`) page by page (each page written before the next is read), and each item is written as the node a create would
 //! write (its unique values, type index, relation counts), keeping its id and times, in types'
 //! order so parents mostly come before the children that count them; an item whose parent is
 //! not there yet waits until every table is read (a parent of its own type, or in a cycle).
@@ -20,9 +20,6 @@ use crate::engine::write::{FieldValues, Imported, Missing, import_node};
 use crate::engine::{EngineError, RequestScope};
 use crate::model::{FieldKind, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, Item, Store, StoreError};
-
-/// Segments each table's Scan is read in.
-const SEGMENTS: u16 = 4;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -92,11 +89,12 @@ pub async fn import_amplify_tables(
             },
         };
         // Page by page, each page written before the next is read: memory holds one page.
-        for segment in 0..SEGMENTS {
+        let segments = store.scan_segments();
+        for segment in 0..segments {
             let mut start = None;
             loop {
                 let (page, next) = store
-                    .scan_other_table(&table, segment, SEGMENTS, start.as_ref())
+                    .scan_other_table(&table, segment, segments, start.as_ref())
                     .await
                     .map_err(failed)?;
                 reports[at].read += page.len();

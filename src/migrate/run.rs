@@ -165,6 +165,18 @@ fn read_record(item: Item) -> Record {
             checkpoints.insert(segment, key);
         }
     }
+    // Runs of one segment before the order was recorded scanned the embedded store in its
+    // segments' hash order: a key of that order says nothing of what a Scan in key order has
+    // left, so such a run starts again from the start (what it migrated already is found
+    // unchanged).
+    let segments = item
+        .get("segments")
+        .and_then(AttrValue::as_i64)
+        .and_then(|n| u16::try_from(n).ok())
+        .filter(|n| *n > 0);
+    if segments == Some(1) && text("order") != KEY_ORDER {
+        checkpoints.clear();
+    }
     Record {
         applied: text("status") == "applied",
         checksum: text("checksum"),
@@ -175,12 +187,7 @@ fn read_record(item: Item) -> Record {
             .and_then(|n| usize::try_from(n).ok())
             .unwrap_or(0),
         // Runs before the segment count was recorded used four.
-        segments: item
-            .get("segments")
-            .and_then(AttrValue::as_i64)
-            .and_then(|n| u16::try_from(n).ok())
-            .filter(|n| *n > 0)
-            .unwrap_or(4),
+        segments: segments.unwrap_or(4),
     }
 }
 
@@ -349,7 +356,7 @@ impl<'a> Pass<'a> {
         dry_run: bool,
     ) -> Pass<'a> {
         let first = records.first().and_then(Option::as_ref);
-        // On the embedded store one segment: its segments' pages read past their own rows.
+        // On the embedded store one segment, in key order (`Store::scan_segments`).
         let segments = first.map_or_else(|| store.scan_segments(), |r| r.segments);
         let start = first.map(|r| r.checkpoints.clone()).unwrap_or_default();
         let resumed = !start.is_empty();
@@ -604,6 +611,9 @@ fn typename_of(item: &Item) -> &str {
         .unwrap_or_default()
 }
 
+/// A record's `order` when its Scan is one segment, read in key order ([`Store::scan_page`]).
+const KEY_ORDER: &str = "key";
+
 /// Where a migration's record says it is.
 enum RecordStatus {
     /// Running, over a Scan of this many segments.
@@ -639,6 +649,9 @@ fn record_item(migration: &Migration, changed: usize, status: RecordStatus) -> I
             item.insert("status".to_owned(), text("running"));
             item.insert("startedAt".to_owned(), AttrValue::S(engine::formats::now()));
             item.insert("segments".to_owned(), AttrValue::N(segments.to_string()));
+            if segments == 1 {
+                item.insert("order".to_owned(), text(KEY_ORDER));
+            }
         }
         RecordStatus::Applied => {
             item.insert("status".to_owned(), text("applied"));

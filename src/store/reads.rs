@@ -391,12 +391,11 @@ impl Store {
         })
     }
 
-    /// Reads every item of the table in four parallel Scan segments, each followed page by
-    /// page (of DynamoDB's 1 MB: few, so on the embedded store too the segments' side by side
-    /// reads win over their pages' waste). For tools that walk the whole table (`check`), never
-    /// for requests.
+    /// Reads every item of the table in [`Store::scan_segments`] parallel Scan segments, each
+    /// followed page by page (of DynamoDB's 1 MB). For tools that walk the whole table
+    /// (`check`), never for requests.
     pub async fn scan_all(&self) -> Result<Vec<Item>, StoreError> {
-        let segments = 4;
+        let segments = self.scan_segments();
         let scans = (0..segments).map(|segment| self.scan_segment(segment, segments));
         let mut items = Vec::new();
         for part in futures::future::try_join_all(scans).await? {
@@ -410,7 +409,7 @@ impl Store {
         let mut start = None;
         loop {
             let page = self
-                .scan_page_of(segment, segments, start.as_ref(), None, None)
+                .scan_page_of(segment, segments, start.as_ref(), None, self.walk_page())
                 .await?;
             items.extend(page.items);
             match page.next {
@@ -436,12 +435,22 @@ impl Store {
             .await
     }
 
-    /// The segments a resumable walk of the whole table is best split into: one on the
-    /// embedded store of this process, whose segments are ranges of one hash order that each
-    /// page reads past the end of (`bench/migrate.py`: four segments made a scan several times
-    /// slower); four elsewhere, where DynamoDB reads them side by side.
+    /// The segments a walk of the whole table is best split into: one on the embedded store of
+    /// this process, read as a Scan without segments, page after page in key order; four
+    /// elsewhere, where DynamoDB reads them side by side. The embedded store's segments are
+    /// ranges of a hash order that no index holds: it reads and sorts the whole table for every
+    /// page of a segment, so a walk took time in the square of the table's size (`migrate` of
+    /// 100,000 nodes: 37 s with one segment of that order, 23 s without, `bench/migrate.py`).
     pub fn scan_segments(&self) -> u16 {
         if self.in_process { 1 } else { 4 }
+    }
+
+    /// The items a page of [`Store::scan_all`] evaluates at most: 1,000 on the embedded store
+    /// of this process, which reads every item after the page's start key when a Scan has no
+    /// `Limit` and keeps the first megabyte's (so a walk read the table once per page); none
+    /// elsewhere, where DynamoDB stops at a megabyte.
+    fn walk_page(&self) -> Option<usize> {
+        self.in_process.then_some(1000)
     }
 
     async fn scan_page_of(
@@ -455,12 +464,16 @@ impl Store {
         let start = start.map(key_map);
         let (items, last, evaluated) = self
             .scan_call(|| {
+                // One segment is the whole table: a Scan without segments, which the embedded
+                // store reads in key order from where the last page stopped. Its segments are
+                // ranges of a hash order it sorts the whole table into for every page.
+                let split = segments > 1;
                 let mut scan = self
                     .client
                     .scan()
                     .table_name(self.table.as_ref())
-                    .segment(i32::from(segment))
-                    .total_segments(i32::from(segments))
+                    .set_segment(split.then_some(i32::from(segment)))
+                    .set_total_segments(split.then_some(i32::from(segments)))
                     .consistent_read(true)
                     .set_limit(limit.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
                     .set_exclusive_start_key(start.clone());
@@ -495,7 +508,7 @@ impl Store {
     /// One page of one segment of a Scan of another table of the same store (an Amplify
     /// app's table, for `import --amplify-tables`): its items as stored, and the key the next
     /// page starts after (`None` when the segment is done). Eventually consistent, as a bulk
-    /// copy reads.
+    /// copy reads. One segment is a Scan without segments, as in [`Store::scan_page`].
     pub async fn scan_other_table(
         &self,
         table: &str,
@@ -508,13 +521,14 @@ impl Store {
                 .map(|(name, value)| (name.to_owned(), item::to_sdk(value)))
                 .collect()
         });
+        let split = segments > 1;
         let (items, last, _) = self
             .scan_call(|| {
                 self.client
                     .scan()
                     .table_name(table)
-                    .segment(i32::from(segment))
-                    .total_segments(i32::from(segments))
+                    .set_segment(split.then_some(i32::from(segment)))
+                    .set_total_segments(split.then_some(i32::from(segments)))
                     .set_exclusive_start_key(start.clone())
             })
             .await?;

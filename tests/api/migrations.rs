@@ -217,7 +217,7 @@ async fn an_applied_migration_that_was_edited_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_migration_killed_midway_resumes_from_its_checkpoint() {
     let dir = scratch("killed");
-    // Several Scan pages (of 100 items) for each of the four segments.
+    // More than one Scan page (of 1,000 items evaluated).
     let cows = 1000;
     let farm = write_v1_data(&dir, cows).await;
     // Slowed down so that it is still running when it reports its first pages; every page
@@ -572,6 +572,90 @@ fn earlier_farms(count: usize) -> String {
         lines.push_str(&format!("{node}\n{value}\n"));
     }
     lines
+}
+
+/// A run of one Scan segment that an earlier version stopped midway recorded a key of the
+/// embedded store's hash order, which says nothing of what a Scan in key order has left: the
+/// run starts again from the start, and no node is left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_stopped_in_the_earlier_scan_order_starts_again_from_the_start() {
+    use tablegraph::store::{AttrValue, Item, Write};
+    let dir = scratch("hash-order");
+    let cows = 30;
+    let farm = write_v1_data(&dir, cows).await;
+    let name = "0001_cows_join_farm_animals";
+    {
+        let open = open_store(&dir).await;
+        let model = tablegraph::app::load_schema(
+            &repository_file("schema.graphql"),
+            None,
+            &Default::default(),
+        )
+        .expect("the schema")
+        .0;
+        let migration =
+            tablegraph::migrate::load_migrations(&repository_file("migrations"), &model)
+                .expect("the migrations")
+                .into_iter()
+                .find(|m| m.name == name)
+                .expect("the cows' migration");
+        // The last node in key order: a Scan in key order that resumed after it would find no
+        // cow left to migrate.
+        let last = open
+            .store
+            .scan_all()
+            .await
+            .expect("a scan")
+            .iter()
+            .filter_map(|item| {
+                item.get("PK")
+                    .and_then(AttrValue::as_str)
+                    .map(str::to_owned)
+            })
+            .filter(|pk| pk.starts_with("NODE#"))
+            .max()
+            .expect("nodes");
+        let text = |value: &str| AttrValue::S(value.to_owned());
+        let at = Item::from_iter([
+            ("PK".to_owned(), text(&last)),
+            ("SK".to_owned(), text(&last)),
+        ]);
+        let record = Item::from_iter([
+            ("PK".to_owned(), text(&format!("MIGRATION#{name}"))),
+            ("SK".to_owned(), text(&format!("MIGRATION#{name}"))),
+            ("__typename".to_owned(), text("Migration")),
+            ("checksum".to_owned(), text(&migration.checksum)),
+            ("description".to_owned(), text(&migration.description)),
+            ("changed".to_owned(), AttrValue::N("0".to_owned())),
+            ("status".to_owned(), text("running")),
+            ("segments".to_owned(), AttrValue::N("1".to_owned())),
+            (
+                "checkpoint".to_owned(),
+                AttrValue::M(Item::from_iter([("0".to_owned(), AttrValue::M(at))])),
+            ),
+        ]);
+        open.store
+            .transact_write(vec![Write::Put {
+                item: record,
+                condition: Vec::new(),
+            }])
+            .await
+            .expect("the record written");
+    }
+    let (ok, stdout, stderr) = run_tablegraph(&["migrate"], &dir).await;
+    assert!(ok, "{stdout}\n{stderr}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("migration {name}")))
+        .expect("a line for the cows' migration");
+    assert!(
+        line.ends_with(&format!("(scanned {cows} items, changed {cows})")),
+        "{line}"
+    );
+    let (ok, stdout, _) = run_tablegraph(&["check"], &dir).await;
+    assert!(ok, "{stdout}");
+    assert_eq!(animal_names(&dir, &farm).await.len(), cows + 2);
+    std::fs::remove_dir_all(&dir).expect("removable");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,10 +1,11 @@
-//! `tablegraph import --amplify-tables <apiId>-<env>`: an Amplify app's data, brought into the
-//! one table. Amplify keeps each `@model` type in a table of its own, `<Type>-<apiId>-<env>`,
-//! keyed by `id`; each is read through the SDK, a Scan of four segments (one on the embedded
-//! store, `Store::scan_segments`) page by page (each page written before the next is read), and each item is written as the node a create would
-//! write (its unique values, type index, relation counts), keeping its id and times, in types'
-//! order so parents mostly come before the children that count them; an item whose parent is
-//! not there yet waits until every table is read (a parent of its own type, or in a cycle).
+//! `tablegraph import --amplify-tables <apiId>-<env>`: an Amplify app's data, brought into the one
+//! table. Amplify keeps each `@model` type in a table of its own, `<Type>-<apiId>-<env>`, keyed by
+//! `id`; each is read through the SDK, a Scan of four segments (one on the embedded store,
+//! `Store::scan_segments`) page by page (each page written before the next is read), and each item
+//! is written as the node a create would write (its unique values, type index, relation counts),
+//! keeping its id and times, in types' order so parents mostly come before the children that count
+//! them; an item whose parent is not there yet waits until every table is read (a parent of its own
+//! type, or in a cycle).
 //!
 //! Resumable: a node already in the table is left as it is, so an import that stopped runs
 //! again to the end. Left out, and counted: DataStore's deleted items (`_deleted: true`) and

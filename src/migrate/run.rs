@@ -1,7 +1,8 @@
 //! Running migrations: in name order, each recorded in the table as `MIGRATION#<name>`
 //! (checksum, status, per-segment checkpoint, counts, and the Scan's segment count): an applied
 //! migration is skipped, an applied migration whose file changed is refused, and a run that
-//! stopped midway resumes after the last page each Scan segment finished. Every changed node is
+//! stopped midway resumes after the last page each Scan segment finished (but for a run of one
+//! segment that an earlier version read in another order: it starts again, `read_record`). Every changed node is
 //! written with a condition on the version it was read at (and its version bumped), so a client
 //! write racing the migration is never lost: the node is read again and migrated again
 //! (`nodes.rs`).
@@ -147,11 +148,26 @@ fn read_record(item: Item) -> Record {
             .unwrap_or_default()
             .to_owned()
     };
+    let segments = item
+        .get("segments")
+        .and_then(AttrValue::as_i64)
+        .and_then(|n| u16::try_from(n).ok())
+        .filter(|n| *n > 0);
     let mut checkpoints = HashMap::new();
     if let Some(AttrValue::M(map)) = item.get("checkpoint") {
-        for (segment, value) in map {
-            let Ok(segment) = segment.parse::<u16>() else {
-                continue;
+        for (label, value) in map {
+            // A Scan of one segment is in key order, its checkpoint labelled `key`. Runs of
+            // one segment labelled `0` read the embedded store in its segments' hash order, whose
+            // keys say nothing of what a Scan in key order has left: such a run starts again
+            // from the start (what it migrated already is found unchanged). An earlier version
+            // reading a `key` label does the same.
+            let segment = match label.as_str() {
+                KEY_ORDER if segments == Some(1) => 0,
+                _ if segments == Some(1) => continue,
+                number => match number.parse::<u16>() {
+                    Ok(segment) => segment,
+                    Err(_) => continue,
+                },
             };
             let key = match value {
                 AttrValue::M(key) => {
@@ -164,18 +180,6 @@ fn read_record(item: Item) -> Record {
             };
             checkpoints.insert(segment, key);
         }
-    }
-    // Runs of one segment before the order was recorded scanned the embedded store in its
-    // segments' hash order: a key of that order says nothing of what a Scan in key order has
-    // left, so such a run starts again from the start (what it migrated already is found
-    // unchanged).
-    let segments = item
-        .get("segments")
-        .and_then(AttrValue::as_i64)
-        .and_then(|n| u16::try_from(n).ok())
-        .filter(|n| *n > 0);
-    if segments == Some(1) && text("order") != KEY_ORDER {
-        checkpoints.clear();
     }
     Record {
         applied: text("status") == "applied",
@@ -356,8 +360,11 @@ impl<'a> Pass<'a> {
         dry_run: bool,
     ) -> Pass<'a> {
         let first = records.first().and_then(Option::as_ref);
-        // On the embedded store one segment, in key order (`Store::scan_segments`).
-        let segments = first.map_or_else(|| store.scan_segments(), |r| r.segments);
+        // A run resumed keeps its segments; one that starts from the start takes the store's
+        // (on the embedded store one, in key order: `Store::scan_segments`).
+        let segments = first
+            .filter(|r| !r.checkpoints.is_empty())
+            .map_or_else(|| store.scan_segments(), |r| r.segments);
         let start = first.map(|r| r.checkpoints.clone()).unwrap_or_default();
         let resumed = !start.is_empty();
         let mut runs = Vec::new();
@@ -611,7 +618,8 @@ fn typename_of(item: &Item) -> &str {
         .unwrap_or_default()
 }
 
-/// A record's `order` when its Scan is one segment, read in key order ([`Store::scan_page`]).
+/// The label of a checkpoint of a Scan of one segment, read in key order
+/// ([`Store::scan_page`]); a Scan of several labels each segment's by its number.
 const KEY_ORDER: &str = "key";
 
 /// Where a migration's record says it is.
@@ -649,9 +657,6 @@ fn record_item(migration: &Migration, changed: usize, status: RecordStatus) -> I
             item.insert("status".to_owned(), text("running"));
             item.insert("startedAt".to_owned(), AttrValue::S(engine::formats::now()));
             item.insert("segments".to_owned(), AttrValue::N(segments.to_string()));
-            if segments == 1 {
-                item.insert("order".to_owned(), text(KEY_ORDER));
-            }
         }
         RecordStatus::Applied => {
             item.insert("status".to_owned(), text("applied"));
@@ -714,9 +719,15 @@ async fn save_records(
     let writes = records
         .into_iter()
         .map(|(mut record, checkpoints)| {
+            let one_segment = record.get("segments").and_then(AttrValue::as_i64) == Some(1);
             let map = checkpoints
                 .iter()
                 .map(|(segment, key)| {
+                    let label = if one_segment {
+                        KEY_ORDER.to_owned()
+                    } else {
+                        segment.to_string()
+                    };
                     let value = match key {
                         Some(key) => AttrValue::M(Item::from_iter([
                             (keys::PK.to_owned(), AttrValue::S(key.pk.clone())),
@@ -724,7 +735,7 @@ async fn save_records(
                         ])),
                         None => AttrValue::S("done".to_owned()),
                     };
-                    (segment.to_string(), value)
+                    (label, value)
                 })
                 .collect();
             record.insert("checkpoint".to_owned(), AttrValue::M(map));

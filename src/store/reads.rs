@@ -391,8 +391,9 @@ impl Store {
         })
     }
 
-    /// Reads every item of the table in [`Store::scan_segments`] parallel Scan segments, each
-    /// followed page by page (of DynamoDB's 1 MB). For tools that walk the whole table
+    /// Reads every item of the table: in four parallel Scan segments, each followed page by page
+    /// (of DynamoDB's 1 MB), or on the embedded store in one Scan in key order, in pages of
+    /// `walk_page` items ([`Store::scan_segments`]). For tools that walk the whole table
     /// (`check`), never for requests.
     pub async fn scan_all(&self) -> Result<Vec<Item>, StoreError> {
         let segments = self.scan_segments();
@@ -439,13 +440,14 @@ impl Store {
     /// this process, read as a Scan without segments, page after page in key order; four
     /// elsewhere, where DynamoDB reads them side by side. The embedded store's segments are
     /// ranges of a hash order that no index holds: it reads and sorts the whole table for every
-    /// page of a segment, so a walk took time in the square of the table's size (`migrate` of
-    /// 100,000 nodes: 37 s with one segment of that order, 23 s without, `bench/migrate.py`).
+    /// page of a segment, so the reads of a walk grew with the square of the table's size
+    /// (`migrate` of 100,000 nodes: 40 s with one segment of that order, 22 – 24 s without,
+    /// `bench/migrate.py`).
     pub fn scan_segments(&self) -> u16 {
         if self.in_process { 1 } else { 4 }
     }
 
-    /// The items a page of [`Store::scan_all`] evaluates at most: 1,000 on the embedded store
+    /// The items a page of a walk of a whole table evaluates at most: 1,000 on the embedded store
     /// of this process, which reads every item after the page's start key when a Scan has no
     /// `Limit` and keeps the first megabyte's (so a walk read the table once per page); none
     /// elsewhere, where DynamoDB stops at a megabyte.
@@ -508,7 +510,8 @@ impl Store {
     /// One page of one segment of a Scan of another table of the same store (an Amplify
     /// app's table, for `import --amplify-tables`): its items as stored, and the key the next
     /// page starts after (`None` when the segment is done). Eventually consistent, as a bulk
-    /// copy reads. One segment is a Scan without segments, as in [`Store::scan_page`].
+    /// copy reads. One segment is a Scan without segments, as in [`Store::scan_page`], and a
+    /// page as long as [`Store::scan_all`]'s.
     pub async fn scan_other_table(
         &self,
         table: &str,
@@ -529,6 +532,10 @@ impl Store {
                     .table_name(table)
                     .set_segment(split.then_some(i32::from(segment)))
                     .set_total_segments(split.then_some(i32::from(segments)))
+                    .set_limit(
+                        self.walk_page()
+                            .map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
+                    )
                     .set_exclusive_start_key(start.clone())
             })
             .await?;

@@ -220,13 +220,14 @@ async fn a_migration_killed_midway_resumes_from_its_checkpoint() {
     // More than one Scan page (of 1,000 items evaluated).
     let cows = 1000;
     let farm = write_v1_data(&dir, cows).await;
-    // Slowed down so that it is still running when it reports its first pages; every page
-    // reported.
+    // Slowed down so that it is still running when it reports its first page: the second
+    // page (in key order the last few dozen cows, as the items that are not nodes sort first)
+    // is still to be written and recorded, two calls of 150 ms; every page reported.
     let mut child = tablegraph(
         &[
             "migrate",
             "--simulated-latency-ms",
-            "40",
+            "150",
             "--progress-every-ms",
             "0",
         ],

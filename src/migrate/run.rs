@@ -2,10 +2,10 @@
 //! (checksum, status, per-segment checkpoint, counts, and the Scan's segment count): an applied
 //! migration is skipped, an applied migration whose file changed is refused, and a run that
 //! stopped midway resumes after the last page each Scan segment finished (but for a run of one
-//! segment that an earlier version read in another order: it starts again, `read_record`). Every changed node is
-//! written with a condition on the version it was read at (and its version bumped), so a client
-//! write racing the migration is never lost: the node is read again and migrated again
-//! (`nodes.rs`).
+//! segment that an earlier version read in another order: it starts again, `read_record`).
+//! Every changed node is written with a condition on the version it was read at (and its
+//! version bumped), so a client write racing the migration is never lost: the node is read
+//! again and migrated again (`nodes.rs`).
 //!
 //! The record's `changed` adds up the changes of every run, each page's saved with its
 //! checkpoint. A run stopped midway leaves uncounted the nodes of the pages it had in flight

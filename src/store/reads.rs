@@ -245,7 +245,7 @@ impl Store {
                         .set_expression_attribute_values(Some(expression.values.clone()))
                         .scan_index_forward(query.forward)
                         .set_consistent_read(query.consistent.then_some(true))
-                        .limit(i32::try_from(want).unwrap_or(i32::MAX))
+                        .limit(sdk_limit(want))
                         .set_exclusive_start_key(page_start.clone())
                         .return_consumed_capacity(ReturnConsumedCapacity::Total)
                         .send()
@@ -356,7 +356,7 @@ impl Store {
                     .set_consistent_read(
                         (query.consistent || consistent && query.index.is_none()).then_some(true),
                     )
-                    .limit(i32::try_from(query.limit.max(1)).unwrap_or(i32::MAX))
+                    .limit(sdk_limit(query.limit.max(1)))
                     .return_consumed_capacity(ReturnConsumedCapacity::Total)
                     .send()
                     .await
@@ -441,8 +441,8 @@ impl Store {
     /// elsewhere, where DynamoDB reads them side by side. The embedded store's segments are
     /// ranges of a hash order that no index holds: it reads and sorts the whole table for every
     /// page of a segment, so the reads of a walk grew with the square of the table's size
-    /// (`migrate` of 100,000 nodes: 40 s with one segment of that order, 22 – 24 s without,
-    /// `bench/migrate.py`).
+    /// (`migrate` of 100,000 nodes: 40 – 41 s with one segment of that order, 21.6 – 24.2 s
+    /// without, `bench/migrate.py`).
     pub fn scan_segments(&self) -> u16 {
         if self.in_process { 1 } else { 4 }
     }
@@ -466,18 +466,15 @@ impl Store {
         let start = start.map(key_map);
         let (items, last, evaluated) = self
             .scan_call(|| {
-                // One segment is the whole table: a Scan without segments, which the embedded
-                // store reads in key order from where the last page stopped. Its segments are
-                // ranges of a hash order it sorts the whole table into for every page.
-                let split = segments > 1;
+                let (segment, segments) = segment_args(segment, segments);
                 let mut scan = self
                     .client
                     .scan()
                     .table_name(self.table.as_ref())
-                    .set_segment(split.then_some(i32::from(segment)))
-                    .set_total_segments(split.then_some(i32::from(segments)))
+                    .set_segment(segment)
+                    .set_total_segments(segments)
                     .consistent_read(true)
-                    .set_limit(limit.map(|n| i32::try_from(n).unwrap_or(i32::MAX)))
+                    .set_limit(limit.map(sdk_limit))
                     .set_exclusive_start_key(start.clone());
                 if let Some(typename) = typename {
                     scan = scan
@@ -506,6 +503,23 @@ impl Store {
     }
 }
 
+/// A Scan's `Segment` and `TotalSegments` for segment `segment` of `segments`: none for one
+/// segment, the whole table, which the embedded store then reads in key order from where the
+/// last page stopped (its segments are ranges of a hash order it sorts the whole table into for
+/// every page, `Store::scan_segments`).
+fn segment_args(segment: u16, segments: u16) -> (Option<i32>, Option<i32>) {
+    let split = segments > 1;
+    (
+        split.then_some(i32::from(segment)),
+        split.then_some(i32::from(segments)),
+    )
+}
+
+/// A page's item count as the SDK's `Limit`.
+fn sdk_limit(items: usize) -> i32 {
+    i32::try_from(items).unwrap_or(i32::MAX)
+}
+
 impl Store {
     /// One page of one segment of a Scan of another table of the same store (an Amplify
     /// app's table, for `import --amplify-tables`): its items as stored, and the key the next
@@ -524,18 +538,15 @@ impl Store {
                 .map(|(name, value)| (name.to_owned(), item::to_sdk(value)))
                 .collect()
         });
-        let split = segments > 1;
+        let (segment, segments) = segment_args(segment, segments);
         let (items, last, _) = self
             .scan_call(|| {
                 self.client
                     .scan()
                     .table_name(table)
-                    .set_segment(split.then_some(i32::from(segment)))
-                    .set_total_segments(split.then_some(i32::from(segments)))
-                    .set_limit(
-                        self.walk_page()
-                            .map(|n| i32::try_from(n).unwrap_or(i32::MAX)),
-                    )
+                    .set_segment(segment)
+                    .set_total_segments(segments)
+                    .set_limit(self.walk_page().map(sdk_limit))
                     .set_exclusive_start_key(start.clone())
             })
             .await?;

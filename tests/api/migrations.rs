@@ -27,6 +27,17 @@ async fn open_store(dir: &Path) -> tablegraph::app::OpenStore {
     .expect("the store opens")
 }
 
+/// The model of the repository's `schema.graphql`.
+fn current_model() -> tablegraph::model::Model {
+    tablegraph::app::load_schema(
+        &repository_file("schema.graphql"),
+        None,
+        &Default::default(),
+    )
+    .expect("the schema")
+    .0
+}
+
 /// Serves the schema at `schema` on the store in `dir` while `work` runs, then stops and
 /// releases the store.
 pub(crate) async fn with_server<F, Fut, T>(dir: &Path, schema: &str, work: F) -> T
@@ -587,13 +598,7 @@ async fn a_run_stopped_in_the_earlier_scan_order_starts_again_from_the_start() {
     let name = "0001_cows_join_farm_animals";
     {
         let open = open_store(&dir).await;
-        let model = tablegraph::app::load_schema(
-            &repository_file("schema.graphql"),
-            None,
-            &Default::default(),
-        )
-        .expect("the schema")
-        .0;
+        let model = current_model();
         let migration =
             tablegraph::migrate::load_migrations(&repository_file("migrations"), &model)
                 .expect("the migrations")
@@ -669,13 +674,7 @@ async fn a_page_of_nodes_is_migrated_in_one_transaction() {
     assert!(ok, "{stderr}");
     {
         let open = open_store(&dir).await;
-        let model = tablegraph::app::load_schema(
-            &repository_file("schema.graphql"),
-            None,
-            &Default::default(),
-        )
-        .expect("the schema")
-        .0;
+        let model = current_model();
         let calls = std::sync::Arc::new(tablegraph::store::CallLog::with_budget(usize::MAX));
         let store = open.store.recording(calls.clone());
         let builtins = tablegraph::migrate::builtin_migrations(&model);

@@ -7,15 +7,23 @@
 //! events, nor are updates that change no field a client reads (the counts, the edge set, the
 //! relation slots).
 //!
+//! **A subscriber joins between two rounds of reading.** It notes when it asked, and the reader
+//! hands it its receiver after the first round that has read every write committed before that
+//! (the round's `position`: on the embedded store, a round that caught up with the stream; with
+//! other replicas, the oldest of the shards' positions that their holders report). So a
+//! subscriber receives every write committed once it is in place, and none committed before it
+//! asked, even when the reader was behind, or another subscriber kept it reading: a receiver
+//! taken from the channel at once would be handed the records the reader had not yet read
+//! (three writes made just before a subscription arrived within 20 ms of it). Joining costs a
+//! subscription one round of the reader, which a joiner starts at once.
+//!
 //! The embedded store's reader rests while nobody subscribes: it asks the stream nothing (an
 //! idle poll cost the store about 0.8 ms of CPU every 20 ms). When a subscriber arrives it
-//! starts again at the stream's newest records before the subscription counts as in place, so
-//! the subscriber gets every write from then on (and, when the reader had rested, none from
-//! before); after a failure of the stream, new subscribers wait the same way until it is read
-//! again. A reader that also reads for other replicas never rests, nor does one that feeds the
-//! process's read cache (`store::cache`): with nobody subscribing, it asks at most every
-//! quarter of the cache's allowed lag (and every 250 ms at most), woken when a subscriber
-//! arrives.
+//! starts again at the stream's newest records; after a failure of the stream it opens the
+//! stream again, and joiners wait for its next round either way. A reader that also reads for
+//! other replicas never rests, nor does one that feeds the process's read cache
+//! (`store::cache`): with nobody subscribing, it asks at most every quarter of the cache's
+//! allowed lag (and every 250 ms at most), woken when a subscriber arrives.
 //!
 //! Each round also hands the read cache what every record read touched (whether or not it is
 //! an event) and from when on every committed write has been read; a failure of the stream or a
@@ -26,12 +34,12 @@
 //! place in the stream, receives an [`Event::Missed`] and its subscription ends with an error
 //! saying so.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use metrics::{Counter, Gauge};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::{Notify, broadcast, oneshot, watch};
 
 use super::change::{Change, ChangeKind, change_of};
 use super::relay::{Relay, Round};
@@ -80,7 +88,46 @@ pub struct EventHub {
     /// for a moment before it looks whether anybody does), and while it opens the stream
     /// again after a failure.
     reading: Arc<watch::Sender<bool>>,
+    /// Subscribers waiting for the reader to hand them their receivers.
+    joiners: Arc<Joiners>,
     metrics: Arc<HubMetrics>,
+}
+
+/// The subscribers waiting to join, and how they wake the reader.
+#[derive(Default)]
+struct Joiners {
+    waiting: Mutex<Vec<Joiner>>,
+    /// Told when one arrives: an idle reader reads again at once.
+    arrived: Notify,
+}
+
+/// A subscriber waiting to join: when it asked, and where its receiver goes.
+struct Joiner {
+    since: Instant,
+    admit: oneshot::Sender<broadcast::Receiver<Event>>,
+}
+
+impl Joiners {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Joiner>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Hands a receiver to each joiner that asked at or before `position`, the instant from
+    /// which on every committed write has been read and sent: it receives what is sent from
+    /// now on. Called by the reader between rounds, after a round's sends.
+    fn admit(&self, position: Instant, sender: &broadcast::Sender<Event>) {
+        self.lock().retain_mut(|joiner| {
+            if joiner.since > position {
+                return true;
+            }
+            let (admit, _) = oneshot::channel();
+            // A joiner that gave up (its subscription dropped) is forgotten.
+            let _ = std::mem::replace(&mut joiner.admit, admit).send(sender.subscribe());
+            false
+        });
+    }
 }
 
 /// One subscriber's place in the events.
@@ -162,6 +209,7 @@ impl EventHub {
             subscribers: Arc::new(watch::Sender::new(0)),
             in_place: Arc::new(watch::Sender::new(0)),
             reading: Arc::new(watch::Sender::new(true)),
+            joiners: Arc::default(),
             metrics: Arc::default(),
         }
     }
@@ -224,6 +272,7 @@ impl EventHub {
                 _ => idle_poll,
             },
             subscribers: self.subscribers.subscribe(),
+            joiners: self.joiners.clone(),
         };
         tokio::spawn(async move {
             loop {
@@ -281,11 +330,11 @@ impl EventHub {
         self.following.load(Ordering::Relaxed)
     }
 
-    /// A receiver of the events published from now on, unless the hub holds its most
-    /// subscribers already (`None`). The count is checked and taken in one step, so
-    /// concurrent subscriptions cannot pass the limit together. A reader resting while nobody
-    /// subscribed, or opening the stream again after a failure, reads first, so every write
-    /// committed once this answers reaches the receiver.
+    /// A receiver of the events of writes committed from now on, unless the hub holds its
+    /// most subscribers already (`None`). The count is checked and taken in one step, so
+    /// concurrent subscriptions cannot pass the limit together. With a reader, the receiver
+    /// comes from it between two rounds (see the module doc): every write committed once this
+    /// answers reaches the receiver, and none committed before it was called.
     pub async fn subscribe(&self) -> Option<EventReceiver> {
         let taken = self.subscribers.send_if_modified(|taken| {
             let room = *taken < self.most;
@@ -298,16 +347,16 @@ impl EventHub {
             return None;
         }
         let place = Place(self.subscribers.clone());
-        let mut reading = self.reading.subscribe();
-        let receiver = loop {
-            // The sender lives as long as `self`, so the wait cannot fail.
-            let _ = reading.wait_for(|reading| *reading).await;
-            let receiver = self.sender.subscribe();
-            // A failure of the stream from here on reaches this receiver as `Missed`; one
-            // since the wait means waiting for the stream to be opened again.
-            if *self.reading.borrow() {
-                break receiver;
+        let receiver = match self.is_following() {
+            true => {
+                let (admit, admitted) = oneshot::channel();
+                let since = Instant::now();
+                self.joiners.lock().push(Joiner { since, admit });
+                self.joiners.arrived.notify_one();
+                // The joiners live as long as `self`: the reader answers, or the wait goes on.
+                admitted.await.ok()?
             }
+            false => self.sender.subscribe(),
         };
         let receiver = EventReceiver {
             receiver,
@@ -525,14 +574,24 @@ struct Pace {
     idle_poll: Duration,
     unwatched_poll: Duration,
     subscribers: watch::Receiver<usize>,
+    joiners: Arc<Joiners>,
 }
 
 impl Pace {
     async fn wait(&mut self) {
-        if self.unwatched_poll == self.idle_poll || *self.subscribers.borrow_and_update() > 0 {
-            return tokio::time::sleep(self.idle_poll).await;
+        let poll = match self.unwatched_poll == self.idle_poll
+            || *self.subscribers.borrow_and_update() > 0
+        {
+            true => self.idle_poll,
+            false => self.unwatched_poll,
+        };
+        let joined = self.joiners.arrived.notified();
+        let counted = self.subscribers.changed();
+        tokio::select! {
+            () = tokio::time::sleep(poll) => {}
+            () = joined => {}
+            _ = counted, if poll == self.unwatched_poll => {}
         }
-        let _ = tokio::time::timeout(self.unwatched_poll, self.subscribers.changed()).await;
     }
 }
 
@@ -588,6 +647,10 @@ async fn read(
         for change in round.changes {
             // No subscriber is not an error: the event is for nobody.
             let _ = sender.send(Event::Changed(Arc::new(change)));
+        }
+        // Joiners who asked before the round's position have seen none of what it sent.
+        if let Some(position) = round.position {
+            pace.joiners.admit(position, &sender);
         }
         drop(sender);
         // Not even a busy stream is read for nobody.
@@ -741,8 +804,9 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_subscriber_is_in_place_only_once_a_resting_reader_reads_again() {
+    async fn a_subscriber_wakes_a_resting_reader_and_is_in_place_only_once_a_round_admits_it() {
         let hub = EventHub::new(8, 4);
+        hub.following.store(true, Ordering::Relaxed);
         let mut attention = Attention {
             subscribers: hub.subscribers.subscribe(),
             reading: hub.reading.clone(),
@@ -758,10 +822,10 @@ mod tests {
         });
         let (attention, woken) = resting.await.expect("the reader's task");
         assert_eq!(woken, Some(true), "a subscriber wakes the reader");
-        // The reader has not opened the stream again yet: nobody is in place.
+        // Nobody is in place before a round admits it.
+        hub.joiners.arrived.notified().await;
         assert_eq!(*hub.in_place.borrow(), 0);
-        assert!(!subscribing.is_finished());
-        attention.awake();
+        hub.joiners.admit(Instant::now(), &hub.sender);
         let receiver = subscribing.await.expect("the subscriber's task");
         assert!(receiver.is_some());
         hub.until_subscribers(1).await;
@@ -771,6 +835,45 @@ mod tests {
         drop(receiver);
         assert_eq!(*hub.in_place.borrow(), 0);
         assert_eq!(*hub.subscribers.borrow(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_joiner_receives_only_what_rounds_past_when_it_asked_send() {
+        let hub = EventHub::new(8, 4);
+        hub.following.store(true, Ordering::Relaxed);
+        let before = Instant::now();
+        let subscribing = tokio::spawn({
+            let hub = hub.clone();
+            async move { hub.subscribe().await }
+        });
+        hub.joiners.arrived.notified().await;
+        // A round whose position is before the joiner asked: what it sent is not the joiner's,
+        // and the joiner waits on.
+        let old = change_of(record(None, Some(farm("Old", "1")))).expect("an event");
+        let _ = hub.sender.send(Event::Changed(Arc::new(old)));
+        hub.joiners.admit(before, &hub.sender);
+        assert_eq!(hub.joiners.lock().len(), 1, "still waiting");
+        assert_eq!(*hub.in_place.borrow(), 0);
+        // A round past it admits the joiner, which receives what is sent from then on.
+        hub.joiners.admit(Instant::now(), &hub.sender);
+        assert!(hub.joiners.lock().is_empty());
+        let mut receiver = subscribing
+            .await
+            .expect("the subscriber's task")
+            .expect("a receiver");
+        let new = change_of(record(None, Some(farm("New", "1")))).expect("an event");
+        let _ = hub.sender.send(Event::Changed(Arc::new(new)));
+        match receiver.next().await {
+            Some(Event::Changed(change)) => {
+                let name = change
+                    .new
+                    .as_ref()
+                    .and_then(|item| item.get("name"))
+                    .cloned();
+                assert_eq!(name, Some(AttrValue::S("New".into())));
+            }
+            other => panic!("expected the new farm, got {other:?}"),
+        }
     }
 
     #[tokio::test]

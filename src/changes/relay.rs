@@ -57,6 +57,9 @@ pub const REPLAY_AT_MOST: Duration = Duration::from_secs(5 * 60);
 pub const RELAY_KEEP: Duration = Duration::from_secs(5 * 60);
 /// The shortest time between two of a holder's words on how far it read (`Relay::heartbeat`).
 const HEARTBEAT_EVERY_AT_LEAST: Duration = Duration::from_millis(100);
+/// How far behind a replica without a read cache may learn it is: a subscriber joins once the
+/// replica's position passes the moment it asked, so this bounds how long joining takes.
+const HEARTBEAT_LAG: Duration = Duration::from_secs(1);
 /// Relay items one follower Query reads at most.
 const RELAY_PAGE: usize = 100;
 /// Old relay items deleted per clean-up at most.
@@ -132,9 +135,10 @@ pub(super) struct Relay {
     known: HashSet<String>,
     looked: Instant,
     cleaned: Instant,
-    /// With a read cache, how often held leases say how far their shard was read, so that the
-    /// followers know how far behind they are (`Round::position`).
-    heartbeat: Option<Duration>,
+    /// How often held leases say how far their shard was read, so that the followers know how
+    /// far behind they are (`Round::position`): their read caches, and the subscribers that
+    /// join once the position passes the moment they asked (`events`).
+    heartbeat: Duration,
     beat: Instant,
 }
 
@@ -158,15 +162,16 @@ impl Relay {
             known: HashSet::new(),
             looked: Instant::now(),
             cleaned: Instant::now(),
-            heartbeat: None,
+            heartbeat: HEARTBEAT_EVERY_AT_LEAST,
             beat: Instant::now(),
         };
-        // Every quarter of the lag a cache allows, and at least as often as leases are renewed.
-        relay.heartbeat = (relay.store.cache()).map(|cache| {
-            (cache.max_lag() / 4)
-                .min(duration / 3)
-                .max(HEARTBEAT_EVERY_AT_LEAST)
-        });
+        // Every quarter of the lag a cache allows (or of a second without one), and at least as
+        // often as leases are renewed.
+        let lag = relay
+            .store
+            .cache()
+            .map_or(HEARTBEAT_LAG, |cache| cache.max_lag());
+        relay.heartbeat = (lag / 4).min(duration / 3).max(HEARTBEAT_EVERY_AT_LEAST);
         for shard in relay.store.open_shards(&relay.arn).await? {
             relay.add(shard, ShardStart::Latest).await?;
         }
@@ -227,9 +232,7 @@ impl Relay {
             }
             None => Some(Instant::now()),
         };
-        if let Some(every) = self.heartbeat
-            && self.beat.elapsed() >= every
-        {
+        if self.beat.elapsed() >= self.heartbeat {
             self.beat = Instant::now();
             self.renew().await?;
         }
@@ -258,7 +261,7 @@ impl Relay {
             lease,
         } = &mut shard.role
         else {
-            return follow(&self.store, shard, self.heartbeat.is_some(), round).await;
+            return follow(&self.store, shard, true, round).await;
         };
         let began = now_ms();
         let records = reader.next_records().await?;

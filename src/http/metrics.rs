@@ -1,6 +1,6 @@
 //! HTTP metrics for `/metrics`: requests answered, by route and status, and their latency, by
-//! route (until the answer's head is ready); WebSocket and TCP connections open, and those
-//! closed at the connection cap.
+//! route (until the answer's head is ready); WebSocket and TCP connections open, those closed
+//! at the connection cap, and those each timer closed.
 //!
 //! Invariant: recording a request takes no lock. Each route's handles are registered the first
 //! time it answers with a status, and kept; the routes are the router's own paths, and
@@ -27,6 +27,7 @@ const SECONDS: &str = "tablegraph_http_request_seconds";
 const CONNECTIONS: &str = "tablegraph_websocket_connections";
 const TCP_CONNECTIONS: &str = "tablegraph_connections_open";
 const SHED: &str = "tablegraph_connections_shed_total";
+const CLOSED: &str = "tablegraph_connections_closed_total";
 
 /// The route label of a request no route matched.
 const UNMATCHED: &str = "unmatched";
@@ -43,6 +44,15 @@ pub(super) enum Shed {
     New,
 }
 
+/// Which timer closed a connection.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Closed {
+    /// The header read timeout: no byte came, or a request's head did not come whole.
+    HeaderTimeout,
+    /// The idle timeout: a kept-alive connection sent no next request.
+    IdleTimeout,
+}
+
 /// Shared by every clone of the router.
 #[derive(Clone)]
 pub struct HttpMetrics {
@@ -56,6 +66,9 @@ struct Inner {
     /// Connections closed at the cap: the oldest idle one, or the new one when none is idle.
     shed_idle: Counter,
     shed_new: Counter,
+    /// Connections closed by the header read timeout, and by the idle timeout.
+    closed_header: Counter,
+    closed_idle: Counter,
     /// The router's paths, then [`UNMATCHED`].
     routes: Vec<RouteMetrics>,
 }
@@ -92,8 +105,16 @@ impl HttpMetrics {
             "Connections closed at --max-connections: the oldest idle one (which=idle), or \
              the new one when none was idle (which=new).",
         );
+        metrics.describe_counter(
+            CLOSED,
+            "Connections closed by a timer: the header read timeout (cause=header_timeout: no \
+             byte, or a request's head not whole in time) or the idle timeout \
+             (cause=idle_timeout: no next request on a kept-alive connection).",
+        );
         HttpMetrics {
             inner: Arc::new(Inner {
+                closed_header: metrics.counter(CLOSED, &[("cause", "header_timeout")]),
+                closed_idle: metrics.counter(CLOSED, &[("cause", "idle_timeout")]),
                 connections: metrics.gauge(CONNECTIONS, &[]),
                 tcp_connections: metrics.gauge(TCP_CONNECTIONS, &[]),
                 shed_idle: metrics.counter(SHED, &[("which", "idle")]),
@@ -119,6 +140,14 @@ impl HttpMetrics {
         match which {
             Shed::Idle => self.inner.shed_idle.increment(1),
             Shed::New => self.inner.shed_new.increment(1),
+        }
+    }
+
+    /// Counts a connection a timer closed.
+    pub(super) fn connection_closed(&self, by: Closed) {
+        match by {
+            Closed::HeaderTimeout => self.inner.closed_header.increment(1),
+            Closed::IdleTimeout => self.inner.closed_idle.increment(1),
         }
     }
 

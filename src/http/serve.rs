@@ -8,11 +8,16 @@
 //!
 //! - **Header read timeout** (`--header-read-timeout-secs`, 10 s): a connection that sends no
 //!   byte within it is closed before hyper sees it (hyper-util's version sniffing waits for
-//!   bytes with no timer of its own); then hyper's `header_read_timeout` bounds each request's
-//!   head once its first byte came.
+//!   bytes with no timer of its own; the wait is a `peek` for a byte, since tokio reports an
+//!   accepted socket readable at once); then each request's head must come whole within it
+//!   of its first byte, on the first request and on every later one of a kept-alive
+//!   connection. This loop keeps that timer itself: hyper's `header_read_timeout` starts as
+//!   soon as an answer is done, so it closed kept-alive connections after the header timeout
+//!   instead of the idle one.
 //! - **Idle timeout** (`--idle-timeout-secs`, 60 s): a kept-alive connection with no request
-//!   running for that long is closed (hyper's header timer does not run while a connection
-//!   waits for its next request with nothing to read, so this loop keeps its own).
+//!   running, and no byte of a next one, for that long is closed.
+//! - Each close by a timer is counted on `/metrics`, by cause
+//!   (`tablegraph_connections_closed_total{cause="header_timeout"|"idle_timeout"}`).
 //! - **A cap on open connections** (`--max-connections`; by default three quarters of the
 //!   process's descriptor limit): a connection accepted at the cap makes the oldest idle
 //!   connection close (one with no request running, never an upgraded WebSocket); when none is
@@ -47,7 +52,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 
-use super::metrics::{HttpMetrics, Shed};
+use super::metrics::{Closed, HttpMetrics, Shed};
 use super::tls::Tls;
 use crate::config::ConnectionLimits;
 
@@ -86,7 +91,8 @@ pub async fn serve(
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout);
+        // Kept here instead (see the module doc): `None`, since a timer alone turns hyper's on.
+        .header_read_timeout(None);
     // No extended CONNECT (RFC 8441): the WebSocket routes take HTTP/1.1's upgrade, so a
     // browser that sees no SETTINGS_ENABLE_CONNECT_PROTOCOL opens its `wss://` over HTTP/1.1
     // instead of sending a CONNECT the routes would refuse.
@@ -150,9 +156,17 @@ async fn connection(
     let entry = Arc::clone(&registration.entry);
     // hyper-util reads the first bytes to tell HTTP/1 from HTTP/2 with no timer: a connection
     // that never sends one is closed here.
+    let mut first = [0_u8; 1];
     let spoke = tokio::select! {
-        waited = tokio::time::timeout(limits.header_read_timeout, stream.readable()) => {
-            matches!(waited, Ok(Ok(())))
+        waited = tokio::time::timeout(limits.header_read_timeout, stream.peek(&mut first)) => {
+            match waited {
+                Ok(Ok(read)) => read > 0,
+                Ok(Err(_)) => false,
+                Err(_) => {
+                    registration.closed_by(Closed::HeaderTimeout);
+                    false
+                }
+            }
         }
         () = entry.shed.notified() => false,
         _ = stopping.wait_for(|stop| *stop) => false,
@@ -177,7 +191,10 @@ async fn connection(
     match shaken {
         Ok(Ok(stream)) => served(stream, registration, builder, router, limits, stopping).await,
         Ok(Err(error)) => tracing::debug!(%error, "a TLS handshake failed"),
-        Err(_) => tracing::debug!("a TLS handshake timed out"),
+        Err(_) => {
+            tracing::debug!("a TLS handshake timed out");
+            registration.closed_by(Closed::HeaderTimeout);
+        }
     }
 }
 
@@ -194,23 +211,20 @@ async fn served<S>(
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let entry = Arc::clone(&registration.entry);
+    let metrics = registration.metrics.clone();
     let service = TowerToHyperService::new(Tracking {
         inner: router,
         entry: Arc::clone(&entry),
     });
     let io = TokioIo::new(Counted {
-        _registration: registration,
+        registration,
         stream,
     });
     let mut conn = std::pin::pin!(builder.serve_connection_with_upgrades(io, service));
-    loop {
-        // While a request runs (a stream may run for hours) its last start is long past: the
-        // connection is looked at again a whole timeout from now, not at once, over and over.
-        let idle_until = if entry.running.load(Ordering::Acquire) == 0 {
-            entry.idle_deadline(limits.idle_timeout)
-        } else {
-            tokio::time::Instant::now() + limits.idle_timeout
-        };
+    let cause = loop {
+        // While a request runs (a stream may run for hours) the connection is looked at again
+        // a whole idle timeout from now, not at once, over and over.
+        let (due, _) = entry.due(&limits);
         tokio::select! {
             served = conn.as_mut() => {
                 if let Err(error) = served {
@@ -218,13 +232,24 @@ async fn served<S>(
                 }
                 return;
             }
-            () = entry.shed.notified() => break,
-            _ = stopping.wait_for(|stop| *stop) => break,
-            () = tokio::time::sleep_until(idle_until) => {
-                if entry.is_idle() && entry.idle_deadline(limits.idle_timeout) <= idle_until {
-                    break;
+            () = entry.shed.notified() => break None,
+            _ = stopping.wait_for(|stop| *stop) => break None,
+            () = tokio::time::sleep_until(due) => {
+                let (due, cause) = entry.due(&limits);
+                if due <= tokio::time::Instant::now() && entry.is_idle() {
+                    break Some(cause);
                 }
             }
+        }
+    };
+    if let Some(cause) = cause {
+        tracing::debug!(?cause, "a connection's timer closed it");
+        if let Some(metrics) = &metrics {
+            metrics.connection_closed(cause);
+        }
+        if matches!(cause, Closed::HeaderTimeout) {
+            // No request runs, and the head in progress is never answered: closed at once.
+            return;
         }
     }
     conn.as_mut().graceful_shutdown();
@@ -269,6 +294,13 @@ struct Entry {
     running: AtomicUsize,
     /// When a request last started or ended.
     active: Mutex<tokio::time::Instant>,
+    /// When the first byte of a request's head came, while no request ran: the head must be
+    /// whole within the header read timeout of it. Cleared as the request starts.
+    head_since: Mutex<Option<tokio::time::Instant>>,
+    /// Whether any byte was read yet, and whether the first ones were HTTP/2's preface: an
+    /// HTTP/2 connection's frames between requests (pings, settings) start no head.
+    read_any: AtomicBool,
+    http2: AtomicBool,
     /// Upgraded to a WebSocket: never idle.
     upgraded: AtomicBool,
     /// Asked to close (shed): it is going.
@@ -281,6 +313,9 @@ impl Entry {
         Entry {
             running: AtomicUsize::new(0),
             active: Mutex::new(tokio::time::Instant::now()),
+            head_since: Mutex::new(None),
+            read_any: AtomicBool::new(false),
+            http2: AtomicBool::new(false),
             upgraded: AtomicBool::new(false),
             shedding: AtomicBool::new(false),
             shed: Notify::new(),
@@ -294,14 +329,52 @@ impl Entry {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = tokio::time::Instant::now();
     }
 
-    /// When the connection is due to close if it stays idle: `timeout` after the last request
-    /// started or ended (while one runs, this is only when to look again).
-    fn idle_deadline(&self, timeout: Duration) -> tokio::time::Instant {
-        *self
+    /// When the connection is due to close if nothing changes, and which timer closes it then:
+    /// the header read timeout after the first byte of a head that is not yet whole, or the
+    /// idle timeout after the last request started or ended. While a request runs, or once
+    /// upgraded, this is only when to look again.
+    fn due(&self, limits: &ConnectionLimits) -> (tokio::time::Instant, Closed) {
+        let now = tokio::time::Instant::now();
+        if !self.is_idle() {
+            return (now + limits.idle_timeout, Closed::IdleTimeout);
+        }
+        let head = *self
+            .head_since
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(since) = head {
+            return (since + limits.header_read_timeout, Closed::HeaderTimeout);
+        }
+        let active = *self
             .active
             .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (active + limits.idle_timeout, Closed::IdleTimeout)
+    }
+
+    /// `bytes` were read from the peer: with no request running, they begin a head.
+    fn read(&self, bytes: &[u8]) {
+        const PREFACE: &[u8] = b"PRI * HTTP/2.0";
+        if !self.read_any.swap(true, Ordering::AcqRel) {
+            let start = &bytes[..bytes.len().min(PREFACE.len())];
+            self.http2
+                .store(PREFACE.starts_with(start), Ordering::Release);
+        }
+        if self.http2.load(Ordering::Acquire) || !self.is_idle() {
+            return;
+        }
+        self.head_since
+            .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            + timeout
+            .get_or_insert_with(tokio::time::Instant::now);
+    }
+
+    /// A request's head came whole: its timer stops.
+    fn head_read(&self) {
+        *self
+            .head_since
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }
 
     fn is_idle(&self) -> bool {
@@ -328,6 +401,16 @@ impl Drop for Registration {
         // Under the lock, so that the gauge's last value is the last count.
         if let Some(metrics) = &self.metrics {
             metrics.tcp_connections(open.entries.len());
+        }
+    }
+}
+
+impl Registration {
+    /// Counts the connection as closed by `timer`.
+    fn closed_by(&self, timer: Closed) {
+        tracing::debug!(cause = ?timer, "a connection's timer closed it");
+        if let Some(metrics) = &self.metrics {
+            metrics.connection_closed(timer);
         }
     }
 }
@@ -448,7 +531,7 @@ impl Backoff {
 /// The connection's socket, holding its place among the open connections until dropped.
 struct Counted<S> {
     /// Dropped first (fields drop in order): no longer counted once the peer sees the close.
-    _registration: Registration,
+    registration: Registration,
     stream: S,
 }
 
@@ -458,7 +541,12 @@ impl<S: AsyncRead + Unpin> AsyncRead for Counted<S> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.registration.entry.read(&buf.filled()[before..]);
+        }
+        polled
     }
 }
 
@@ -540,6 +628,7 @@ struct Running {
 impl Running {
     fn start(entry: &Arc<Entry>) -> Running {
         entry.running.fetch_add(1, Ordering::AcqRel);
+        entry.head_read();
         entry.touch();
         Running {
             entry: Arc::clone(entry),

@@ -30,35 +30,87 @@ async fn read_to_close(stream: &mut TcpStream) -> String {
     String::from_utf8_lossy(&said).into_owned()
 }
 
+/// How many connections the header read timeout and the idle timeout closed, from `/metrics`
+/// read over a connection of its own that the server closes as it answers (no timer's).
+async fn closed_by_timers(address: &str) -> (f64, f64) {
+    let mut scrape = TcpStream::connect(address).await.expect("connects");
+    scrape
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .expect("writes");
+    let page = read_to_close(&mut scrape).await;
+    (
+        sample(
+            &page,
+            "tablegraph_connections_closed_total{cause=\"header_timeout\"}",
+        ),
+        sample(
+            &page,
+            "tablegraph_connections_closed_total{cause=\"idle_timeout\"}",
+        ),
+    )
+}
+
 #[tokio::test]
-async fn a_silent_connection_a_half_sent_head_and_an_idle_keep_alive_are_closed() {
+async fn a_silent_connection_and_a_half_sent_head_meet_the_header_timer_and_a_kept_alive_one_the_idle_timer()
+ {
+    // Timers of different lengths, so that one cannot pass for the other; what is asserted is
+    // which timer closed each connection, as counted on /metrics, not how long it took.
     let app = spawn_app_with(HttpConfig {
         connections: ConnectionLimits {
             header_read_timeout: Duration::from_secs(1),
-            idle_timeout: Duration::from_secs(1),
+            idle_timeout: Duration::from_secs(3),
             max_connections: None,
         },
         ..HttpConfig::default()
     })
     .await;
     let address = app.address.to_string();
+    assert_eq!(closed_by_timers(&address).await, (0.0, 0.0));
+
     let mut silent = TcpStream::connect(&address).await.expect("connects");
-    let mut half = TcpStream::connect(&address).await.expect("connects");
-    half.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Drip: a")
-        .await
-        .expect("writes");
+    assert_eq!(read_to_close(&mut silent).await, "");
+    assert_eq!(closed_by_timers(&address).await, (1.0, 0.0), "silent");
+
     let mut kept = TcpStream::connect(&address).await.expect("connects");
     kept.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         .await
         .expect("writes");
-
-    assert_eq!(read_to_close(&mut silent).await, "");
-    let said = read_to_close(&mut half).await;
-    assert!(!said.contains("200 OK"), "{said}");
     let said = read_to_close(&mut kept).await;
     assert!(
         said.starts_with("HTTP/1.1 200 OK") && said.ends_with("ok"),
         "answered, then closed when no next request came: {said}"
+    );
+    assert_eq!(closed_by_timers(&address).await, (1.0, 1.0), "kept alive");
+
+    let mut half = TcpStream::connect(&address).await.expect("connects");
+    half.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Drip: a")
+        .await
+        .expect("writes");
+    let said = read_to_close(&mut half).await;
+    assert!(!said.contains("200 OK"), "{said}");
+    assert_eq!(closed_by_timers(&address).await, (2.0, 1.0), "half a head");
+
+    // A kept-alive connection whose next head stops halfway meets the header timer too.
+    let mut second = TcpStream::connect(&address).await.expect("connects");
+    second
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .expect("writes");
+    let mut answer = [0_u8; 512];
+    let read = second.read(&mut answer).await.expect("the first answer");
+    let first = String::from_utf8_lossy(&answer[..read]).into_owned();
+    assert!(first.starts_with("HTTP/1.1 200 OK"), "{first}");
+    second
+        .write_all(b"GET /healthz HTTP/1.1\r\nHo")
+        .await
+        .expect("writes");
+    let said = read_to_close(&mut second).await;
+    assert!(!said.contains("200 OK"), "{said}");
+    assert_eq!(
+        closed_by_timers(&address).await,
+        (3.0, 1.0),
+        "a second head"
     );
 }
 

@@ -56,9 +56,6 @@ pub struct HttpConfig {
     /// The certificate and key to serve `https://` and `wss://` with (`--tls-cert`,
     /// `--tls-key`); plain HTTP without.
     pub tls: Option<TlsFiles>,
-    /// Automatic persisted queries kept, parsed, by their hash (`--max-persisted-queries`);
-    /// 0 turns them off.
-    pub max_persisted_queries: usize,
 }
 
 /// A certificate chain and its private key, in PEM files.
@@ -108,7 +105,6 @@ impl Default for HttpConfig {
             sse_reservation_ttl: Duration::from_secs(60),
             connections: ConnectionLimits::default(),
             tls: None,
-            max_persisted_queries: 1000,
             max_pending_sockets: 256,
         }
     }

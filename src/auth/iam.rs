@@ -51,12 +51,28 @@ pub struct IamIdentity {
 
 pub(super) struct IamVerifier {
     keys: HashMap<String, KeyEntry>,
+    /// The region a signature's credential scope must name (`--iam-region`).
+    region: String,
+}
+
+/// The service a signature's credential scope must name, as AppSync's clients sign for it.
+const SERVICE: &str = "appsync";
+
+/// The region the server is configured with when `--iam-region` is not given: the AWS
+/// environment's (`AWS_REGION`, `AWS_DEFAULT_REGION`), as the store's client reads it, else
+/// us-east-1.
+pub(super) fn default_region() -> String {
+    ["AWS_REGION", "AWS_DEFAULT_REGION"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|region| !region.is_empty()))
+        .unwrap_or_else(|| "us-east-1".to_owned())
 }
 
 impl IamVerifier {
     /// Reads `--iam-credentials`: a TOML table per access key id, each with `secret`,
-    /// `account_id`, `user_arn` and optionally `username`.
-    pub(super) fn from_file(path: &Path) -> Result<IamVerifier, String> {
+    /// `account_id`, `user_arn` and optionally `username`. Signatures must be scoped to
+    /// `region` and AppSync.
+    pub(super) fn from_file(path: &Path, region: String) -> Result<IamVerifier, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read --iam-credentials {}: {e}", path.display()))?;
         let keys: HashMap<String, KeyEntry> = toml::from_str(&text)
@@ -73,7 +89,7 @@ impl IamVerifier {
                 path.display()
             ));
         }
-        Ok(IamVerifier { keys })
+        Ok(IamVerifier { keys, region })
     }
 
     /// The caller who signed `request` with `authorization`, or why it is refused (a message
@@ -113,6 +129,12 @@ impl IamVerifier {
         }
         if !date.starts_with(parts.date) {
             return Err("its credential scope's date is not its x-amz-date's");
+        }
+        if parts.service != SERVICE {
+            return Err("its credential scope names another service than appsync");
+        }
+        if parts.region != self.region {
+            return Err("its credential scope names another region than this API's (--iam-region)");
         }
         // The host it signed for: its `host` header, or HTTP/2's `:authority`.
         let host = header("host")

@@ -54,6 +54,9 @@ pub struct AuthConfig {
     pub lambda_authorizer: Option<LambdaAuthorizerConfig>,
     /// The access keys whose SigV4 signatures are IAM callers (`--iam-credentials`).
     pub iam_credentials: Option<PathBuf>,
+    /// The region their signatures must be scoped to (`--iam-region`); the AWS environment's
+    /// region (or us-east-1) without.
+    pub iam_region: Option<String>,
 }
 
 /// A day: the longest Cognito lets an ID or access token live. A token valid for longer (a
@@ -241,7 +244,13 @@ impl Authenticator {
             None => None,
         };
         let iam = match &config.iam_credentials {
-            Some(path) => Some(iam::IamVerifier::from_file(path).map_err(AuthSetupError::Iam)?),
+            Some(path) => {
+                let region = config
+                    .iam_region
+                    .clone()
+                    .unwrap_or_else(iam::default_region);
+                Some(iam::IamVerifier::from_file(path, region).map_err(AuthSetupError::Iam)?)
+            }
             None => None,
         };
         Ok(Some(Authenticator {
@@ -655,6 +664,17 @@ fn signing_key(value: serde_json::Value) -> Result<VerifyingKey, String> {
         return Err("it is an encryption key (\"use\": \"enc\")".to_owned());
     }
     let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    // A JWKS is public: a symmetric key in it would let anyone who reads it sign tokens.
+    if matches!(
+        jwk.algorithm,
+        jsonwebtoken::jwk::AlgorithmParameters::OctetKey(_)
+    ) {
+        return Err(
+            "it is a symmetric (\"kty\": \"oct\") key, which a public key set must not hold; \
+             give an HS256 secret with --jwt-hs256-secret"
+                .to_owned(),
+        );
+    }
     let key = DecodingKey::from_jwk(&jwk).map_err(|e| e.to_string())?;
     let algorithm = match jwk.common.key_algorithm {
         Some(algorithm) => Algorithm::try_from(algorithm).map_err(|e| e.to_string())?,
@@ -664,6 +684,14 @@ fn signing_key(value: serde_json::Value) -> Result<VerifyingKey, String> {
             _ => return Err("a key without \"alg\" must be RSA or EC".to_owned()),
         },
     };
+    if matches!(
+        algorithm,
+        Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512
+    ) {
+        return Err(format!(
+            "it names {algorithm:?}, a symmetric algorithm, which a public key set cannot verify"
+        ));
+    }
     Ok(VerifyingKey {
         kid: jwk.common.key_id.clone(),
         algorithm,

@@ -13,7 +13,7 @@ use crate::auth::{AuthConfig, DEFAULT_REFETCH_INTERVAL, JwtConfig, JwtKeys};
 use crate::config::{ConnectionLimits, HttpConfig, ServeConfig};
 use crate::engine::ScopeSettings;
 use crate::functions::FunctionsConfig;
-use crate::graphql::{QueryLimits, SchemaOptions};
+use crate::graphql::{PersistedSettings, QueryLimits, SchemaOptions};
 use crate::store::CacheSettings;
 
 #[derive(Debug, Args)]
@@ -103,10 +103,14 @@ pub struct ListenArgs {
         requires = "tls_cert"
     )]
     pub tls_key: Option<std::path::PathBuf>,
-    /// Keep at most this many automatic persisted queries (Apollo's APQ), parsed, by their
-    /// hash; 0 turns them off.
-    #[arg(long, env = "TABLEGRAPH_MAX_PERSISTED_QUERIES", default_value_t = HttpConfig::default().max_persisted_queries)]
+    /// Keep at most this many automatic persisted queries (Apollo's APQ) by their hash; 0
+    /// turns them off.
+    #[arg(long, env = "TABLEGRAPH_MAX_PERSISTED_QUERIES", default_value_t = PersistedSettings::default().most)]
     pub max_persisted_queries: usize,
+    /// Keep the automatic persisted queries within this many bytes: their texts, and the
+    /// parsed documents of the small ones.
+    #[arg(long, env = "TABLEGRAPH_MAX_PERSISTED_QUERY_BYTES", default_value_t = PersistedSettings::default().most_bytes)]
+    pub max_persisted_query_bytes: usize,
     /// Let browsers' scripts send this request header too (repeat for several; the variable
     /// takes a comma-separated list). Allowed already: content-type, authorization, x-api-key,
     /// x-tablegraph-storage-calls, traceparent, tracestate, x-request-id,
@@ -197,6 +201,10 @@ pub struct CredentialArgs {
     /// username), as AppSync's IAM authorization.
     #[arg(long, env = "TABLEGRAPH_IAM_CREDENTIALS", value_name = "FILE")]
     pub iam_credentials: Option<std::path::PathBuf>,
+    /// The region an IAM signature's credential scope must name (its service must be
+    /// `appsync`) [default: the AWS environment's region (AWS_REGION), else us-east-1].
+    #[arg(long, env = "TABLEGRAPH_IAM_REGION", requires = "iam_credentials")]
+    pub iam_region: Option<String>,
     /// The token claim that names a node's owner for `@auth` owner rules [default: `sub`, or
     /// `cognito:username` / `username` for a Cognito user pool's tokens].
     #[arg(long, env = "TABLEGRAPH_OWNER_CLAIM")]
@@ -377,12 +385,15 @@ impl ServeArgs {
                 max_event_bytes: subscriptions.max_event_bytes,
                 max_subscriptions: subscriptions.max_subscriptions,
                 max_pending_events: subscriptions.max_pending_events,
+                persisted: PersistedSettings {
+                    most: listen.max_persisted_queries,
+                    most_bytes: listen.max_persisted_query_bytes,
+                },
                 ..SchemaOptions::default()
             },
             max_subscriptions_per_connection: subscriptions.max_subscriptions_per_connection,
             cors_allow_headers: listen.cors_allow_headers.clone(),
             max_pending_sockets: listen.max_pending_sockets,
-            max_persisted_queries: listen.max_persisted_queries,
             connections: listen.connection_limits(),
             tls: listen
                 .tls_cert
@@ -477,6 +488,7 @@ impl CredentialArgs {
                 }
             }),
             iam_credentials: self.iam_credentials.clone(),
+            iam_region: self.iam_region.clone(),
         }
     }
 

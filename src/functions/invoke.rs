@@ -87,11 +87,22 @@ impl Default for Invoker {
     /// HTTP calls only, within the default timeout.
     fn default() -> Self {
         Invoker {
-            http: reqwest::Client::new(),
+            // It fails only where `reqwest::Client::new` panics: no TLS backend.
+            http: http_client(DEFAULT_TIMEOUT).expect("the HTTP client builds"),
             lambda: None,
             timeout: DEFAULT_TIMEOUT,
         }
     }
+}
+
+/// The functions' HTTP client. It follows no redirect: a call goes to the origin the schema or
+/// the configuration named, and a redirect must not carry the caller's headers (an `@http`
+/// field may forward `x-api-key`) to another; a `3xx` answer is the call's answer.
+fn http_client(timeout: Duration) -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .timeout(timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
 }
 
 /// How long a call may take when nothing says: under a request's own default timeout (30 s),
@@ -102,9 +113,7 @@ impl Invoker {
     /// `with_lambda`: whether some target is a Lambda function, so that the SDK's credentials
     /// are looked up once, now, and not for a server that never invokes one.
     pub async fn new(config: &InvokeConfig, with_lambda: bool) -> Result<Invoker, String> {
-        let http = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .build()
+        let http = http_client(config.timeout)
             .map_err(|e| format!("cannot make the functions' HTTP client: {e}"))?;
         let lambda = if with_lambda {
             Some(lambda_client(config).await)
@@ -225,21 +234,26 @@ impl Invoker {
         value.ok_or_else(|| not_json(name))
     }
 
-    /// An answer's body, at most [`MAX_ANSWER_BYTES`] of it.
+    /// An answer's body, at most [`MAX_ANSWER_BYTES`] of it: read a chunk at a time, so that an
+    /// answer that declares no length (chunked) is refused as soon as it passes the limit, not
+    /// once it has been read whole.
     async fn body_of(
         &self,
         name: &str,
-        answer: reqwest::Response,
-    ) -> Result<bytes::Bytes, FunctionError> {
+        mut answer: reqwest::Response,
+    ) -> Result<Vec<u8>, FunctionError> {
         if answer
             .content_length()
             .is_some_and(|length| length > MAX_ANSWER_BYTES as u64)
         {
             return Err(too_large(name));
         }
-        let body = answer.bytes().await.map_err(|e| self.failed(name, &e))?;
-        if body.len() > MAX_ANSWER_BYTES {
-            return Err(too_large(name));
+        let mut body = Vec::new();
+        while let Some(chunk) = answer.chunk().await.map_err(|e| self.failed(name, &e))? {
+            if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+                return Err(too_large(name));
+            }
+            body.extend_from_slice(&chunk);
         }
         Ok(body)
     }
@@ -327,7 +341,7 @@ impl Invoker {
         }
         match serde_json::from_slice(&body) {
             Ok(value) => Ok(value),
-            Err(_) if request.text => match String::from_utf8(body.to_vec()) {
+            Err(_) if request.text => match String::from_utf8(body) {
                 Ok(text) => Ok(Value::String(text)),
                 Err(_) => Err(not_json(name)),
             },

@@ -5,12 +5,15 @@ use std::any::TypeId;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use async_graphql::ServerError;
 use async_graphql::dynamic::{Schema, SchemaError};
 use async_graphql::parser::types::{ExecutableDocument, OperationType, Selection, SelectionSet};
 
 use async_graphql::futures_util::stream::{self, BoxStream, StreamExt};
 
+use super::admission::{Admission, Admitted, Registration};
 use super::limits::{self, QueryLimits};
+use super::persisted::PersistedSettings;
 use super::{
     denied_fields, errors, field_errors, mutation, null_items, operation_span, own_fields, query,
     schema, shape, subscription,
@@ -39,6 +42,8 @@ pub struct SchemaOptions {
     pub max_pending_events: usize,
     /// Whether a Lambda authorizer may deny its callers fields (`deniedFields`).
     pub denied_fields: bool,
+    /// How many automatic persisted queries are kept, and in how many bytes.
+    pub persisted: PersistedSettings,
 }
 
 impl Default for SchemaOptions {
@@ -53,6 +58,7 @@ impl Default for SchemaOptions {
             max_subscriptions: 10_000,
             max_pending_events: crate::changes::EVENT_BUFFER,
             denied_fields: false,
+            persisted: PersistedSettings::default(),
         }
     }
 }
@@ -76,7 +82,8 @@ pub struct Api {
     schema: Schema,
     with_null_items: Schema,
     streaming: Schema,
-    limits: limits::Limits,
+    /// What every request passes before it runs, in one order.
+    admission: Admission,
     max_event_bytes: usize,
     /// Production: no introspection, and no error names what the client did not send.
     hides_schema: bool,
@@ -116,7 +123,7 @@ impl Api {
                 Flavor::NullItems,
             )?,
             streaming: build_schema(model, options, events, Flavor::Streaming)?,
-            limits: limits::Limits::new(options.limits),
+            admission: Admission::new(options.limits, options.persisted),
             max_event_bytes: options.max_event_bytes,
             hides_schema: !options.introspection,
             calls_functions,
@@ -124,40 +131,53 @@ impl Api {
         })
     }
 
-    /// Runs `request`: a request error when it does not parse or is over a limit, before any
-    /// resolver runs.
     /// Whether some field calls functions (`@function`, `@http`, a binding in `resolvers/`):
     /// then a request's headers and variables are handed to them.
     pub fn calls_functions(&self) -> bool {
         self.calls_functions
     }
 
-    pub async fn execute(&self, mut request: async_graphql::Request) -> async_graphql::Response {
-        if let Err(error) = self.limits.check(self.schema.registry(), &mut request) {
-            return async_graphql::Response::from_errors(vec![error]);
-        }
-        if !self.hides_schema {
-            return self.run(request).await;
-        }
-        let query = request.query.clone();
-        naming_only_what_was_sent(self.run(request).await, &query)
+    /// Admits `request` (see `admission`): the request error to answer when it is over a
+    /// limit, does not parse, or names a persisted query that cannot run.
+    pub fn admit(&self, request: async_graphql::Request) -> Result<Admitted, ServerError> {
+        self.admission.admit(self.schema.registry(), request)
     }
 
-    /// Runs a request that passed the limits.
-    async fn run(&self, mut request: async_graphql::Request) -> async_graphql::Response {
+    /// Runs an admitted request.
+    pub async fn execute(&self, mut admitted: Admitted) -> async_graphql::Response {
+        let registration = Registration::of(&mut admitted);
+        let query = self.hides_schema.then(|| admitted.query().to_owned());
+        let response = self.run(admitted).await;
+        self.admission.ran(registration, &response);
+        match query {
+            Some(query) => naming_only_what_was_sent(response, &query),
+            None => response,
+        }
+    }
+
+    /// Admits and runs `request`: a request error when it is not admitted.
+    pub async fn answer(&self, request: async_graphql::Request) -> async_graphql::Response {
+        match self.admit(request) {
+            Ok(admitted) => self.execute(admitted).await,
+            Err(error) => async_graphql::Response::from_errors(vec![error]),
+        }
+    }
+
+    /// Runs a request that passed the admission.
+    async fn run(&self, mut admitted: Admitted) -> async_graphql::Response {
         if self.calls_functions {
             // The request's calls of batched functions, gathered per level, and its variables
             // for AppSync's direct event.
-            let variables = serde_json::to_value(&request.variables).unwrap_or_default();
-            request = request
+            let variables = serde_json::to_value(admitted.variables()).unwrap_or_default();
+            admitted = admitted
                 .data(Arc::new(crate::functions::Calls::default()))
                 .data(own_fields::RequestVariables(variables));
         }
-        let schema = match request.parsed_query() {
-            Ok(document) if selects_root_field(document, "nodes") => &self.with_null_items,
-            _ => &self.schema,
+        let schema = match selects_root_field(admitted.document(), "nodes") {
+            true => &self.with_null_items,
+            false => &self.schema,
         };
-        let response = shape::capped(schema.execute(request).await);
+        let response = shape::capped(schema.execute(admitted.into_request()).await);
         match self.amplify {
             true => errors::as_appsync(response),
             false => response,
@@ -186,6 +206,63 @@ impl Transport {
     }
 }
 
+impl Transport {
+    /// The responses of an admitted request: a subscription's events, each with a request
+    /// scope of its own, or the one answer of a query or a mutation, run as over HTTP with the
+    /// caller of `session_data`.
+    pub fn stream(
+        &self,
+        mut admitted: Admitted,
+        session_data: Option<Arc<async_graphql::Data>>,
+    ) -> BoxStream<'static, async_graphql::Response> {
+        let subscription = admitted.operation_type() == Some(OperationType::Subscription);
+        let session_data = session_data.unwrap_or_default();
+        if !subscription {
+            // A query or a mutation runs as over HTTP (the streaming copy's per-event scopes
+            // are for events): one answer, whole, with the connection's caller.
+            let caller = session_data
+                .get(&TypeId::of::<Caller>())
+                .and_then(|caller| caller.downcast_ref::<Caller>())
+                .cloned();
+            let mut admitted = admitted.data(Arc::new(self.scopes.scope(caller.as_ref())));
+            if let Some(caller) = caller {
+                admitted = admitted.data(caller);
+            }
+            // The connection's headers, for the functions' `request.headers`.
+            let headers = session_data
+                .get(&TypeId::of::<own_fields::RequestHeaders>())
+                .and_then(|headers| headers.downcast_ref::<own_fields::RequestHeaders>());
+            if let Some(headers) = headers {
+                admitted = admitted.data(headers.clone());
+            }
+            let api = self.api.clone();
+            return stream::once(async move { api.execute(admitted).await }).boxed();
+        }
+        let sent = self.api.hides_schema.then(|| admitted.query().to_owned());
+        let told = move |response| match &sent {
+            Some(query) => naming_only_what_was_sent(response, query),
+            None => response,
+        };
+        let mut registration = Some(Registration::of(&mut admitted));
+        let api = self.api.clone();
+        let max = self.api.max_event_bytes;
+        self.api
+            .streaming
+            .execute_stream_with_session_data(
+                admitted.data(self.scopes.clone()).into_request(),
+                session_data,
+            )
+            .map(move |response| {
+                // Its first answer tells whether the subscription passed validation.
+                if let Some(registration) = registration.take() {
+                    api.admission.ran(registration, &response);
+                }
+                within(shape::capped(told(response)), max)
+            })
+            .boxed()
+    }
+}
+
 impl async_graphql::Executor for Transport {
     async fn execute(&self, request: async_graphql::Request) -> async_graphql::Response {
         let caller = request
@@ -194,59 +271,21 @@ impl async_graphql::Executor for Transport {
             .and_then(|caller| caller.downcast_ref::<Caller>())
             .cloned();
         let scope = Arc::new(self.scopes.scope(caller.as_ref()));
-        self.api.execute(request.data(scope)).await
+        self.api.answer(request.data(scope)).await
     }
 
     fn execute_stream(
         &self,
-        mut request: async_graphql::Request,
+        request: async_graphql::Request,
         session_data: Option<Arc<async_graphql::Data>>,
     ) -> BoxStream<'static, async_graphql::Response> {
-        if let Err(error) = self
-            .api
-            .limits
-            .check(self.api.schema.registry(), &mut request)
-        {
-            return stream::once(async move { async_graphql::Response::from_errors(vec![error]) })
-                .boxed();
-        }
-        let name = request.operation_name.clone();
-        let subscription = request.parsed_query().is_ok_and(|document| {
-            operation_type(document, name.as_deref()) == Some(OperationType::Subscription)
-        });
-        let session_data = session_data.unwrap_or_default();
-        let sent = self.api.hides_schema.then(|| request.query.clone());
-        let told = move |response| match &sent {
-            Some(query) => naming_only_what_was_sent(response, query),
-            None => response,
-        };
-        if !subscription {
-            // A query or a mutation runs as over HTTP (the streaming copy's per-event scopes
-            // are for events): one answer, whole, with the connection's caller.
-            let caller = session_data
-                .get(&TypeId::of::<Caller>())
-                .and_then(|caller| caller.downcast_ref::<Caller>())
-                .cloned();
-            let mut request = request.data(Arc::new(self.scopes.scope(caller.as_ref())));
-            if let Some(caller) = caller {
-                request = request.data(caller);
+        match self.api.admit(request) {
+            Ok(admitted) => self.stream(admitted, session_data),
+            Err(error) => {
+                stream::once(async move { async_graphql::Response::from_errors(vec![error]) })
+                    .boxed()
             }
-            // The connection's headers, for the functions' `request.headers`.
-            let headers = session_data
-                .get(&TypeId::of::<own_fields::RequestHeaders>())
-                .and_then(|headers| headers.downcast_ref::<own_fields::RequestHeaders>());
-            if let Some(headers) = headers {
-                request = request.data(headers.clone());
-            }
-            let api = self.api.clone();
-            return stream::once(async move { told(api.run(request).await) }).boxed();
         }
-        let max = self.api.max_event_bytes;
-        self.api
-            .streaming
-            .execute_stream_with_session_data(request.data(self.scopes.clone()), session_data)
-            .map(move |response| within(shape::capped(told(response)), max))
-            .boxed()
     }
 }
 
@@ -259,16 +298,6 @@ fn naming_only_what_was_sent(
         return response;
     }
     shape::naming_only_what_was_sent(response, &limits::names(query))
-}
-
-/// The type of the operation a request runs: the one named, or the document's first.
-pub fn operation_type(document: &ExecutableDocument, name: Option<&str>) -> Option<OperationType> {
-    let mut operations = document.operations.iter();
-    let (_, operation) = match name {
-        Some(name) => operations.find(|(n, _)| n.is_some_and(|n| n.as_str() == name)),
-        None => operations.next(),
-    }?;
-    Some(operation.node.ty)
 }
 
 /// `response`, or an `EventTooLarge` error in its place when its JSON is over `max` bytes.

@@ -23,13 +23,16 @@
 //! # Nesting
 //!
 //! Before the document is parsed, its brackets (`{`, `[`, `(` outside strings and comments) may
-//! nest at most [`MAX_NESTING`] deep, and it may have at most [`MAX_TOKENS`] tokens. async-graphql's parser bounds the nesting of selection
-//! sets but not of values, and parses them recursively: an input object literal nested about
-//! 400 deep overflowed a worker thread's stack and aborted the whole server (measured on a debug
-//! build; a release build only moves the depth). Counting brackets costs one pass over the text.
+//! nest at most [`MAX_NESTING`] deep, it may have at most [`MAX_TOKENS`] tokens, and no name in
+//! it may be longer than [`MAX_NAME_BYTES`] (an operation's own name becomes the name of its
+//! trace span). async-graphql's parser bounds the nesting of selection sets but not of values,
+//! and parses them recursively: an input object literal nested about 400 deep overflowed a
+//! worker thread's stack and aborted the whole server (measured on a debug build; a release
+//! build only moves the depth). Counting brackets costs one pass over the text.
+//! [`Limits::parse`] is the server's one call of the parser, after that pass.
 //!
 //! Invariant: a document over any limit fails as a request error, before any resolver runs and
-//! so before any storage call.
+//! so before any storage call; no text reaches the parser before the text limits.
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
@@ -39,11 +42,11 @@ use async_graphql::parser::types::{
     ExecutableDocument, OperationDefinition, OperationType, Selection, SelectionSet,
 };
 use async_graphql::registry::Registry;
-use async_graphql::{Name, Positioned, Request, ServerResult, Variables};
+use async_graphql::{Name, Positioned, ServerResult, Variables};
 use async_graphql_value::{ConstValue, Value};
 use lru::LruCache;
 
-use super::shape::{declared_field, named_type, over};
+use super::shape::{MAX_NAME_BYTES, declared_field, named_type, over};
 
 use crate::engine::read::DEFAULT_PAGE_SIZE;
 
@@ -112,6 +115,18 @@ pub struct Limits {
 const PARSED_QUERIES: NonZeroUsize = NonZeroUsize::new(512).expect("not zero");
 /// Longer query texts are parsed every time: the cache holds at most 512 of these sizes.
 const CACHED_QUERY_BYTES: usize = 16 * 1024;
+/// Texts whose parsed tree may take more than this are parsed every time, so that the cache
+/// holds at most 512 times this (32 MB): GraphiQL's introspection query takes about 25 KB.
+pub const CACHED_TREE_BYTES: usize = 64 * 1024;
+
+/// An estimate, from above, of the bytes the parsed document of a text of `text_bytes` bytes
+/// and `tokens` tokens takes. Measured with a counting allocator on async-graphql-parser 7.2
+/// (a document of one 900 KB string, of 7,000 fields, of 3,000 aliased fields with arguments,
+/// of 2,000 list arguments, and GraphiQL's introspection query), a tree took at most 1.2 times
+/// its text's bytes plus 240 bytes a token.
+pub fn tree_bytes(text_bytes: usize, tokens: usize) -> usize {
+    text_bytes * 2 + tokens * 256
+}
 
 impl Limits {
     pub fn new(limits: QueryLimits) -> Limits {
@@ -121,31 +136,38 @@ impl Limits {
         }
     }
 
-    /// Parses `request` (or takes its document from the cache) and checks every operation of
-    /// it against the limits; the document parsed here is the one the request then runs. Only
-    /// documents within the limits are cached.
+    /// The document of `query`: the cache's, or parsed now, after the text limits and before
+    /// the shape limits. This is the only place the server parses a request's document, so no
+    /// caller can reach the parser's recursion with a text the bracket limit has not bounded.
+    /// `cached`: whether it came from the cache (and so passed these limits before).
+    pub fn parse(&self, query: &str) -> ServerResult<Parsed> {
+        if let Some(document) = self.cached(query) {
+            return Ok(Parsed {
+                document,
+                cached: true,
+            });
+        }
+        text_within_limits(query)?;
+        let document = async_graphql::parser::parse_query(query)?;
+        super::shape::check(&document)?;
+        Ok(Parsed {
+            document,
+            cached: false,
+        })
+    }
+
+    /// Checks every operation of a parsed `document`, run with `variables`, against the limits.
     ///
     /// This runs before async-graphql's own checks of the document, some of which take time
     /// exponential in its fragments.
-    pub fn check(&self, registry: &Registry, request: &mut Request) -> ServerResult<()> {
-        if let Some(operation_name) = &request.operation_name {
-            super::shape::name(operation_name)?;
-        }
-        let cached = self.take_cached(request);
-        if !cached {
-            text_within_limits(&request.query)?;
-        }
-        request.parsed_query()?;
-        // Taken out while the document is borrowed, and put back: no copy per request. (On a
-        // refusal the request is dropped.)
-        let variables = std::mem::take(&mut request.variables);
-        let query = std::mem::take(&mut request.query);
-        let operation_name = request.operation_name.take();
-        let document = request.parsed_query()?;
-        if !cached {
-            super::shape::check(document)?;
-        }
-        super::shape::check_values(registry, document, operation_name.as_deref(), &variables)?;
+    pub fn check(
+        &self,
+        registry: &Registry,
+        document: &ExecutableDocument,
+        operation_name: Option<&str>,
+        variables: &Variables,
+    ) -> ServerResult<()> {
+        super::shape::check_values(registry, document, operation_name, variables)?;
         for (_, operation) in document.operations.iter() {
             let root = match operation.node.ty {
                 OperationType::Query => registry.query_type.as_str(),
@@ -158,45 +180,47 @@ impl Limits {
                 &self.limits,
                 registry,
                 document,
-                &variables,
+                variables,
                 root,
                 &operation.node,
             );
             check(&self.limits, &measure)?;
         }
-        if !cached && query.len() <= CACHED_QUERY_BYTES {
-            self.remember(&query, document);
-        }
-        request.query = query;
-        request.variables = variables;
-        request.operation_name = operation_name;
         Ok(())
     }
 
-    /// Gives the request its parsed document when the cache has its text.
-    fn take_cached(&self, request: &mut Request) -> bool {
+    /// The cache's document of `query`, if it has one.
+    fn cached(&self, query: &str) -> Option<ExecutableDocument> {
         let cached = self
             .parsed
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .get(&request.query)
+            .get(query)
             .cloned();
-        match cached {
-            Some(document) => {
-                request.set_parsed_query((*document).clone());
-                true
-            }
-            None => false,
-        }
+        cached.map(|document| (*document).clone())
     }
 
-    fn remember(&self, query: &str, document: &ExecutableDocument) {
+    /// Keeps the document of a short `query` that passed every limit, for the next request
+    /// that sends the same text.
+    pub fn remember(&self, query: &str, document: &ExecutableDocument) {
+        if query.len() > CACHED_QUERY_BYTES
+            || tree_bytes(query.len(), tokens(query)) > CACHED_TREE_BYTES
+        {
+            return;
+        }
         let document = Arc::new(document.clone());
         self.parsed
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .put(query.to_owned(), document);
     }
+}
+
+/// A request's document, parsed within the limits.
+pub struct Parsed {
+    pub document: ExecutableDocument,
+    /// Whether it came from the cache of parsed texts.
+    pub cached: bool,
 }
 
 /// Measures one operation, whose root fields belong to the type `root`. The measure stops
@@ -233,7 +257,7 @@ pub fn measure(
 
 /// Refuses a document whose brackets nest deeper than [`MAX_NESTING`], or that has more than
 /// [`MAX_TOKENS`] tokens, before it is parsed.
-pub fn text_within_limits(query: &str) -> ServerResult<()> {
+fn text_within_limits(query: &str) -> ServerResult<()> {
     let text = scan(query);
     if text.deepest > MAX_NESTING {
         return over(
@@ -253,7 +277,22 @@ pub fn text_within_limits(query: &str) -> ServerResult<()> {
             ),
         );
     }
+    if text.longest_name > MAX_NAME_BYTES {
+        // The name itself is not echoed: it may be the whole document.
+        return over(
+            "nameLength",
+            format!(
+                "a name of {} bytes; at most {MAX_NAME_BYTES} are allowed",
+                text.longest_name
+            ),
+        );
+    }
     Ok(())
+}
+
+/// How many tokens `query` has (at most a little over [`MAX_TOKENS`]: the count stops there).
+pub fn tokens(query: &str) -> usize {
+    scan(query).tokens
 }
 
 /// What one pass over a document's text finds.
@@ -263,6 +302,8 @@ struct Text {
     /// Its tokens: names, numbers, strings and punctuators (commas, white space and comments
     /// are none).
     tokens: usize,
+    /// The length in bytes of its longest name (or number).
+    longest_name: usize,
 }
 
 /// Scans `query`; it stops soon after a limit is passed.
@@ -296,6 +337,7 @@ fn ignored(text: &[u8]) -> usize {
 fn scan_with<'q>(query: &'q str, mut on_name: impl FnMut(&'q str)) -> Text {
     let text = query.as_bytes();
     let (mut depth, mut deepest, mut tokens, mut at) = (0usize, 0usize, 0usize, 0usize);
+    let mut longest_name = 0;
     let punctuator = |byte: u8| b"{}[]():=@$!|&\"#".contains(&byte);
     while at < text.len() && deepest <= MAX_NESTING && tokens <= MAX_TOKENS {
         let skip = ignored(&text[at..]);
@@ -342,6 +384,7 @@ fn scan_with<'q>(query: &'q str, mut on_name: impl FnMut(&'q str)) -> Text {
                 {
                     at += 1;
                 }
+                longest_name = longest_name.max(at + 1 - start);
                 if let Some(name) = query.get(start..=at) {
                     on_name(name);
                 }
@@ -349,7 +392,11 @@ fn scan_with<'q>(query: &'q str, mut on_name: impl FnMut(&'q str)) -> Text {
         }
         at += 1;
     }
-    Text { deepest, tokens }
+    Text {
+        deepest,
+        tokens,
+        longest_name,
+    }
 }
 
 /// Where the block string whose text starts at `from` ends (its closing `"""`), if it does.
@@ -607,7 +654,7 @@ mod tests {
     use super::*;
 
     fn remembered(limits: &Limits, query: &str) -> bool {
-        limits.take_cached(&mut Request::new(query))
+        limits.cached(query).is_some()
     }
 
     #[test]

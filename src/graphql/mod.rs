@@ -6,6 +6,7 @@
 //! Invariant: resolvers hand out only nodes the engine handed them, so every node passed a
 //! `__typename` check; every error a client sees carries AppSync's `errorType`.
 
+mod admission;
 mod amplify;
 mod api;
 mod connection;
@@ -27,6 +28,7 @@ mod null_items;
 mod objects;
 mod operation_span;
 mod own_fields;
+mod persisted;
 mod prefetch;
 mod query;
 mod scalars;
@@ -36,7 +38,9 @@ mod subscription;
 mod targets;
 mod values;
 
-pub use api::{Api, SchemaOptions, Transport, operation_type, print_sdl};
-pub use limits::{MAX_NESTING, MAX_TOKENS, QueryLimits, UNPAGED_LIST_ESTIMATE, text_within_limits};
+pub use admission::Admitted;
+pub use api::{Api, SchemaOptions, Transport, print_sdl};
+pub use limits::{MAX_NESTING, MAX_TOKENS, QueryLimits, UNPAGED_LIST_ESTIMATE};
 pub use own_fields::RequestHeaders;
+pub use persisted::PersistedSettings;
 pub use subscription::InPlace;

@@ -8,13 +8,22 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use super::graphql::{Answer, is_over_limit};
-use crate::auth::{API_KEY_HEADER, Authenticator, Caller, RequestContext, SignedRequest};
+use super::answer::{Answer, is_over_limit};
+use crate::auth::{API_KEY_HEADER, Authenticator, RequestContext, SignedRequest};
 
-/// Lets a request through to `/graphql` with its [`Caller`] attached, or answers 401.
+/// What the credentials layer attaches to a request it let through unchecked: a GET that asks
+/// to run nothing. It is no [`Caller`](crate::auth::Caller), so nothing can run with it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Unchecked;
+
+/// Lets a request through to `/graphql` with its [`Caller`](crate::auth::Caller) attached, or
+/// answers 401.
 ///
-/// A GET without a `query` runs nothing (it is the GraphiQL page, or a 400), so it passes
-/// without credentials: a browser cannot send headers when it opens a page.
+/// A GET with neither a `query` nor `extensions` (where a persisted query's hash stands for a
+/// query) runs nothing: it is the GraphiQL page, a WebSocket's upgrade (whose credentials come
+/// over the socket), an SSE stream opened by its reservation's token, or a 400. It passes
+/// without credentials, since a browser cannot send headers when it opens a page, marked
+/// [`Unchecked`] rather than with a caller.
 pub async fn authenticate(
     State(auth): State<Arc<Authenticator>>,
     mut request: Request,
@@ -22,10 +31,11 @@ pub async fn authenticate(
 ) -> Response {
     // Decoded as the handler decodes them: `%71uery=` is a query too.
     let runs_nothing = request.method() == axum::http::Method::GET
-        && axum::extract::Query::<HashMap<String, String>>::try_from_uri(request.uri())
-            .is_ok_and(|params| !params.contains_key("query"));
+        && axum::extract::Query::<HashMap<String, String>>::try_from_uri(request.uri()).is_ok_and(
+            |params| !params.contains_key("query") && !params.contains_key("extensions"),
+        );
     if runs_nothing {
-        request.extensions_mut().insert(Caller::Anonymous);
+        request.extensions_mut().insert(Unchecked);
         return next.run(request).await;
     }
     let headers = request.headers();
@@ -65,17 +75,7 @@ pub async fn authenticate(
         }
         Err(reason) => {
             tracing::info!(%reason, "refused a request without valid credentials");
-            let body = serde_json::json!({ "errors": [{
-                "message": reason.to_string(),
-                "extensions": { "errorType": "UnauthorizedException" },
-            }] });
-            let mut response =
-                Answer::for_request(request.headers()).json(StatusCode::UNAUTHORIZED, &body);
-            // As AppSync names it: AWS clients (aws-amplify) read the error's name here.
-            response.headers_mut().insert(
-                "x-amzn-errortype",
-                HeaderValue::from_static("UnauthorizedException"),
-            );
+            let mut response = unauthorized(request.headers(), &reason.to_string());
             // Refused before its body was read: hyper closes the connection rather than read
             // the body, so the client is told not to send another request on it.
             let has_body = request
@@ -97,6 +97,26 @@ pub async fn authenticate(
             response
         }
     }
+}
+
+/// The 401 of a request refused for its credentials, as AppSync answers it.
+fn unauthorized(headers: &axum::http::HeaderMap, message: &str) -> Response {
+    let body = serde_json::json!({ "errors": [{
+        "message": message,
+        "extensions": { "errorType": "UnauthorizedException" },
+    }] });
+    let mut response = Answer::for_request(headers).json(StatusCode::UNAUTHORIZED, &body);
+    // As AppSync names it: AWS clients (aws-amplify) read the error's name here.
+    response.headers_mut().insert(
+        "x-amzn-errortype",
+        HeaderValue::from_static("UnauthorizedException"),
+    );
+    response
+}
+
+/// The answer to a request that would run something but came through [`Unchecked`].
+pub(super) fn needs_credentials(headers: &axum::http::HeaderMap) -> Response {
+    unauthorized(headers, &crate::auth::Unauthorized::Missing.to_string())
 }
 
 /// What a request asks, for the Lambda authorizer: its id, query, operation name and

@@ -34,12 +34,10 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
+use super::answer::{Answer, GRAPHQL_RESPONSE_JSON, JSON, accepts, is_over_limit, request_error};
 use super::state::{AppState, STORAGE_CALLS_HEADER, request_headers};
 use crate::auth::Caller;
-use crate::graphql::{operation_type, text_within_limits};
-
-const GRAPHQL_RESPONSE_JSON: &str = "application/graphql-response+json";
-const JSON: &str = "application/json";
+use crate::graphql::Admitted;
 
 /// The parameters of a GET request.
 #[derive(Debug, Deserialize)]
@@ -74,9 +72,6 @@ pub async fn graphql_get(
     {
         return super::sse::open(&state, &token);
     }
-    let Some(caller) = caller_of(&state, &mut parts.extensions) else {
-        return unguarded(&headers);
-    };
     let sent_query = params.query.is_some();
     let mut request = async_graphql::Request::new(params.query.unwrap_or_default());
     request.operation_name = params.operation_name;
@@ -114,10 +109,16 @@ pub async fn graphql_get(
         }
         return request_error(&headers, StatusCode::BAD_REQUEST, "missing query parameter");
     }
-    if let Err(error) = state.inner.persisted.apply(&mut request) {
-        return persisted_error(&headers, error);
-    }
-    if is_mutation(&request) {
+    // Anything that runs needs the caller the credentials layer checked.
+    let caller = match caller_of(&state, &mut parts.extensions) {
+        Ok(caller) => caller,
+        Err(refusal) => return refusal(&headers),
+    };
+    let mut admitted = match state.inner.api.admit(request) {
+        Ok(admitted) => admitted,
+        Err(error) => return refused(&state, &headers, error),
+    };
+    if admitted.operation_type() == Some(OperationType::Mutation) {
         let mut response = request_error(
             &headers,
             StatusCode::METHOD_NOT_ALLOWED,
@@ -128,15 +129,16 @@ pub async fn graphql_get(
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
         return response;
     }
-    execute(&state, &headers, request, caller).await
+    execute(&state, &headers, admitted, caller).await
 }
 
 pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Response {
     // Taken apart rather than extracted, so that neither the headers nor the caller is copied.
     let (mut parts, body) = request.into_parts();
     let headers = parts.headers;
-    let Some(caller) = caller_of(&state, &mut parts.extensions) else {
-        return unguarded(&headers);
+    let caller = match caller_of(&state, &mut parts.extensions) {
+        Ok(caller) => caller,
+        Err(refusal) => return refusal(&headers),
     };
     // graphql-sse's single connection mode: the request carries its reservation's token.
     let token = super::sse::token_of(&headers, parts.uri.query());
@@ -172,7 +174,7 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
             );
         }
     };
-    let mut request = match async_graphql::http::receive_body(
+    let request = match async_graphql::http::receive_body(
         Some(JSON),
         &body[..],
         async_graphql::http::MultipartOptions::default(),
@@ -191,23 +193,25 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
             return request_error(&headers, StatusCode::BAD_REQUEST, refusal(&error));
         }
     };
-    if let Err(error) = state.inner.persisted.apply(&mut request) {
-        return persisted_error(&headers, error);
-    }
+    // Over SSE, the transport admits the request: a refusal is the operation's `next`.
     if let Some(token) = token {
         return super::sse::run(&state, caller, &token, request);
     }
     if accepts(&headers, "text/event-stream") {
         return super::sse::answer(&state, caller, request);
     }
-    execute(&state, &headers, request, caller).await
+    match state.inner.api.admit(request) {
+        Ok(admitted) => execute(&state, &headers, admitted, caller).await,
+        Err(error) => refused(&state, &headers, error),
+    }
 }
 
 /// `PUT /graphql`: reserves a graphql-sse stream (single connection mode).
 pub async fn graphql_put(State(state): State<AppState>, request: Request) -> Response {
     let (mut parts, _) = request.into_parts();
-    let Some(caller) = caller_of(&state, &mut parts.extensions) else {
-        return unguarded(&parts.headers);
+    let caller = match caller_of(&state, &mut parts.extensions) {
+        Ok(caller) => caller,
+        Err(refusal) => return refusal(&parts.headers),
     };
     state.inner.sse.reserve(&caller)
 }
@@ -215,8 +219,9 @@ pub async fn graphql_put(State(state): State<AppState>, request: Request) -> Res
 /// `DELETE /graphql?operationId=`: stops an operation of a graphql-sse stream.
 pub async fn graphql_delete(State(state): State<AppState>, request: Request) -> Response {
     let (mut parts, _) = request.into_parts();
-    let Some(caller) = caller_of(&state, &mut parts.extensions) else {
-        return unguarded(&parts.headers);
+    let caller = match caller_of(&state, &mut parts.extensions) {
+        Ok(caller) => caller,
+        Err(refusal) => return refusal(&parts.headers),
     };
     let query = parts.uri.query();
     let Some(token) = super::sse::token_of(&parts.headers, query) else {
@@ -228,18 +233,6 @@ pub async fn graphql_delete(State(state): State<AppState>, request: Request) -> 
     };
     let id = super::sse::query_parameter(query, "operationId");
     super::sse::stop(&state, &caller, &token, id.as_deref())
-}
-
-/// Whether reading a body failed on the body limit (its error sits somewhere in the chain).
-pub(super) fn is_over_limit(error: &axum::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(error) = source {
-        if error.is::<http_body_util::LengthLimitError>() {
-            return true;
-        }
-        source = error.source();
-    }
-    false
 }
 
 /// Whether a JSON body has a `query` member. async-graphql reads a missing one as `""`, but the
@@ -285,12 +278,20 @@ fn is_too_deep(error: &serde_json::Error) -> bool {
 }
 
 /// The caller the credentials layer attached; anonymous only when the server checks no
-/// credentials at all.
-fn caller_of(state: &AppState, extensions: &mut axum::http::Extensions) -> Option<Caller> {
+/// credentials at all. Otherwise how to refuse: a request the layer let through unchecked
+/// (a GET that asked to run nothing) is told it needs credentials, and one that reached the
+/// handler without passing the layer at all is a server fault.
+fn caller_of(
+    state: &AppState,
+    extensions: &mut axum::http::Extensions,
+) -> Result<Caller, fn(&HeaderMap) -> Response> {
     match extensions.remove::<Caller>() {
-        Some(caller) => Some(caller),
-        None if state.inner.auth.is_none() => Some(Caller::Anonymous),
-        None => None,
+        Some(caller) => Ok(caller),
+        None if state.inner.auth.is_none() => Ok(Caller::Anonymous),
+        None if extensions.get::<super::credentials::Unchecked>().is_some() => {
+            Err(super::credentials::needs_credentials)
+        }
+        None => Err(unguarded),
     }
 }
 
@@ -301,21 +302,34 @@ fn unguarded(headers: &HeaderMap) -> Response {
     request_error(headers, StatusCode::INTERNAL_SERVER_ERROR, "internal error")
 }
 
+/// The answer to a request the admission refused: a request error. Nothing ran, so a client
+/// that asked for its storage calls is told of none.
+fn refused(state: &AppState, headers: &HeaderMap, error: async_graphql::ServerError) -> Response {
+    let mut response = async_graphql::Response::from_errors(vec![error]);
+    if state.inner.expose_storage_calls && headers.contains_key(STORAGE_CALLS_HEADER) {
+        response.extensions.insert(
+            "storageCalls".to_owned(),
+            async_graphql::Value::List(Vec::new()),
+        );
+    }
+    answer(state, headers, response, false)
+}
+
 async fn execute(
     state: &AppState,
     headers: &HeaderMap,
-    request: async_graphql::Request,
+    admitted: Admitted,
     caller: Caller,
 ) -> Response {
     let scope = Arc::new(state.inner.scopes.scope(Some(&caller)));
     // An answer to a caller with credentials is that caller's alone: no shared cache keeps it.
     let private = !matches!(caller, Caller::Anonymous);
-    let mut request = request.data(caller);
+    let mut admitted = admitted.data(caller);
     // The headers are a function's `request.headers`: copied only where a function may ask.
     if state.inner.api.calls_functions() {
-        request = request.data(request_headers(headers));
+        admitted = admitted.data(request_headers(headers));
     }
-    let mut response = state.inner.api.execute(request.data(scope.clone())).await;
+    let mut response = state.inner.api.execute(admitted.data(scope.clone())).await;
     if state.inner.expose_storage_calls && headers.contains_key(STORAGE_CALLS_HEADER) {
         let calls = serde_json::to_value(scope.calls.calls()).unwrap_or_default();
         response.extensions.insert(
@@ -358,6 +372,17 @@ async fn execute(
             async_graphql::Value::from_json(serde_json::Value::Array(reads)).unwrap_or_default(),
         );
     }
+    answer(state, headers, response, private)
+}
+
+/// `response` in the client's media type: `400` for a request error to a client that accepts
+/// `application/graphql-response+json`, AppSync's error fields in Amplify's shape.
+fn answer(
+    state: &AppState,
+    headers: &HeaderMap,
+    response: async_graphql::Response,
+    private: bool,
+) -> Response {
     // A request error (the document did not parse, validate or pass the limits) has no data
     // and no paths; an error raised while the request ran always has a path (see
     // `graphql::field_errors`) and comes with `data`, even `"data": null`.
@@ -397,18 +422,6 @@ fn with_cache_control(mut response: Response, private: bool) -> Response {
     response
 }
 
-/// The answer to a persisted query that cannot run: a request error, as Apollo's clients read
-/// it (`PersistedQueryNotFound` tells them to send the query with its hash).
-fn persisted_error(headers: &HeaderMap, error: async_graphql::ServerError) -> Response {
-    let answer = Answer::for_request(headers);
-    let status = match answer.media == GRAPHQL_RESPONSE_JSON {
-        true => StatusCode::BAD_REQUEST,
-        false => StatusCode::OK,
-    };
-    let body = serde_json::json!({ "errors": [error] });
-    answer.json(status, &body)
-}
-
 /// AppSync's error shape, which Amplify's clients read: each error's `errorType` and
 /// `errorInfo` beside its message, as well as in `extensions`.
 fn appsync_error_fields(body: &mut serde_json::Value) {
@@ -428,59 +441,4 @@ fn appsync_error_fields(body: &mut serde_json::Value) {
         error.insert("errorType".to_owned(), error_type);
         error.insert("errorInfo".to_owned(), error_info);
     }
-}
-
-fn is_mutation(request: &async_graphql::Request) -> bool {
-    // A document nested too deep is not parsed here; the API refuses it before parsing.
-    if text_within_limits(&request.query).is_err() {
-        return false;
-    }
-    async_graphql::parser::parse_query(&request.query).is_ok_and(|document| {
-        operation_type(&document, request.operation_name.as_deref())
-            == Some(OperationType::Mutation)
-    })
-}
-
-fn accepts(headers: &HeaderMap, media: &str) -> bool {
-    headers
-        .get_all(header::ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| v.contains(media))
-}
-
-/// How a client wants its answers: `application/graphql-response+json` when it lists it, else
-/// `application/json`.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Answer {
-    pub media: &'static str,
-}
-
-impl Answer {
-    pub fn for_request(headers: &HeaderMap) -> Answer {
-        Answer {
-            media: if accepts(headers, GRAPHQL_RESPONSE_JSON) {
-                GRAPHQL_RESPONSE_JSON
-            } else {
-                JSON
-            },
-        }
-    }
-
-    /// `body` as JSON in the client's media type.
-    pub fn json(self, status: StatusCode, body: &impl serde::Serialize) -> Response {
-        let body = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
-        (
-            status,
-            [(header::CONTENT_TYPE, HeaderValue::from_static(self.media))],
-            body,
-        )
-            .into_response()
-    }
-}
-
-/// An error answered before any GraphQL ran.
-fn request_error(headers: &HeaderMap, status: StatusCode, message: &str) -> Response {
-    let body = serde_json::json!({ "errors": [{ "message": message }] });
-    Answer::for_request(headers).json(status, &body)
 }

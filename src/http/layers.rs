@@ -41,7 +41,7 @@ use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 use tracing::Span;
 
-use super::graphql::Answer;
+use super::answer::Answer;
 use super::metrics::HttpMetrics;
 use super::sse::SSE_TOKEN_HEADER;
 use super::state::STORAGE_CALLS_HEADER;

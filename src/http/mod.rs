@@ -11,6 +11,7 @@
 //! `/graphql`, for a socket carrying AppSync's credentials) speaks AppSync's real-time
 //! protocol (`realtime`).
 
+mod answer;
 mod credentials;
 mod graphiql;
 mod graphql;
@@ -18,7 +19,6 @@ mod health;
 mod layers;
 mod metrics;
 mod pending;
-mod persisted;
 mod realtime;
 mod serve;
 mod sse;

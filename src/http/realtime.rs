@@ -30,7 +30,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_graphql::Data;
-use async_graphql::Executor as _;
 use axum::extract::FromRequestParts;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::http::request::Parts;
@@ -44,7 +43,7 @@ use tokio::sync::mpsc;
 use super::state::AppState;
 use super::websocket::Counted;
 use crate::auth::{API_KEY_HEADER, Caller, RequestContext};
-use crate::graphql::RequestHeaders;
+use crate::graphql::{Admitted, RequestHeaders};
 
 /// The subprotocol AppSync's clients ask for (beside the one carrying their credentials).
 const PROTOCOL: &str = "graphql-ws";
@@ -123,6 +122,22 @@ impl Refusal {
             error_type: "UnauthorizedException",
             code: 401,
             message: message.into(),
+        }
+    }
+
+    /// A request error of the admission, with the type it names (`QueryLimitExceeded`), or
+    /// `GraphQLError` for a document that does not parse.
+    fn of(error: &async_graphql::ServerError) -> Refusal {
+        let error_type = match error.extensions.as_ref().and_then(|x| x.get("errorType")) {
+            Some(async_graphql::Value::String(kind)) if kind == "QueryLimitExceeded" => {
+                "QueryLimitExceeded"
+            }
+            _ => "GraphQLError",
+        };
+        Refusal {
+            error_type,
+            code: 400,
+            message: error.message.clone(),
         }
     }
 
@@ -516,12 +531,14 @@ impl Connection {
         }
     }
 
-    /// The request and the caller of a `start`, or why it cannot run.
+    /// The admitted request and the caller of a `start`, or why it cannot run: its
+    /// credentials are checked first (its own `authorization`, or the connection's), then the
+    /// request passes the admission every transport's requests pass.
     async fn request_of(
         &self,
         id: &str,
         payload: Option<&Value>,
-    ) -> Result<(async_graphql::Request, Caller), Refusal> {
+    ) -> Result<(Admitted, Caller), Refusal> {
         let Some(connection_caller) = &self.caller else {
             return Err(Refusal::bad_request(
                 "start before connection_ack: send connection_init first",
@@ -542,41 +559,6 @@ impl Connection {
                 message: format!("Max number of {most} subscriptions reached"),
             });
         }
-        let data = payload
-            .and_then(|payload| payload.get("data"))
-            .and_then(Value::as_str)
-            .and_then(|data| serde_json::from_str::<Value>(data).ok())
-            .filter(Value::is_object)
-            .ok_or_else(|| {
-                Refusal::bad_request(
-                    "payload.data must be a JSON string holding the query and its variables",
-                )
-            })?;
-        let Some(query) = data.get("query").and_then(Value::as_str) else {
-            return Err(Refusal::bad_request("payload.data holds no query"));
-        };
-        let mut request = async_graphql::Request::new(query);
-        if let Some(variables) = data.get("variables").filter(|v| !v.is_null()) {
-            request = request.variables(async_graphql::Variables::from_json(variables.clone()));
-        }
-        if let Some(name) = data.get("operationName").and_then(Value::as_str) {
-            request = request.operation_name(name);
-        }
-        let name = request.operation_name.clone();
-        let subscription = request
-            .parsed_query()
-            .map(|document| crate::graphql::operation_type(document, name.as_deref()));
-        if let Ok(Some(kind)) = subscription
-            && kind != async_graphql::parser::types::OperationType::Subscription
-        {
-            return Err(Refusal {
-                error_type: "UnsupportedOperation",
-                code: 400,
-                message: format!(
-                    "the realtime channel takes subscriptions; send a {kind} to /graphql"
-                ),
-            });
-        }
         // Each subscription may bring credentials of its own, as AppSync allows.
         let authorization = payload
             .and_then(|payload| payload.pointer("/extensions/authorization"))
@@ -588,7 +570,25 @@ impl Connection {
             }
             None => connection_caller.clone(),
         };
-        Ok((request, caller))
+        let request = request_in(payload)?;
+        let mut admitted = self
+            .state
+            .inner
+            .api
+            .admit(request)
+            .map_err(|error| Refusal::of(&error))?;
+        if let Some(kind) = admitted.operation_type()
+            && kind != async_graphql::parser::types::OperationType::Subscription
+        {
+            return Err(Refusal {
+                error_type: "UnsupportedOperation",
+                code: 400,
+                message: format!(
+                    "the realtime channel takes subscriptions; send a {kind} to /graphql"
+                ),
+            });
+        }
+        Ok((admitted, caller))
     }
 
     /// Runs a subscription: `start_ack` once it is in place (every event from then on reaches
@@ -596,8 +596,10 @@ impl Connection {
     /// instead when it cannot run, or when it ends on an error (`EventsMissed`,
     /// `EventTooLarge`), which aws-amplify hands its subscriber where it would drop a `data`
     /// without data.
-    fn run(&mut self, id: String, request: async_graphql::Request, caller: Caller) {
+    fn run(&mut self, id: String, admitted: Admitted, caller: Caller) {
         let (in_place, placed) = crate::graphql::InPlace::new();
+        // A subscription started with a token of its own ends when that token expires.
+        let expires = caller.expires_at();
         let mut data = Data::default();
         data.insert(caller);
         data.insert(self.headers.clone());
@@ -605,14 +607,14 @@ impl Connection {
         let events = self
             .state
             .transport()
-            .execute_stream(request, Some(Arc::new(data)));
+            .stream(admitted, Some(Arc::new(data)));
         let out = self.out.clone();
         let done = self.done.clone();
         let generation = self.next_generation;
         self.next_generation += 1;
         let running_id = id.clone();
         let task = tokio::spawn(async move {
-            let ended = forward(&running_id, events, placed, &out).await;
+            let ended = forward(&running_id, events, placed, expires, &out).await;
             // The connection sends `complete`, unless the id has been stopped or used again.
             let _ = done.send(Ended {
                 id: running_id,
@@ -630,6 +632,32 @@ impl Connection {
     }
 }
 
+/// The request a `start`'s `payload.data` holds: a JSON string of the query, its variables
+/// and its operation's name.
+fn request_in(payload: Option<&Value>) -> Result<async_graphql::Request, Refusal> {
+    let data = payload
+        .and_then(|payload| payload.get("data"))
+        .and_then(Value::as_str)
+        .and_then(|data| serde_json::from_str::<Value>(data).ok())
+        .filter(Value::is_object)
+        .ok_or_else(|| {
+            Refusal::bad_request(
+                "payload.data must be a JSON string holding the query and its variables",
+            )
+        })?;
+    let Some(query) = data.get("query").and_then(Value::as_str) else {
+        return Err(Refusal::bad_request("payload.data holds no query"));
+    };
+    let mut request = async_graphql::Request::new(query);
+    if let Some(variables) = data.get("variables").filter(|v| !v.is_null()) {
+        request = request.variables(async_graphql::Variables::from_json(variables.clone()));
+    }
+    if let Some(name) = data.get("operationName").and_then(Value::as_str) {
+        request = request.operation_name(name);
+    }
+    Ok(request)
+}
+
 /// How a subscription's forwarding ended.
 #[derive(PartialEq, Eq)]
 enum Forwarded {
@@ -643,18 +671,25 @@ enum Forwarded {
 
 /// Sends a subscription's messages: `start_ack` once it is in place (or with its first
 /// answer), then its events; an answer with errors and no data is its `error`, and its end.
+/// When the subscription's token `expires`, an `UnauthorizedException` error ends it.
 async fn forward(
     id: &str,
     mut events: futures::stream::BoxStream<'static, async_graphql::Response>,
     mut placed: tokio::sync::oneshot::Receiver<()>,
+    expires: Option<u64>,
     out: &mpsc::Sender<Message>,
 ) -> Forwarded {
     let send = |message: Value| out.send(Message::text(message.to_string()));
     let mut acknowledged = false;
+    // Whether `placed` may still be told: a oneshot is never polled once it has answered.
+    let mut waiting = true;
+    let expired = crate::auth::expired(expires);
+    tokio::pin!(expired);
     loop {
         let response = tokio::select! {
             biased;
-            told = &mut placed, if !acknowledged => {
+            told = &mut placed, if waiting && !acknowledged => {
+                waiting = false;
                 if told.is_ok() {
                     acknowledged = true;
                     if send(json!({ "type": "start_ack", "id": id })).await.is_err() {
@@ -662,6 +697,14 @@ async fn forward(
                     }
                 }
                 continue;
+            }
+            () = &mut expired => {
+                let errors = [Refusal::unauthorized("Token has expired.").error()];
+                let error = json!({ "type": "error", "id": id, "payload": { "errors": errors } });
+                return match send(error).await {
+                    Ok(()) => Forwarded::Failed,
+                    Err(_) => Forwarded::Gone,
+                };
             }
             response = events.next() => response,
         };

@@ -44,8 +44,6 @@ pub(super) struct StateInner {
     pub(super) pending: Arc<super::pending::PendingSockets>,
     /// The largest WebSocket message a client may send: the body limit of HTTP requests.
     pub(super) max_message_bytes: usize,
-    /// Automatic persisted queries, by hash.
-    pub(super) persisted: super::persisted::PersistedQueries,
 }
 
 impl AppState {
@@ -79,7 +77,6 @@ impl AppState {
                 ),
                 pending: super::pending::PendingSockets::new(config.max_pending_sockets),
                 max_message_bytes: config.max_body_bytes,
-                persisted: super::persisted::PersistedQueries::new(config.max_persisted_queries),
             }),
         }
     }

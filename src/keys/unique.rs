@@ -19,8 +19,8 @@
 
 use icu_casemap::CaseMapper;
 use icu_normalizer::{ComposingNormalizerBorrowed, DecomposingNormalizerBorrowed};
-use icu_properties::CodePointSetData;
-use icu_properties::props::{BidiControl, DefaultIgnorableCodePoint};
+use icu_properties::props::{BidiControl, DefaultIgnorableCodePoint, GeneralCategory};
+use icu_properties::{CodePointMapData, CodePointSetData};
 
 /// A unique value as it is compared (see the module doc).
 ///
@@ -91,6 +91,8 @@ pub fn unique_value_fault(value: &str) -> Option<&'static str> {
 }
 
 /// Whether `c` shows as something: not a space, not a control character (U+0000 among them),
+/// not a format character (Unicode's category Cf: the interlinear annotation marks U+FFF9…
+/// U+FFFB, the Egyptian hieroglyph joiners from U+13430, which are not all default-ignorable),
 /// not default-ignorable, and not one of the blanks that render as nothing though Unicode
 /// calls them letters or symbols (the braille blank U+2800, the Hangul fillers).
 fn is_visible(c: char) -> bool {
@@ -98,7 +100,11 @@ fn is_visible(c: char) -> bool {
     if c.is_whitespace() || c.is_control() || BLANKS.contains(&c) {
         return false;
     }
-    c.is_ascii() || !CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
+    if c.is_ascii() {
+        return true;
+    }
+    CodePointMapData::<GeneralCategory>::new().get(c) != GeneralCategory::Format
+        && !CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(c)
 }
 
 #[cfg(test)]
@@ -156,6 +162,12 @@ mod tests {
             "\u{0}\u{0}\u{0}",
             "\u{2800}\u{2800}",
             " \u{2800}\u{0} \u{3164}",
+            // Format characters (category Cf) alone.
+            "\u{FFF9}",
+            "\u{FFF9}\u{FFFA}\u{FFFB}",
+            "\u{13430}",
+            "\u{13430}\u{13431}\u{13436}",
+            "\u{110BD}",
         ] {
             assert_eq!(
                 unique_value_fault(value),
@@ -176,5 +188,8 @@ mod tests {
             );
         }
         assert_eq!(unique_value_fault("Ålesund"), None);
+        // A format character beside something visible is no refusal.
+        assert_eq!(unique_value_fault("a\u{FFF9}b"), None);
+        assert_eq!(unique_value_fault("\u{13000}\u{13430}\u{13001}"), None);
     }
 }

@@ -112,6 +112,7 @@ async fn serve(app: &str, schema: &str) -> TestApp {
     };
     let mut http = api_key_and_tokens(API_KEY);
     http.auth.iam_credentials = Some(repository_file("tests/fixtures/iam/credentials.toml"));
+    http.auth.iam_region = Some(crate::iam::REGION.to_owned());
     spawn_app_as(schema, http, dialect(app), functions).await
 }
 

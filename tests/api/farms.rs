@@ -601,6 +601,9 @@ async fn invisible_names_and_bidirectional_controls_are_refused_and_nothing_is_w
         ("", "must have a visible character"),
         ("\u{0}\u{0}", "must have a visible character"),
         ("\u{2800}", "must have a visible character"),
+        // Format characters (Unicode category Cf) alone.
+        ("\u{FFF9}", "must have a visible character"),
+        ("\u{13430}\u{13431}", "must have a visible character"),
         (
             "Farm\u{202E}mraF",
             "must not contain bidirectional control characters",

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use crate::helpers::{TestApp, spawn_app};
+use crate::persisted::persisted;
 
 const DEFAULT_SEED: u64 = 0x7AB1_E6A4;
 /// Requests per worker; four workers run at once.
@@ -306,6 +307,70 @@ impl Generator<'_> {
     }
 }
 
+/// How a generated request is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// A POST of a generated query or mutation.
+    Plain,
+    /// A generated request registered as an automatic persisted query, then run by its hash.
+    Persisted,
+    /// Brackets nested hundreds to thousands deep, which the parser must never see.
+    Nested,
+}
+
+impl Generator<'_> {
+    fn shape(&mut self) -> Shape {
+        match self.rng.u8(0..20) {
+            0 => Shape::Nested,
+            1 | 2 => Shape::Persisted,
+            _ => Shape::Plain,
+        }
+    }
+
+    /// A document whose value nests brackets `[`, `{` or `(` deeper than the limit allows.
+    fn nested(&mut self) -> String {
+        let depth = self.rng.usize(100..3000);
+        match self.rng.u8(0..3) {
+            0 => format!(
+                "{{ farm(id: {}\"x\"{}) {{ id }} }}",
+                "[".repeat(depth),
+                "]".repeat(depth)
+            ),
+            1 => format!(
+                "mutation {{ createFarm(input: {}{}) {{ id }} }}",
+                "{ name: ".repeat(depth),
+                "}".repeat(depth)
+            ),
+            _ => format!(
+                "{{ {}__typename{} }}",
+                "f(".repeat(depth),
+                ")".repeat(depth)
+            ),
+        }
+    }
+}
+
+/// Sends `request` and checks its answer: no 5xx, JSON, nothing of the storage shown, no
+/// internal error; the body.
+async fn answered(request: reqwest::RequestBuilder, context: &str) -> Value {
+    let response = request.send().await.expect("the server answers");
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    let context = format!("{context}\nanswer {status}: {text}");
+    assert!(!status.is_server_error(), "a 5xx\n{context}");
+    let body: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON\n{context}"));
+    let readable = with_cursors_decoded(&body).to_string();
+    assert!(
+        !LEAKS.iter().any(|leak| readable.contains(leak)),
+        "internals leaked\n{context}\nwith cursors decoded: {readable}"
+    );
+    assert!(
+        !text.contains("\"InternalError\""),
+        "an internal error\n{context}"
+    );
+    body
+}
+
 fn ty_of_list(ty: &Value) -> Value {
     let mut ty = ty;
     if ty["kind"] == "NON_NULL" {
@@ -379,31 +444,42 @@ async fn generated_requests_never_fail_the_server_or_break_the_table() {
                 ids: &ids,
             };
             for case in 0..cases {
-                let query = generator.request();
-                let response = app
+                let shape = generator.shape();
+                let query = match shape {
+                    Shape::Nested => generator.nested(),
+                    Shape::Plain | Shape::Persisted => generator.request(),
+                };
+                let context = format!(
+                    "seed {seed}, worker {worker}, case {case} ({shape:?})\nrequest: {query}"
+                );
+                if shape == Shape::Persisted {
+                    // Registered with its hash, then asked for by the hash alone over POST and
+                    // GET, as Apollo's APQ link does.
+                    let registered = json!({ "query": query, "extensions": persisted(&query) });
+                    answered(
+                        app.client.post(app.url("/graphql")).json(&registered),
+                        &context,
+                    )
+                    .await;
+                    let by_hash = json!({ "extensions": persisted(&query) });
+                    answered(
+                        app.client.post(app.url("/graphql")).json(&by_hash),
+                        &context,
+                    )
+                    .await;
+                    let get = app
+                        .client
+                        .get(app.url("/graphql"))
+                        .query(&[("extensions", persisted(&query).to_string())]);
+                    answered(get, &context).await;
+                    tally.lock().await.requests += 1;
+                    continue;
+                }
+                let request = app
                     .client
                     .post(app.url("/graphql"))
-                    .json(&json!({ "query": query }))
-                    .send()
-                    .await
-                    .expect("the server answers");
-                let status = response.status();
-                let text = response.text().await.unwrap_or_default();
-                let context = format!(
-                    "seed {seed}, worker {worker}, case {case}\nrequest: {query}\nanswer {status}: {text}"
-                );
-                assert!(!status.is_server_error(), "a 5xx\n{context}");
-                let body: Value = serde_json::from_str(&text)
-                    .unwrap_or_else(|_| panic!("not JSON\n{context}"));
-                let readable = with_cursors_decoded(&body).to_string();
-                assert!(
-                    !LEAKS.iter().any(|leak| readable.contains(leak)),
-                    "internals leaked\n{context}\nwith cursors decoded: {readable}"
-                );
-                assert!(
-                    !text.contains("\"InternalError\""),
-                    "an internal error\n{context}"
-                );
+                    .json(&json!({ "query": query }));
+                let body = answered(request, &context).await;
                 let mut tally = tally.lock().await;
                 tally.requests += 1;
                 if body["data"].is_object() {

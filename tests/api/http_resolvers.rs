@@ -56,6 +56,25 @@ async fn endpoint(
             StatusCode::OK,
             json!({ "id": path.trim_start_matches("/posts/"), "title": "Hay", "views": 7 }),
         ),
+        // Sent on to another origin, which must never be asked.
+        (Method::GET, "/missing/redirect") => (
+            StatusCode::FOUND,
+            [(
+                axum::http::header::LOCATION,
+                format!(
+                    "http://{}/stolen",
+                    sent.headers["x-elsewhere"].to_str().unwrap_or("")
+                ),
+            )],
+        )
+            .into_response(),
+        // A chunked answer that never ends: no length to refuse it by.
+        (Method::GET, "/missing/endless") => {
+            let chunk = axum::body::Bytes::from(vec![b' '; 64 * 1024]);
+            let endless =
+                futures::stream::repeat_with(move || Ok::<_, std::io::Error>(chunk.clone()));
+            axum::body::Body::from_stream(endless).into_response()
+        }
         (Method::DELETE, path) if path.starts_with("/posts/") => json(
             StatusCode::OK,
             json!({ "id": path.trim_start_matches("/posts/") }),
@@ -272,4 +291,44 @@ fn plan_and_schema_show_amplifys_arguments_and_each_call() {
     let plan = printed("plan");
     assert!(plan.contains("GET http://${env}/posts/:id"), "{plan}");
     assert!(plan.contains("POST http://${env}/posts"), "{plan}");
+}
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_and_an_endless_answer_is_refused_at_its_limit() {
+    let (app, requests) = app().await;
+    // Another origin, which records whatever reaches it.
+    let elsewhere: Requests = Arc::default();
+    let router = axum::Router::new()
+        .fallback(endpoint)
+        .with_state(elsewhere.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let other = listener.local_addr().expect("an address").to_string();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let (_, body) = app
+        .graphql_with(
+            &[
+                ("x-elsewhere", other.as_str()),
+                ("x-api-key", "the caller's"),
+            ],
+            "{ missing(params: { id: \"redirect\" }) { id } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        body["errors"][0]["extensions"]["errorType"], "302",
+        "{body}"
+    );
+    assert_eq!(last(&requests).path, "/missing/redirect");
+    assert!(
+        elsewhere.lock().expect("the requests").is_empty(),
+        "the redirect was followed to another origin"
+    );
+
+    let body = app
+        .graphql("{ missing(params: { id: \"endless\" }) { id } }", json!({}))
+        .await;
+    let message = body["errors"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("more than 6 MB"), "{body}");
 }

@@ -16,6 +16,8 @@ const SCHEMA: &str = "tests/fixtures/iam/schema.graphql";
 const KEY: &str = "AKIATABLEGRAPHTEST1";
 const SECRET: &str = "k7MDENG/bPxRfiCYtablegraphTESTKEY1";
 const API_KEY: &str = "da2-iam-test";
+/// The region the test server's IAM signatures must be scoped to (`--iam-region`).
+pub(crate) const REGION: &str = "eu-west-1";
 
 /// A server with the test keys (or without, `iam: false`) and an API key; its `signer`
 /// function answers the event's identity.userArn.
@@ -38,6 +40,7 @@ async fn app(iam: bool) -> TestApp {
         auth: AuthConfig {
             api_keys: vec![API_KEY.to_owned()],
             iam_credentials: iam.then(|| repository_file("tests/fixtures/iam/credentials.toml")),
+            iam_region: Some(REGION.to_owned()),
             ..AuthConfig::default()
         },
         ..HttpConfig::default()
@@ -55,6 +58,9 @@ pub(crate) struct Signing<'a> {
     pub secret: &'a str,
     pub session_token: Option<&'a str>,
     pub time: SystemTime,
+    /// The credential scope's region and service.
+    pub region: &'a str,
+    pub service: &'a str,
 }
 
 impl Default for Signing<'_> {
@@ -64,6 +70,8 @@ impl Default for Signing<'_> {
             secret: SECRET,
             session_token: None,
             time: SystemTime::now(),
+            region: REGION,
+            service: "appsync",
         }
     }
 }
@@ -89,8 +97,8 @@ pub(crate) async fn post_signed(
     .into();
     let params = aws_sigv4::sign::v4::SigningParams::builder()
         .identity(&identity)
-        .region("eu-west-1")
-        .name("appsync")
+        .region(signing.region)
+        .name(signing.service)
         .time(signing.time)
         .settings(SigningSettings::default())
         .build()
@@ -164,7 +172,7 @@ async fn forged_expired_unknown_and_temporary_signatures_are_refused_and_change_
     let create = body("mutation { createFarm(input: { name: \"Forged\" }) { name } }");
     let signed = body("mutation { createFarm(input: { name: \"Signed\" }) { name } }");
     let long_ago = SystemTime::now() - Duration::from_secs(10 * 60);
-    let cases: [(Signing<'_>, &str, &str); 5] = [
+    let cases: [(Signing<'_>, &str, &str); 9] = [
         (
             Signing::default(),
             signed.as_str(),
@@ -201,6 +209,39 @@ async fn forged_expired_unknown_and_temporary_signatures_are_refused_and_change_
             },
             create.as_str(),
             "temporary credentials",
+        ),
+        // Signed with the right key, for another region or another AWS service.
+        (
+            Signing {
+                region: "us-east-1",
+                ..Signing::default()
+            },
+            create.as_str(),
+            "another region",
+        ),
+        (
+            Signing {
+                service: "dynamodb",
+                ..Signing::default()
+            },
+            create.as_str(),
+            "another service",
+        ),
+        (
+            Signing {
+                service: "s3",
+                ..Signing::default()
+            },
+            create.as_str(),
+            "another service",
+        ),
+        (
+            Signing {
+                service: "execute-api",
+                ..Signing::default()
+            },
+            create.as_str(),
+            "another service",
         ),
     ];
     for (signing, signed_body, says) in cases {
@@ -242,6 +283,7 @@ async fn iam_credentials_alone_close_the_api_to_unsigned_and_hostless_requests()
     let http = HttpConfig {
         auth: AuthConfig {
             iam_credentials: Some(repository_file("tests/fixtures/iam/credentials.toml")),
+            iam_region: Some(REGION.to_owned()),
             ..AuthConfig::default()
         },
         ..HttpConfig::default()

@@ -197,6 +197,42 @@ async fn encryption_keys_and_keys_of_other_algorithms_are_skipped_not_fatal() {
 }
 
 #[tokio::test]
+async fn a_symmetric_key_in_a_jwks_verifies_nothing() {
+    use base64::Engine as _;
+    let mut set: Value = serde_json::from_str(&fixture("jwks.json")).expect("JSON");
+    let signing = set["keys"][0].clone();
+    let secret = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("secret");
+    let keys = set["keys"].as_array_mut().expect("keys");
+    // A JWKS is public: whoever reads this one could sign with its key.
+    keys.push(json!({ "kty": "oct", "kid": "hs-1", "alg": "HS256", "k": secret }));
+    keys.push(json!({ "kty": "oct", "kid": "hs-2", "k": secret }));
+    let issuer = issuer(set.to_string()).await;
+    let app = app_trusting(vec![config(
+        &issuer.url,
+        JwtKeys::Discovered,
+        DEFAULT_REFETCH_INTERVAL,
+    )])
+    .await;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    for kid in ["hs-1", "hs-2"] {
+        let mut header = Header::new(Algorithm::HS256);
+        header.kid = Some(kid.to_owned());
+        let forged = jsonwebtoken::encode(
+            &header,
+            &json!({ "sub": "mallory", "iss": issuer.url, "exp": now + 300 }),
+            &EncodingKey::from_secret(b"secret"),
+        )
+        .expect("a token");
+        assert_eq!(status_with(&app, &forged).await, 401, "{kid}");
+    }
+    let kid = signing["kid"].as_str().expect("a kid");
+    assert_eq!(status_with(&app, &token(&issuer.url, kid)).await, 200);
+}
+
+#[tokio::test]
 async fn a_key_rotated_in_at_the_issuer_is_fetched_when_a_token_names_it() {
     // The issuer serves only another key at first.
     let issuer = issuer(without("jwks-two-keys.json", "test-key-1")).await;

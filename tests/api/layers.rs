@@ -426,6 +426,37 @@ fn each_heavy_crate_stays_in_its_home() {
     );
 }
 
+/// The text of a file before its test module (`#[cfg(test)]`).
+fn before_tests(text: &str) -> &str {
+    text.split("#[cfg(test)]").next().unwrap_or(text)
+}
+
+#[test]
+fn requests_are_parsed_in_one_place_and_run_only_once_admitted() {
+    // The parser is called once, after the text limits; a request's document is read only
+    // where the admission set it; only the API and the transport run the schema.
+    let allowed: &[(&str, &str)] = &[
+        ("parse_query(", "graphql::limits"),
+        (".parsed_query(", "graphql::admission"),
+        ("execute_stream_with_session_data(", "graphql::api"),
+    ];
+    let mut wrong = Vec::new();
+    for (module, text) in sources() {
+        let file = name(&module);
+        for (call, home) in allowed {
+            // An extension's own `parse_query` hook is a method it declares, not a call.
+            let calls = before_tests(&text)
+                .match_indices(call)
+                .filter(|(at, _)| !text[..*at].ends_with("fn "))
+                .count();
+            if calls > 0 && file != *home {
+                wrong.push(format!("{file} calls {call}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "outside the admission: {wrong:#?}");
+}
+
 #[test]
 fn a_front_door_that_re_exports_a_child_is_a_circle_when_the_child_imports_it() {
     // The reader itself: a parent that re-exports a child and a child that uses the parent's

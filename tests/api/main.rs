@@ -1,6 +1,7 @@
 //! Black-box tests: the real server on a loopback port, a fresh in-memory embedded store per
 //! test, spoken to over HTTP.
 
+mod admission;
 mod amplify;
 mod amplify_api;
 mod amplify_corpus;
@@ -52,6 +53,7 @@ mod sorting;
 mod sse;
 mod startup;
 mod storm;
+mod subscribe_order;
 mod subscriptions;
 mod tls;
 mod tools;

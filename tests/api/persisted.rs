@@ -5,19 +5,20 @@
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tablegraph::config::HttpConfig;
+use tablegraph::graphql::{PersistedSettings, SchemaOptions};
 
 use crate::helpers::{TestApp, api_key_and_tokens, spawn_app, spawn_app_with};
 
 const QUERY: &str = "query Farms { listFarms(first: 1) { edges { node { name } } } }";
 
-fn hash(query: &str) -> String {
+pub(crate) fn hash(query: &str) -> String {
     Sha256::digest(query.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
 }
 
-fn persisted(query: &str) -> Value {
+pub(crate) fn persisted(query: &str) -> Value {
     json!({ "persistedQuery": { "version": 1, "sha256Hash": hash(query) } })
 }
 
@@ -129,7 +130,13 @@ async fn answers_to_a_caller_with_credentials_are_private_and_apq_can_be_turned_
     assert_eq!(cache.as_deref(), Some("private, no-store"));
 
     let off = spawn_app_with(HttpConfig {
-        max_persisted_queries: 0,
+        graphql: SchemaOptions {
+            persisted: PersistedSettings {
+                most: 0,
+                ..PersistedSettings::default()
+            },
+            ..SchemaOptions::default()
+        },
         ..HttpConfig::default()
     })
     .await;

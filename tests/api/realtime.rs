@@ -21,7 +21,7 @@ const API_KEY: &str = "da2-realtime";
 
 /// How a client hands over its credentials.
 #[derive(Clone, Copy)]
-enum Via {
+pub(crate) enum Via {
     /// In a `header-<base64url>` subprotocol beside `graphql-ws` (Amplify v6).
     Subprotocol,
     /// In the `header` and `payload` query parameters (AppSync's documented handshake).
@@ -29,19 +29,19 @@ enum Via {
 }
 
 #[derive(Debug)]
-enum Received {
+pub(crate) enum Received {
     Json(Value),
     Closed(u16),
 }
 
-struct Client {
+pub(crate) struct Client {
     socket: tokio_tungstenite::WebSocketStream<
         tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
     >,
 }
 
 impl Client {
-    async fn open(app: &TestApp, path: &str, header: Option<&str>, via: Via) -> Client {
+    pub(crate) async fn open(app: &TestApp, path: &str, header: Option<&str>, via: Via) -> Client {
         let mut url = format!("ws://{}{path}", app.address);
         let mut protocols = "graphql-ws".to_owned();
         if let Some(header) = header {
@@ -72,7 +72,7 @@ impl Client {
 
     /// Opens a connection with `header`'s credentials and has it acknowledged; its first `ka`
     /// follows the acknowledgement.
-    async fn connected(app: &TestApp, header: &Value, via: Via) -> Client {
+    pub(crate) async fn connected(app: &TestApp, header: &Value, via: Via) -> Client {
         let mut client =
             Client::open(app, "/graphql/realtime", Some(&header.to_string()), via).await;
         client.send(json!({ "type": "connection_init" })).await;
@@ -84,7 +84,7 @@ impl Client {
         client
     }
 
-    async fn send(&mut self, message: Value) {
+    pub(crate) async fn send(&mut self, message: Value) {
         self.socket
             .send(Message::text(message.to_string()))
             .await
@@ -92,7 +92,13 @@ impl Client {
     }
 
     /// A `start` as Amplify sends it: the request as a JSON string, credentials beside it.
-    async fn start(&mut self, id: &str, query: &str, variables: Value, authorization: &Value) {
+    pub(crate) async fn start(
+        &mut self,
+        id: &str,
+        query: &str,
+        variables: Value,
+        authorization: &Value,
+    ) {
         let data = json!({ "query": query, "variables": variables }).to_string();
         self.send(json!({
             "id": id,
@@ -103,7 +109,7 @@ impl Client {
     }
 
     /// The next message, `ka`s included, as its text form (or the close).
-    async fn raw(&mut self) -> String {
+    pub(crate) async fn raw(&mut self) -> String {
         loop {
             let message = tokio::time::timeout(PATIENCE, self.socket.next())
                 .await
@@ -122,7 +128,7 @@ impl Client {
     }
 
     /// The next message that is not a `ka`.
-    async fn receive(&mut self) -> Received {
+    pub(crate) async fn receive(&mut self) -> Received {
         loop {
             let text = self.raw().await;
             if let Some(code) = text.strip_prefix("closed ") {
@@ -135,14 +141,14 @@ impl Client {
         }
     }
 
-    async fn json(&mut self) -> Value {
+    pub(crate) async fn json(&mut self) -> Value {
         match self.receive().await {
             Received::Json(value) => value,
             other => panic!("expected a message, got {other:?}"),
         }
     }
 
-    async fn closed(&mut self) -> u16 {
+    pub(crate) async fn closed(&mut self) -> u16 {
         match self.receive().await {
             Received::Closed(code) => code,
             other => panic!("expected the connection to close, got {other:?}"),
@@ -456,18 +462,7 @@ async fn protocol_mistakes_are_answered_as_appsync_answers_them_and_the_server_c
 #[tokio::test]
 async fn a_connection_whose_token_expires_is_told_and_closed() {
     let app = spawn_app_with(api_key_and_tokens(API_KEY)).await;
-    let token = tablegraph::auth::hs256_token(
-        crate::helpers::RULES_SECRET,
-        &tablegraph::auth::TokenClaims {
-            issuer: crate::helpers::RULES_ISSUER.to_owned(),
-            audience: None,
-            subject: "brief".to_owned(),
-            groups: Vec::new(),
-            expires_in: Duration::from_secs(4),
-        },
-    )
-    .expect("a token");
-    let header = json!({ "host": "127.0.0.1", "Authorization": token });
+    let header = json!({ "host": "127.0.0.1", "Authorization": brief_token("brief", 4) });
     let mut client = Client::connected(&app, &header, Via::Subprotocol).await;
     // The server's own timer ends it; PATIENCE only bounds the wait.
     let error = client.json().await;
@@ -575,4 +570,115 @@ async fn a_subscription_that_ends_on_an_error_says_so_and_a_stopped_id_can_be_us
         client.json().await,
         json!({ "type": "start_ack", "id": "1" })
     );
+}
+
+/// A token of `sub` that expires in `seconds`.
+fn brief_token(sub: &str, seconds: u64) -> String {
+    tablegraph::auth::hs256_token(
+        crate::helpers::RULES_SECRET,
+        &tablegraph::auth::TokenClaims {
+            issuer: crate::helpers::RULES_ISSUER.to_owned(),
+            audience: None,
+            subject: sub.to_owned(),
+            groups: Vec::new(),
+            expires_in: Duration::from_secs(seconds),
+        },
+    )
+    .expect("a token")
+}
+
+#[tokio::test]
+async fn a_subscription_started_with_its_own_token_ends_when_that_token_expires() {
+    let app = spawn_app_with(api_key_and_tokens(API_KEY)).await;
+    // The connection's credentials are an API key, which does not expire.
+    let mut client = Client::connected(&app, &api_key_header(), Via::Subprotocol).await;
+    let own = json!({ "host": "127.0.0.1", "Authorization": brief_token("brief", 3) });
+    let query = "subscription { onCreateFarm { name } }";
+    client.start("brief", query, json!({}), &own).await;
+    assert_eq!(
+        client.json().await,
+        json!({ "type": "start_ack", "id": "brief" })
+    );
+    // The server's own timer ends it; PATIENCE only bounds the wait.
+    let error = client.json().await;
+    assert_eq!(error["type"], "error", "{error}");
+    assert_eq!(error["id"], "brief", "{error}");
+    assert_eq!(
+        error["payload"]["errors"][0]["errorType"], "UnauthorizedException",
+        "{error}"
+    );
+    // The connection lives on, and the expired subscription receives nothing more: the next
+    // message is the event of a subscription started after it.
+    client
+        .start("key", query, json!({}), &api_key_header())
+        .await;
+    assert_eq!(
+        client.json().await,
+        json!({ "type": "start_ack", "id": "key" })
+    );
+    create_farm(&app, "After Expiry").await;
+    let event = client.json().await;
+    assert_eq!(event["type"], "data", "{event}");
+    assert_eq!(event["id"], "key", "{event}");
+    // Only the subscription with the API key is left.
+    app.events.until_at_most_subscribers(1).await;
+}
+
+#[tokio::test]
+async fn starts_that_are_refused_are_each_answered_and_hold_no_slot() {
+    let mut http = api_key_and_tokens(API_KEY);
+    http.max_subscriptions_per_connection = 3;
+    let app = spawn_app_with(http).await;
+    let mut client = Client::connected(&app, &api_key_header(), Via::Subprotocol).await;
+    let deep = format!(
+        "subscription {{ onCreateFarm(filter: {}{{}}{}) {{ name }} }}",
+        "{ and: [".repeat(1_000),
+        "] }".repeat(1_000)
+    );
+    let refused = [
+        // Does not parse.
+        "subscription { onCreateFarm { name }".to_owned(),
+        // Over the nesting limit, before it is parsed.
+        deep,
+        // Parses, but does not validate: refused as it runs.
+        "subscription { onCreateFarm { noSuchField } }".to_owned(),
+    ];
+    // Ten times the connection's three slots.
+    for round in 0..10 {
+        for (n, query) in refused.iter().enumerate() {
+            let id = format!("{round}-{n}");
+            client.start(&id, query, json!({}), &api_key_header()).await;
+            let error = client.json().await;
+            assert_eq!(error["type"], "error", "{id}: {error}");
+            assert_eq!(error["id"], id.as_str(), "{error}");
+            assert!(
+                error["payload"]["errors"][0]["errorType"].is_string(),
+                "{error}"
+            );
+        }
+    }
+    // Every slot is free: three subscriptions start.
+    for id in ["a", "b", "c"] {
+        client
+            .start(
+                id,
+                "subscription { onCreateFarm { name } }",
+                json!({}),
+                &api_key_header(),
+            )
+            .await;
+        assert_eq!(
+            client.json().await,
+            json!({ "type": "start_ack", "id": id })
+        );
+    }
+    create_farm(&app, "Still Serving").await;
+    let mut ids: Vec<String> = Vec::new();
+    for _ in 0..3 {
+        let event = client.json().await;
+        assert_eq!(event["type"], "data", "{event}");
+        ids.push(event["id"].as_str().unwrap_or_default().to_owned());
+    }
+    ids.sort();
+    assert_eq!(ids, ["a", "b", "c"]);
 }

@@ -52,14 +52,14 @@ async fn operate(app: &TestApp, token: &str, body: Value) -> reqwest::Response {
 }
 
 /// An open event stream, read event by event across calls.
-struct Events {
+pub(crate) struct Events {
     response: reqwest::Response,
     /// What arrived and is not yet read as events.
     text: String,
 }
 
 impl Events {
-    fn new(response: reqwest::Response) -> Events {
+    pub(crate) fn new(response: reqwest::Response) -> Events {
         Events {
             response,
             text: String::new(),
@@ -67,7 +67,7 @@ impl Events {
     }
 
     /// The next `count` events (keep-alive comments skipped), each as its name and JSON data.
-    async fn next(&mut self, count: usize) -> Vec<(String, Value)> {
+    pub(crate) async fn next(&mut self, count: usize) -> Vec<(String, Value)> {
         let mut events = Vec::new();
         while events.len() < count {
             if let Some(end) = self.text.find("\n\n") {

@@ -59,7 +59,7 @@ impl Client {
     }
 
     /// The same, to the server at `address`.
-    async fn connected_at(address: SocketAddr, payload: Value) -> Client {
+    pub(crate) async fn connected_at(address: SocketAddr, payload: Value) -> Client {
         let mut client = Client::open(address, "graphql-transport-ws").await;
         client
             .send(json!({ "type": "connection_init", "payload": payload }))
@@ -609,7 +609,7 @@ pub(crate) fn raw_client(endpoint: &str) -> aws_sdk_dynamodb::Client {
 
 /// Waits until the server at `address` reports `count` open subscriptions in `/metrics`: a
 /// subscription is in place once its resolver ran, which the protocol does not acknowledge.
-async fn until_subscriptions(address: &str, count: usize) {
+pub(crate) async fn until_subscriptions(address: &str, count: usize) {
     let client = reqwest::Client::new();
     let wanted = format!("tablegraph_subscriptions {count}");
     let asking = async {

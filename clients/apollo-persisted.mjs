@@ -48,6 +48,9 @@ await check('Apollo Client + persisted queries: the query is sent once, then its
   const third = new URL(sent[2].address);
   expect(sent[2].method === 'GET' && !third.searchParams.has('query'), sent[2].address);
   expect(third.searchParams.get('extensions').includes('sha256Hash'), sent[2].address);
+  // The same URL without the API key runs nothing: a hash needs credentials as a query does.
+  const anonymous = await fetch(sent[2].address);
+  expect(anonymous.status === 401, `${anonymous.status} ${await anonymous.text()}`);
 });
 
 finish();

@@ -6,6 +6,8 @@
 //   node clients/subscriptions.mjs http://127.0.0.1:8080/graphql <api key>
 //
 // Prints one line per check and `N passed, N failed`; exits non-zero when any failed.
+import { ApolloClient, InMemoryCache, gql } from '@apollo/client';
+import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
 import { createClient as createWsClient } from 'graphql-ws';
 import { createClient as createSseClient } from 'graphql-sse';
 import WebSocket from 'ws';
@@ -79,6 +81,38 @@ const checks = [
       assertEqual(value, { data: { onCreateCow: { name: 'Daisy', farm: { name: 'Ws Acres' } } } }, 'event');
       await events.return();
       await client.dispose();
+      await subscriptionsOpen(0);
+    },
+  ],
+  [
+    "Apollo's GraphQLWsLink: writes made before subscribing are not delivered, the next one is",
+    async () => {
+      const farm = await post('mutation { createFarm(input: { name: "Before Acres" }) { id } }');
+      const f = farm.createFarm.id;
+      const cow = 'mutation($n: String!, $f: ID!) { createCow(input: { name: $n, farmId: $f }) { id } }';
+      for (const n of ['First', 'Second', 'Third']) await post(cow, { n, f });
+      const ws = wsClient({ 'x-api-key': apiKey });
+      const apollo = new ApolloClient({ link: new GraphQLWsLink(ws), cache: new InMemoryCache() });
+      const received = [];
+      let fourth;
+      const arrived = new Promise((resolve) => { fourth = resolve; });
+      const subscription = apollo
+        .subscribe({
+          query: gql`subscription OnCow($f: ID!) { onCreateCow(farmId: $f) { name } }`,
+          variables: { f },
+        })
+        .subscribe({
+          next: ({ data }) => {
+            received.push(data.onCreateCow.name);
+            if (data.onCreateCow.name === 'Fourth') fourth();
+          },
+        });
+      await subscriptionsOpen(1);
+      await post(cow, { n: 'Fourth', f });
+      await withPatience(arrived, 'the fourth cow');
+      assertEqual(received, ['Fourth'], 'events');
+      subscription.unsubscribe();
+      await ws.dispose();
       await subscriptionsOpen(0);
     },
   ],

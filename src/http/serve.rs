@@ -234,6 +234,8 @@ async fn served<S>(
             }
             () = entry.shed.notified() => break None,
             _ = stopping.wait_for(|stop| *stop) => break None,
+            // A head began: its deadline is sooner than the idle one slept for.
+            () = entry.head_began.notified() => {}
             () = tokio::time::sleep_until(due) => {
                 let (due, cause) = entry.due(&limits);
                 if due <= tokio::time::Instant::now() && entry.is_idle() {
@@ -301,6 +303,8 @@ struct Entry {
     /// HTTP/2 connection's frames between requests (pings, settings) start no head.
     read_any: AtomicBool,
     http2: AtomicBool,
+    /// Told when a head begins, so that the connection's loop looks at its deadline again.
+    head_began: Notify,
     /// Upgraded to a WebSocket: never idle.
     upgraded: AtomicBool,
     /// Asked to close (shed): it is going.
@@ -316,6 +320,7 @@ impl Entry {
             head_since: Mutex::new(None),
             read_any: AtomicBool::new(false),
             http2: AtomicBool::new(false),
+            head_began: Notify::new(),
             upgraded: AtomicBool::new(false),
             shedding: AtomicBool::new(false),
             shed: Notify::new(),
@@ -354,19 +359,24 @@ impl Entry {
 
     /// `bytes` were read from the peer: with no request running, they begin a head.
     fn read(&self, bytes: &[u8]) {
-        const PREFACE: &[u8] = b"PRI * HTTP/2.0";
+        // "PRI" begins HTTP/2's preface and no HTTP/1 method; a first read shorter than that
+        // is taken for HTTP/1, whose head timer is the one that must not be missed.
+        const PREFACE: &[u8] = b"PRI";
         if !self.read_any.swap(true, Ordering::AcqRel) {
-            let start = &bytes[..bytes.len().min(PREFACE.len())];
             self.http2
-                .store(PREFACE.starts_with(start), Ordering::Release);
+                .store(bytes.starts_with(PREFACE), Ordering::Release);
         }
         if self.http2.load(Ordering::Acquire) || !self.is_idle() {
             return;
         }
-        self.head_since
+        let mut head = self
+            .head_since
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get_or_insert_with(tokio::time::Instant::now);
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if head.is_none() {
+            *head = Some(tokio::time::Instant::now());
+            self.head_began.notify_one();
+        }
     }
 
     /// A request's head came whole: its timer stops.

@@ -114,6 +114,41 @@ async fn a_silent_connection_and_a_half_sent_head_meet_the_header_timer_and_a_ke
     );
 }
 
+#[tokio::test]
+async fn a_head_that_stops_halfway_is_closed_by_the_header_timer_long_before_the_idle_one() {
+    // The idle timer is longer than this test waits for anything (FAIL_AFTER): only the header
+    // timer can close these connections in time.
+    let app = spawn_app_with(HttpConfig {
+        connections: ConnectionLimits {
+            header_read_timeout: Duration::from_secs(1),
+            idle_timeout: FAIL_AFTER * 10,
+            max_connections: None,
+        },
+        ..HttpConfig::default()
+    })
+    .await;
+    let address = app.address.to_string();
+    let mut half = TcpStream::connect(&address).await.expect("connects");
+    half.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Drip: a")
+        .await
+        .expect("writes");
+    assert_eq!(read_to_close(&mut half).await, "");
+    let mut second = TcpStream::connect(&address).await.expect("connects");
+    second
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .expect("writes");
+    let mut answer = [0_u8; 512];
+    let read = second.read(&mut answer).await.expect("the first answer");
+    assert!(answer[..read].starts_with(b"HTTP/1.1 200 OK"));
+    second
+        .write_all(b"GET /healthz HTTP/1.1\r\nHo")
+        .await
+        .expect("writes");
+    assert!(!read_to_close(&mut second).await.contains("200 OK"));
+    assert_eq!(closed_by_timers(&address).await, (2.0, 0.0));
+}
+
 /// The value of the sample `name` (with its labels) in a Prometheus text page.
 fn sample(page: &str, name: &str) -> f64 {
     page.lines()

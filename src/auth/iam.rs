@@ -59,8 +59,8 @@ pub(super) struct IamVerifier {
 const SERVICE: &str = "appsync";
 
 /// The region the server is configured with when `--iam-region` is not given: the AWS
-/// environment's (`AWS_REGION`, `AWS_DEFAULT_REGION`), as the store's client reads it, else
-/// us-east-1.
+/// environment's variables (`AWS_REGION`, then `AWS_DEFAULT_REGION`), else us-east-1. (An AWS
+/// profile's region is not read: give `--iam-region` where only a profile names it.)
 pub(super) fn default_region() -> String {
     ["AWS_REGION", "AWS_DEFAULT_REGION"]
         .iter()

@@ -351,7 +351,12 @@ impl EventHub {
             true => {
                 let (admit, admitted) = oneshot::channel();
                 let since = Instant::now();
-                self.joiners.lock().push(Joiner { since, admit });
+                {
+                    let mut waiting = self.joiners.lock();
+                    // Those who gave up waiting (their subscription dropped) are forgotten.
+                    waiting.retain(|joiner| !joiner.admit.is_closed());
+                    waiting.push(Joiner { since, admit });
+                }
                 self.joiners.arrived.notify_one();
                 // The joiners live as long as `self`: the reader answers, or the wait goes on.
                 admitted.await.ok()?

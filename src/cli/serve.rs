@@ -202,7 +202,7 @@ pub struct CredentialArgs {
     #[arg(long, env = "TABLEGRAPH_IAM_CREDENTIALS", value_name = "FILE")]
     pub iam_credentials: Option<std::path::PathBuf>,
     /// The region an IAM signature's credential scope must name (its service must be
-    /// `appsync`) [default: the AWS environment's region (AWS_REGION), else us-east-1].
+    /// `appsync`) [default: AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1].
     #[arg(long, env = "TABLEGRAPH_IAM_REGION", requires = "iam_credentials")]
     pub iam_region: Option<String>,
     /// The token claim that names a node's owner for `@auth` owner rules [default: `sub`, or

@@ -24,7 +24,7 @@ use async_graphql::registry::Registry;
 use async_graphql::{Request, Response, ServerError};
 
 use super::limits::{self, Limits, QueryLimits};
-use super::persisted::{Lookup, PersistedQueries, PersistedSettings};
+use super::persisted::{self, Lookup, PersistedQueries, PersistedSettings};
 
 /// A request that passed the admission: its document parsed within every limit.
 pub struct Admitted {
@@ -46,7 +46,9 @@ fn operation_type(document: &ExecutableDocument, name: Option<&str>) -> Option<O
 /// What the persisted-query store keeps of a request that registered its query.
 struct Keep {
     hash: [u8; 32],
-    document: ExecutableDocument,
+    /// The text's tokens, and its document when the store keeps it parsed (a small tree).
+    tokens: usize,
+    document: Option<ExecutableDocument>,
 }
 
 impl Admitted {
@@ -134,10 +136,15 @@ impl Admission {
             self.limits.remember(&request.query, &document);
         }
         let keep = match lookup {
-            Lookup::Register(hash) => Some(Keep {
-                hash,
-                document: document.clone(),
-            }),
+            Lookup::Register(hash) => {
+                let tokens = limits::tokens(&request.query);
+                let parsed = persisted::keeps_parsed(request.query.len(), tokens);
+                Some(Keep {
+                    hash,
+                    tokens,
+                    document: parsed.then(|| document.clone()),
+                })
+            }
             Lookup::Absent | Lookup::Found(_) => None,
         };
         request.set_parsed_query(document);
@@ -155,9 +162,8 @@ impl Admission {
             && !response.errors.is_empty()
             && response.errors.iter().all(|error| error.path.is_empty());
         if !refused {
-            let tokens = limits::tokens(&query);
             self.persisted
-                .keep(keep.hash, query, &keep.document, tokens);
+                .keep(keep.hash, query, keep.document, keep.tokens);
         }
     }
 }

@@ -138,25 +138,27 @@ impl PersistedQueries {
         }
     }
 
-    /// Keeps `text` by `hash`, with its `document` when its tree is small; `tokens` is how many
-    /// the text has. The least recently used queries leave while the store is over either
-    /// bound; a query larger than the whole store is not kept.
+    /// Keeps `text` by `hash`, with its `document` when [`keeps_parsed`] says so; `tokens` is
+    /// how many the text has. The least recently used queries leave while the store is over
+    /// either bound; a query larger than the whole store is not kept.
     pub(super) fn keep(
         &self,
         hash: [u8; 32],
         text: String,
-        document: &ExecutableDocument,
+        document: Option<ExecutableDocument>,
         tokens: usize,
     ) {
-        let tree = tree_bytes(text.len(), tokens);
-        let parsed = tree <= CACHED_TREE_BYTES;
-        let bytes = text.len() + if parsed { tree } else { 0 };
+        let tree = match document {
+            Some(_) => tree_bytes(text.len(), tokens),
+            None => 0,
+        };
+        let bytes = text.len() + tree;
         if bytes > self.settings.most_bytes {
             return;
         }
         let query = Arc::new(Query {
             text,
-            document: parsed.then(|| document.clone()),
+            document,
             bytes,
         });
         let mut kept = self.lock();
@@ -184,6 +186,12 @@ impl PersistedQueries {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// Whether a text of `text_bytes` bytes and `tokens` tokens is kept parsed: when its tree is
+/// small by [`tree_bytes`]'s estimate.
+pub(super) fn keeps_parsed(text_bytes: usize, tokens: usize) -> bool {
+    tree_bytes(text_bytes, tokens) <= CACHED_TREE_BYTES
 }
 
 /// The 32 bytes of a hash in hexadecimal.
@@ -235,7 +243,8 @@ mod tests {
             panic!("a query sent with its hash is registered");
         };
         let document = async_graphql::parser::parse_query(query).expect("a document");
-        queries.keep(hash, query.to_owned(), &document, 4);
+        let parsed = keeps_parsed(query.len(), 4).then_some(document);
+        queries.keep(hash, query.to_owned(), parsed, 4);
     }
 
     fn settings(most: usize, most_bytes: usize) -> PersistedSettings {

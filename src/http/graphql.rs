@@ -116,7 +116,7 @@ pub async fn graphql_get(
     };
     let mut admitted = match state.inner.api.admit(request) {
         Ok(admitted) => admitted,
-        Err(error) => return refused(&state, &headers, error),
+        Err(error) => return refused(&state, &headers, &caller, error),
     };
     if admitted.operation_type() == Some(OperationType::Mutation) {
         let mut response = request_error(
@@ -202,7 +202,7 @@ pub async fn graphql_post(State(state): State<AppState>, request: Request) -> Re
     }
     match state.inner.api.admit(request) {
         Ok(admitted) => execute(&state, &headers, admitted, caller).await,
-        Err(error) => refused(&state, &headers, error),
+        Err(error) => refused(&state, &headers, &caller, error),
     }
 }
 
@@ -302,9 +302,15 @@ fn unguarded(headers: &HeaderMap) -> Response {
     request_error(headers, StatusCode::INTERNAL_SERVER_ERROR, "internal error")
 }
 
-/// The answer to a request the admission refused: a request error. Nothing ran, so a client
-/// that asked for its storage calls is told of none.
-fn refused(state: &AppState, headers: &HeaderMap, error: async_graphql::ServerError) -> Response {
+/// The answer to `caller`'s request the admission refused: a request error, private to a
+/// caller with credentials as any answer is. Nothing ran, so a client that asked for its
+/// storage calls is told of none.
+fn refused(
+    state: &AppState,
+    headers: &HeaderMap,
+    caller: &Caller,
+    error: async_graphql::ServerError,
+) -> Response {
     let mut response = async_graphql::Response::from_errors(vec![error]);
     if state.inner.expose_storage_calls && headers.contains_key(STORAGE_CALLS_HEADER) {
         response.extensions.insert(
@@ -312,7 +318,12 @@ fn refused(state: &AppState, headers: &HeaderMap, error: async_graphql::ServerEr
             async_graphql::Value::List(Vec::new()),
         );
     }
-    answer(state, headers, response, false)
+    answer(
+        state,
+        headers,
+        response,
+        !matches!(caller, Caller::Anonymous),
+    )
 }
 
 async fn execute(

@@ -526,19 +526,19 @@ impl Connection {
             return;
         };
         match self.request_of(id, payload).await {
-            Ok((request, caller)) => self.run(id.to_owned(), request, caller),
+            Ok((request, caller, own)) => self.run(id.to_owned(), request, caller, own),
             Err(refusal) => self.error(Some(id), refusal),
         }
     }
 
-    /// The admitted request and the caller of a `start`, or why it cannot run: its
-    /// credentials are checked first (its own `authorization`, or the connection's), then the
+    /// The admitted request and the caller of a `start` (and whether the `start` brought
+    /// credentials of its own), or why it cannot run: its credentials are checked first (its own `authorization`, or the connection's), then the
     /// request passes the admission every transport's requests pass.
     async fn request_of(
         &self,
         id: &str,
         payload: Option<&Value>,
-    ) -> Result<(Admitted, Caller), Refusal> {
+    ) -> Result<(Admitted, Caller, bool), Refusal> {
         let Some(connection_caller) = &self.caller else {
             return Err(Refusal::bad_request(
                 "start before connection_ack: send connection_init first",
@@ -563,6 +563,7 @@ impl Connection {
         let authorization = payload
             .and_then(|payload| payload.pointer("/extensions/authorization"))
             .and_then(Value::as_object);
+        let own = authorization.is_some();
         let caller = match authorization {
             Some(object) => {
                 let credentials = credentials_of(object)?;
@@ -588,7 +589,7 @@ impl Connection {
                 ),
             });
         }
-        Ok((admitted, caller))
+        Ok((admitted, caller, own))
     }
 
     /// Runs a subscription: `start_ack` once it is in place (every event from then on reaches
@@ -596,10 +597,11 @@ impl Connection {
     /// instead when it cannot run, or when it ends on an error (`EventsMissed`,
     /// `EventTooLarge`), which aws-amplify hands its subscriber where it would drop a `data`
     /// without data.
-    fn run(&mut self, id: String, admitted: Admitted, caller: Caller) {
+    fn run(&mut self, id: String, admitted: Admitted, caller: Caller, own_credentials: bool) {
         let (in_place, placed) = crate::graphql::InPlace::new();
-        // A subscription started with a token of its own ends when that token expires.
-        let expires = caller.expires_at();
+        // A subscription started with a token of its own ends when that token expires; the
+        // connection's token ends the whole connection instead.
+        let expires = own_credentials.then(|| caller.expires_at()).flatten();
         let mut data = Data::default();
         data.insert(caller);
         data.insert(self.headers.clone());

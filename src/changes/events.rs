@@ -118,15 +118,11 @@ impl Joiners {
     /// which on every committed write has been read and sent: it receives what is sent from
     /// now on. Called by the reader between rounds, after a round's sends.
     fn admit(&self, position: Instant, sender: &broadcast::Sender<Event>) {
-        self.lock().retain_mut(|joiner| {
-            if joiner.since > position {
-                return true;
-            }
-            let (admit, _) = oneshot::channel();
+        let mut waiting = self.lock();
+        for joiner in waiting.extract_if(.., |joiner| joiner.since <= position) {
             // A joiner that gave up (its subscription dropped) is forgotten.
-            let _ = std::mem::replace(&mut joiner.admit, admit).send(sender.subscribe());
-            false
-        });
+            let _ = joiner.admit.send(sender.subscribe());
+        }
     }
 }
 

@@ -23,7 +23,7 @@ use async_graphql::parser::types::{ExecutableDocument, OperationType};
 use async_graphql::registry::Registry;
 use async_graphql::{Request, Response, ServerError};
 
-use super::limits::{self, Limits, QueryLimits};
+use super::limits::{Limits, Parsed, QueryLimits};
 use super::persisted::{self, Lookup, PersistedQueries, PersistedSettings};
 
 /// A request that passed the admission: its document parsed within every limit.
@@ -119,13 +119,20 @@ impl Admission {
             }
             Lookup::Absent | Lookup::Register(_) => None,
         };
-        let (document, cached) = match held {
-            Some(document) => (document, true),
-            None => {
-                let parsed = self.limits.parse(&request.query)?;
-                (parsed.document, parsed.cached)
-            }
+        let parsed = match held {
+            // Held parsed only once it passed every step: its tokens are not needed again.
+            Some(document) => Parsed {
+                document,
+                tokens: 0,
+                cached: true,
+            },
+            None => self.limits.parse(&request.query)?,
         };
+        let Parsed {
+            document,
+            tokens,
+            cached,
+        } = parsed;
         self.limits.check(
             registry,
             &document,
@@ -133,11 +140,10 @@ impl Admission {
             &request.variables,
         )?;
         if !cached {
-            self.limits.remember(&request.query, &document);
+            self.limits.remember(&request.query, &document, tokens);
         }
         let keep = match lookup {
             Lookup::Register(hash) => {
-                let tokens = limits::tokens(&request.query);
                 let parsed = persisted::keeps_parsed(request.query.len(), tokens);
                 Some(Keep {
                     hash,

@@ -108,7 +108,7 @@ pub struct Limits {
     /// again, and parsing was a visible share of a small query's time (BENCHMARKS.md).
     /// The least recently used text leaves first, so a client's steady queries stay while
     /// one-off texts pass through.
-    parsed: std::sync::Mutex<LruCache<String, Arc<ExecutableDocument>>>,
+    parsed: std::sync::Mutex<LruCache<String, Arc<(ExecutableDocument, usize)>>>,
 }
 
 /// Distinct query texts kept parsed.
@@ -141,17 +141,19 @@ impl Limits {
     /// caller can reach the parser's recursion with a text the bracket limit has not bounded.
     /// `cached`: whether it came from the cache (and so passed these limits before).
     pub fn parse(&self, query: &str) -> ServerResult<Parsed> {
-        if let Some(document) = self.cached(query) {
+        if let Some((document, tokens)) = self.cached(query) {
             return Ok(Parsed {
                 document,
+                tokens,
                 cached: true,
             });
         }
-        text_within_limits(query)?;
+        let tokens = text_within_limits(query)?;
         let document = async_graphql::parser::parse_query(query)?;
         super::shape::check(&document)?;
         Ok(Parsed {
             document,
+            tokens,
             cached: false,
         })
     }
@@ -190,25 +192,23 @@ impl Limits {
     }
 
     /// The cache's document of `query`, if it has one.
-    fn cached(&self, query: &str) -> Option<ExecutableDocument> {
+    fn cached(&self, query: &str) -> Option<(ExecutableDocument, usize)> {
         let cached = self
             .parsed
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .get(query)
             .cloned();
-        cached.map(|document| (*document).clone())
+        cached.map(|held| (*held).clone())
     }
 
-    /// Keeps the document of a short `query` that passed every limit, for the next request
-    /// that sends the same text.
-    pub fn remember(&self, query: &str, document: &ExecutableDocument) {
-        if query.len() > CACHED_QUERY_BYTES
-            || tree_bytes(query.len(), tokens(query)) > CACHED_TREE_BYTES
-        {
+    /// Keeps the document of a short `query` of `tokens` tokens that passed every limit, for
+    /// the next request that sends the same text.
+    pub fn remember(&self, query: &str, document: &ExecutableDocument, tokens: usize) {
+        if query.len() > CACHED_QUERY_BYTES || tree_bytes(query.len(), tokens) > CACHED_TREE_BYTES {
             return;
         }
-        let document = Arc::new(document.clone());
+        let document = Arc::new((document.clone(), tokens));
         self.parsed
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -219,6 +219,8 @@ impl Limits {
 /// A request's document, parsed within the limits.
 pub struct Parsed {
     pub document: ExecutableDocument,
+    /// How many tokens its text has.
+    pub tokens: usize,
     /// Whether it came from the cache of parsed texts.
     pub cached: bool,
 }
@@ -255,9 +257,10 @@ pub fn measure(
     walk.measure
 }
 
-/// Refuses a document whose brackets nest deeper than [`MAX_NESTING`], or that has more than
-/// [`MAX_TOKENS`] tokens, before it is parsed.
-fn text_within_limits(query: &str) -> ServerResult<()> {
+/// Refuses a document whose brackets nest deeper than [`MAX_NESTING`], that has more than
+/// [`MAX_TOKENS`] tokens, or a name longer than [`MAX_NAME_BYTES`], before it is parsed; how
+/// many tokens it has.
+fn text_within_limits(query: &str) -> ServerResult<usize> {
     let text = scan(query);
     if text.deepest > MAX_NESTING {
         return over(
@@ -287,12 +290,7 @@ fn text_within_limits(query: &str) -> ServerResult<()> {
             ),
         );
     }
-    Ok(())
-}
-
-/// How many tokens `query` has (at most a little over [`MAX_TOKENS`]: the count stops there).
-pub fn tokens(query: &str) -> usize {
-    scan(query).tokens
+    Ok(text.tokens)
 }
 
 /// What one pass over a document's text finds.
@@ -663,7 +661,7 @@ mod tests {
         let steady = "{ steady }";
         let remember = |query: &str| {
             let document = async_graphql::parser::parse_query(query).expect("a query");
-            limits.remember(query, &document);
+            limits.remember(query, &document, 2);
         };
         remember(steady);
         remember("{ once }");

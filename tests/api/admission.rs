@@ -15,12 +15,11 @@ use crate::helpers::{
 };
 use crate::persisted::persisted;
 use crate::realtime::{Client as RealtimeClient, Via};
-use crate::sse::Events;
+use crate::sse::{self, Events};
 use crate::subscriptions::{Client as WsClient, Received as WsReceived};
 
 const API_KEY: &str = "da2-admission";
 const QUERY: &str = "{ listFarms { edges { node { id name } } } }";
-const TOKEN_HEADER: &str = "x-graphql-event-stream-token";
 
 /// How a request presents itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -299,19 +298,11 @@ async fn sse_single(app: &TestApp, input: &Input) -> Outcome {
     }
     assert_eq!(reserved.status(), 201);
     let token = reserved.text().await.expect("the token");
-    let stream = app
-        .client
-        .get(app.url("/graphql"))
-        .header("accept", "text/event-stream")
-        .header(TOKEN_HEADER, &token)
-        .send()
-        .await
-        .expect("the stream opens");
-    let mut events = Events::new(stream);
+    let mut events = Events::new(sse::open(app, &token).await);
     let mut operation = app
         .client
         .post(app.url("/graphql"))
-        .header(TOKEN_HEADER, &token)
+        .header(sse::TOKEN, &token)
         .json(&json!({ "query": input.body, "extensions": { "operationId": "op" } }));
     for (name, value) in headers(input.credentials) {
         operation = operation.header(name, value);

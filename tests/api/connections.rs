@@ -30,14 +30,40 @@ async fn read_to_close(stream: &mut TcpStream) -> String {
     String::from_utf8_lossy(&said).into_owned()
 }
 
+/// A request's head that stops before its end.
+const HALF_A_HEAD: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Drip: a";
+
+/// A connection to `address` that has sent `bytes`.
+async fn sending(address: &str, bytes: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(address).await.expect("connects");
+    stream.write_all(bytes).await.expect("writes");
+    stream
+}
+
+/// A connection that is answered one request, then sends half of the next head, is closed
+/// without a second answer.
+async fn a_second_head_cut_short(address: &str) {
+    let mut second = sending(address, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    let mut answer = [0_u8; 512];
+    let read = second.read(&mut answer).await.expect("the first answer");
+    let first = String::from_utf8_lossy(&answer[..read]).into_owned();
+    assert!(first.starts_with("HTTP/1.1 200 OK"), "{first}");
+    second
+        .write_all(b"GET /healthz HTTP/1.1\r\nHo")
+        .await
+        .expect("writes");
+    let said = read_to_close(&mut second).await;
+    assert!(!said.contains("200 OK"), "{said}");
+}
+
 /// How many connections the header read timeout and the idle timeout closed, from `/metrics`
 /// read over a connection of its own that the server closes as it answers (no timer's).
 async fn closed_by_timers(address: &str) -> (f64, f64) {
-    let mut scrape = TcpStream::connect(address).await.expect("connects");
-    scrape
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .expect("writes");
+    let mut scrape = sending(
+        address,
+        b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .await;
     let page = read_to_close(&mut scrape).await;
     (
         sample(
@@ -72,10 +98,7 @@ async fn a_silent_connection_and_a_half_sent_head_meet_the_header_timer_and_a_ke
     assert_eq!(read_to_close(&mut silent).await, "");
     assert_eq!(closed_by_timers(&address).await, (1.0, 0.0), "silent");
 
-    let mut kept = TcpStream::connect(&address).await.expect("connects");
-    kept.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        .await
-        .expect("writes");
+    let mut kept = sending(&address, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").await;
     let said = read_to_close(&mut kept).await;
     assert!(
         said.starts_with("HTTP/1.1 200 OK") && said.ends_with("ok"),
@@ -83,30 +106,12 @@ async fn a_silent_connection_and_a_half_sent_head_meet_the_header_timer_and_a_ke
     );
     assert_eq!(closed_by_timers(&address).await, (1.0, 1.0), "kept alive");
 
-    let mut half = TcpStream::connect(&address).await.expect("connects");
-    half.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Drip: a")
-        .await
-        .expect("writes");
-    let said = read_to_close(&mut half).await;
-    assert!(!said.contains("200 OK"), "{said}");
+    let mut half = sending(&address, HALF_A_HEAD).await;
+    assert_eq!(read_to_close(&mut half).await, "");
     assert_eq!(closed_by_timers(&address).await, (2.0, 1.0), "half a head");
 
     // A kept-alive connection whose next head stops halfway meets the header timer too.
-    let mut second = TcpStream::connect(&address).await.expect("connects");
-    second
-        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        .await
-        .expect("writes");
-    let mut answer = [0_u8; 512];
-    let read = second.read(&mut answer).await.expect("the first answer");
-    let first = String::from_utf8_lossy(&answer[..read]).into_owned();
-    assert!(first.starts_with("HTTP/1.1 200 OK"), "{first}");
-    second
-        .write_all(b"GET /healthz HTTP/1.1\r\nHo")
-        .await
-        .expect("writes");
-    let said = read_to_close(&mut second).await;
-    assert!(!said.contains("200 OK"), "{said}");
+    a_second_head_cut_short(&address).await;
     assert_eq!(
         closed_by_timers(&address).await,
         (3.0, 1.0),
@@ -128,24 +133,9 @@ async fn a_head_that_stops_halfway_is_closed_by_the_header_timer_long_before_the
     })
     .await;
     let address = app.address.to_string();
-    let mut half = TcpStream::connect(&address).await.expect("connects");
-    half.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Drip: a")
-        .await
-        .expect("writes");
+    let mut half = sending(&address, HALF_A_HEAD).await;
     assert_eq!(read_to_close(&mut half).await, "");
-    let mut second = TcpStream::connect(&address).await.expect("connects");
-    second
-        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        .await
-        .expect("writes");
-    let mut answer = [0_u8; 512];
-    let read = second.read(&mut answer).await.expect("the first answer");
-    assert!(answer[..read].starts_with(b"HTTP/1.1 200 OK"));
-    second
-        .write_all(b"GET /healthz HTTP/1.1\r\nHo")
-        .await
-        .expect("writes");
-    assert!(!read_to_close(&mut second).await.contains("200 OK"));
+    a_second_head_cut_short(&address).await;
     assert_eq!(closed_by_timers(&address).await, (2.0, 0.0));
 }
 

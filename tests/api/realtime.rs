@@ -108,6 +108,19 @@ impl Client {
         .await;
     }
 
+    /// A `start` that must be acknowledged: its `start_ack` is the next message.
+    pub(crate) async fn started(
+        &mut self,
+        id: &str,
+        query: &str,
+        variables: Value,
+        authorization: &Value,
+    ) {
+        self.start(id, query, variables, authorization).await;
+        let ack = self.json().await;
+        assert_eq!(ack, json!({ "type": "start_ack", "id": id }));
+    }
+
     /// The next message, `ka`s included, as its text form (or the close).
     pub(crate) async fn raw(&mut self) -> String {
         loop {
@@ -183,12 +196,8 @@ async fn a_subscription_receives_exactly_the_events_its_filter_chooses_and_stop_
         let mut client = Client::connected(&app, &api_key_header(), via).await;
         let filter = json!({ "filter": { "name": { "beginsWith": "Hi" } } });
         client
-            .start("1", BY_FILTER, filter, &api_key_header())
+            .started("1", BY_FILTER, filter, &api_key_header())
             .await;
-        assert_eq!(
-            client.json().await,
-            json!({ "type": "start_ack", "id": "1" })
-        );
         app.events.until_subscribers(1).await;
         for name in ["Acre", "Hilltop", "Bell", "Hillside"] {
             create_farm(&app, &format!("{name} {round}")).await;
@@ -374,17 +383,13 @@ async fn protocol_mistakes_are_answered_as_appsync_answers_them_and_the_server_c
     // The same id twice, and more than the connection may run.
     for id in ["1", "2"] {
         client
-            .start(
+            .started(
                 id,
                 "subscription { onCreateFarm { name } }",
                 json!({}),
                 &api_key_header(),
             )
             .await;
-        assert_eq!(
-            client.json().await,
-            json!({ "type": "start_ack", "id": id })
-        );
     }
     client
         .start(
@@ -417,17 +422,13 @@ async fn protocol_mistakes_are_answered_as_appsync_answers_them_and_the_server_c
     // Its place in the hub is given up, so that the count below is of "1" and "3".
     app.events.until_at_most_subscribers(1).await;
     client
-        .start(
+        .started(
             "3",
             "subscription { onCreateFarm { name } }",
             json!({}),
             &api_key_header(),
         )
         .await;
-    assert_eq!(
-        client.json().await,
-        json!({ "type": "start_ack", "id": "3" })
-    );
     app.events.until_subscribers(2).await;
     create_farm(&app, "After").await;
     let mut ids = Vec::new();
@@ -531,22 +532,18 @@ async fn a_subscription_that_ends_on_an_error_says_so_and_a_stopped_id_can_be_us
     let mut client = Client::connected(&app, &api_key_header(), Via::Subprotocol).await;
     let query = "subscription { onCreateFarm { name } }";
     // Started, stopped, and started again under the same id.
-    client.start("1", query, json!({}), &api_key_header()).await;
-    assert_eq!(
-        client.json().await,
-        json!({ "type": "start_ack", "id": "1" })
-    );
+    client
+        .started("1", query, json!({}), &api_key_header())
+        .await;
     client.send(json!({ "type": "stop", "id": "1" })).await;
     assert_eq!(
         client.json().await,
         json!({ "type": "complete", "id": "1" })
     );
     app.events.until_at_most_subscribers(0).await;
-    client.start("1", query, json!({}), &api_key_header()).await;
-    assert_eq!(
-        client.json().await,
-        json!({ "type": "start_ack", "id": "1" })
-    );
+    client
+        .started("1", query, json!({}), &api_key_header())
+        .await;
     app.events.until_subscribers(1).await;
     create_farm(&app, "Small").await;
     let event = client.json().await;
@@ -565,11 +562,9 @@ async fn a_subscription_that_ends_on_an_error_says_so_and_a_stopped_id_can_be_us
         "{error}"
     );
     // The id is free again.
-    client.start("1", query, json!({}), &api_key_header()).await;
-    assert_eq!(
-        client.json().await,
-        json!({ "type": "start_ack", "id": "1" })
-    );
+    client
+        .started("1", query, json!({}), &api_key_header())
+        .await;
 }
 
 /// A token of `sub` that expires in `seconds`.
@@ -594,11 +589,7 @@ async fn a_subscription_started_with_its_own_token_ends_when_that_token_expires(
     let mut client = Client::connected(&app, &api_key_header(), Via::Subprotocol).await;
     let own = json!({ "host": "127.0.0.1", "Authorization": brief_token("brief", 3) });
     let query = "subscription { onCreateFarm { name } }";
-    client.start("brief", query, json!({}), &own).await;
-    assert_eq!(
-        client.json().await,
-        json!({ "type": "start_ack", "id": "brief" })
-    );
+    client.started("brief", query, json!({}), &own).await;
     // The server's own timer ends it; PATIENCE only bounds the wait.
     let error = client.json().await;
     assert_eq!(error["type"], "error", "{error}");
@@ -610,12 +601,8 @@ async fn a_subscription_started_with_its_own_token_ends_when_that_token_expires(
     // The connection lives on, and the expired subscription receives nothing more: the next
     // message is the event of a subscription started after it.
     client
-        .start("key", query, json!({}), &api_key_header())
+        .started("key", query, json!({}), &api_key_header())
         .await;
-    assert_eq!(
-        client.json().await,
-        json!({ "type": "start_ack", "id": "key" })
-    );
     create_farm(&app, "After Expiry").await;
     let event = client.json().await;
     assert_eq!(event["type"], "data", "{event}");
@@ -660,17 +647,13 @@ async fn starts_that_are_refused_are_each_answered_and_hold_no_slot() {
     // Every slot is free: three subscriptions start.
     for id in ["a", "b", "c"] {
         client
-            .start(
+            .started(
                 id,
                 "subscription { onCreateFarm { name } }",
                 json!({}),
                 &api_key_header(),
             )
             .await;
-        assert_eq!(
-            client.json().await,
-            json!({ "type": "start_ack", "id": id })
-        );
     }
     create_farm(&app, "Still Serving").await;
     let mut ids: Vec<String> = Vec::new();

@@ -11,9 +11,10 @@ use tablegraph::config::HttpConfig;
 
 use crate::helpers::{TestApp, api_key_and_tokens, spawn_app, spawn_app_with};
 
-const TOKEN: &str = "x-graphql-event-stream-token";
+pub(crate) const TOKEN: &str = "x-graphql-event-stream-token";
 
-async fn reserve(app: &TestApp) -> String {
+/// Reserves a stream without credentials; its token.
+pub(crate) async fn reserve(app: &TestApp) -> String {
     let response = app
         .client
         .put(app.url("/graphql"))
@@ -31,7 +32,8 @@ async fn reserve(app: &TestApp) -> String {
     response.text().await.expect("the token")
 }
 
-async fn open(app: &TestApp, token: &str) -> reqwest::Response {
+/// Opens the stream of the reservation `token`.
+pub(crate) async fn open(app: &TestApp, token: &str) -> reqwest::Response {
     app.client
         .get(app.url("/graphql"))
         .header("accept", "text/event-stream")

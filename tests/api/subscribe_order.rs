@@ -11,11 +11,10 @@ use tablegraph::store::CacheSettings;
 use crate::helpers::{TestApp, spawn_app_cached};
 use crate::network::{run, serve, start_dynoxide};
 use crate::realtime::{Client as RealtimeClient, Via};
-use crate::sse::Events;
-use crate::subscriptions::{Client as WsClient, Received, until_subscriptions};
+use crate::sse::{self, Events};
+use crate::subscriptions::{Client as WsClient, Received, post_at, until_subscriptions};
 
 const ON_CREATE_COW: &str = "subscription($farmId: ID!) { onCreateCow(farmId: $farmId) { name } }";
-const TOKEN_HEADER: &str = "x-graphql-event-stream-token";
 
 #[derive(Debug, Clone, Copy)]
 enum Transport {
@@ -102,20 +101,12 @@ async fn subscribe(app: &TestApp, transport: Transport, farm: &str, before: usiz
             Open::Sse(Events::new(response), false)
         }
         Transport::SseSingle => {
-            let reserved = app.client.put(app.url("/graphql")).send().await;
-            let token = reserved.expect("reserved").text().await.expect("a token");
-            let stream = app
-                .client
-                .get(app.url("/graphql"))
-                .header("accept", "text/event-stream")
-                .header(TOKEN_HEADER, &token)
-                .send()
-                .await
-                .expect("the stream opens");
+            let token = sse::reserve(app).await;
+            let stream = sse::open(app, &token).await;
             let accepted = app
                 .client
                 .post(app.url("/graphql"))
-                .header(TOKEN_HEADER, &token)
+                .header(sse::TOKEN, &token)
                 .json(&json!({ "query": ON_CREATE_COW, "variables": variables,
                     "extensions": { "operationId": "cows" } }))
                 .send()
@@ -128,10 +119,8 @@ async fn subscribe(app: &TestApp, transport: Transport, farm: &str, before: usiz
             let header = json!({ "host": "127.0.0.1" });
             let mut client = RealtimeClient::connected(app, &header, Via::Subprotocol).await;
             client
-                .start("cows", ON_CREATE_COW, variables, &header)
+                .started("cows", ON_CREATE_COW, variables, &header)
                 .await;
-            let ack = client.json().await;
-            assert_eq!(ack, json!({ "type": "start_ack", "id": "cows" }));
             Open::Realtime(client)
         }
     };
@@ -160,21 +149,6 @@ async fn a_subscriber_receives_no_write_made_before_it_subscribed_on_any_transpo
         assert_eq!(open.next_cow().await, "Fourth", "over {transport:?}");
         held.push(open);
     }
-}
-
-/// POSTs `query` to the server at `address`; the answer's data.
-async fn post_at(address: &str, query: &str, variables: Value) -> Value {
-    let body: Value = reqwest::Client::new()
-        .post(format!("http://{address}/graphql"))
-        .json(&json!({ "query": query, "variables": variables }))
-        .send()
-        .await
-        .expect("the replica answers")
-        .json()
-        .await
-        .expect("JSON");
-    assert!(body["errors"].is_null(), "{body}");
-    body["data"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

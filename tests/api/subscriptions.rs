@@ -673,12 +673,20 @@ async fn until_a_lease_has_a_checkpoint(endpoint: &str) {
 
 /// Creates a farm named `name` through the server at `address`.
 async fn create_farm_at(address: &str, name: &str) {
+    post_at(
+        address,
+        "mutation($n: String!) { createFarm(input: { name: $n }) { id } }",
+        json!({ "n": name }),
+    )
+    .await;
+}
+
+/// POSTs `query` to the server at `address`, which must answer it without errors; the
+/// answer's data.
+pub(crate) async fn post_at(address: &str, query: &str, variables: Value) -> Value {
     let body: Value = reqwest::Client::new()
         .post(format!("http://{address}/graphql"))
-        .json(&json!({
-            "query": "mutation($n: String!) { createFarm(input: { name: $n }) { id } }",
-            "variables": { "n": name },
-        }))
+        .json(&json!({ "query": query, "variables": variables }))
         .send()
         .await
         .expect("the replica answers")
@@ -686,6 +694,7 @@ async fn create_farm_at(address: &str, name: &str) {
         .await
         .expect("JSON");
     assert!(body["errors"].is_null(), "{body}");
+    body["data"].clone()
 }
 
 /// The name in an `onCreateFarm` event.

@@ -365,14 +365,12 @@ impl Application {
                 }
             } else {
                 starting.phase("upgrading stored formats");
-                let pace = migrate::Pace::default();
+                let pace = migrate::Pace::new(config.progress_every);
                 let progress = |step: migrate::Step<'_>| {
-                    if let migrate::Step::Page { name, run } = step
-                        && let Some(estimate) = pace.estimate(run, false)
-                    {
+                    if let migrate::Step::Page { name, run } = step {
                         starting.progress(format!(
                             "upgrading stored formats: {name}: {}",
-                            migrate::describe(run, &estimate)
+                            pace.status(run)
                         ));
                     }
                     if let Some(line) = pace.line(step) {

@@ -129,4 +129,6 @@ pub struct ServeConfig {
     pub http: HttpConfig,
     /// The schema's language, the API's shape and Amplify's flags, where chosen.
     pub dialect: crate::model::DialectChoice,
+    /// How often a start-up phase's progress is logged at most ([`crate::progress::PACE`]).
+    pub progress_every: Duration,
 }

@@ -16,6 +16,7 @@
 //! - [`migrate`]: making the table match the model;
 //! - [`check`]: the table's invariants, verified over a full scan;
 //! - [`transfer`]: the table to and from JSON lines;
+//! - [`progress`]: how long work tells how far it got;
 //! - [`demo`]: the demo data set, written through the API;
 //! - [`config`], [`telemetry`], [`app`], [`cli`]: wiring.
 
@@ -41,6 +42,7 @@ pub mod loaders;
 pub mod local_aws;
 pub mod migrate;
 pub mod model;
+pub mod progress;
 pub mod resolvers;
 pub mod slot_lock;
 pub mod store;

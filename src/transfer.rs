@@ -38,9 +38,14 @@ pub enum TransferError {
 }
 
 /// Writes every item of the table to `out`, sorted by key so that two exports of the same data
-/// are the same file. Answers the number of items.
-pub async fn export(store: &Store, out: &mut impl std::io::Write) -> Result<usize, TransferError> {
-    let mut items = store.scan_all().await?;
+/// are the same file, telling `read` how many items were read after each page. Answers the
+/// number of items.
+pub async fn export(
+    store: &Store,
+    out: &mut impl std::io::Write,
+    read: &(dyn Fn(u64) + Sync),
+) -> Result<usize, TransferError> {
+    let mut items = store.scan_all_telling(read).await?;
     items.retain(|item| !keys::is_stream_partition(key_of(item).0));
     items.sort_by(|a, b| key_of(a).cmp(&key_of(b)));
     for item in &items {
@@ -97,15 +102,21 @@ pub fn read_import(input: impl BufRead) -> Result<Import, TransferError> {
     Ok(import)
 }
 
-/// Writes the items of `import`. Answers the number of items written.
-pub async fn import(store: &Store, import: &Import) -> Result<usize, TransferError> {
+/// Writes the items of `import`, telling `written` how many are written after each
+/// transaction. Answers the number of items written.
+pub async fn import(
+    store: &Store,
+    import: &Import,
+    mut written: impl FnMut(u64),
+) -> Result<usize, TransferError> {
     let items = &import.items;
     let mut chunk: Vec<Write> = Vec::new();
     let mut chunk_bytes = 0;
-    for item in items {
+    for (index, item) in items.iter().enumerate() {
         let size = item_size(item);
         if chunk.len() == MAX_TRANSACTION_ITEMS || chunk_bytes + size > MAX_TRANSACTION_BYTES {
             store.transact_write(std::mem::take(&mut chunk)).await?;
+            written(index as u64);
             chunk_bytes = 0;
         }
         chunk_bytes += size;
@@ -116,6 +127,7 @@ pub async fn import(store: &Store, import: &Import) -> Result<usize, TransferErr
     }
     if !chunk.is_empty() {
         store.transact_write(chunk).await?;
+        written(items.len() as u64);
     }
     Ok(items.len())
 }

@@ -93,6 +93,15 @@ pub struct StoreArgs {
     /// overlaps the wait).
     #[arg(long, env = "TABLEGRAPH_SIMULATED_LATENCY_MS", hide = true)]
     pub simulated_latency_ms: Option<u64>,
+    /// Tests only: how often, in milliseconds, a long phase's progress is printed (or logged)
+    /// at most when stderr is no terminal (2000 by default).
+    #[arg(
+        long,
+        env = "TABLEGRAPH_PROGRESS_EVERY_MS",
+        hide = true,
+        default_value_t = 2000
+    )]
+    pub progress_every_ms: u64,
 }
 
 impl StoreArgs {
@@ -109,6 +118,11 @@ impl StoreArgs {
             );
         }
         Ok(())
+    }
+
+    /// How often a long phase's progress is told at most.
+    pub fn progress_every(&self) -> Duration {
+        Duration::from_millis(self.progress_every_ms)
     }
 
     pub fn config(&self) -> StoreConfig {

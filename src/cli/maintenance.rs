@@ -13,7 +13,6 @@ pub(super) async fn migrate(
     store: &StoreArgs,
     migrations_dir: &std::path::Path,
     dry_run: bool,
-    progress_every: Duration,
 ) -> anyhow::Result<()> {
     let (model, _) = schema.load()?;
     let migrations = crate::migrate::load_migrations(migrations_dir, &model)?;
@@ -76,7 +75,7 @@ pub(super) async fn migrate(
         }
     }
     drop(out);
-    let shown = MigrationProgress::new(std::io::stderr().is_terminal(), progress_every);
+    let shown = MigrationProgress::new(std::io::stderr().is_terminal(), store.progress_every());
     let progress = |step: crate::migrate::Step<'_>| shown.step(step);
     let runs =
         crate::migrate::apply_migrations(&open.store, &model, &migrations, dry_run, &progress)
@@ -115,53 +114,50 @@ pub(super) async fn migrate(
 }
 
 /// How `migrate` shows a run on stderr: a bar that redraws itself on a terminal (indicatif),
-/// plain lines at most every [`crate::migrate::PACE`] otherwise; either way one line when each
-/// migration ends, with its counts and time.
+/// plain lines at most every [`crate::migrate::PACE`] otherwise (see [`crate::progress`]);
+/// either way one line when each migration ends, with its counts and time.
 struct MigrationProgress {
     pace: crate::migrate::Pace,
-    bar: Option<std::sync::Mutex<Option<indicatif::ProgressBar>>>,
+    terminal: bool,
+    shown: std::sync::Mutex<Option<crate::progress::Shown>>,
 }
 
 impl MigrationProgress {
     fn new(terminal: bool, every: Duration) -> MigrationProgress {
         MigrationProgress {
             pace: crate::migrate::Pace::new(every),
-            bar: terminal.then(std::sync::Mutex::default),
+            terminal,
+            shown: std::sync::Mutex::default(),
         }
     }
 
     fn step(&self, step: crate::migrate::Step<'_>) {
         use crate::migrate::Step;
-        let Some(bar) = &self.bar else {
+        if !self.terminal {
             if let Some(line) = self.pace.line(step) {
                 let _ = writeln!(std::io::stderr().lock(), "{line}");
             }
             return;
-        };
-        let mut bar = bar.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        let mut shown = self
+            .shown
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         match step {
-            Step::Started { name, about } => {
+            Step::Started { about, .. } => {
                 self.pace.line(step);
-                let drawn = match about {
-                    Some(items) => indicatif::ProgressBar::new(items),
-                    None => indicatif::ProgressBar::new_spinner(),
-                };
-                let style = indicatif::ProgressStyle::with_template(
-                    "{msg} [{bar:30}] {pos}/{len} items scanned, {per_sec}, {eta} left",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-                drawn.set_style(style);
-                drawn.set_message(name.to_owned());
-                *bar = Some(drawn);
+                let total = crate::progress::Total::about(about);
+                *shown = Some(crate::progress::Shown::new(true, Duration::ZERO, total));
             }
-            Step::Page { run, .. } => {
-                if let Some(drawn) = bar.as_ref() {
-                    drawn.set_position(run.evaluated as u64);
+            Step::Page { name, run } => {
+                let status = self.pace.status(run);
+                if let Some(bar) = shown.as_mut() {
+                    bar.show(&mut self.pace.meter(), |_| format!("{name}: {status}"));
                 }
             }
             Step::Finished { .. } => {
-                if let Some(drawn) = bar.take() {
-                    drawn.finish_and_clear();
+                if let Some(mut bar) = shown.take() {
+                    bar.finish();
                 }
                 if let Some(line) = self.pace.line(step) {
                     let _ = writeln!(std::io::stderr().lock(), "{line}");

@@ -5,6 +5,7 @@
 mod args;
 mod maintenance;
 mod serve;
+mod transfer;
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -53,10 +54,6 @@ pub enum Command {
         /// Print what would change; change nothing.
         #[arg(long)]
         dry_run: bool,
-        /// Tests only: how often, in milliseconds, a running migration's progress is printed
-        /// when stderr is no terminal (2000 by default).
-        #[arg(long, hide = true, default_value_t = 2000)]
-        progress_every_ms: u64,
     },
     /// Load the demo data set (farms, goals, users, teams) into the default schema's table.
     /// Creates the data directory and its store when they do not exist.
@@ -208,10 +205,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             store,
             migrations,
             dry_run,
-            progress_every_ms,
         } => {
-            let every = Duration::from_millis(progress_every_ms);
-            maintenance::migrate(&schema, &store, &migrations, dry_run, every).await?;
+            maintenance::migrate(&schema, &store, &migrations, dry_run).await?;
         }
         Command::Demo { schema, store } => {
             let (model, open) = open_existing(&schema, &store).await?;
@@ -241,73 +236,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             schema,
             store,
             output,
-        } => {
-            store.require_a_store()?;
-            let (_model, open) = open_existing(&schema, &store).await?;
-            let count = match output {
-                Some(path) => {
-                    let file = std::fs::File::create(&path)
-                        .with_context(|| format!("cannot create {}", path.display()))?;
-                    let mut out = std::io::BufWriter::new(file);
-                    crate::transfer::export(&open.store, &mut out).await?
-                }
-                None => crate::transfer::export(&open.store, &mut std::io::stdout().lock()).await?,
-            };
-            writeln!(std::io::stderr().lock(), "exported {count} items")?;
-        }
+        } => transfer::export(&schema, &store, output.as_deref()).await?,
         Command::Import {
             schema,
             store,
             amplify_tables: Some(suffix),
             ..
-        } => {
-            let (model, open) = open_existing(&schema, &store).await?;
-            let reports = crate::amplify_import::import_amplify_tables(
-                &open.store,
-                &model,
-                &suffix,
-                |report| {
-                    let _ = writeln!(
-                        std::io::stderr().lock(),
-                        "{}: {} items read, {} written, {} already there",
-                        report.table,
-                        report.read,
-                        report.written,
-                        report.already_there
-                    );
-                },
-            )
-            .await?;
-            let mut out = std::io::stdout().lock();
-            for report in &reports {
-                writeln!(
-                    out,
-                    "{}: {} written, {} already there, {} deleted by DataStore left out",
-                    report.table, report.written, report.already_there, report.deleted
-                )?;
-                for why in &report.refused {
-                    writeln!(out, "  left out {why}")?;
-                }
-                for (id, keys) in &report.without_keys {
-                    writeln!(
-                        out,
-                        "  {id} written without {}: no such node (Amplify keeps keys of deleted \
-                         parents)",
-                        keys.join(", ")
-                    )?;
-                }
-                for (attribute, count) in &report.undeclared {
-                    writeln!(
-                        out,
-                        "  {attribute}: not in the schema, left out of {count} items"
-                    )?;
-                }
-            }
-            writeln!(
-                out,
-                "run `tablegraph check` to confirm the table is consistent"
-            )?;
-        }
+        } => transfer::import_amplify(&schema, &store, &suffix).await?,
         Command::Import {
             schema,
             store,
@@ -315,40 +250,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             amplify_tables: None,
         } => {
             let file = file.context("give the file to import, or --amplify-tables")?;
-            // The file is read and checked whole before the store is opened (or made).
-            let input = std::fs::File::open(&file)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            let import = crate::transfer::read_import(std::io::BufReader::new(input))
-                .with_context(|| {
-                    format!("{} was not imported; nothing was written", file.display())
-                })?;
-            let (model, open) = open_existing(&schema, &store).await?;
-            let count = crate::transfer::import(&open.store, &import).await?;
-            // The items may be in earlier formats: the next `migrate` looks at every node again.
-            crate::migrate::forget_builtins(&open.store, &model).await?;
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "imported {count} items")?;
-            if import.migration_records > 0 {
-                writeln!(
-                    out,
-                    "left out {} records of tablegraph's own format migrations: they describe the \
-                     table the file came from, and the next `migrate` applies them here",
-                    import.migration_records
-                )?;
-            }
-            if import.stream_items > 0 {
-                writeln!(
-                    out,
-                    "left out {} stream leases and relay items: they belong to the change stream \
-                     of the table the file came from",
-                    import.stream_items
-                )?;
-            }
-            writeln!(
-                out,
-                "run `tablegraph migrate` to bring them to today's formats (their type index, \
-                 unique values, counts)"
-            )?;
+            transfer::import_file(&schema, &store, &file).await?;
         }
         Command::Plan { schema } => {
             let (model, resolvers) = schema.load()?;

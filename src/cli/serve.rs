@@ -423,6 +423,7 @@ impl ServeArgs {
             },
             http,
             dialect: self.schema.dialect(),
+            progress_every: self.store.progress_every(),
         }
     }
 }

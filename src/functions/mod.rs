@@ -84,17 +84,14 @@ struct FileEntry {
 }
 
 impl FunctionsConfig {
-    /// The same, with the functions `text` (a `functions.toml` read from `file`) lists; a
-    /// function given both there and by a flag is refused.
+    /// The same, with the functions `text` (a `functions.toml` read from `file`) lists; where
+    /// a flag (`--function`) gives a function's address too, the flag's address is kept (the
+    /// file's `max_batch_size` still applies), so that a file can be served on another port.
     pub fn with_file(mut self, file: &str, text: &str) -> Result<FunctionsConfig, FunctionsError> {
         let entries: std::collections::BTreeMap<String, FileEntry> =
             toml::from_str(text).map_err(|e| FunctionsError(format!("{file}: {}", e.message())))?;
         for (name, entry) in entries {
-            if self.endpoints.iter().any(|(given, _)| *given == name) {
-                return Err(FunctionsError(format!(
-                    "{file}: function {name} is also given by --function; give it once"
-                )));
-            }
+            let given = self.endpoints.iter().any(|(given, _)| *given == name);
             if let Some(max) = entry.max_batch_size {
                 if max == 0 {
                     return Err(FunctionsError(format!(
@@ -103,7 +100,9 @@ impl FunctionsConfig {
                 }
                 self.batch.push((name.clone(), max));
             }
-            self.endpoints.push((name, entry.url));
+            if !given {
+                self.endpoints.push((name, entry.url));
+            }
         }
         Ok(self)
     }
@@ -439,13 +438,21 @@ mod tests {
         let names: Vec<&str> = config.endpoints.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["flag", "plain", "sensor-dev"]);
         assert_eq!(config.batch, [("sensor-dev".to_owned(), 25)]);
+        // A flag's address wins over the file's; the file's batch size still holds.
         let twice = FunctionsConfig {
             endpoints: vec![("plain".to_owned(), "http://127.0.0.1:1/a".to_owned())],
             ..FunctionsConfig::default()
         }
-        .with_file("functions.toml", "[plain]\nurl = \"http://x/\"\n")
-        .expect_err("given twice");
-        assert!(twice.0.contains("also given by --function"), "{twice}");
+        .with_file(
+            "functions.toml",
+            "[plain]\nurl = \"http://x/\"\nmax_batch_size = 5\n",
+        )
+        .expect("a file");
+        assert_eq!(
+            twice.endpoints,
+            [("plain".to_owned(), "http://127.0.0.1:1/a".to_owned())]
+        );
+        assert_eq!(twice.batch, [("plain".to_owned(), 5)]);
         let unknown = FunctionsConfig::default()
             .with_file("functions.toml", "[f]\nurl = \"http://x/\"\ntimeout = 3\n")
             .expect_err("an unknown key");

@@ -13,7 +13,7 @@ mod run;
 use std::time::Duration;
 
 pub use data::{DataMigrationError, Migration, MigrationRun, builtin_migrations, load_migrations};
-pub use progress::{Estimate, PACE, Pace, Progress, Step, describe};
+pub use progress::{PACE, Pace, Progress, Step, describe};
 pub use run::{apply_migrations, forget_builtins, record_builtins_applied};
 
 use crate::model::Model;

@@ -1,18 +1,19 @@
 //! How a migration run is told while it goes. Each migration is a [`Step::Started`], a
 //! [`Step::Page`] after each Scan page, then a [`Step::Finished`]; [`Pace`] turns them into
 //! lines: one when a migration ends, with its counts and time, and one at most every
-//! [`PACE`] while it runs, with the items its scans evaluated, their rate and, against the
-//! table's item count (each migration scans the whole table), an estimate of the time left.
+//! [`PACE`] while it runs, with the items its scans evaluated, their rate over the last few
+//! seconds and, against the table's item count (each migration scans the whole table; the
+//! count is DynamoDB's estimate), the time left at that rate (see [`crate::progress`]).
 //! `migrate` draws them with indicatif on a terminal and prints them as lines otherwise;
 //! `serve` logs them and answers them on `/readyz` while it starts.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::data::MigrationRun;
+pub use crate::progress::PACE;
+use crate::progress::{Meter, Total};
 
-/// How often a running migration is told about at most.
-pub const PACE: Duration = Duration::from_secs(2);
+use super::data::MigrationRun;
 
 /// One step of a run.
 #[derive(Debug, Clone, Copy)]
@@ -42,22 +43,7 @@ pub struct Pace {
 
 struct PaceState {
     started: Instant,
-    /// When the last line of the running migration was told.
-    told: Instant,
-    about: Option<u64>,
-}
-
-/// What a line tells of a running migration.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Estimate {
-    /// Items its scans evaluated so far.
-    pub evaluated: usize,
-    /// Of about this many (the table's items).
-    pub about: Option<u64>,
-    /// Items evaluated a second so far.
-    pub per_second: f64,
-    /// At that rate, the time left; `None` without a count to go by.
-    pub left: Option<Duration>,
+    meter: Meter,
 }
 
 impl Default for Pace {
@@ -73,8 +59,7 @@ impl Pace {
             every,
             state: Mutex::new(PaceState {
                 started: now,
-                told: now,
-                about: None,
+                meter: Meter::new(Total::Unknown, now),
             }),
         }
     }
@@ -92,14 +77,16 @@ impl Pace {
                 let now = Instant::now();
                 *self.lock() = PaceState {
                     started: now,
-                    told: now,
-                    about,
+                    meter: Meter::new(Total::about(about), now),
                 };
                 None
             }
             Step::Page { name, run } => {
-                let estimate = self.estimate(run, true)?;
-                Some(format!("{name}: {}", describe(run, &estimate)))
+                let mut state = self.lock();
+                let now = Instant::now();
+                state.meter.record(run.evaluated as u64, now);
+                let due = state.meter.due(self.every, now);
+                due.then(|| format!("{name}: {}", describe(run, &state.meter)))
             }
             Step::Finished { name, run } if run.skipped => Some(format!("{name}: applied before")),
             Step::Finished { name, run } => {
@@ -115,47 +102,25 @@ impl Pace {
         }
     }
 
-    /// Where the running migration stands, when a line is due (or always, without `due`).
-    pub fn estimate(&self, run: &MigrationRun, due: bool) -> Option<Estimate> {
+    /// Where the running migration stands after `run`'s last page, whether or not a line is
+    /// due (what `/readyz` tells while `serve` upgrades formats).
+    pub fn status(&self, run: &MigrationRun) -> String {
         let mut state = self.lock();
-        let now = Instant::now();
-        if due && now.duration_since(state.told) < self.every {
-            return None;
+        if state.meter.done() != run.evaluated as u64 {
+            state.meter.record(run.evaluated as u64, Instant::now());
         }
-        state.told = now;
-        let elapsed = now.duration_since(state.started).as_secs_f64();
-        let per_second = if elapsed > 0.0 {
-            run.evaluated as f64 / elapsed
-        } else {
-            0.0
-        };
-        let left = state.about.filter(|_| per_second > 0.0).map(|about| {
-            let remaining = about.saturating_sub(run.evaluated as u64) as f64;
-            Duration::from_secs_f64(remaining / per_second)
-        });
-        Some(Estimate {
-            evaluated: run.evaluated,
-            about: state.about,
-            per_second,
-            left,
-        })
+        describe(run, &state.meter)
+    }
+
+    /// The meter of the running migration, as its last page left it.
+    pub fn meter(&self) -> Meter {
+        self.lock().meter.clone()
     }
 }
 
 /// `4000 of about 20000 items scanned (3100 items/s), 900 changed, about 5 s left`.
-pub fn describe(run: &MigrationRun, estimate: &Estimate) -> String {
-    let of = match estimate.about {
-        Some(about) => format!(" of about {about}"),
-        None => String::new(),
-    };
-    let left = match estimate.left {
-        Some(left) => format!(", about {} s left", left.as_secs().max(1)),
-        None => String::new(),
-    };
-    format!(
-        "{}{of} items scanned ({:.0} items/s), {} changed{left}",
-        estimate.evaluated, estimate.per_second, run.changed
-    )
+pub fn describe(run: &MigrationRun, meter: &Meter) -> String {
+    meter.describe("items scanned", &format!(", {} changed", run.changed))
 }
 
 #[cfg(test)]
@@ -199,29 +164,31 @@ mod tests {
     }
 
     #[test]
-    fn the_time_left_is_what_remains_at_the_rate_so_far() {
+    fn a_page_tells_its_counts_and_the_status_never_takes_a_due_line() {
         let pace = Pace::new(Duration::ZERO);
         pace.line(Step::Started {
             name: "m",
             about: Some(1000),
         });
-        let estimate = pace.estimate(&run(250, 5), false).expect("always");
-        assert_eq!(estimate.evaluated, 250);
-        assert!(estimate.per_second > 0.0);
-        let left = estimate.left.expect("a count to go by").as_secs_f64();
-        let expected = 750.0 / estimate.per_second;
-        assert!((left - expected).abs() < 1e-6, "{left} vs {expected}");
-        let line = describe(&run(250, 5), &estimate);
+        let line = pace
+            .line(Step::Page {
+                name: "m",
+                run: &run(250, 5),
+            })
+            .expect("due at once");
         assert!(
-            line.starts_with("250 of about 1000 items scanned ("),
+            line.starts_with("m: 250 of about 1000 items scanned ("),
             "{line}"
         );
-        assert!(line.contains("5 changed, about"), "{line}");
-        // Without a count, no estimate of the time left.
-        pace.line(Step::Started {
+        assert!(line.contains(", 5 changed"), "{line}");
+        // `/readyz` asks for the status after every page: the log's lines stay due.
+        let slow = Pace::new(Duration::from_secs(3600));
+        slow.line(Step::Started {
             name: "m",
             about: None,
         });
-        assert_eq!(pace.estimate(&run(10, 0), false).and_then(|e| e.left), None);
+        let status = slow.status(&run(10, 0));
+        assert!(status.starts_with("10 items scanned"), "{status}");
+        assert_eq!(slow.meter().done(), 10);
     }
 }

@@ -396,8 +396,18 @@ impl Store {
     /// `walk_page` items ([`Store::scan_segments`]). For tools that walk the whole table
     /// (`check`), never for requests.
     pub async fn scan_all(&self) -> Result<Vec<Item>, StoreError> {
+        self.scan_all_telling(&|_| {}).await
+    }
+
+    /// [`Store::scan_all`], telling `read` after each page how many items all segments have
+    /// read so far (for a tool's progress).
+    pub async fn scan_all_telling(
+        &self,
+        read: &(dyn Fn(u64) + Sync),
+    ) -> Result<Vec<Item>, StoreError> {
         let segments = self.scan_segments();
-        let scans = (0..segments).map(|segment| self.scan_segment(segment, segments));
+        let count = std::sync::atomic::AtomicU64::new(0);
+        let scans = (0..segments).map(|segment| self.scan_segment(segment, segments, &count, read));
         let mut items = Vec::new();
         for part in futures::future::try_join_all(scans).await? {
             items.extend(part);
@@ -405,13 +415,24 @@ impl Store {
         Ok(items)
     }
 
-    async fn scan_segment(&self, segment: u16, segments: u16) -> Result<Vec<Item>, StoreError> {
+    async fn scan_segment(
+        &self,
+        segment: u16,
+        segments: u16,
+        count: &std::sync::atomic::AtomicU64,
+        read: &(dyn Fn(u64) + Sync),
+    ) -> Result<Vec<Item>, StoreError> {
         let mut items = Vec::new();
         let mut start = None;
         loop {
             let page = self
                 .scan_page_of(segment, segments, start.as_ref(), None, self.walk_page())
                 .await?;
+            let before = count.fetch_add(
+                page.items.len() as u64,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+            read(before + page.items.len() as u64);
             items.extend(page.items);
             match page.next {
                 Some(key) => start = Some(key),

@@ -408,6 +408,7 @@ async fn a_token_without_kid_is_tried_against_every_key_of_its_algorithm() {
 async fn a_bad_auth_configuration_stops_start_up() {
     let config = tablegraph::config::ServeConfig {
         dialect: Default::default(),
+        progress_every: tablegraph::progress::PACE,
         listen: "127.0.0.1:0".parse().expect("an address"),
         schema_path: repository_file("schema.graphql"),
         resolvers_dir: None,

@@ -200,44 +200,60 @@ fn the_schema_fuzz_seeds_are_todays_schemas() {
     }
 }
 
-/// `examples/functions`: its Python functions server, its `functions.toml` (pointed at the
-/// server's port) and its schema answer the README's query.
-#[tokio::test]
-async fn the_functions_example_answers_through_its_python_functions() {
-    use tokio::io::AsyncBufReadExt as _;
-    let mut server = tokio::process::Command::new("python3")
-        .arg(crate::helpers::repository_file(
-            "examples/functions/server.py",
-        ))
-        .arg("0")
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("python3 runs");
-    let stdout = server.stdout.take().expect("its output");
-    let port = tokio::io::BufReader::new(stdout)
-        .lines()
-        .next_line()
-        .await
-        .expect("a line")
-        .expect("the port");
-    let dir = crate::helpers::scratch("example-functions");
-    std::fs::create_dir_all(&dir).expect("a directory");
-    let example = crate::helpers::repository_file("examples/functions");
-    std::fs::copy(example.join("schema.graphql"), dir.join("schema.graphql")).expect("a copy");
-    let functions =
-        std::fs::read_to_string(example.join("functions.toml")).expect("the functions file");
-    std::fs::write(
-        dir.join("functions.toml"),
-        functions.replace("127.0.0.1:9000", &format!("127.0.0.1:{port}")),
-    )
-    .expect("a functions file");
-    let app = crate::helpers::spawn_app_with_functions(
-        dir.join("schema.graphql").to_str().expect("UTF-8"),
+/// `examples/functions/server.py`, on a port of its own.
+pub(crate) struct FunctionsServer {
+    _child: tokio::process::Child,
+    port: String,
+}
+
+impl FunctionsServer {
+    pub(crate) async fn start() -> FunctionsServer {
+        use tokio::io::AsyncBufReadExt as _;
+        let mut child = tokio::process::Command::new("python3")
+            .arg(crate::helpers::repository_file(
+                "examples/functions/server.py",
+            ))
+            .arg("0")
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("python3 runs");
+        let stdout = child.stdout.take().expect("its output");
+        let port = tokio::io::BufReader::new(stdout)
+            .lines()
+            .next_line()
+            .await
+            .expect("a line")
+            .expect("the port");
+        FunctionsServer {
+            _child: child,
+            port,
+        }
+    }
+
+    /// `serve --env dev --function forecast-dev=… --function health=…`: the flags give the
+    /// functions of the example's `functions.toml` this server's port instead of 9000.
+    pub(crate) fn config(&self) -> tablegraph::functions::FunctionsConfig {
+        let at = |path: &str| format!("http://127.0.0.1:{}/{path}", self.port);
         tablegraph::functions::FunctionsConfig {
             env: Some("dev".to_owned()),
+            endpoints: vec![
+                ("forecast-dev".to_owned(), at("forecast")),
+                ("health".to_owned(), at("health")),
+            ],
             ..Default::default()
-        },
+        }
+    }
+}
+
+/// `examples/functions`: its Python functions server, its `functions.toml` (its addresses
+/// overridden by `--function`, its batch size kept) and its schema answer the README's query.
+#[tokio::test]
+async fn the_functions_example_answers_through_its_python_functions() {
+    let server = FunctionsServer::start().await;
+    let app = crate::helpers::spawn_app_with_functions(
+        "examples/functions/schema.graphql",
+        server.config(),
     )
     .await;
     for name in ["Barn", "Silo north"] {

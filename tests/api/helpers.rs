@@ -203,6 +203,7 @@ async fn spawn_configured(settings: Settings, schema: &str) -> TestApp {
     } = settings;
     let config = ServeConfig {
         dialect: dialect.clone(),
+        progress_every: tablegraph::progress::PACE,
         listen: "127.0.0.1:0".parse().expect("a literal socket address"),
         schema_path: repository_file(schema),
         resolvers_dir: None,

@@ -291,6 +291,7 @@ async fn an_issuer_that_cannot_be_reached_stops_start_up_with_why() {
     drop(closed);
     let config = ServeConfig {
         dialect: Default::default(),
+        progress_every: tablegraph::progress::PACE,
         listen: "127.0.0.1:0".parse().expect("an address"),
         schema_path: repository_file("schema.graphql"),
         resolvers_dir: None,

@@ -47,6 +47,7 @@ where
 {
     let config = ServeConfig {
         dialect: Default::default(),
+        progress_every: tablegraph::progress::PACE,
         listen: "127.0.0.1:0".parse().expect("an address"),
         schema_path: repository_file(schema),
         resolvers_dir: None,
@@ -798,6 +799,67 @@ async fn migrate_tells_each_migration_once_with_its_counts_and_serve_logs_its_ph
     for path in [&dir, &again] {
         std::fs::remove_dir_all(path).expect("removable");
     }
+    std::fs::remove_file(&file).expect("removable");
+}
+
+/// Over a store slowed so that each of its calls outlasts the pace of progress lines, every
+/// page of a long phase is told: `import`'s transactions, and each Scan page of `serve`'s
+/// format upgrade (whose `/readyz` status once took every line's turn, so that it logged none).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_phases_tell_their_progress_at_their_pace() {
+    let dir = scratch("paced");
+    let file = scratch("paced-file").with_extension("jsonl");
+    let farms = 1200;
+    std::fs::write(&file, earlier_farms(farms)).expect("a file");
+    let slowed = ["--simulated-latency-ms", "60", "--progress-every-ms", "30"];
+    let mut args = vec!["import", file.to_str().expect("UTF-8")];
+    args.extend(slowed);
+    let (ok, stdout, stderr) = run_tablegraph(&args, &dir).await;
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains(&format!("imported {} items", farms * 2)),
+        "{stdout}"
+    );
+    // Transactions of 100 items, each a line: `1300 of 2400 items written (… items/s), about …`.
+    let told: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.contains(&format!(" of {} items written (", farms * 2)))
+        .collect();
+    assert!(told.len() >= farms * 2 / 100 - 1, "{stderr}");
+    assert!(
+        told.last()
+            .is_some_and(|line| line.starts_with(&format!("{0} of {0} ", farms * 2))),
+        "{stderr}"
+    );
+
+    let mut child = tablegraph(&["serve", "--listen", "127.0.0.1:0"], &dir)
+        .env("RUST_LOG", "info")
+        .env("TABLEGRAPH_SIMULATED_LATENCY_MS", "60")
+        .env("TABLEGRAPH_PROGRESS_EVERY_MS", "30")
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("serve starts");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut log = Vec::new();
+    while let Some(line) = lines.next_line().await.expect("a line") {
+        let listening = line.contains("listening on http://");
+        log.push(line);
+        if listening {
+            break;
+        }
+    }
+    child.start_kill().expect("SIGKILL");
+    child.wait().await.expect("it stops");
+    // The pass of the shipped migrations scans every item, a page of 1,000 at a time: each
+    // page is told, `… 2000 of about 2400 items scanned (… items/s), 789 changed, …`.
+    let scanned = farms * 2;
+    let told = log
+        .iter()
+        .filter(|line| line.contains("stored formats: ") && line.contains(" items scanned ("))
+        .count();
+    assert!(told >= scanned / 1000, "{told} lines\n{}", log.join("\n"));
+    std::fs::remove_dir_all(&dir).expect("removable");
     std::fs::remove_file(&file).expect("removable");
 }
 

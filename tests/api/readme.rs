@@ -1,6 +1,7 @@
 //! The README's walkthrough, run as it is written: every ```graphql block of `README.md`, in
 //! order, against one fresh server holding the demo data (the README's first step), so the
-//! README cannot drift from the API.
+//! README cannot drift from the API; and the same for each `examples/*/README.md`, against a
+//! server for that example's schema with an empty store.
 //!
 //! - A query, mutation or subscription must answer without errors, and a query must show
 //!   something: no list in its answer is empty, no root field null. A variable `$<type>Id` takes
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use async_graphql_parser::types::{DocumentOperations, OperationType};
 use serde_json::{Map, Value, json};
 
-use crate::helpers::{repository_file, spawn_app};
+use crate::helpers::{TestApp, api_key_and_tokens, repository_file, spawn_app, user_token};
 
 /// One ```graphql block: the line it starts on and its text, unindented.
 struct Block {
@@ -102,16 +103,74 @@ fn shows_something(data: &Value) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_graphql_block_of_the_readme_runs_in_order() {
-    let readme = std::fs::read_to_string(repository_file("README.md")).expect("the README");
-    let schema = std::fs::read_to_string(repository_file("schema.graphql")).expect("the schema");
-    let schema_lines: Vec<&str> = schema.lines().map(str::trim).collect();
-    let blocks = graphql_blocks(&readme);
-    assert!(blocks.len() >= 10, "{} blocks", blocks.len());
-
     let app = spawn_app().await;
     tablegraph::demo::load(&app.store, Arc::new(app.model.clone()))
         .await
         .expect("the demo data loads");
+    let ran = walk(&app, "README.md", "schema.graphql", &[]).await;
+    assert!(ran >= 9, "{ran} blocks ran");
+}
+
+/// Each folder of `examples/` has a README whose blocks run in order against a fresh server
+/// for its schema, started as the README says, with an empty store: its first blocks write
+/// the data the later ones read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_example_s_readme_runs_in_order() {
+    let folders: Vec<String> = std::fs::read_dir(repository_file("examples"))
+        .expect("the examples")
+        .map(|entry| {
+            entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert!(folders.len() >= 6, "{folders:?}");
+    let python = crate::examples::FunctionsServer::start().await;
+    for folder in folders {
+        let readme = format!("examples/{folder}/README.md");
+        let schema = format!("examples/{folder}/schema.graphql");
+        let token;
+        let (http, headers): (_, Vec<(&str, &str)>) = match folder.as_str() {
+            "blog" => {
+                token = format!("Bearer {}", user_token("ann", &[]));
+                (
+                    api_key_and_tokens("blog-key"),
+                    vec![("authorization", &*token)],
+                )
+            }
+            "events" => (
+                api_key_and_tokens("events-key"),
+                vec![("x-api-key", "events-key")],
+            ),
+            "notes" => {
+                token = format!("Bearer {}", user_token("alice", &[]));
+                (
+                    api_key_and_tokens("notes-key"),
+                    vec![("authorization", &*token)],
+                )
+            }
+            _ => (tablegraph::config::HttpConfig::default(), Vec::new()),
+        };
+        let functions = match folder.as_str() {
+            "functions" => python.config(),
+            _ => tablegraph::functions::FunctionsConfig::default(),
+        };
+        let app = crate::helpers::spawn_app_with_functions_and(&schema, http, functions).await;
+        let ran = walk(&app, &readme, &schema, &headers).await;
+        assert!(ran >= 3, "{readme}: {ran} blocks ran");
+    }
+}
+
+/// Runs the blocks of `readme` in order on `app` with `headers` (see the module's doc);
+/// answers how many operations ran.
+async fn walk(app: &TestApp, readme: &str, schema: &str, headers: &[(&str, &str)]) -> usize {
+    let readme_text = std::fs::read_to_string(repository_file(readme)).expect("the README");
+    let schema = std::fs::read_to_string(repository_file(schema)).expect("the schema");
+    let schema_lines: Vec<&str> = schema.lines().map(str::trim).collect();
+    let blocks = graphql_blocks(&readme_text);
+    assert!(blocks.len() >= 3, "{readme}: {} blocks", blocks.len());
     let mut ids: HashMap<String, String> = HashMap::new();
     let mut subscription: Option<(usize, reqwest::Response)> = None;
     let mut ran = 0;
@@ -120,7 +179,7 @@ async fn every_graphql_block_of_the_readme_runs_in_order() {
             for line in block.text.lines().map(str::trim) {
                 assert!(
                     schema_lines.contains(&line),
-                    "README line {}: {line:?} is not a line of schema.graphql",
+                    "{readme} line {}: {line:?} is not a line of its schema",
                     block.line
                 );
             }
@@ -131,7 +190,7 @@ async fn every_graphql_block_of_the_readme_runs_in_order() {
             let kind = name.strip_suffix("Id").unwrap_or(&name).to_lowercase();
             let id = ids.get(&kind).unwrap_or_else(|| {
                 panic!(
-                    "README line {}: ${name} needs a create{} before it",
+                    "{readme} line {}: ${name} needs a create{} before it",
                     block.line, kind
                 )
             });
@@ -139,29 +198,36 @@ async fn every_graphql_block_of_the_readme_runs_in_order() {
         }
         ran += 1;
         if kind == OperationType::Subscription {
-            let response = app
+            let mut request = app
                 .client
                 .post(app.url("/graphql"))
-                .header("accept", "text/event-stream")
+                .header("accept", "text/event-stream");
+            for (name, value) in headers {
+                request = request.header(*name, *value);
+            }
+            let response = request
                 .json(&json!({ "query": block.text, "variables": variables }))
                 .send()
                 .await
                 .expect("the server answers");
-            assert_eq!(response.status(), 200, "README line {}", block.line);
+            assert_eq!(response.status(), 200, "{readme} line {}", block.line);
             app.events.until_subscribers(1).await;
             subscription = Some((block.line, response));
             continue;
         }
-        let body = app.graphql(&block.text, Value::Object(variables)).await;
+        let (_, body) = app
+            .graphql_with(headers, &block.text, Value::Object(variables))
+            .await;
         assert!(
             body["errors"].is_null() && body["data"].is_object(),
-            "README line {}: {body}",
+            "{readme} line {}: {body}",
             block.line
         );
         if kind == OperationType::Query {
             assert!(
                 shows_something(&body["data"]),
-                "README line {}: the query shows nothing at this point of the walkthrough: {body}",
+                "{readme} line {}: the query shows nothing at this point of the walkthrough: \
+                 {body}",
                 block.line
             );
         }
@@ -177,7 +243,7 @@ async fn every_graphql_block_of_the_readme_runs_in_order() {
                 let chunk = tokio::time::timeout_at(deadline, response.chunk())
                     .await
                     .unwrap_or_else(|_| {
-                        panic!("README line {line}: no event of line {}", block.line)
+                        panic!("{readme} line {line}: no event of line {}", block.line)
                     })
                     .expect("the stream is readable")
                     .expect("the stream is still open");
@@ -187,7 +253,7 @@ async fn every_graphql_block_of_the_readme_runs_in_order() {
                     .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data:")))
                     .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
                     .inspect(|data| {
-                        assert!(data["errors"].is_null(), "README line {line}: {data}");
+                        assert!(data["errors"].is_null(), "{readme} line {line}: {data}");
                     })
                     .any(|data| {
                         texts(&data["data"])
@@ -202,7 +268,7 @@ async fn every_graphql_block_of_the_readme_runs_in_order() {
     }
     assert!(
         subscription.is_none(),
-        "the README's last subscription has no block after it to trigger its event"
+        "{readme}'s last subscription has no block after it to trigger its event"
     );
-    assert!(ran >= 9, "{ran} blocks ran");
+    ran
 }

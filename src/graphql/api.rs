@@ -140,14 +140,16 @@ impl Api {
     /// Admits `request` (see `admission`): the request error to answer when it is over a
     /// limit, does not parse, or names a persisted query that cannot run.
     pub fn admit(&self, request: async_graphql::Request) -> Result<Admitted, ServerError> {
-        self.admission.admit(self.schema.registry(), request)
+        self.admission
+            .admit(self.schema.registry(), request)
+            .map_err(|error| errors::with_type(error, errors::VALIDATION_ERROR))
     }
 
     /// Runs an admitted request.
     pub async fn execute(&self, mut admitted: Admitted) -> async_graphql::Response {
         let registration = Registration::of(&mut admitted);
         let query = self.hides_schema.then(|| admitted.query().to_owned());
-        let response = self.run(admitted).await;
+        let response = errors::typed(self.run(admitted).await);
         self.admission.ran(registration, &response);
         match query {
             Some(query) => naming_only_what_was_sent(response, &query),
@@ -257,7 +259,7 @@ impl Transport {
                 if let Some(registration) = registration.take() {
                     api.admission.ran(registration, &response);
                 }
-                within(shape::capped(told(response)), max)
+                within(shape::capped(told(errors::typed(response))), max)
             })
             .boxed()
     }

@@ -64,6 +64,75 @@ pub(super) fn type_names(field: &FieldDef) -> Option<(String, String)> {
     }
 }
 
+/// The Relay connection type `name` of edges `edge_name`: `edges`, `pageInfo`, and where the
+/// connection keeps a count (`counted`), `totalCount`.
+fn connection_object(name: &str, edge_name: &str, counted: bool) -> Object {
+    let connection = Object::new(name).field(Field::new(
+        "edges",
+        TypeRef::named_nn_list_nn(edge_name),
+        |ctx| {
+            let edges = ctx.parent_value.downcast_ref::<Page>().map(|page| {
+                FieldValue::list(page.edges.iter().map(|e| FieldValue::borrowed_any(e)))
+            });
+            FieldFuture::Value(edges)
+        },
+    ));
+    let connection = match counted {
+        true => connection.field(total_count()),
+        false => connection,
+    };
+    connection.field(Field::new(
+        "pageInfo",
+        TypeRef::named_nn("PageInfo"),
+        |ctx| {
+            let page = ctx
+                .parent_value
+                .downcast_ref::<Page>()
+                .map(|page| FieldValue::borrowed_any(page));
+            FieldFuture::Value(page)
+        },
+    ))
+}
+
+/// `totalCount`, read from the page.
+fn total_count() -> Field {
+    Field::new("totalCount", TypeRef::named_nn(TypeRef::INT), |ctx| {
+        let count = ctx
+            .parent_value
+            .downcast_ref::<Page>()
+            .and_then(|page| page.total_count);
+        FieldFuture::new(async move {
+            // The connection's field reads the count whenever its selection asks.
+            let count = count.ok_or_else(|| graphql_error(EngineError::Internal))?;
+            Ok(Some(Value::from(count)))
+        })
+    })
+    .description(
+        "How many items the whole connection holds, kept exact by every write: no extra read \
+         (a list sums its shards' counters in the page's level). Not kept for a page with \
+         filter, a key condition or role: those refuse it.",
+    )
+}
+
+/// The name of the Relay connection type of `type_name`'s index queries: a page of an index
+/// keeps no count, so its type has no `totalCount`.
+pub(super) fn index_connection_type(type_name: &str) -> String {
+    format!("{type_name}IndexConnection")
+}
+
+/// The Relay connection type of `type_name`'s index queries (edges of `<Type>Edge`).
+pub(super) fn index_connection_object(type_name: &str) -> Object {
+    connection_object(
+        &index_connection_type(type_name),
+        &format!("{type_name}Edge"),
+        false,
+    )
+    .description(format!(
+        "A page of an index query of {}: an index keeps no count.",
+        crate::model::plural(type_name)
+    ))
+}
+
 /// The connection type `name` and its edge type `edge_name`, whose nodes are of `node_type`.
 /// Edge connections (`metadata` given) add the edge type's metadata fields and `createdAt` to
 /// the Relay edge.
@@ -74,47 +143,7 @@ pub(super) fn objects(
     is_abstract: bool,
     metadata: Option<&[FieldDef]>,
 ) -> [Object; 2] {
-    let connection = Object::new(name)
-        .field(Field::new(
-            "edges",
-            TypeRef::named_nn_list_nn(edge_name),
-            |ctx| {
-                let edges = ctx.parent_value.downcast_ref::<Page>().map(|page| {
-                    FieldValue::list(page.edges.iter().map(|e| FieldValue::borrowed_any(e)))
-                });
-                FieldFuture::Value(edges)
-            },
-        ))
-        .field(
-            Field::new("totalCount", TypeRef::named_nn(TypeRef::INT), |ctx| {
-                let count = ctx
-                    .parent_value
-                    .downcast_ref::<Page>()
-                    .and_then(|page| page.total_count);
-                FieldFuture::new(async move {
-                    // The connection's field reads the count whenever its selection asks.
-                    let count = count.ok_or_else(|| graphql_error(EngineError::Internal))?;
-                    Ok(Some(Value::from(count)))
-                })
-            })
-            .description(
-                "How many items the whole connection holds, kept exact by every write: no \
-                 extra read (a list sums its shards' counters in the page's level). Not kept \
-                 for a page with filter, a key condition or role, nor for index queries: those \
-                 refuse it.",
-            ),
-        )
-        .field(Field::new(
-            "pageInfo",
-            TypeRef::named_nn("PageInfo"),
-            |ctx| {
-                let page = ctx
-                    .parent_value
-                    .downcast_ref::<Page>()
-                    .map(|page| FieldValue::borrowed_any(page));
-                FieldFuture::Value(page)
-            },
-        ));
+    let connection = connection_object(name, edge_name, true);
     let mut edge = Object::new(edge_name)
         .field(Field::new(
             "cursor",
@@ -487,23 +516,22 @@ pub(super) fn index_field(
         index.name,
         crate::keys::gsi_name(index.slot)
     );
-    let field = Field::new(
-        query_field,
-        TypeRef::named(amplify::connection_type(shape, &type_def.name)),
-        move |ctx| {
-            let connection = connection.clone();
-            let filter_fields = filter_fields.clone();
-            let argument = argument.clone();
-            let limit = limit.clone();
-            FieldFuture::new(async move {
-                let page =
-                    resolve_index(&ctx, &connection, &argument, &limit, &filter_fields, shape)
-                        .await
-                        .map_err(|error| graphql_error(amplify::named_as_sent(shape, error)))?;
-                Ok(Some(FieldValue::owned_any(page)))
-            })
-        },
-    )
+    let connection_type = match shape {
+        ApiShape::Relay => index_connection_type(&type_def.name),
+        ApiShape::Amplify => amplify::connection_type(shape, &type_def.name),
+    };
+    let field = Field::new(query_field, TypeRef::named(connection_type), move |ctx| {
+        let connection = connection.clone();
+        let filter_fields = filter_fields.clone();
+        let argument = argument.clone();
+        let limit = limit.clone();
+        FieldFuture::new(async move {
+            let page = resolve_index(&ctx, &connection, &argument, &limit, &filter_fields, shape)
+                .await
+                .map_err(|error| graphql_error(amplify::named_as_sent(shape, error)))?;
+            Ok(Some(FieldValue::owned_any(page)))
+        })
+    })
     .description(description)
     .argument(InputValue::new(
         &index.field,
@@ -551,12 +579,6 @@ async fn resolve_index(
         connection.key_field.as_ref(),
         Some(filter_fields),
     )?;
-    if ctx.look_ahead().field("totalCount").exists() {
-        return Err(EngineError::bad_input(format!(
-            "{}: an index query keeps no totalCount; leave it out",
-            connection.field
-        )));
-    }
     let node_selection = amplify::node_selection(shape, &ctx.look_ahead());
     let page = if reads_nothing(ctx, &request, shape) {
         engine::read::empty_page(scope, model, connection, &value, &request)?

@@ -5,6 +5,7 @@
 //! `errorType`; store details never reach a client (the engine keeps them out).
 
 use async_graphql::ErrorExtensions as _;
+use async_graphql::ServerError;
 
 use crate::engine::EngineError;
 
@@ -41,6 +42,42 @@ impl From<async_graphql::Error> for EngineError {
     fn from(error: async_graphql::Error) -> EngineError {
         EngineError::BadUserInput(error.message)
     }
+}
+
+/// The `errorType` of a document that does not parse (graphql-java's name, which AppSync's
+/// messages carry: "Invalid Syntax").
+pub const INVALID_SYNTAX: &str = "InvalidSyntax";
+/// The `errorType` of a document or variables the schema refuses (an unknown field, a value
+/// of the wrong type): graphql-java's `ValidationError`, as AppSync's "Validation error of
+/// type FieldUndefined" messages name it.
+pub const VALIDATION_ERROR: &str = "ValidationError";
+/// The `errorType` of any other error that did not name one.
+pub const GRAPHQL_ERROR: &str = "GraphQLError";
+
+/// `error` with `error_type`, unless it already names one.
+pub(super) fn with_type(mut error: ServerError, error_type: &str) -> ServerError {
+    let extensions = error.extensions.get_or_insert_with(Default::default);
+    if extensions.get("errorType").is_none() {
+        extensions.set("errorType", error_type);
+    }
+    error
+}
+
+/// `response` with every error naming its `errorType`: one with no path is the request's
+/// (validation, variables: [`VALIDATION_ERROR`]), one with a path a field's
+/// ([`GRAPHQL_ERROR`]). Every answer of the API passes here, on every transport.
+pub(super) fn typed(mut response: async_graphql::Response) -> async_graphql::Response {
+    response.errors = std::mem::take(&mut response.errors)
+        .into_iter()
+        .map(|error| {
+            let error_type = match error.path.is_empty() {
+                true => VALIDATION_ERROR,
+                false => GRAPHQL_ERROR,
+            };
+            with_type(error, error_type)
+        })
+        .collect();
+    response
 }
 
 /// AppSync's name, in Amplify's API, of a failed `condition`: DynamoDB's exception.

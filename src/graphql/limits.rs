@@ -149,7 +149,9 @@ impl Limits {
             });
         }
         let tokens = text_within_limits(query)?;
-        let document = async_graphql::parser::parse_query(query)?;
+        let document = async_graphql::parser::parse_query(query).map_err(|error| {
+            super::errors::with_type(error.into(), super::errors::INVALID_SYNTAX)
+        })?;
         super::shape::check(&document)?;
         Ok(Parsed {
             document,

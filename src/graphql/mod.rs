@@ -40,6 +40,7 @@ mod values;
 
 pub use admission::Admitted;
 pub use api::{Api, SchemaOptions, Transport, print_sdl};
+pub use errors::{GRAPHQL_ERROR, INVALID_SYNTAX, VALIDATION_ERROR};
 pub use limits::{MAX_NESTING, MAX_TOKENS, QueryLimits, UNPAGED_LIST_ESTIMATE};
 pub use own_fields::RequestHeaders;
 pub use persisted::PersistedSettings;

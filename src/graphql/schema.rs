@@ -138,8 +138,17 @@ pub(super) fn register(
         let edge_name = format!("{}Edge", type_def.name);
         let [connection, edge] =
             connection::objects(&name, &edge_name, &type_def.name, false, None);
-        builder = builder.register(connection).register(edge);
+        // Index queries answer `<Type>IndexConnection`, of the same edges.
+        if type_def.list.is_some() {
+            builder = builder.register(connection);
+        }
+        builder = builder.register(edge);
         connected.push(name);
+    }
+    if shape == ApiShape::Relay {
+        for type_def in model.types.iter().filter(|t| !t.indexes.is_empty()) {
+            builder = builder.register(connection::index_connection_object(&type_def.name));
+        }
     }
     for input in inputs::create_inputs(model) {
         builder = builder.register(input);

@@ -442,7 +442,6 @@ fn appsync_error_fields(body: &mut serde_json::Value) {
     for error in errors.iter_mut().filter_map(|e| e.as_object_mut()) {
         let extensions = error.get("extensions");
         let Some(error_type) = extensions.and_then(|x| x.get("errorType")).cloned() else {
-            // A document that did not validate has no type, as in AppSync.
             continue;
         };
         let error_info = extensions

@@ -103,7 +103,7 @@ pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
 /// What went wrong, as AppSync names it: its error type, its HTTP-like code and a message.
 #[derive(Debug, Clone)]
 struct Refusal {
-    error_type: &'static str,
+    error_type: std::borrow::Cow<'static, str>,
     code: u16,
     message: String,
 }
@@ -111,7 +111,7 @@ struct Refusal {
 impl Refusal {
     fn bad_request(message: impl Into<String>) -> Refusal {
         Refusal {
-            error_type: "BadRequestException",
+            error_type: "BadRequestException".into(),
             code: 400,
             message: message.into(),
         }
@@ -119,21 +119,20 @@ impl Refusal {
 
     fn unauthorized(message: impl Into<String>) -> Refusal {
         Refusal {
-            error_type: "UnauthorizedException",
+            error_type: "UnauthorizedException".into(),
             code: 401,
             message: message.into(),
         }
     }
 
-    /// A request error of the admission, with the type it names (`QueryLimitExceeded`), or
-    /// `GraphQLError` for a document that does not parse.
+    /// A request error of the admission, with the type it names (`QueryLimitExceeded`,
+    /// `InvalidSyntax` …).
     fn of(error: &async_graphql::ServerError) -> Refusal {
         let error_type = match error.extensions.as_ref().and_then(|x| x.get("errorType")) {
-            Some(async_graphql::Value::String(kind)) if kind == "QueryLimitExceeded" => {
-                "QueryLimitExceeded"
-            }
-            _ => "GraphQLError",
+            Some(async_graphql::Value::String(kind)) => kind.clone(),
+            _ => crate::graphql::GRAPHQL_ERROR.to_owned(),
         };
+        let error_type = error_type.into();
         Refusal {
             error_type,
             code: 400,
@@ -244,7 +243,7 @@ async fn caller_of(
         // Not the client's fault, and worth retrying: not a 401, which AppSync's clients
         // give up on.
         crate::auth::Unauthorized::AuthorizerUnavailable => Refusal {
-            error_type: "InternalFailure",
+            error_type: "InternalFailure".into(),
             code: 500,
             message: reason.to_string(),
         },
@@ -465,7 +464,7 @@ impl Connection {
                 self.error(
                     id,
                     Refusal {
-                        error_type: "UnsupportedOperation",
+                        error_type: "UnsupportedOperation".into(),
                         code: 400,
                         message: format!("{named} is not supported through the realtime channel"),
                     },
@@ -505,7 +504,7 @@ impl Connection {
                     401 => 4401,
                     _ => 4400,
                 };
-                Step::Close(code, refusal.error_type.to_owned())
+                Step::Close(code, refusal.error_type.into_owned())
             }
         }
     }
@@ -546,7 +545,7 @@ impl Connection {
         };
         if self.running.contains_key(id) {
             return Err(Refusal {
-                error_type: "DuplicatedOperationError",
+                error_type: "DuplicatedOperationError".into(),
                 code: 400,
                 message: format!("Duplicate operation with Id {id}"),
             });
@@ -554,7 +553,7 @@ impl Connection {
         let most = self.state.inner.max_subscriptions_per_connection;
         if self.running.len() >= most {
             return Err(Refusal {
-                error_type: "MaxSubscriptionsReachedError",
+                error_type: "MaxSubscriptionsReachedError".into(),
                 code: 400,
                 message: format!("Max number of {most} subscriptions reached"),
             });
@@ -582,7 +581,7 @@ impl Connection {
             && kind != async_graphql::parser::types::OperationType::Subscription
         {
             return Err(Refusal {
-                error_type: "UnsupportedOperation",
+                error_type: "UnsupportedOperation".into(),
                 code: 400,
                 message: format!(
                     "the realtime channel takes subscriptions; send a {kind} to /graphql"

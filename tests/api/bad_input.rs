@@ -517,3 +517,77 @@ async fn an_int_outside_32_bits_is_refused_wherever_it_is_given() {
         "{body}"
     );
 }
+
+/// Every error a client is answered names its AppSync `errorType`: a document that does not
+/// parse or validate, a bad scalar in a literal or a variable, a body that is no GraphQL
+/// request, and the same over GET.
+#[tokio::test]
+async fn every_error_names_its_error_type() {
+    let app = spawn_app().await;
+    let post = |body: String| {
+        app.client
+            .post(app.url("/graphql"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let request = |query: &str, variables: Value| {
+        json!({ "query": query, "variables": variables }).to_string()
+    };
+    let cases = [
+        (
+            "unknown field",
+            request("{ listFarms { edges { node { nam } } } }", json!({})),
+            "ValidationError",
+        ),
+        ("syntax", request("{ farm(id: ", json!({})), "InvalidSyntax"),
+        (
+            "AWSEmail literal",
+            request(
+                "mutation { createUser(input: { name: \"A\", email: \"not-an-email\" }) { id } }",
+                json!({}),
+            ),
+            "ValidationError",
+        ),
+        (
+            "AWSEmail variable",
+            request(
+                "mutation($input: CreateUserInput!) { createUser(input: $input) { id } }",
+                json!({ "input": { "name": "A", "email": "not-an-email" } }),
+            ),
+            "ValidationError",
+        ),
+        (
+            "missing query",
+            json!({ "variables": {} }).to_string(),
+            "BadRequestException",
+        ),
+        ("not JSON", "{ nope".to_owned(), "BadRequestException"),
+    ];
+    for (case, body, expected) in cases {
+        let response = post(body).await.expect("an answer");
+        assert!(response.status().as_u16() < 500, "{case}");
+        let body: Value = response.json().await.expect("JSON");
+        let errors = body["errors"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{case}: {body}"));
+        assert!(!errors.is_empty(), "{case}: {body}");
+        for error in errors {
+            assert_eq!(error["extensions"]["errorType"], expected, "{case}: {body}");
+        }
+    }
+    let response = app
+        .client
+        .get(app.url("/graphql?variables=%7B%7D"))
+        .send()
+        .await
+        .expect("an answer");
+    let body: Value = response.json().await.expect("JSON");
+    assert_eq!(
+        body["errors"][0]["extensions"]["errorType"], "BadRequestException",
+        "{body}"
+    );
+    // Nothing was written.
+    let body = app.graphql("{ listUsers { totalCount } }", json!({})).await;
+    assert_eq!(body["data"]["listUsers"]["totalCount"], 0, "{body}");
+}

@@ -342,3 +342,39 @@ async fn browsers_may_reserve_and_stop_streams_across_origins() {
         assert!(allowed("access-control-allow-headers").contains(TOKEN));
     }
 }
+
+/// A client that gives `text/event-stream` a quality of 0 refuses a stream: it gets JSON, in
+/// the media type it prefers.
+#[tokio::test]
+async fn a_stream_refused_by_its_quality_is_not_answered() {
+    let app = crate::helpers::spawn_app().await;
+    for (accept, media) in [
+        (
+            "text/event-stream;q=0, application/json",
+            "application/json",
+        ),
+        (
+            "text/event-stream;q=0, application/graphql-response+json",
+            "application/graphql-response+json",
+        ),
+    ] {
+        let response = app
+            .client
+            .post(app.url("/graphql"))
+            .header("accept", accept)
+            .json(&json!({ "query": "{ __typename }" }))
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(response.status(), 200, "{accept}");
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        assert!(content_type.starts_with(media), "{accept}: {content_type}");
+        let body: Value = response.json().await.expect("JSON");
+        assert_eq!(body["data"]["__typename"], "Query", "{body}");
+    }
+}

@@ -18,6 +18,7 @@
 mod iam;
 mod jwks;
 mod lambda;
+mod refusals;
 mod request;
 
 use std::path::PathBuf;
@@ -25,6 +26,7 @@ use std::path::PathBuf;
 pub use iam::IamIdentity;
 use iam::SIGV4;
 pub use lambda::{DEFAULT_TTL, LambdaAuthorizerConfig, LambdaIdentity};
+pub use refusals::{SUMMARY_EVERY, Transport};
 pub use request::{RequestContext, SignedRequest};
 
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
@@ -191,6 +193,7 @@ pub struct Authenticator {
     max_lifetime: std::time::Duration,
     lambda: Option<lambda::LambdaAuthorizer>,
     iam: Option<iam::IamVerifier>,
+    refusals: refusals::Refusals,
 }
 
 struct JwtVerifier {
@@ -261,6 +264,7 @@ impl Authenticator {
                 .unwrap_or(DEFAULT_MAX_TOKEN_LIFETIME),
             lambda,
             iam,
+            refusals: refusals::Refusals::new(SUMMARY_EVERY),
         }))
     }
 
@@ -311,12 +315,19 @@ impl Authenticator {
         credentials.is_empty()
     }
 
-    /// The Lambda authorizer's metrics, in Prometheus' text format; empty without one.
+    /// The refusals' metrics and the Lambda authorizer's, in Prometheus' text format.
     pub fn render_metrics(&self) -> String {
-        self.lambda
-            .as_ref()
-            .map(|lambda| lambda.metrics().render())
-            .unwrap_or_default()
+        let mut text = self.refusals.metrics().render();
+        if let Some(lambda) = &self.lambda {
+            text.push_str(&lambda.metrics().render());
+        }
+        text
+    }
+
+    /// Counts a request or connection refused on `transport` for `reason`, and tells it in the
+    /// log without flooding it (see `refusals`).
+    pub fn refused(&self, transport: Transport, reason: &dyn std::fmt::Display) {
+        self.refusals.refused(transport, reason);
     }
 
     /// Checks a request's `Authorization` and `x-api-key` header values; `context` is what the

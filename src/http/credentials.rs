@@ -74,7 +74,7 @@ pub async fn authenticate(
             next.run(request).await
         }
         Err(reason) => {
-            tracing::info!(%reason, "refused a request without valid credentials");
+            auth.refused(crate::auth::Transport::Http, &reason);
             let mut response = unauthorized(request.headers(), &reason.to_string());
             // Refused before its body was read: hyper closes the connection rather than read
             // the body, so the client is told not to send another request on it.

@@ -495,7 +495,15 @@ impl Connection {
                 Step::Acknowledged(exp)
             }
             Err(refusal) => {
-                tracing::info!(reason = %refusal.message, "refused an AppSync real-time connection");
+                match &self.state.inner.auth {
+                    Some(auth) if refusal.code == 401 => {
+                        auth.refused(crate::auth::Transport::Realtime, &refusal.message);
+                    }
+                    _ => tracing::info!(
+                        reason = %refusal.message,
+                        "refused an AppSync real-time connection"
+                    ),
+                }
                 self.send(json!({
                     "type": "connection_error",
                     "payload": { "errors": [refusal.error()] },

@@ -84,7 +84,7 @@ pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
         && !header_credentials.is_empty()
         && let Err(reason) = caller(Some(auth), &header_credentials, &headers).await
     {
-        tracing::info!(%reason, "refused a WebSocket upgrade with invalid credentials");
+        auth.refused(crate::auth::Transport::Http, &reason);
         let body = serde_json::json!({ "errors": [{
             "message": reason,
             "extensions": { "errorType": "UnauthorizedException" },
@@ -282,11 +282,13 @@ async fn serve(
                     presented
                 };
                 let caller = caller(auth.as_deref(), &credentials, &headers)
-            .await
-            .map_err(|reason| {
-                tracing::info!(%reason, "refused a WebSocket connection without valid credentials");
-                async_graphql::Error::new(format!("{FORBIDDEN}: {reason}"))
-            })?;
+                    .await
+                    .map_err(|reason| {
+                        if let Some(auth) = &auth {
+                            auth.refused(crate::auth::Transport::WebSocket, &reason);
+                        }
+                        async_graphql::Error::new(format!("{FORBIDDEN}: {reason}"))
+                    })?;
                 if let Some(exp) = caller.expires_at() {
                     let _ = expiry_known.send(exp);
                 }

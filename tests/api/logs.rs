@@ -10,9 +10,18 @@ use tokio::process::{Child, ChildStderr, Command};
 /// `tablegraph serve --memory` with `RUST_LOG` as given (unset for `None`); answers the
 /// process, its log so far and the URL it listens on.
 async fn serve(rust_log: Option<&str>) -> (Child, Vec<String>, String, ChildStderr) {
+    serve_with(rust_log, &[]).await
+}
+
+/// The same, with more flags.
+async fn serve_with(
+    rust_log: Option<&str>,
+    flags: &[&str],
+) -> (Child, Vec<String>, String, ChildStderr) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_tablegraph"));
     command
         .args(["serve", "--memory", "--listen", "127.0.0.1:0"])
+        .args(flags)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env_remove("TABLEGRAPH_DYNAMODB_ENDPOINT")
         .stderr(Stdio::piped())
@@ -120,4 +129,41 @@ async fn a_request_is_logged_under_its_request_id() {
         answered[0].contains("request_id=farm-log-7") && answered[0].contains("status=200"),
         "{answered:#?}"
     );
+}
+
+/// A probe loop's refused requests are counted in `/metrics` and told once at INFO (each at
+/// DEBUG), not a line each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_credentials_are_counted_and_told_once_a_minute() {
+    let (child, mut log, url, stderr) = serve_with(Some("info"), &["--api-key", "the-key"]).await;
+    let client = reqwest::Client::new();
+    let probes = 40;
+    for _ in 0..probes {
+        let response = client
+            .post(&url)
+            .header("x-api-key", "a-guess")
+            .json(&json!({ "query": "{ __typename }" }))
+            .send()
+            .await
+            .expect("the server answers");
+        assert_eq!(response.status(), 401);
+    }
+    let metrics = client
+        .get(url.replace("/graphql", "/metrics"))
+        .send()
+        .await
+        .expect("the server answers")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains(&format!(
+            "tablegraph_auth_refused_total{{transport=\"http\"}} {probes}"
+        )),
+        "{metrics}"
+    );
+    log.extend(stop(child, stderr).await);
+    let told: Vec<&String> = log.iter().filter(|line| line.contains("refused")).collect();
+    assert_eq!(told.len(), 1, "{told:#?}");
+    assert!(told[0].contains("INFO"), "{told:#?}");
 }

@@ -1,6 +1,7 @@
 // Drives tablegraph's GraphiQL page in headless Chromium with no network but loopback: `/`
 // redirects to the page, it renders from the binary's own assets, its headers editor opens
-// with `x-api-key` and no UnauthorizedException, the README's first query runs and shows its
+// with `x-api-key` and no UnauthorizedException, its query editor opens on the README's first
+// query, which runs and shows its
 // result, the documentation explorer opens with the schema fetched with the key that was
 // filled in, and a subscription over graphql-transport-ws shows an event. Every request the
 // page makes goes to the server. Then a page of another origin calls the API with the headers
@@ -65,6 +66,14 @@ try {
   check(
     (await editors()).some((text) => text.includes('"x-api-key"')),
     'the headers editor opens with x-api-key',
+  );
+  const opened = await page.evaluate(
+    () => document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue(),
+  );
+  check(
+    opened.trim() === query.trim(),
+    "the query editor opens on the README's first query, not GraphiQL's welcome text",
+    opened,
   );
   const responseText = () =>
     page.evaluate(

@@ -91,6 +91,8 @@ pub struct Api {
     calls_functions: bool,
     /// Amplify's API shape: errors are named as AppSync names DynamoDB's.
     amplify: bool,
+    /// The query GraphiQL opens on (see `example`).
+    example: Option<String>,
 }
 
 /// Which extensions a copy of the schema carries.
@@ -114,6 +116,7 @@ impl Api {
         check_own_names(&model, options, &events)?;
         let calls_functions = calls_functions(&model);
         let amplify = model.dialect.amplify_shape();
+        let example = super::example::example_query(&model);
         Ok(Api {
             schema: build_schema(model.clone(), options, events.clone(), Flavor::Plain)?,
             with_null_items: build_schema(
@@ -128,6 +131,7 @@ impl Api {
             hides_schema: !options.introspection,
             calls_functions,
             amplify,
+            example,
         })
     }
 
@@ -184,6 +188,11 @@ impl Api {
             true => errors::as_appsync(response),
             false => response,
         }
+    }
+
+    /// A working query of this API, for GraphiQL to open on.
+    pub fn example_query(&self) -> Option<&str> {
+        self.example.as_deref()
     }
 
     /// Whether the API is Amplify's shape, whose answers carry AppSync's error shape.

@@ -63,16 +63,26 @@ pub(super) async fn root() -> Redirect {
 
 /// The page. With `needs_api_key`, its headers editor opens with `x-api-key` to fill in, and the
 /// schema is fetched once the key is there, with it (and again whenever the headers change):
-/// never before, which would only show `UnauthorizedException`.
-pub(super) fn page(needs_api_key: bool) -> String {
-    let options = if needs_api_key {
+/// never before, which would only show `UnauthorizedException`. Its editor opens on `example`
+/// (GraphiQL's `defaultQuery`: until the browser keeps a query of its own).
+pub(super) fn page(needs_api_key: bool, example: Option<&str>) -> String {
+    let mut options = if needs_api_key {
         r#"defaultEditorToolsVisibility: "headers",
         defaultHeaders: '{ "x-api-key": "" }',
         shouldPersistHeaders: true,"#
+            .to_owned()
     } else {
-        "defaultEditorToolsVisibility: true,"
+        "defaultEditorToolsVisibility: true,".to_owned()
     };
-    PAGE.replace("{options}", options).replace(
+    if let Some(example) = example {
+        // A JSON string is a JavaScript string; `</` is written so that no `</script>` ends
+        // the page's script early.
+        let text = serde_json::to_string(example)
+            .unwrap_or_default()
+            .replace("</", "<\\/");
+        options.push_str(&format!("\n        defaultQuery: {text},"));
+    }
+    PAGE.replace("{options}", &options).replace(
         "{needs_api_key}",
         if needs_api_key { "true" } else { "false" },
     )
@@ -165,7 +175,7 @@ mod tests {
     #[test]
     fn the_page_names_only_assets_the_binary_serves() {
         for needs_api_key in [false, true] {
-            let page = page(needs_api_key);
+            let page = page(needs_api_key, Some("{ a }"));
             assert!(!page.contains("https://"), "nothing from the internet");
             let named: Vec<&str> = page
                 .split("\"/graphiql/")
@@ -177,6 +187,6 @@ mod tests {
                 assert!(ASSETS.iter().any(|(file, _, _)| *file == name), "{name}");
             }
         }
-        assert!(page(true).contains(r#"defaultHeaders: '{ "x-api-key": "" }'"#));
+        assert!(page(true, None).contains(r#"defaultHeaders: '{ "x-api-key": "" }'"#));
     }
 }

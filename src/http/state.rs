@@ -57,7 +57,7 @@ impl AppState {
     ) -> AppState {
         let graphiql = config
             .graphiql
-            .then(|| super::graphiql::page(!config.auth.api_keys.is_empty()));
+            .then(|| super::graphiql::page(!config.auth.api_keys.is_empty(), api.example_query()));
         AppState {
             inner: Arc::new(StateInner {
                 api: Arc::new(api),

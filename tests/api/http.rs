@@ -658,3 +658,66 @@ async fn an_operator_allows_more_request_headers() {
         "the defaults stay: {allowed}"
     );
 }
+
+/// The query GraphiQL's editor opens on, read from the page (`defaultQuery: "…"`).
+async fn page_query(app: &crate::helpers::TestApp) -> String {
+    let page = app
+        .client
+        .get(app.url("/graphql"))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("the server answers")
+        .text()
+        .await
+        .expect("a page");
+    let start = page
+        .find("defaultQuery: ")
+        .unwrap_or_else(|| panic!("no defaultQuery in {page}"))
+        + "defaultQuery: ".len();
+    let mut stream = serde_json::Deserializer::from_str(&page[start..]).into_iter::<String>();
+    stream.next().expect("a string").expect("a JSON string")
+}
+
+/// GraphiQL opens on a query that works: the README's first for the default schema (on the demo
+/// data it shows the Growth team's goals), a first page of a list for any other schema.
+#[tokio::test]
+async fn graphiql_opens_on_a_working_query_of_the_served_api() {
+    let app = spawn_app().await;
+    tablegraph::demo::load(&app.store, std::sync::Arc::new(app.model.clone()))
+        .await
+        .expect("the demo data loads");
+    let query = page_query(&app).await;
+    let readme =
+        std::fs::read_to_string(crate::helpers::repository_file("README.md")).expect("the README");
+    let first = readme
+        .split("```graphql\n")
+        .nth(1)
+        .and_then(|block| block.split("\n```").next())
+        .expect("a first block");
+    assert_eq!(query, first, "the page opens on the README's first query");
+    let body = app.graphql(&query, json!({})).await;
+    assert!(body["errors"].is_null(), "{body}");
+    assert!(
+        body["data"]["teamByName"]["goals"]["edges"]
+            .as_array()
+            .is_some_and(|edges| !edges.is_empty()),
+        "{body}"
+    );
+    for schema in [
+        "examples/social/schema.graphql",
+        "tests/fixtures/amplify-relations/schema.graphql",
+    ] {
+        let app = crate::helpers::spawn_app_with_schema(schema).await;
+        let query = page_query(&app).await;
+        assert!(
+            query.contains("(first: 10)") || query.contains("(limit: 10)"),
+            "{query}"
+        );
+        let body = app.graphql(&query, json!({})).await;
+        assert!(
+            body["errors"].is_null() && body["data"].is_object(),
+            "{schema}: {body}"
+        );
+    }
+}

@@ -240,7 +240,8 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
                 access(
                     "TransactWriteItems",
                     "table",
-                    "the edge, the source's edge set and version, the target's version",
+                    "the edge, the source's edge-set entry and edge count, the target's edge \
+                     count (no version moves)",
                     "one per mutation",
                 ),
             ],
@@ -260,7 +261,8 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
                 access(
                     "TransactWriteItems",
                     "table",
-                    "the edge deleted, its edge-set entry removed",
+                    "the edge deleted, its edge-set entry removed, both ends' edge counts \
+                     lowered (no version moves)",
                     "one per mutation",
                 ),
             ],

@@ -6,6 +6,7 @@ mod args;
 mod maintenance;
 mod serve;
 mod transfer;
+mod usage;
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -22,6 +23,7 @@ use crate::store::EmbeddedLocation;
 use args::open_existing;
 pub use args::{SchemaArgs, StoreArgs};
 pub use serve::ServeArgs;
+pub use usage::{environment_list, environment_variables, serve_usage};
 
 #[derive(Debug, Parser)]
 #[command(

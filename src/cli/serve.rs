@@ -216,8 +216,9 @@ pub struct CredentialArgs {
         default_value = "cognito:groups"
     )]
     pub groups_claim: String,
-    /// Sign Relay cursors with this secret, so that a client cannot forge one; every replica
-    /// must be given the same. Without it, each process signs with a random key of its own.
+    /// Seal Relay cursors (AES-256-GCM-SIV) under a key derived from this secret, so that a
+    /// client can neither read nor forge one; every replica must be given the same. Without
+    /// it, each process seals with a random key of its own.
     #[arg(long, env = "TABLEGRAPH_CURSOR_KEY", hide_env_values = true)]
     pub cursor_key: Option<String>,
     /// While rotating the cursor key: the key before, whose cursors are still accepted.
@@ -225,6 +226,7 @@ pub struct CredentialArgs {
         long,
         env = "TABLEGRAPH_CURSOR_KEY_PREVIOUS",
         hide_env_values = true,
+        value_name = "OLD",
         requires = "cursor_key"
     )]
     pub cursor_key_previous: Option<String>,

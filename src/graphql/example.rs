@@ -8,6 +8,7 @@ use crate::model::{ApiShape, FieldKind, Model};
 /// The README's first query (a test checks the two are the same).
 pub const KOAN_QUERY: &str = r#"{
   teamByName(name: "Growth") {
+    id
     goals(first: 50) {
       edges { role node { title leads { name } teams { name } } }
     }

@@ -272,3 +272,43 @@ async fn walk(app: &TestApp, readme: &str, schema: &str, headers: &[(&str, &str)
     );
     ran
 }
+
+/// Where the text between `<!-- begin NAME … -->` and `<!-- end NAME -->` lies in `text`.
+fn generated(text: &str, name: &str) -> std::ops::Range<usize> {
+    let begin = format!("<!-- begin {name} ");
+    let start = text
+        .find(&begin)
+        .and_then(|at| text[at..].find("-->\n").map(|end| at + end + 4))
+        .unwrap_or_else(|| panic!("README.md has no {begin}…-->"));
+    let end = text[start..]
+        .find(&format!("<!-- end {name} -->"))
+        .unwrap_or_else(|| panic!("README.md does not end {name}"));
+    start..start + end
+}
+
+/// README.md's usage block of `serve` and its list of environment variables are what clap
+/// defines: no flag is left out. `TABLEGRAPH_UPDATE_README=1` writes them in.
+#[test]
+fn the_readme_lists_every_flag_and_variable_clap_defines() {
+    let path = repository_file("README.md");
+    let mut readme = std::fs::read_to_string(&path).expect("the README");
+    let usage = format!("```\n{}\n```\n", tablegraph::cli::serve_usage());
+    let variables = format!("{}\n", tablegraph::cli::environment_list());
+    let update = std::env::var_os("TABLEGRAPH_UPDATE_README").is_some();
+    for (name, expected) in [("serve-usage", usage), ("environment", variables)] {
+        let range = generated(&readme, name);
+        let found = readme[range.clone()].to_owned();
+        if update {
+            readme.replace_range(range, &expected);
+        } else {
+            assert_eq!(
+                found, expected,
+                "README.md's {name} is not clap's (TABLEGRAPH_UPDATE_README=1 cargo test --test api \
+                 the_readme_lists writes it)"
+            );
+        }
+    }
+    if update {
+        std::fs::write(&path, readme).expect("the README is written");
+    }
+}

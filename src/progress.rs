@@ -1,5 +1,5 @@
-//! How long work tells how far it got: `migrate`'s scans, `serve`'s format upgrade, `import`
-//! and `export`. A [`Meter`] keeps the counts of the last [`WINDOW`] of the work, so that its
+//! How long work tells how far it got: `migrate`'s scans, `serve`'s format upgrade, `import`,
+//! `export` and `check`. A [`Meter`] keeps the counts of the last [`WINDOW`] of the work, so that its
 //! rate, and the time left at that rate, follow what the work does now rather than its average
 //! since the start (a scan that skips fast over items it leaves alone, then slows down where it
 //! writes, would otherwise promise "1 s left" for ten seconds). A total is exact, or, where it
@@ -84,10 +84,14 @@ impl Meter {
         (seconds > 0.0).then(|| last.1.saturating_sub(first.1) as f64 / seconds)
     }
 
-    /// At the window's rate, the time left; `None` without a total to go by, past it, or
-    /// before a rate.
+    /// At the window's rate, the time left; `None` without a total to go by, once it is
+    /// reached, or before a rate.
     pub fn left(&self) -> Option<Duration> {
-        let remaining = self.total.count()?.checked_sub(self.done())?;
+        let remaining = self
+            .total
+            .count()?
+            .checked_sub(self.done())
+            .filter(|remaining| *remaining > 0)?;
         let rate = self.rate().filter(|rate| *rate > 0.0)?;
         Some(Duration::from_secs_f64(remaining as f64 / rate))
     }
@@ -207,6 +211,7 @@ impl Drop for Shown {
 /// A piece of work told on stderr as it goes: its [`Meter`] and where it is [`Shown`].
 pub struct Told {
     what: String,
+    total: Total,
     meter: Meter,
     shown: Shown,
 }
@@ -218,17 +223,39 @@ impl Told {
         use std::io::IsTerminal as _;
         Told {
             what: what.to_owned(),
+            total,
             meter: Meter::new(total, Instant::now()),
             shown: Shown::new(std::io::stderr().is_terminal(), every, total),
         }
     }
 
-    /// `done` of the work are done.
+    /// `done` of the work are done; fewer than before begins the work again (a second scan).
     pub fn at(&mut self, done: u64) {
-        self.meter.record(done, Instant::now());
+        let now = Instant::now();
+        if done < self.meter.done() {
+            self.meter = Meter::new(self.total, now);
+        }
+        self.meter.record(done, now);
         let what = &self.what;
         self.shown
             .show(&mut self.meter, |meter| meter.describe(what, ""));
+    }
+}
+
+/// A [`Told`] several tasks tell (the segments of a scan).
+pub struct SharedTold(std::sync::Mutex<Told>);
+
+impl SharedTold {
+    pub fn new(told: Told) -> SharedTold {
+        SharedTold(std::sync::Mutex::new(told))
+    }
+
+    /// `done` of the work are done.
+    pub fn at(&self, done: u64) {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .at(done);
     }
 }
 

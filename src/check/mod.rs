@@ -116,9 +116,21 @@ const REPAIR_ROUNDS: usize = 4;
 
 /// Scans the table and checks every invariant.
 pub async fn check(store: &Store, model: &Model) -> Result<Report, StoreError> {
-    let items = store.scan_all().await?;
+    check_telling(store, model, &|_| {}).await
+}
+
+/// [`check`], telling `read` how many items the scan has read after each page.
+pub async fn check_telling(
+    store: &Store,
+    model: &Model,
+    read: Read<'_>,
+) -> Result<Report, StoreError> {
+    let items = store.scan_all_telling(read).await?;
     Ok(check_items(model, &items))
 }
+
+/// Told, after each page of a scan, how many items it has read (a tool's progress).
+pub type Read<'a> = &'a (dyn Fn(u64) + Sync);
 
 /// What [`repair`] did.
 #[derive(Debug, Clone)]
@@ -134,7 +146,16 @@ pub struct Repair {
 /// Checks, fixes what can be fixed, and checks again until the table is clean or nothing more
 /// can be done.
 pub async fn repair(store: &Store, model: &Model) -> Result<Repair, StoreError> {
-    repair_where(store, model, |_| true, Verify::Always).await
+    repair_telling(store, model, &|_| {}).await
+}
+
+/// [`repair`], telling `read` how far each of its scans got.
+pub async fn repair_telling(
+    store: &Store,
+    model: &Model,
+    read: Read<'_>,
+) -> Result<Repair, StoreError> {
+    repair_where(store, model, |_| true, Verify::Always, read).await
 }
 
 /// Sets every count (`totalCount`) to what the table holds, as [`repair`] does, and fixes
@@ -159,7 +180,7 @@ pub async fn repair_counts(
     // Each count's fix is conditioned on what the scan read: one that applied made its count
     // right, so the table is scanned again only when one did not (on 200,000 items the second
     // Scan and check were 4 of `migrate`'s 44 s, bench/migrate.py).
-    repair_where(store, model, counts, Verify::WhenAFixFailed).await
+    repair_where(store, model, counts, Verify::WhenAFixFailed, &|_| {}).await
 }
 
 /// When a repair scans the table again to report what is left.
@@ -174,8 +195,9 @@ async fn repair_where(
     model: &Model,
     fixing: impl Fn(ViolationKind) -> bool,
     verify: Verify,
+    read: Read<'_>,
 ) -> Result<Repair, StoreError> {
-    let mut items = store.scan_all().await?;
+    let mut items = store.scan_all_telling(read).await?;
     let before = check_items(model, &items);
     let mut report = before.clone();
     let mut fixed = 0;
@@ -205,7 +227,7 @@ async fn repair_where(
             report.violations.retain(|v| !fixing(v.kind));
             break;
         }
-        items = store.scan_all().await?;
+        items = store.scan_all_telling(read).await?;
         report = check_items(model, &items);
         if report.violations.iter().all(|v| !fixing(v.kind)) {
             break;

@@ -159,3 +159,23 @@ pub(super) async fn open_existing(
     }
     Ok((model, open))
 }
+
+/// How far a walk of the whole table got, told on stderr: the items read, of about the table's
+/// item count (`export`, `check`).
+pub(super) async fn walk_progress(
+    open: &app::OpenStore,
+    store: &StoreArgs,
+) -> anyhow::Result<crate::progress::SharedTold> {
+    let about = open
+        .store
+        .describe_table()
+        .await?
+        .and_then(|status| status.item_count);
+    Ok(crate::progress::SharedTold::new(
+        crate::progress::Told::on_stderr(
+            "items read",
+            crate::progress::Total::about(about),
+            store.progress_every(),
+        ),
+    ))
+}

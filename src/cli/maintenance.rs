@@ -174,15 +174,26 @@ pub(super) async fn check(
 ) -> anyhow::Result<()> {
     store.require_a_store()?;
     let (model, open) = open_existing(schema, store).await?;
+    let told = super::args::walk_progress(&open, store).await?;
+    let read = |count: u64| told.at(count);
+    let repaired = match repair {
+        true => Some(crate::check::repair_telling(&open.store, &model, &read).await?),
+        false => None,
+    };
+    let checked = match repair {
+        true => None,
+        false => Some(crate::check::check_telling(&open.store, &model, &read).await?),
+    };
+    // The bar goes before the report is printed.
+    drop(told);
     let mut out = std::io::stdout().lock();
-    let report = if repair {
-        let outcome = crate::check::repair(&open.store, &model).await?;
+    let report = if let Some(outcome) = repaired {
         print_report(&mut out, "before repair", &outcome.before)?;
         writeln!(out, "wrote {} fixes", outcome.fixed)?;
         print_report(&mut out, "after repair", &outcome.after)?;
         outcome.after
     } else {
-        let report = crate::check::check(&open.store, &model).await?;
+        let report = checked.unwrap_or_default();
         print_report(&mut out, "check", &report)?;
         report
     };

@@ -17,21 +17,8 @@ pub(super) async fn export(
 ) -> anyhow::Result<()> {
     store.require_a_store()?;
     let (_model, open) = open_existing(schema, store).await?;
-    let about = open
-        .store
-        .describe_table()
-        .await?
-        .and_then(|status| status.item_count);
-    let told = std::sync::Mutex::new(Told::on_stderr(
-        "items read",
-        Total::about(about),
-        store.progress_every(),
-    ));
-    let read = |count: u64| {
-        told.lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .at(count);
-    };
+    let told = super::args::walk_progress(&open, store).await?;
+    let read = |count: u64| told.at(count);
     let count = match output {
         Some(path) => {
             let file = std::fs::File::create(path)

@@ -803,8 +803,8 @@ async fn migrate_tells_each_migration_once_with_its_counts_and_serve_logs_its_ph
 }
 
 /// Over a store slowed so that each of its calls outlasts the pace of progress lines, every
-/// page of a long phase is told: `import`'s transactions, and each Scan page of `serve`'s
-/// format upgrade (whose `/readyz` status once took every line's turn, so that it logged none).
+/// page of a long phase is told: `import`'s transactions, the pages `export` and `check` read,
+/// and each Scan page of `serve`'s format upgrade (whose `/readyz` status once took every line's turn, so that it logged none).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_phases_tell_their_progress_at_their_pace() {
     let dir = scratch("paced");
@@ -831,6 +831,18 @@ async fn long_phases_tell_their_progress_at_their_pace() {
             .is_some_and(|line| line.starts_with(&format!("{0} of {0} ", farms * 2))),
         "{stderr}"
     );
+    // `export` and `check` read the whole table, a page of 1,000 items at a time: each page
+    // is told, `2000 of about 2400 items read (… items/s), …`.
+    for command in ["export", "check"] {
+        let mut args = vec![command];
+        args.extend(slowed);
+        let (_, _, stderr) = run_tablegraph(&args, &dir).await;
+        let told = stderr
+            .lines()
+            .filter(|line| line.contains(" items read ("))
+            .count();
+        assert!(told >= farms * 2 / 1000, "{command}: {stderr}");
+    }
 
     let mut child = tablegraph(&["serve", "--listen", "127.0.0.1:0"], &dir)
         .env("RUST_LOG", "info")

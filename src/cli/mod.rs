@@ -6,7 +6,7 @@ mod args;
 mod maintenance;
 mod serve;
 mod transfer;
-mod usage;
+pub mod usage;
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -23,7 +23,6 @@ use crate::store::EmbeddedLocation;
 use args::open_existing;
 pub use args::{SchemaArgs, StoreArgs};
 pub use serve::ServeArgs;
-pub use usage::{environment_list, environment_variables, serve_usage};
 
 #[derive(Debug, Parser)]
 #[command(

@@ -153,12 +153,13 @@ impl Api {
     pub async fn execute(&self, mut admitted: Admitted) -> async_graphql::Response {
         let registration = Registration::of(&mut admitted);
         let query = self.hides_schema.then(|| admitted.query().to_owned());
-        let response = errors::typed(self.run(admitted).await);
+        let response = self.run(admitted).await;
         self.admission.ran(registration, &response);
-        match query {
+        // Typed last: what production leaves unnamed is what names no type of its own.
+        errors::typed(match query {
             Some(query) => naming_only_what_was_sent(response, &query),
             None => response,
-        }
+        })
     }
 
     /// Admits and runs `request`: a request error when it is not admitted.
@@ -268,7 +269,7 @@ impl Transport {
                 if let Some(registration) = registration.take() {
                     api.admission.ran(registration, &response);
                 }
-                within(shape::capped(told(errors::typed(response))), max)
+                within(shape::capped(errors::typed(told(response))), max)
             })
             .boxed()
     }

@@ -292,8 +292,8 @@ fn generated(text: &str, name: &str) -> std::ops::Range<usize> {
 fn the_readme_lists_every_flag_and_variable_clap_defines() {
     let path = repository_file("README.md");
     let mut readme = std::fs::read_to_string(&path).expect("the README");
-    let usage = format!("```\n{}\n```\n", tablegraph::cli::serve_usage());
-    let variables = format!("{}\n", tablegraph::cli::environment_list());
+    let usage = format!("```\n{}\n```\n", tablegraph::cli::usage::serve_usage());
+    let variables = format!("{}\n", tablegraph::cli::usage::environment_list());
     let update = std::env::var_os("TABLEGRAPH_UPDATE_README").is_some();
     for (name, expected) in [("serve-usage", usage), ("environment", variables)] {
         let range = generated(&readme, name);

@@ -62,7 +62,7 @@ pub async fn apply_migrations(
         .zip(&runs)
         .any(|(migration, run)| !migration.is_builtin() && !run.skipped && run.changed > 0);
     if files_changed && !dry_run {
-        let repair = check::repair_counts(store, model, false).await?;
+        let repair = check::repair_counts(store, model, false, &|_| {}).await?;
         if repair.fixed > 0 {
             tracing::info!(
                 fixed = repair.fixed,
@@ -297,7 +297,7 @@ async fn apply(
         progress(Step::Started { name: &name, about });
         let (indexes, records): (Vec<usize>, Vec<Option<Record>>) = pass.into_iter().unzip();
         let done = if members.len() == 1 && members[0].fill_counts {
-            vec![fill_counts(store, model, members[0], dry_run).await?]
+            vec![fill_counts(store, model, members[0], dry_run, progress).await?]
         } else {
             let pass = Pass::new(store, model, &members, records, dry_run);
             pass.run(&name, progress).await?
@@ -673,8 +673,21 @@ async fn fill_counts(
     model: &Model,
     migration: &Migration,
     dry_run: bool,
+    progress: Progress<'_>,
 ) -> Result<MigrationRun, DataMigrationError> {
-    let repair = check::repair_counts(store, model, dry_run).await?;
+    // Its scans tell their pages as a pass's do.
+    let read = |evaluated: u64| {
+        let run = MigrationRun {
+            name: migration.name.clone(),
+            evaluated: usize::try_from(evaluated).unwrap_or(usize::MAX),
+            ..MigrationRun::default()
+        };
+        progress(Step::Page {
+            name: &migration.name,
+            run: &run,
+        });
+    };
+    let repair = check::repair_counts(store, model, dry_run, &read).await?;
     let mut run = MigrationRun {
         name: migration.name.clone(),
         scanned: repair.before.items,

@@ -211,7 +211,6 @@ impl Drop for Shown {
 /// A piece of work told on stderr as it goes: its [`Meter`] and where it is [`Shown`].
 pub struct Told {
     what: String,
-    total: Total,
     meter: Meter,
     shown: Shown,
 }
@@ -223,7 +222,6 @@ impl Told {
         use std::io::IsTerminal as _;
         Told {
             what: what.to_owned(),
-            total,
             meter: Meter::new(total, Instant::now()),
             shown: Shown::new(std::io::stderr().is_terminal(), every, total),
         }
@@ -233,7 +231,7 @@ impl Told {
     pub fn at(&mut self, done: u64) {
         let now = Instant::now();
         if done < self.meter.done() {
-            self.meter = Meter::new(self.total, now);
+            self.meter = Meter::new(self.meter.total, now);
         }
         self.meter.record(done, now);
         let what = &self.what;

@@ -176,27 +176,25 @@ pub(super) async fn check(
     let (model, open) = open_existing(schema, store).await?;
     let told = super::args::walk_progress(&open, store).await?;
     let read = |count: u64| told.at(count);
-    let repaired = match repair {
-        true => Some(crate::check::repair_telling(&open.store, &model, &read).await?),
-        false => None,
-    };
-    let checked = match repair {
-        true => None,
-        false => Some(crate::check::check_telling(&open.store, &model, &read).await?),
+    // A repair's first check, its fixes, and the last check.
+    let (before, fixed, report) = if repair {
+        let outcome = crate::check::repair_telling(&open.store, &model, &read).await?;
+        (Some(outcome.before), outcome.fixed, outcome.after)
+    } else {
+        let report = crate::check::check_telling(&open.store, &model, &read).await?;
+        (None, 0, report)
     };
     // The bar goes before the report is printed.
     drop(told);
     let mut out = std::io::stdout().lock();
-    let report = if let Some(outcome) = repaired {
-        print_report(&mut out, "before repair", &outcome.before)?;
-        writeln!(out, "wrote {} fixes", outcome.fixed)?;
-        print_report(&mut out, "after repair", &outcome.after)?;
-        outcome.after
-    } else {
-        let report = checked.unwrap_or_default();
-        print_report(&mut out, "check", &report)?;
-        report
-    };
+    match &before {
+        Some(before) => {
+            print_report(&mut out, "before repair", before)?;
+            writeln!(out, "wrote {fixed} fixes")?;
+            print_report(&mut out, "after repair", &report)?;
+        }
+        None => print_report(&mut out, "check", &report)?,
+    }
     anyhow::ensure!(
         report.is_clean(),
         "{} violations{}",

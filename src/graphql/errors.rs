@@ -56,27 +56,28 @@ pub const GRAPHQL_ERROR: &str = "GraphQLError";
 
 /// `error` with `error_type`, unless it already names one.
 pub(super) fn with_type(mut error: ServerError, error_type: &str) -> ServerError {
+    set_type(&mut error, error_type);
+    error
+}
+
+fn set_type(error: &mut ServerError, error_type: &str) {
     let extensions = error.extensions.get_or_insert_with(Default::default);
     if extensions.get("errorType").is_none() {
         extensions.set("errorType", error_type);
     }
-    error
 }
 
 /// `response` with every error naming its `errorType`: one with no path is the request's
 /// (validation, variables: [`VALIDATION_ERROR`]), one with a path a field's
 /// ([`GRAPHQL_ERROR`]). Every answer of the API passes here, on every transport.
 pub(super) fn typed(mut response: async_graphql::Response) -> async_graphql::Response {
-    response.errors = std::mem::take(&mut response.errors)
-        .into_iter()
-        .map(|error| {
-            let error_type = match error.path.is_empty() {
-                true => VALIDATION_ERROR,
-                false => GRAPHQL_ERROR,
-            };
-            with_type(error, error_type)
-        })
-        .collect();
+    for error in &mut response.errors {
+        let error_type = match error.path.is_empty() {
+            true => VALIDATION_ERROR,
+            false => GRAPHQL_ERROR,
+        };
+        set_type(error, error_type);
+    }
     response
 }
 

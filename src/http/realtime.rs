@@ -774,7 +774,7 @@ fn appsync_errors(response: &async_graphql::Response) -> Vec<Value> {
                     async_graphql::Value::String(kind) => Some(kind.clone()),
                     _ => None,
                 })
-                .unwrap_or_else(|| "GraphQLError".to_owned());
+                .unwrap_or_else(|| crate::graphql::GRAPHQL_ERROR.to_owned());
             let mut entry = json!({ "errorType": error_type, "message": error.message });
             if !error.locations.is_empty() {
                 entry["locations"] = json!(

@@ -721,21 +721,16 @@ async fn a_page_of_nodes_is_migrated_in_one_transaction() {
     std::fs::remove_file(&file).expect("removable");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn migrate_tells_each_migration_once_with_its_counts_and_serve_logs_its_phases() {
-    let dir = scratch("progress");
-    let file = scratch("progress-file").with_extension("jsonl");
-    let farms = 300;
-    std::fs::write(&file, earlier_farms(farms)).expect("a file");
-    let (ok, _, stderr) = run_tablegraph(&["import", file.to_str().expect("UTF-8")], &dir).await;
-    assert!(ok, "{stderr}");
-    // `serve` on the embedded store upgrades the formats as it starts, and says so.
-    let mut child = tablegraph(&["serve", "--listen", "127.0.0.1:0"], &dir)
+/// The log of `serve` on the store in `dir`, with `env`, from its start until it listens;
+/// then it is stopped.
+async fn start_up_log(dir: &Path, env: &[(&str, &str)]) -> Vec<String> {
+    let mut command = tablegraph(&["serve", "--listen", "127.0.0.1:0"], dir);
+    command
         .env("RUST_LOG", "info")
+        .envs(env.iter().copied())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("serve starts");
+        .kill_on_drop(true);
+    let mut child = command.spawn().expect("serve starts");
     let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
     let mut log = Vec::new();
     while let Some(line) = lines.next_line().await.expect("a line") {
@@ -747,7 +742,19 @@ async fn migrate_tells_each_migration_once_with_its_counts_and_serve_logs_its_ph
     }
     child.start_kill().expect("SIGKILL");
     child.wait().await.expect("it stops");
-    let log = log.join("\n");
+    log
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrate_tells_each_migration_once_with_its_counts_and_serve_logs_its_phases() {
+    let dir = scratch("progress");
+    let file = scratch("progress-file").with_extension("jsonl");
+    let farms = 300;
+    std::fs::write(&file, earlier_farms(farms)).expect("a file");
+    let (ok, _, stderr) = run_tablegraph(&["import", file.to_str().expect("UTF-8")], &dir).await;
+    assert!(ok, "{stderr}");
+    // `serve` on the embedded store upgrades the formats as it starts, and says so.
+    let log = start_up_log(&dir, &[]).await.join("\n");
     for phase in [
         "starting: opening the store",
         "starting: upgrading stored formats",
@@ -844,25 +851,14 @@ async fn long_phases_tell_their_progress_at_their_pace() {
         assert!(told >= farms * 2 / 1000, "{command}: {stderr}");
     }
 
-    let mut child = tablegraph(&["serve", "--listen", "127.0.0.1:0"], &dir)
-        .env("RUST_LOG", "info")
-        .env("TABLEGRAPH_SIMULATED_LATENCY_MS", "60")
-        .env("TABLEGRAPH_PROGRESS_EVERY_MS", "30")
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("serve starts");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let mut log = Vec::new();
-    while let Some(line) = lines.next_line().await.expect("a line") {
-        let listening = line.contains("listening on http://");
-        log.push(line);
-        if listening {
-            break;
-        }
-    }
-    child.start_kill().expect("SIGKILL");
-    child.wait().await.expect("it stops");
+    let log = start_up_log(
+        &dir,
+        &[
+            ("TABLEGRAPH_SIMULATED_LATENCY_MS", "60"),
+            ("TABLEGRAPH_PROGRESS_EVERY_MS", "30"),
+        ],
+    )
+    .await;
     // The pass of the shipped migrations, and then the counts' own (which scans as `check`
     // does), read every item, a page of 1,000 at a time: each page is told,
     // `… 2000 of about 2400 items scanned (… items/s), 789 changed, …`.

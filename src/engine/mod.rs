@@ -17,11 +17,17 @@
 pub mod derive;
 mod error;
 pub mod formats;
+pub mod ids;
 pub mod read;
 mod rules;
 mod scope;
 pub mod write;
 
+/// A page's position, unsigned until a front end hands it to a client.
+pub use crate::keys::Cursor;
+/// What the engine reads and writes is the store's items: a node's or an edge's attributes,
+/// handed up as they are for front ends to shape.
+pub use crate::store::{AttrValue, Item, value_from_plain_json, value_to_plain_json};
 pub use error::EngineError;
 pub use rules::{Access, ClaimNames, DEFAULT_GROUPS_CLAIM, Identity, Rules, admits};
 pub use scope::{DEFAULT_FILTER_BUDGET, FilterRead, RequestScope, ScopeSettings, ScopeSource};

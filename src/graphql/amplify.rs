@@ -7,8 +7,8 @@
 //! clamped to the largest page the server reads, not refused. `nextToken` is the page's end
 //! cursor when more follow, else `null`.
 
+use async_graphql::Value;
 use async_graphql::dynamic::{Field, FieldFuture, FieldValue, InputValue, Object, TypeRef};
-use async_graphql::{Lookahead, Value};
 
 use super::context::cursor_value;
 use crate::engine::EngineError;
@@ -126,21 +126,5 @@ pub(super) fn named_as_sent(shape: ApiShape, error: EngineError) -> EngineError 
             EngineError::BadUserInput(renamed.unwrap_or(message))
         }
         (_, error) => error,
-    }
-}
-
-/// The nodes a connection's selection asks for.
-pub(super) fn node_selection<'a>(shape: ApiShape, connection: &Lookahead<'a>) -> Lookahead<'a> {
-    match shape {
-        ApiShape::Relay => connection.field("edges").field("node"),
-        ApiShape::Amplify => connection.field("items"),
-    }
-}
-
-/// Whether a connection's selection asks if more pages follow.
-pub(super) fn asks_for_more(shape: ApiShape, connection: &Lookahead<'_>) -> bool {
-    match shape {
-        ApiShape::Relay => connection.field("pageInfo").exists(),
-        ApiShape::Amplify => connection.field("nextToken").exists(),
     }
 }

@@ -506,7 +506,7 @@ fn check_defaults(model: &Model) -> Result<(), SchemaError> {
     for type_def in &model.types {
         for (field, scalar, default) in type_def.defaults() {
             let fits = match scalar {
-                ScalarType::Id => crate::keys::validate_id(default).is_ok(),
+                ScalarType::Id => crate::engine::ids::is_id(default),
                 scalar => crate::engine::formats::valid_text(scalar, default),
             };
             if !fits {

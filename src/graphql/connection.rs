@@ -14,14 +14,15 @@ use async_graphql::dynamic::{
 use super::context::{cursor_value, model, scope};
 use super::errors::graphql_error;
 use super::fields::attribute_field;
+use super::selection::page_selection;
 use super::values::from_input;
-use super::{amplify, filters, key_conditions, prefetch};
+use super::{amplify, filters, key_conditions};
+use crate::engine::Cursor;
 use crate::engine::read::{
-    Connection, DEFAULT_PAGE_SIZE, KeyField, MAX_PAGE_SIZE, Node, Page, PageArguments, PageEdge,
-    PageRequest,
+    Connection, DEFAULT_PAGE_SIZE, KeyField, Level, MAX_PAGE_SIZE, Node, Page, PageArguments,
+    PageEdge, PageRequest,
 };
 use crate::engine::{self, EngineError};
-use crate::keys::Cursor;
 use crate::model::{ApiShape, FieldDef, FieldKind, IndexDef, Model, ScalarType, TypeDef};
 
 /// `PageInfo`, read from the [`Page`] its connection holds.
@@ -430,31 +431,12 @@ async fn resolve_list(
     });
     let request =
         shaped_page_request_and(ctx, shape, key_field.as_ref(), Some(filter_fields), keyed)?;
-    let counted = ctx.look_ahead().field("totalCount").exists();
-    if counted {
-        engine::read::whole_connection(&request, &type_def.roots.list_name(&type_def.name))?;
-    }
-    let read = async {
-        if reads_nothing(ctx, &request, shape) {
-            engine::read::empty_list_page(scope, type_def, &request)
-        } else {
-            engine::read::read_list_page(scope, type_def, &request).await
-        }
-    };
-    let (page, count) = futures::join!(read, async {
-        match counted {
-            true => engine::read::list_total_count(scope, type_def)
-                .await
-                .map(Some),
-            false => Ok(None),
-        }
-    });
-    let mut page = page?;
-    page.total_count = count?;
+    let look_ahead = ctx.look_ahead();
+    let selection = page_selection(shape, &look_ahead);
+    let page = Level::new(scope, model)
+        .list_page(type_def, &request, &selection)
+        .await?;
     note_filter_read(ctx, scope, &page);
-    let node_selection = amplify::node_selection(shape, &ctx.look_ahead());
-    let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
-    prefetch::relations(scope, model, &nodes, &node_selection).await?;
     Ok(page)
 }
 
@@ -514,7 +496,7 @@ pub(super) fn index_field(
         index.field,
         index.sort_by(),
         index.name,
-        crate::keys::gsi_name(index.slot)
+        engine::ids::index_name(index.slot)
     );
     let connection_type = match shape {
         ApiShape::Relay => index_connection_type(&type_def.name),
@@ -566,9 +548,7 @@ async fn resolve_index(
         .as_ref()
         .and_then(engine::derive::index_value)
         .ok_or_else(|| EngineError::bad_input(format!("{field}: a value is needed")))?;
-    if crate::keys::index_partition(type_name, index, &value).len()
-        > crate::keys::MAX_PARTITION_KEY_BYTES
-    {
+    if !engine::ids::fits_index(type_name, index, &value) {
         return Err(EngineError::bad_input(format!(
             "{field} is longer than any value index {index} holds"
         )));
@@ -579,26 +559,13 @@ async fn resolve_index(
         connection.key_field.as_ref(),
         Some(filter_fields),
     )?;
-    let node_selection = amplify::node_selection(shape, &ctx.look_ahead());
-    let page = if reads_nothing(ctx, &request, shape) {
-        engine::read::empty_page(scope, model, connection, &value, &request)?
-    } else {
-        engine::read::read_page(scope, model, connection, &value, &request, true).await?
-    };
+    let look_ahead = ctx.look_ahead();
+    let selection = page_selection(shape, &look_ahead);
+    let page = Level::new(scope, model)
+        .index_page(connection, &value, &request, &selection)
+        .await?;
     note_filter_read(ctx, scope, &page);
-    let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
-    prefetch::relations(scope, model, &nodes, &node_selection).await?;
     Ok(page)
-}
-
-/// Whether the page asked for needs no read: a page of nothing (`first: 0`) whose reader does
-/// not ask whether more pages follow (`pageInfo`, `nextToken`), as for a count alone.
-fn reads_nothing(
-    ctx: &ResolverContext<'_>,
-    request: &engine::read::PageRequest,
-    shape: ApiShape,
-) -> bool {
-    request.size == 0 && !amplify::asks_for_more(shape, &ctx.look_ahead())
 }
 
 /// Notes what a filtered page read, under the path of its field, for the response's
@@ -626,31 +593,13 @@ async fn resolve(
     let model = model(ctx)?;
     let scope = scope(ctx)?;
     let request = shaped_page_request(ctx, shape, connection.key_field.as_ref(), filter_fields)?;
-    let node_selection = amplify::node_selection(shape, &ctx.look_ahead());
-    let counted = ctx.look_ahead().field("totalCount").exists();
-    if counted {
-        engine::read::whole_connection(&request, &connection.field)?;
-    }
-    let mut page = if reads_nothing(ctx, &request, shape) {
-        engine::read::empty_page(scope, model, connection, parent.id(), &request)?
-    } else {
-        let field = ctx.item.node.response_key().node.as_str();
-        engine::read::read_field_page(
-            scope,
-            model,
-            connection,
-            (parent, field),
-            &request,
-            node_selection.exists(),
-        )
-        .await?
-    };
-    if counted {
-        page.total_count = Some(engine::read::total_count(scope, connection, parent).await?);
-    }
+    let look_ahead = ctx.look_ahead();
+    let selection = page_selection(shape, &look_ahead);
+    let field = ctx.item.node.response_key().node.as_str();
+    let page = Level::new(scope, model)
+        .field_page(connection, (parent, field), &request, &selection)
+        .await?;
     note_filter_read(ctx, scope, &page);
-    let nodes: Vec<&Node> = page.edges.iter().filter_map(|e| e.node.as_ref()).collect();
-    prefetch::relations(scope, model, &nodes, &node_selection).await?;
     Ok(page)
 }
 

@@ -8,9 +8,9 @@ use async_graphql::dynamic::{FieldFuture, FieldValue, ResolverContext, ValueAcce
 
 use super::errors::graphql_error;
 use super::null_items::missing_node;
-use crate::engine::read::Node;
+use crate::engine::read::{Level, Node};
+use crate::engine::{Cursor, ids};
 use crate::engine::{EngineError, RequestScope};
-use crate::keys::{self, Cursor};
 use crate::model::Model;
 
 pub(super) fn scope<'a>(ctx: &ResolverContext<'a>) -> Result<&'a Arc<RequestScope>, EngineError> {
@@ -20,6 +20,11 @@ pub(super) fn scope<'a>(ctx: &ResolverContext<'a>) -> Result<&'a Arc<RequestScop
     })
 }
 
+/// The reads of the request's levels (see [`Level`]).
+pub(super) fn level<'a>(ctx: &ResolverContext<'a>) -> Result<Level<'a>, EngineError> {
+    Ok(Level::new(scope(ctx)?, model(ctx)?))
+}
+
 pub(super) fn model<'a>(ctx: &ResolverContext<'a>) -> Result<&'a Arc<Model>, EngineError> {
     ctx.data::<Arc<Model>>().map_err(|_| EngineError::Internal)
 }
@@ -27,7 +32,7 @@ pub(super) fn model<'a>(ctx: &ResolverContext<'a>) -> Result<&'a Arc<Model>, Eng
 /// An id argument, refused when it could not be a node's id.
 pub(super) fn id_argument(ctx: &ResolverContext<'_>, name: &str) -> Result<String, EngineError> {
     let id = id_text(&ctx.args.try_get(name)?)?;
-    keys::validate_id(&id).map_err(|e| EngineError::bad_input(format!("{name}: {e}")))?;
+    ids::check_id(name, &id)?;
     Ok(id)
 }
 
@@ -44,7 +49,7 @@ pub(super) fn node_id_of(
     for (name, scalar) in type_def.key_fields() {
         values.push(key_value(name, scalar, &input.try_get(name)?)?);
     }
-    key_id(type_def, &values)
+    ids::key_fields_id(type_def, &values)
 }
 
 /// The id of the node of `type_def` that the resolver's own arguments name (`get<Type>`).
@@ -59,7 +64,7 @@ pub(super) fn node_id_argument(
     for (name, scalar) in type_def.key_fields() {
         values.push(key_value(name, scalar, &ctx.args.try_get(name)?)?);
     }
-    key_id(type_def, &values)
+    ids::key_fields_id(type_def, &values)
 }
 
 /// The text of a key field's value as it is stored (`2026-03-01T10:00:00Z` as
@@ -70,25 +75,14 @@ fn key_value(
     value: &ValueAccessor<'_>,
 ) -> Result<String, EngineError> {
     match super::values::from_input(value.as_value(), scalar, name)? {
-        Some(crate::store::AttrValue::S(text) | crate::store::AttrValue::N(text)) => Ok(text),
+        Some(crate::engine::AttrValue::S(text) | crate::engine::AttrValue::N(text)) => Ok(text),
         _ => Err(EngineError::bad_input(format!("{name}: a value is needed"))),
     }
 }
 
-/// The id the values of `type_def`'s key fields make.
-fn key_id(type_def: &crate::model::TypeDef, values: &[String]) -> Result<String, EngineError> {
-    let values: Vec<&str> = values.iter().map(String::as_str).collect();
-    let id = keys::primary_key_id_of(&values);
-    keys::validate_id(&id).map_err(|e| {
-        let names: Vec<&str> = type_def.key_fields().map(|(n, _)| n.as_str()).collect();
-        EngineError::bad_input(format!("{}: {e}", names.join(", ")))
-    })?;
-    Ok(id)
-}
-
 fn key_text(name: &str, value: &ValueAccessor<'_>) -> Result<String, EngineError> {
     let id = id_text(value)?;
-    keys::validate_id(&id).map_err(|e| EngineError::bad_input(format!("{name}: {e}")))?;
+    ids::check_id(name, &id)?;
     Ok(id)
 }
 

@@ -10,9 +10,9 @@ use async_graphql::dynamic::{
     Field, FieldFuture, FieldValue, InputValue, ResolverContext, TypeRef,
 };
 
-use super::context::{model, node_field_value, scope};
+use super::context::{level, node_field_value, scope};
 use super::errors::graphql_error;
-use super::prefetch;
+use super::selection::selection;
 use crate::auth::Caller;
 use crate::engine::read::{Found, Node, PipelineInput};
 use crate::engine::{self, EngineError};
@@ -143,10 +143,11 @@ async fn answer(
             allowed,
             is_abstract,
         } => {
-            let scope = scope(ctx)?;
-            let nodes = found.into_nodes(scope, allowed).await?;
-            let loaded: Vec<&Node> = nodes.iter().collect();
-            prefetch::relations(scope, model(ctx)?, &loaded, &ctx.look_ahead()).await?;
+            let nodes = found.into_nodes(scope(ctx)?, allowed).await?;
+            let look_ahead = ctx.look_ahead();
+            level(ctx)?
+                .read_ahead(&nodes, &selection(&look_ahead))
+                .await?;
             let mut values = nodes
                 .into_iter()
                 .map(|node| node_field_value(node, *is_abstract));

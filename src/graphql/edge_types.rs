@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use async_graphql::dynamic::{Field, FieldFuture, Object, TypeRef};
 
-use super::context::{node_field_value, possible_types, scope};
+use super::context::{level, node_field_value, possible_types};
 use super::errors::graphql_error;
 use super::fields::attribute_field;
-use crate::engine;
+use crate::engine::read::Selection;
+use crate::engine::{AttrValue, Item};
 use crate::model::{EdgeTypeDef, FieldKind, Model, ScalarType};
-use crate::store::{AttrValue, Item};
 
 /// An edge item as resolvers pass it to the `@edge` object type.
 pub(super) struct EdgeItem(pub Arc<Item>);
@@ -35,8 +35,10 @@ pub(super) fn edge_object(edge_def: &EdgeTypeDef, model: &Model) -> Object {
                     return Ok(None);
                 };
                 let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
-                let scope = scope(&ctx).map_err(graphql_error)?;
-                let node = engine::read::load_node(scope, &id, &allowed)
+                // An endpoint is read alone: nothing of its relations is read ahead.
+                let node = level(&ctx)
+                    .map_err(graphql_error)?
+                    .node(&id, &allowed, false, &Selection::default())
                     .await
                     .map_err(graphql_error)?;
                 Ok(node.map(|node| node_field_value(node, is_union)))

@@ -14,8 +14,8 @@ use super::scalars::{list_type_ref, scalar_type_ref};
 use super::values::{from_input, list_from_input};
 use crate::engine::EngineError;
 use crate::engine::read::Node;
+use crate::engine::{AttrValue, Item};
 use crate::model::{FieldDef, FieldKind, Model, ObjectDef};
-use crate::store::{AttrValue, Item};
 
 /// A stored value of a non-model object type: the map it is stored as.
 pub(super) struct Embedded(pub Item);
@@ -228,7 +228,7 @@ fn map_from_input(
             object_def.name
         )));
     };
-    let mut map = crate::store::Item::default();
+    let mut map = crate::engine::Item::default();
     for field in &object_def.fields {
         let Some(value) = given.get(field.name.as_str()) else {
             continue;

@@ -5,9 +5,9 @@ use async_graphql::dynamic::{Field, FieldFuture};
 
 use super::scalars::{list_type_ref, scalar_type_ref};
 use super::values::{list_to_graphql, to_graphql};
+use crate::engine::Item;
 use crate::engine::read::Node;
 use crate::model::ScalarType;
-use crate::store::Item;
 
 /// A field that reads one stored attribute of the item held by its parent value, a `P`.
 pub(super) fn attribute_field<P: std::any::Any>(

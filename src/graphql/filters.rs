@@ -7,10 +7,10 @@ use async_graphql::Value;
 use async_graphql::dynamic::{Enum, EnumItem, InputObject, InputValue, SchemaBuilder, TypeRef};
 
 use super::values::from_input;
+use crate::engine::AttrValue;
 use crate::engine::EngineError;
+use crate::engine::read::{Filter, Test};
 use crate::model::{EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef};
-use crate::store::AttrValue;
-use crate::store::{Filter, Test};
 
 /// Which family of inputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

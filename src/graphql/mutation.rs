@@ -16,11 +16,11 @@ use super::errors::graphql_error;
 use super::filters;
 use super::inputs::{self, Nested};
 use super::values::{from_input, list_from_input};
+use crate::engine::Item;
 use crate::engine::read::Node;
 use crate::engine::write::{FieldValues, NewEdge, NewNode};
 use crate::engine::{self, EngineError};
 use crate::model::{EdgeTypeDef, FieldKind, Model, ScalarType, TypeDef};
-use crate::store::Item;
 
 pub(super) fn root(model: &Arc<Model>) -> Object {
     let mut root = Object::new("Mutation");

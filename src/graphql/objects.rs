@@ -9,13 +9,14 @@ use super::context::{self, node_field_value, possible_types, scope};
 use super::errors::graphql_error;
 use super::fields::{stored_field, stored_list_field};
 use super::scalars::{list_type_ref, scalar_type_ref};
+use super::selection::selection;
 use super::values::{list_to_graphql, to_graphql};
-use super::{connection, custom, embedded, own_fields, prefetch, targets};
+use super::{connection, custom, embedded, own_fields, targets};
 use crate::engine;
+use crate::engine::AttrValue;
 use crate::engine::read::Node;
 use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
 use crate::resolvers::Resolvers;
-use crate::store::AttrValue;
 
 pub(super) fn object(type_def: &TypeDef, model: &Arc<Model>, resolvers: &Resolvers) -> Object {
     let mut object = Object::new(&type_def.name)
@@ -107,16 +108,12 @@ fn belongs_to_field(field: &FieldDef, target: &str, foreign_key: &str, model: &M
                 .map(str::to_owned);
             let Some(id) = id else { return Ok(None) };
             let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
-            let scope = scope(&ctx).map_err(graphql_error)?;
-            let node = engine::read::load_node(scope, &id, &allowed)
+            let look_ahead = ctx.look_ahead();
+            let node = context::level(&ctx)
+                .map_err(graphql_error)?
+                .node(&id, &allowed, false, &selection(&look_ahead))
                 .await
                 .map_err(graphql_error)?;
-            if let Some(node) = &node {
-                let model = context::model(&ctx).map_err(graphql_error)?;
-                prefetch::relations(scope, model, &[node], &ctx.look_ahead())
-                    .await
-                    .map_err(graphql_error)?;
-            }
             Ok(node.map(|node| node_field_value(node, is_union)))
         })
     })

@@ -23,14 +23,13 @@ use super::embedded::Embedded;
 use super::errors::graphql_error;
 use crate::auth::Caller;
 use crate::engine::read::Node;
+use crate::engine::{AttrValue, Item, value_from_plain_json, value_to_plain_json};
 use crate::engine::{EngineError, RequestScope, admits};
 use crate::functions::{Calls, FunctionError, Functions, HttpRequest};
-use crate::keys;
 use crate::model::{
     AuthRule, CustomField, FieldDef, FieldKind, HttpCall, HttpMethod, Model, ObjectDef, OwnField,
     TypeDef,
 };
-use crate::store::{AttrValue, Item, value_from_plain_json, value_to_plain_json};
 
 /// The request's HTTP headers, as a function's event passes them on (`request.headers`).
 #[derive(Debug, Clone, Default)]
@@ -481,15 +480,8 @@ fn selection_graphql(field: SelectionField<'_>, depth: usize) -> String {
 /// A node as a function's `source`: its fields as JSON, those the caller may not read left
 /// out, and nothing of the table's keys, slots, counts or edge set.
 fn source_of(scope: &RequestScope, node: &Node) -> Json {
-    let fields: Map<String, Json> = node
-        .item
-        .iter()
-        .filter(|(name, _)| {
-            !matches!(name.as_str(), keys::PK | keys::SK | "edges")
-                && !keys::is_slot_attribute(name)
-                && !keys::is_count_attribute(name)
-                && scope.may_read_field(&node.typename, name, &node.item)
-        })
+    let fields: Map<String, Json> = crate::engine::ids::own_fields(&node.item)
+        .filter(|(name, _)| scope.may_read_field(&node.typename, name, &node.item))
         .map(|(name, value)| (name.clone(), value_to_plain_json(value)))
         .collect();
     Json::Object(fields)

@@ -2,18 +2,15 @@
 
 use std::sync::Arc;
 
-use async_graphql::PathSegment;
 use async_graphql::dynamic::{Field, FieldFuture, InputValue, Object, ResolverContext, TypeRef};
+use async_graphql::{Lookahead, PathSegment};
 
 use super::connection::page_request;
-use super::context::{
-    id_argument, id_text, model, node_field_value, node_id_argument, node_list, scope,
-};
+use super::context::{id_argument, id_text, level, node_field_value, node_id_argument, node_list};
 use super::errors::graphql_error;
-use super::prefetch;
-use crate::engine::read::{Connection, Node, Prefetch};
+use super::selection::selection;
+use crate::engine::read::{AskedPage, Connection, Node};
 use crate::engine::{self, EngineError};
-use crate::keys;
 use crate::model::{FieldDef, Model, TypeDef, lower_first, upper_first};
 
 /// The most ids one `nodes(ids:)` may ask for: one BatchGetItem.
@@ -76,7 +73,6 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
 }
 
 fn by_id(type_def: &TypeDef, model: &Model, field_name: &str) -> Field {
-    let name = type_def.name.clone();
     let edge_connections: Arc<Vec<Connection>> = Arc::new(
         type_def
             .fields
@@ -89,27 +85,12 @@ fn by_id(type_def: &TypeDef, model: &Model, field_name: &str) -> Field {
     let keyed: Vec<(String, crate::model::ScalarType)> = type_def.key_fields().cloned().collect();
     let missing_is_null = model.dialect.amplify_shape();
     let field = Field::new(field_name, TypeRef::named(&type_def.name), move |ctx| {
-        let name = name.clone();
         let edge_connections = edge_connections.clone();
         let type_def = type_def_shared.clone();
         FieldFuture::new(async move {
-            let id = node_id_argument(&ctx, &type_def).map_err(graphql_error)?;
-            let ahead = read_ahead_root(&ctx, &name, &id, &edge_connections)
+            let node = node_by_id(&ctx, (&type_def, &edge_connections), missing_is_null)
                 .await
                 .map_err(graphql_error)?;
-            // The page read ahead goes down with the node, to the field it was read for.
-            let node = match ahead {
-                Some(ahead) if ahead.proves_parent() => {
-                    Some(Node::identity(&name, &id).with_prefetch(ahead))
-                }
-                ahead => node_of(&ctx, &id, std::slice::from_ref(&name), missing_is_null)
-                    .await
-                    .map_err(graphql_error)?
-                    .map(|node| match ahead {
-                        Some(ahead) => node.with_prefetch(ahead),
-                        None => node,
-                    }),
-            };
             Ok(node.map(|node| node_field_value(node, false)))
         })
     })
@@ -133,46 +114,41 @@ fn by_id(type_def: &TypeDef, model: &Model, field_name: &str) -> Field {
 
 async fn node(ctx: &ResolverContext<'_>, types: &[String]) -> Result<Option<Node>, EngineError> {
     let id = id_argument(ctx, "id")?;
-    node_of(ctx, &id, types, false).await
+    let allowed: Vec<&str> = types.iter().map(String::as_str).collect();
+    let look_ahead = ctx.look_ahead();
+    level(ctx)?
+        .node(&id, &allowed, false, &selection(&look_ahead))
+        .await
 }
 
-/// The node `id` of one of `types`; with `missing_is_null` (Amplify's `get<Type>`, as AppSync
+/// The node of `type_def` that the field's arguments name, with the page of one of its
+/// `connections` read first when the query asks for nothing else of it (see
+/// [`Level::node_with_page`](crate::engine::read::Level::node_with_page)); with `missing_is_null` (Amplify's `get<Type>`, as AppSync
 /// answers it) a node that is not there is `null` whoever asks.
-async fn node_of(
+async fn node_by_id(
     ctx: &ResolverContext<'_>,
-    id: &str,
-    types: &[String],
+    (type_def, connections): (&TypeDef, &[Connection]),
     missing_is_null: bool,
 ) -> Result<Option<Node>, EngineError> {
-    let id = id.to_owned();
-    let allowed: Vec<&str> = types.iter().map(String::as_str).collect();
-    let scope = scope(ctx)?;
-    let node = match missing_is_null {
-        true => engine::read::load_node_or_null(scope, &id, &allowed).await?,
-        false => engine::read::load_node(scope, &id, &allowed).await?,
-    };
-    if let Some(node) = &node {
-        prefetch::relations(scope, model(ctx)?, &[node], &ctx.look_ahead()).await?;
-    }
-    Ok(node)
+    let id = node_id_argument(ctx, type_def)?;
+    let look_ahead = ctx.look_ahead();
+    level(ctx)?
+        .node_with_page(
+            (&type_def.name, &id),
+            || asked_page(&look_ahead, connections),
+            missing_is_null,
+            &selection(&look_ahead),
+        )
+        .await
 }
 
-/// Serves `team(id:) { goals {…} }` without reading the team. When the query selects nothing of
-/// the node but its id and edge connections, the first of those connections' pages is read
-/// first, for the node to hand down to that field (a [`Prefetch`]); an edge there proves the
-/// node exists with the right type, so the node itself need not be read. `None` when nothing
-/// was read ahead.
-async fn read_ahead_root(
-    ctx: &ResolverContext<'_>,
-    type_name: &str,
-    id: &str,
-    connections: &[Connection],
-) -> Result<Option<Prefetch>, EngineError> {
-    // An edge proves the node exists, not that the caller may read it.
-    if scope(ctx)?.read_access(&[type_name]) != engine::Access::All {
-        return Ok(None);
-    }
-    let look_ahead = ctx.look_ahead();
+/// The page `team(id:) { goals {…} }` asks of the first of the node's edge `connections`, when
+/// the query selects nothing of the node but its id and edge connections; `None` otherwise, or
+/// when that page is filtered (it reads in rounds that the field itself runs).
+fn asked_page<'a>(
+    look_ahead: &'a Lookahead<'_>,
+    connections: &'a [Connection],
+) -> Result<Option<AskedPage<'a>>, EngineError> {
     let fields = look_ahead.selection_fields();
     let Some(root) = fields.first() else {
         return Ok(None);
@@ -195,7 +171,6 @@ async fn read_ahead_root(
     let arguments = child
         .arguments()
         .map_err(|e| EngineError::bad_input(e.message))?;
-    // A filtered page reads in rounds that the field itself runs; it is not read ahead.
     if arguments
         .iter()
         .any(|(name, value)| name.as_str() == "filter" && *value != async_graphql::Value::Null)
@@ -208,16 +183,11 @@ async fn read_ahead_root(
             .find(|(argument, _)| argument.as_str() == name)
             .map(|(_, value)| value.clone())
     })?;
-    let response_key = child.alias().unwrap_or(child.name());
-    engine::read::read_ahead(
-        scope(ctx)?,
-        model(ctx)?,
+    Ok(Some(AskedPage {
         connection,
-        (id, type_name),
-        response_key,
-        &request,
-    )
-    .await
+        response_key: child.alias().unwrap_or(child.name()),
+        request,
+    }))
 }
 
 async fn nodes(
@@ -234,13 +204,14 @@ async fn nodes(
     let mut checked = Vec::with_capacity(ids.len());
     for id in ids.iter() {
         let id = id_text(&id)?;
-        keys::validate_id(&id).map_err(|e| EngineError::bad_input(format!("ids: {e}")))?;
+        engine::ids::check_id("ids", &id)?;
         checked.push(id);
     }
-    let scope = scope(ctx)?;
     let allowed: Vec<&str> = types.iter().map(String::as_str).collect();
+    let look_ahead = ctx.look_ahead();
     let mut nodes = Vec::with_capacity(checked.len());
-    for (index, node) in engine::read::load_nodes_each(scope, &checked, &allowed)
+    for (index, node) in level(ctx)?
+        .nodes_each(&checked, &allowed, &selection(&look_ahead))
         .await?
         .into_iter()
         .enumerate()
@@ -254,8 +225,6 @@ async fn nodes(
             None
         }));
     }
-    let found: Vec<&Node> = nodes.iter().flatten().collect();
-    prefetch::relations(scope, model(ctx)?, &found, &ctx.look_ahead()).await?;
     Ok(nodes)
 }
 
@@ -302,10 +271,8 @@ async fn by_unique_value(
         async_graphql::Value::Number(n) => n.to_string(),
         _ => value.string()?.to_owned(),
     };
-    let scope = scope(ctx)?;
-    let node = engine::read::load_node_by_unique(scope, type_name, field, &value).await?;
-    if let Some(node) = &node {
-        prefetch::relations(scope, model(ctx)?, &[node], &ctx.look_ahead()).await?;
-    }
-    Ok(node)
+    let look_ahead = ctx.look_ahead();
+    level(ctx)?
+        .node_by_unique((type_name, field), &value, &selection(&look_ahead))
+        .await
 }

@@ -29,9 +29,9 @@ use super::values::from_input;
 use crate::auth::Caller;
 use crate::changes::{ChangeKind, Event, EventHub, EventReceiver, Watch};
 use crate::engine::read::Node;
+use crate::engine::read::{Filter, Test};
 use crate::engine::{Access, EngineError, ScopeSource};
 use crate::model::{Model, Operation, ScalarType, TypeDef};
-use crate::store::{Filter, Test};
 
 /// The fields a subscription to `type_def` filters on: `id`, and those of a condition.
 fn filtered_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
@@ -368,7 +368,7 @@ impl InPlace {
 fn stream_of<'a>(
     events: EventReceiver,
     watch: Watch,
-    value: impl Fn(Arc<crate::store::Item>) -> FieldValue<'a> + Send + Sync + 'a,
+    value: impl Fn(Arc<crate::engine::Item>) -> FieldValue<'a> + Send + Sync + 'a,
 ) -> impl futures::Stream<Item = async_graphql::Result<FieldValue<'a>>> + Send + 'a {
     futures::stream::unfold(Some((events, watch, value)), |state| async move {
         let (mut events, watch, value) = state?;

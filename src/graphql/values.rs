@@ -3,10 +3,9 @@
 
 use async_graphql::{Name, Value};
 
+use crate::engine::AttrValue;
 use crate::engine::EngineError;
-use crate::keys;
 use crate::model::ScalarType;
-use crate::store::AttrValue;
 
 /// A stored attribute as the GraphQL value of a field of type `scalar`.
 pub(super) fn to_graphql(value: Option<&AttrValue>, scalar: &ScalarType) -> Option<Value> {
@@ -33,7 +32,7 @@ pub(super) fn from_input(
     let attribute = match (value, scalar) {
         (Value::Null, _) => return Ok(None),
         (Value::String(id), ScalarType::Id) => {
-            keys::validate_id(id).map_err(|e| EngineError::bad_input(format!("{field}: {e}")))?;
+            crate::engine::ids::check_id(field, id)?;
             AttrValue::S(id.clone())
         }
         (Value::String(s), _) => AttrValue::S(

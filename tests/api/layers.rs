@@ -1,6 +1,7 @@
 //! The code's structure, read from `src/`: no import circles between files (a `mod.rs` that
 //! re-exports its children counts as importing them), and dependencies that point one way,
-//! `http → graphql → engine → loaders → changes → store → keys`, with `model` usable by all. Heavy crates
+//! `http → graphql → engine → loaders → changes → store → keys`, with `model` usable by all;
+//! `graphql` imports neither `store`, `keys` nor `loaders`: it goes through the engine. Heavy crates
 //! each have one home.
 //!
 //! The same check runs with `cargo test --test api layers`; it reads the sources as text, so a
@@ -334,7 +335,9 @@ fn dependencies_point_one_way_between_layers() {
             &["store", "changes", "loaders", "engine", "graphql", "http"],
         ),
         ("engine", &["graphql", "http"]),
-        ("graphql", &["http"]),
+        // The adapter hands the engine a selection per level and shapes what comes back: it
+        // never reads the table or its keys itself.
+        ("graphql", &["http", "store", "keys", "loaders"]),
         ("check", &["graphql", "http"]),
         ("migrate", &["graphql", "http"]),
         ("demo", &["graphql", "http"]),

@@ -5,27 +5,29 @@
 //! Invariant: nothing here writes; every read goes through the request's scope (its loader,
 //! its call budget, its caller's rules).
 
+mod ahead;
 mod connections;
 mod key_conditions;
+mod level;
 mod lists;
 mod nodes;
 mod page_reads;
 mod page_request;
 mod pipelines;
+mod selection;
 
-pub use connections::{
-    Connection, Page, PageEdge, empty_page, read_ahead, read_field_page, read_page, total_count,
-    whole_connection,
-};
+/// The tests a filtered read (a page, a subscription's events) applies to each item.
+pub use crate::store::{Filter, Test};
+pub use connections::{Connection, Page, PageEdge, read_page};
 pub use key_conditions::{KeyField, KeyKind, KeyPart};
-pub use lists::{empty_list_page, list_key_field, list_total_count, read_list_page};
-pub use nodes::{
-    Node, load_node, load_node_by_unique, load_node_or_null, load_nodes, load_nodes_each, prefetch,
-};
+pub use level::{AskedPage, Level, Targets};
+pub use lists::list_key_field;
+pub use nodes::{Node, load_node_by_unique};
 pub use page_request::{
     DEFAULT_PAGE_SIZE, KeyCondition, MAX_PAGE_SIZE, PageArguments, PageFilter, PageRequest,
     Prefetch, SortOperand,
 };
 pub use pipelines::{Found, PipelineInput, run_pipeline};
+pub use selection::{PageSelection, Selection};
 
 pub(in crate::engine) use nodes::{node_exists, node_type, read_node_consistent};

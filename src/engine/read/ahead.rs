@@ -1,29 +1,29 @@
-//! Look-ahead prefetch: loaders fed from the parent level.
+//! Read-ahead: the nodes the next level of a query will need, loaded with the level that
+//! names them.
 //!
 //! # Why
 //!
 //! async-graphql's dynamic schema resolves the fields of one object one after another, so two
 //! sibling fields that each load nodes (a goal's `leads` and `teams`, a cow's `farm` and
-//! `owner`) would be two batches. Whoever produces nodes therefore looks at what the query
-//! selects on them and loads every node their selected `@belongsTo` and `@targets` fields will
-//! need, in one batch; those fields then answer from the request's cache.
+//! `owner`) would be two batches. Whoever reads a level's nodes therefore looks at what the
+//! query selects on them and loads every node their selected `@belongsTo` and `@targets` fields
+//! will need, in one batch; those fields then answer from the request's cache.
 
 use std::collections::HashSet;
 
-use async_graphql::Lookahead;
-
-use crate::engine::read::Node;
-use crate::engine::{self, EngineError, RequestScope};
+use super::nodes::{Node, prefetch};
+use super::selection::Selection;
+use crate::engine::{EngineError, RequestScope, derive};
 use crate::keys;
 use crate::model::{FieldDef, FieldKind, Model};
 use crate::store::AttrValue;
 
 /// Loads, in one batch, the nodes that the selected single-node relations of `nodes` point to.
-pub(super) async fn relations(
+pub(super) async fn read_ahead(
     scope: &RequestScope,
     model: &Model,
     nodes: &[&Node],
-    selection: &Lookahead<'_>,
+    selection: &Selection<'_>,
 ) -> Result<(), EngineError> {
     // What each type's selected relations read, worked out once per type: a level's nodes are
     // mostly of one type, and the selection is the same for all of them.
@@ -47,14 +47,14 @@ pub(super) async fn relations(
                     wanted.extend(id.filter(|id| seen.insert(id)).map(keys::node_key));
                 }
                 Relation::Targets { edge, role_sort } => wanted.extend(
-                    engine::derive::targets(&node.item, edge, role_sort.as_deref())
+                    derive::targets(&node.item, edge, role_sort.as_deref())
                         .filter(|id| seen.insert(id))
                         .map(keys::node_key),
                 ),
             }
         }
     }
-    engine::read::prefetch(scope, &wanted).await
+    prefetch(scope, &wanted).await
 }
 
 /// A selected relation of a type whose nodes are read ahead.
@@ -69,7 +69,7 @@ enum Relation<'m> {
 }
 
 /// The relations of `type_name` that `selection` selects and that need their nodes read.
-fn plan<'m>(model: &'m Model, type_name: &str, selection: &Lookahead<'_>) -> Vec<Relation<'m>> {
+fn plan<'m>(model: &'m Model, type_name: &str, selection: &Selection<'_>) -> Vec<Relation<'m>> {
     let Some(type_def) = model.type_def(type_name) else {
         return Vec::new();
     };
@@ -80,35 +80,23 @@ fn plan<'m>(model: &'m Model, type_name: &str, selection: &Lookahead<'_>) -> Vec
     for field in &type_def.fields {
         match &field.kind {
             FieldKind::BelongsTo { foreign_key, .. }
-                if by_directive(field) && selection.field(&field.name).exists() =>
+                if by_directive(field) && selection.asks(&field.name) =>
             {
                 relations.push(Relation::BelongsTo { foreign_key });
             }
-            FieldKind::Targets { edge, role, .. } if by_directive(field) => {
-                let targets = selection.field(&field.name);
-                if !targets.exists() || selects_only_identity(&targets) {
-                    continue;
-                }
+            FieldKind::Targets { edge, role, .. }
+                if by_directive(field) && selection.asks_beyond_identity(&field.name) =>
+            {
                 let Some(edge_def) = model.edge_def(edge) else {
                     continue;
                 };
                 relations.push(Relation::Targets {
                     edge,
-                    role_sort: engine::derive::role_sort_value(model, edge_def, role.as_deref()),
+                    role_sort: derive::role_sort_value(model, edge_def, role.as_deref()),
                 });
             }
             _ => {}
         }
     }
     relations
-}
-
-/// Whether a selection asks a node for nothing but its `id` (and `__typename`): such nodes
-/// need not be read when their ids and types are known another way.
-pub(super) fn selects_only_identity(selection: &Lookahead<'_>) -> bool {
-    selection.selection_fields().iter().all(|field| {
-        field
-            .selection_set()
-            .all(|child| matches!(child.name(), "id" | "__typename"))
-    })
 }

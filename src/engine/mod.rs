@@ -2,8 +2,8 @@
 //! reading nodes with their `__typename` check, pages of relations and edges, write plans
 //! (create, update, delete with cascade, edge add and remove) committed as one transaction
 //! each, and the derivations (slots, sort values, unique keys, edge-set entries) that writes,
-//! `check` and `migrate` share. Each committed write leaves its [`Change`](crate::changes::Change)s
-//! in the request's scope.
+//! `check` and `migrate` share. What a committed write changed reaches subscribers from the
+//! table's change stream ([`changes`](crate::changes)), not from the write.
 //!
 //! Two parts, each behind its own front door: [`read`] (nodes, pages, lists, read pipelines)
 //! and [`write`] (plans committed by one write driver), which reads through `read`. What both

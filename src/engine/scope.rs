@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::rules::{Access, Identity, Rules};
 use crate::auth::Caller;
-use crate::changes::Change;
 use crate::keys::CursorKeys;
 use crate::loaders::ItemLoader;
 use crate::model::Operation;
@@ -29,8 +28,6 @@ pub struct RequestScope {
     /// What each filtered page of the request read, named by where the front end asked for
     /// it.
     filter_reads: Mutex<Vec<(String, FilterRead)>>,
-    /// What the request's committed writes changed, in commit order.
-    changes: Mutex<Vec<Change>>,
 }
 
 /// What request scopes are made from: the store and the budget of calls of one request. A
@@ -185,7 +182,6 @@ impl RequestScope {
             identity: Identity::Tool,
             rules: Arc::default(),
             filter_reads: Mutex::default(),
-            changes: Mutex::default(),
         }
     }
 
@@ -219,15 +215,6 @@ impl RequestScope {
     /// What the request's filtered pages read, in the order they were noted.
     pub fn filter_reads(&self) -> Vec<(String, FilterRead)> {
         lock(&self.filter_reads).clone()
-    }
-
-    pub(super) fn record_changes(&self, changes: impl IntoIterator<Item = Change>) {
-        lock(&self.changes).extend(changes);
-    }
-
-    /// The changes committed so far, taken out of the scope.
-    pub fn take_changes(&self) -> Vec<Change> {
-        std::mem::take(&mut *lock(&self.changes))
     }
 }
 

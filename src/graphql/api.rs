@@ -11,13 +11,20 @@ use async_graphql::parser::types::{ExecutableDocument, OperationType, Selection,
 
 use async_graphql::futures_util::stream::{self, BoxStream, StreamExt};
 
+use super::admission::limits::{self, QueryLimits};
+use super::admission::operation_span;
+use super::admission::persisted::PersistedSettings;
+use super::admission::shape;
 use super::admission::{Admission, Admitted, Registration};
-use super::limits::{self, QueryLimits};
-use super::persisted::PersistedSettings;
-use super::{
-    denied_fields, errors, field_errors, mutation, null_items, operation_span, own_fields, query,
-    schema, shape, subscription,
-};
+use super::errors;
+use super::errors::denied_fields;
+use super::errors::field_errors;
+use super::null_items;
+use super::roots::mutation;
+use super::roots::query;
+use super::roots::subscription;
+use super::schema;
+use super::types::own_fields;
 use crate::auth::Caller;
 use crate::changes::EventHub;
 use crate::engine::ScopeSource;
@@ -324,12 +331,13 @@ fn within(response: async_graphql::Response, max: usize) -> async_graphql::Respo
         return response;
     }
     let size = size.0;
-    use async_graphql::ErrorExtensions as _;
-    let error = async_graphql::Error::new(format!(
-        "this event's answer is {size} bytes, over the limit of {max} bytes \
-         (--max-event-bytes); select fewer fields, or read the node with a query"
-    ))
-    .extend_with(|_, extensions| extensions.set("errorType", "EventTooLarge"));
+    let error = errors::typed_error(
+        format!(
+            "this event's answer is {size} bytes, over the limit of {max} bytes \
+             (--max-event-bytes); select fewer fields, or read the node with a query"
+        ),
+        "EventTooLarge",
+    );
     let mut error = error.into_server_error(Default::default());
     // Not an error of the query's text: no location.
     error.locations.clear();

@@ -6,11 +6,17 @@ use std::sync::Arc;
 
 use async_graphql::dynamic::{Enum, Interface, InterfaceField, SchemaBuilder, TypeRef, Union};
 
-use super::filters::{self, FilterKind};
-use super::{
-    amplify, connection, declared, edge_types, embedded, inputs, key_conditions, objects,
-    own_fields, scalars,
-};
+use super::types::amplify;
+use super::types::connection;
+use super::types::declared;
+use super::types::edge_types;
+use super::types::embedded;
+use super::types::inputs;
+use super::types::objects;
+use super::types::own_fields;
+use super::values::filters::{self, FilterKind};
+use super::values::key_conditions;
+use super::values::scalars;
 use crate::engine::read::{Connection, KeyField, KeyKind};
 use crate::model::{ApiShape, FieldKind, Model};
 use crate::resolvers::Resolvers;

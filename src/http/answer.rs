@@ -127,10 +127,7 @@ pub(super) fn request_error(headers: &HeaderMap, status: StatusCode, message: &s
         true => "InternalFailure",
         false => "BadRequestException",
     };
-    let body = serde_json::json!({ "errors": [{
-        "message": message,
-        "extensions": { "errorType": error_type },
-    }] });
+    let body = crate::graphql::appsync::error_body(message, error_type);
     Answer::for_request(headers).json(status, &body)
 }
 

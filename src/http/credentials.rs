@@ -101,10 +101,7 @@ pub async fn authenticate(
 
 /// The 401 of a request refused for its credentials, as AppSync answers it.
 fn unauthorized(headers: &axum::http::HeaderMap, message: &str) -> Response {
-    let body = serde_json::json!({ "errors": [{
-        "message": message,
-        "extensions": { "errorType": "UnauthorizedException" },
-    }] });
+    let body = crate::graphql::appsync::error_body(message, "UnauthorizedException");
     let mut response = Answer::for_request(headers).json(StatusCode::UNAUTHORIZED, &body);
     // As AppSync names it: AWS clients (aws-amplify) read the error's name here.
     response.headers_mut().insert(

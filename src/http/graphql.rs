@@ -412,7 +412,7 @@ fn answer(
     }
     let mut body = serde_json::to_value(&response).unwrap_or_default();
     if appsync {
-        appsync_error_fields(&mut body);
+        crate::graphql::appsync::with_error_fields(&mut body);
     }
     // Nothing ran: a request error has no `data` entry at all, not `"data": null`.
     if let (Some(fields), true) = (body.as_object_mut(), request_failed) {
@@ -431,24 +431,4 @@ fn with_cache_control(mut response: Response, private: bool) -> Response {
         );
     }
     response
-}
-
-/// AppSync's error shape, which Amplify's clients read: each error's `errorType` and
-/// `errorInfo` beside its message, as well as in `extensions`.
-fn appsync_error_fields(body: &mut serde_json::Value) {
-    let Some(errors) = body.get_mut("errors").and_then(|e| e.as_array_mut()) else {
-        return;
-    };
-    for error in errors.iter_mut().filter_map(|e| e.as_object_mut()) {
-        let extensions = error.get("extensions");
-        let Some(error_type) = extensions.and_then(|x| x.get("errorType")).cloned() else {
-            continue;
-        };
-        let error_info = extensions
-            .and_then(|x| x.get("errorInfo"))
-            .cloned()
-            .unwrap_or(serde_json::Value::Null);
-        error.insert("errorType".to_owned(), error_type);
-        error.insert("errorInfo".to_owned(), error_info);
-    }
 }

@@ -291,9 +291,8 @@ async fn explain_failures(
         ),
         _ => return response,
     };
-    let body = serde_json::json!({ "errors": [{
-        "message": message,
-        "extensions": { "errorType": error_type, "requestId": id },
-    }] });
+    let mut entry = crate::graphql::appsync::error_entry(&message, error_type);
+    entry["extensions"]["requestId"] = id.into();
+    let body = serde_json::json!({ "errors": [entry] });
     answer.json(status, &body)
 }

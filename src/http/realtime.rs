@@ -43,7 +43,7 @@ use tokio::sync::mpsc;
 use super::state::AppState;
 use super::websocket::Counted;
 use crate::auth::{API_KEY_HEADER, Caller, RequestContext};
-use crate::graphql::{Admitted, RequestHeaders};
+use crate::graphql::{Admitted, RequestHeaders, appsync};
 
 /// The subprotocol AppSync's clients ask for (beside the one carrying their credentials).
 const PROTOCOL: &str = "graphql-ws";
@@ -73,11 +73,11 @@ pub(super) async fn realtime(
 ) -> Response {
     let (parts, _) = request.into_parts();
     if !super::websocket::is_upgrade(&parts.headers) {
-        let body = json!({ "errors": [{
-            "message": "/graphql/realtime takes a WebSocket that speaks AppSync's real-time \
-                        protocol; send queries and mutations to /graphql",
-            "errorType": "BadRequestException",
-        }] });
+        let body = json!({ "errors": [appsync::realtime_entry(
+            "/graphql/realtime takes a WebSocket that speaks AppSync's real-time protocol; send \
+             queries and mutations to /graphql",
+            "BadRequestException",
+        )] });
         return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
     }
     upgrade(state, parts).await
@@ -128,13 +128,8 @@ impl Refusal {
     /// A request error of the admission, with the type it names (`QueryLimitExceeded`,
     /// `InvalidSyntax` …).
     fn of(error: &async_graphql::ServerError) -> Refusal {
-        let error_type = match error.extensions.as_ref().and_then(|x| x.get("errorType")) {
-            Some(async_graphql::Value::String(kind)) => kind.clone(),
-            _ => crate::graphql::GRAPHQL_ERROR.to_owned(),
-        };
-        let error_type = error_type.into();
         Refusal {
-            error_type,
+            error_type: appsync::error_type(error).into(),
             code: 400,
             message: error.message.clone(),
         }
@@ -142,7 +137,7 @@ impl Refusal {
 
     /// Its entry of an `errors` list.
     fn error(&self) -> Value {
-        json!({ "errorType": self.error_type, "errorCode": self.code, "message": self.message })
+        appsync::realtime_refusal(&self.error_type, self.code, &self.message)
     }
 }
 
@@ -728,7 +723,7 @@ async fn forward(
             return Forwarded::Over;
         };
         if response.data == async_graphql::Value::Null && !response.errors.is_empty() {
-            let errors = appsync_errors(&response);
+            let errors = appsync::realtime_errors(&response);
             let error = json!({ "type": "error", "id": id, "payload": { "errors": errors } });
             return match send(error).await {
                 Ok(()) => Forwarded::Failed,
@@ -755,42 +750,9 @@ async fn forward(
 fn data_message(id: &str, response: &async_graphql::Response) -> Value {
     let mut payload = json!({ "data": response.data });
     if !response.errors.is_empty() {
-        payload["errors"] = Value::Array(appsync_errors(response));
+        payload["errors"] = Value::Array(appsync::realtime_errors(response));
     }
     json!({ "type": "data", "id": id, "payload": payload })
-}
-
-/// A response's errors in AppSync's shape: each with its `errorType` beside its message.
-fn appsync_errors(response: &async_graphql::Response) -> Vec<Value> {
-    response
-        .errors
-        .iter()
-        .map(|error| {
-            let error_type = error
-                .extensions
-                .as_ref()
-                .and_then(|extensions| extensions.get("errorType"))
-                .and_then(|value| match value {
-                    async_graphql::Value::String(kind) => Some(kind.clone()),
-                    _ => None,
-                })
-                .unwrap_or_else(|| crate::graphql::GRAPHQL_ERROR.to_owned());
-            let mut entry = json!({ "errorType": error_type, "message": error.message });
-            if !error.locations.is_empty() {
-                entry["locations"] = json!(
-                    error
-                        .locations
-                        .iter()
-                        .map(|at| json!({ "line": at.line, "column": at.column }))
-                        .collect::<Vec<_>>()
-                );
-            }
-            if !error.path.is_empty() {
-                entry["path"] = serde_json::to_value(&error.path).unwrap_or(Value::Null);
-            }
-            entry
-        })
-        .collect()
 }
 
 #[cfg(test)]

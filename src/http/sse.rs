@@ -92,10 +92,7 @@ fn until_expired(
 
 /// The last response of an operation whose caller's token expired.
 fn token_expired() -> async_graphql::Response {
-    let mut error = async_graphql::ServerError::new("the token expired", None);
-    let mut extensions = async_graphql::ErrorExtensionValues::default();
-    extensions.set("errorType", "UnauthorizedException");
-    error.extensions = Some(extensions);
+    let error = crate::graphql::appsync::server_error("the token expired", "UnauthorizedException");
     async_graphql::Response::from_errors(vec![error])
 }
 

@@ -35,10 +35,10 @@ async fn readyz(State(phase): State<watch::Receiver<String>>) -> (StatusCode, St
 
 async fn unavailable(State(phase): State<watch::Receiver<String>>) -> Response {
     let phase = phase.borrow().clone();
-    let body = serde_json::json!({ "errors": [{
-        "message": format!("the server is starting ({phase}); try again shortly"),
-        "extensions": { "errorType": "ServiceUnavailable" },
-    }] });
+    let body = crate::graphql::appsync::error_body(
+        &format!("the server is starting ({phase}); try again shortly"),
+        "ServiceUnavailable",
+    );
     let mut response = (
         StatusCode::SERVICE_UNAVAILABLE,
         [(header::CONTENT_TYPE, "application/json")],

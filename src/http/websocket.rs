@@ -85,10 +85,7 @@ pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
         && let Err(reason) = caller(Some(auth), &header_credentials, &headers).await
     {
         auth.refused(crate::auth::Transport::Http, &reason);
-        let body = serde_json::json!({ "errors": [{
-            "message": reason,
-            "extensions": { "errorType": "UnauthorizedException" },
-        }] });
+        let body = crate::graphql::appsync::error_body(&reason, "UnauthorizedException");
         return (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
     }
     // The protocol the extractor chose: the first of the client's it knows.
@@ -425,12 +422,10 @@ fn too_many(id: &str, most: usize) -> Message {
     let message = serde_json::json!({
         "id": id,
         "type": "error",
-        "payload": [{
-            "message": format!(
-                "this connection runs its most operations at once ({most}); complete one first"
-            ),
-            "extensions": { "errorType": "LimitExceeded" },
-        }],
+        "payload": [crate::graphql::appsync::error_entry(
+            &format!("this connection runs its most operations at once ({most}); complete one first"),
+            "LimitExceeded",
+        )],
     });
     Message::text(message.to_string())
 }

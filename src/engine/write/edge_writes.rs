@@ -14,7 +14,6 @@ use std::sync::Arc;
 use super::drive::{Attempt, Driver};
 use super::guard::Guard;
 use super::plan::{Plan, Purpose, adjust_node, node_update, version_is};
-use crate::changes::Change;
 use crate::engine::derive::{
     MAX_SORT_VALUE_BYTES, check_item_size, edge_set_entry, set_edge_slot_attributes, text,
     with_edge_set_entry,
@@ -328,10 +327,6 @@ fn add_plan(
         count(false),
     );
     plan.push(bump, purpose);
-    plan.changes(Change::edge(
-        ends.existing.clone().map(Arc::new),
-        Some(edge),
-    ));
     Ok(plan)
 }
 
@@ -415,7 +410,6 @@ pub(super) fn plan_edge_from_new(
         vec![(keys::edges_count_attribute(&edge_def.name, false), 1)],
     );
     plan.push(bump, purpose);
-    plan.changes(Change::edge(None, Some(edge)));
     Ok(plan)
 }
 
@@ -517,7 +511,6 @@ pub fn detach(model: &Model, edges: &[Arc<Item>], deleting: Option<&str>) -> Pla
             },
             Purpose::Edge,
         );
-        plan.changes(Change::edge(Some(edge.clone()), None));
     }
     plan
 }

@@ -15,10 +15,7 @@ impl Plan {
     /// one edge deleted from both ends is deleted once, and a unique value one node frees and
     /// another takes changes hands in one put. Any other pair is a [`Clash`].
     pub fn folded(self) -> Result<Plan, Clash> {
-        let mut folded = Plan {
-            changes: self.changes,
-            ..Plan::default()
-        };
+        let mut folded = Plan::default();
         let mut at: HashMap<Key, usize> = HashMap::new();
         let writes = self.writes.into_iter().zip(self.purposes).zip(self.parts);
         for ((write, purpose), part) in writes {

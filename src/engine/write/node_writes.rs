@@ -16,7 +16,6 @@ use super::plan::{
     Plan, Purpose, check_references, count_members, free_unique_values, node_update, remember,
     take_unique_values, version_is,
 };
-use crate::changes::Change;
 use crate::engine::derive::{VERSION, check_limits, set_slot_attributes};
 use crate::engine::error::EngineError;
 use crate::engine::formats::now;
@@ -95,7 +94,6 @@ pub(super) fn plan_new_item(
         &BTreeSet::new(),
         &mut plan,
     );
-    plan.changes(Change::node(None, Some(item.clone())));
     Ok(plan)
 }
 
@@ -179,7 +177,6 @@ pub(super) fn plan_update(
         absent,
         &mut plan,
     );
-    plan.changes(Change::node(Some(Arc::new(current)), Some(next.clone())));
     Ok(Planned {
         id,
         item: next,
@@ -297,7 +294,6 @@ pub(super) fn plan_delete(
         &mut plan,
     );
     plan.append(detach(model, edges, Some(id)));
-    plan.changes(Change::node(Some(current.clone()), None));
     (plan, agree)
 }
 

@@ -9,7 +9,6 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use crate::changes::Change;
 use crate::engine::derive::LIST_COUNT;
 use crate::engine::error::EngineError;
 use crate::engine::rules::{Access, within_limits};
@@ -51,8 +50,6 @@ pub struct Plan {
     pub(super) purposes: Vec<Purpose>,
     /// The part of the operation each write belongs to: a member of a batch; 0 otherwise.
     pub(super) parts: Vec<usize>,
-    /// What the writes change, recorded when they commit.
-    pub(super) changes: Vec<Change>,
 }
 
 /// Two writes of a plan on one item that do not fold into one write, which DynamoDB would
@@ -75,7 +72,6 @@ impl Plan {
         self.writes.extend(other.writes);
         self.purposes.extend(other.purposes);
         self.parts.extend(other.parts);
-        self.changes.extend(other.changes);
     }
 
     /// Appends `other`'s writes as part `part` of this plan.
@@ -84,12 +80,6 @@ impl Plan {
             .extend(std::iter::repeat_n(part, other.writes.len()));
         self.writes.extend(other.writes);
         self.purposes.extend(other.purposes);
-        self.changes.extend(other.changes);
-    }
-
-    /// Notes a change the plan's writes make.
-    pub fn changes(&mut self, change: Change) {
-        self.changes.push(change);
     }
 
     pub fn len(&self) -> usize {
@@ -181,10 +171,7 @@ pub async fn commit_at(
         )));
     }
     match scope.store.transact_write(plan.writes).await {
-        Ok(()) => {
-            scope.record_changes(plan.changes);
-            Ok(Ok(()))
-        }
+        Ok(()) => Ok(Ok(())),
         Err(StoreError::ConditionFailed { index }) => plan
             .purposes
             .get(index)

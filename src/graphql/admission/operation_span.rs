@@ -10,7 +10,7 @@ use async_graphql::extensions::{
 use async_graphql::parser::types::{DocumentOperations, ExecutableDocument, OperationType};
 use async_graphql::{Response, ServerResult, Variables};
 
-pub(super) struct OperationSpan;
+pub(in crate::graphql) struct OperationSpan;
 
 impl ExtensionFactory for OperationSpan {
     fn create(&self) -> Arc<dyn Extension> {

@@ -54,7 +54,7 @@ const AWS_SCALARS: [(&str, ScalarType, &str); 9] = [
 
 /// Registers the AppSync scalars: `AWSDateTime` always (every node has `createdAt`), the others
 /// when a field or an argument uses them.
-pub(super) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
+pub(in crate::graphql) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
     for (name, scalar, description) in AWS_SCALARS {
         if scalar != ScalarType::AwsDateTime && !uses_scalar(model, &scalar) {
             continue;
@@ -117,7 +117,7 @@ fn scalar_named(name: &str) -> Option<&'static ScalarType> {
 }
 
 /// The type of a list of `scalar`: `[T]`, `[T!]`, `[T]!` or `[T!]!`.
-pub(super) fn list_type_ref(
+pub(in crate::graphql) fn list_type_ref(
     scalar: &ScalarType,
     required: bool,
     elements_required: bool,
@@ -132,7 +132,7 @@ pub(super) fn list_type_ref(
 }
 
 /// The type of a field holding `scalar`, non-null when `required`.
-pub(super) fn scalar_type_ref(scalar: &ScalarType, required: bool) -> TypeRef {
+pub(in crate::graphql) fn scalar_type_ref(scalar: &ScalarType, required: bool) -> TypeRef {
     let name = scalar.name();
     if required {
         TypeRef::named_nn(name)

@@ -13,9 +13,9 @@ use crate::engine::read::{KeyCondition, KeyField, KeyKind, KeyPart, SortOperand}
 use crate::model::ScalarType;
 
 /// The enum of `sortDirection`.
-pub(super) const SORT_DIRECTION: &str = "ModelSortDirection";
+pub(in crate::graphql) const SORT_DIRECTION: &str = "ModelSortDirection";
 
-pub(super) fn sort_direction() -> Enum {
+pub(in crate::graphql) fn sort_direction() -> Enum {
     Enum::new(SORT_DIRECTION)
         .description("The order of a connection: up its sort field (ASC, the default) or down.")
         .item(EnumItem::new("ASC"))
@@ -23,10 +23,11 @@ pub(super) fn sort_direction() -> Enum {
 }
 
 /// Every kind of key condition, for registering their inputs.
-pub(super) const KINDS: [KeyKind; 4] = [KeyKind::Text, KeyKind::Id, KeyKind::Int, KeyKind::Float];
+pub(in crate::graphql) const KINDS: [KeyKind; 4] =
+    [KeyKind::Text, KeyKind::Id, KeyKind::Int, KeyKind::Float];
 
 /// The input type of a key condition on a field of `kind`.
-pub(super) fn input_name(kind: KeyKind) -> &'static str {
+pub(in crate::graphql) fn input_name(kind: KeyKind) -> &'static str {
     match kind {
         KeyKind::Text => "ModelStringKeyConditionInput",
         KeyKind::Id => "ModelIDKeyConditionInput",
@@ -36,7 +37,7 @@ pub(super) fn input_name(kind: KeyKind) -> &'static str {
 }
 
 /// The input of a key condition on a field of `kind`: one operator.
-pub(super) fn input(kind: KeyKind) -> InputObject {
+pub(in crate::graphql) fn input(kind: KeyKind) -> InputObject {
     let element = match kind {
         KeyKind::Text => TypeRef::STRING,
         KeyKind::Id => TypeRef::ID,
@@ -66,7 +67,7 @@ pub(super) fn input(kind: KeyKind) -> InputObject {
 /// Amplify's name of the condition on the composite sort key `key` of `type_name` (an index's
 /// name, or `Primary` for the primary key's sort key fields), and of the input of its operands:
 /// `Model<Type><Key>CompositeKeyConditionInput`, `Model<Type><Key>CompositeKeyInput`.
-pub(super) fn composite_input_names(type_name: &str, key: &str) -> (String, String) {
+pub(in crate::graphql) fn composite_input_names(type_name: &str, key: &str) -> (String, String) {
     let stem = format!(
         "Model{type_name}{}CompositeKey",
         crate::model::upper_first(key)
@@ -77,7 +78,7 @@ pub(super) fn composite_input_names(type_name: &str, key: &str) -> (String, Stri
 /// The inputs of a condition on the composite sort key `key_field` of `type_name`, named by
 /// [`composite_input_names`]: the condition's operators, and the key's fields (give the first
 /// ones, in order).
-pub(super) fn composite_inputs(
+pub(in crate::graphql) fn composite_inputs(
     type_name: &str,
     key: &str,
     key_field: &KeyField,
@@ -128,7 +129,10 @@ pub(super) fn composite_inputs(
 /// The arguments a connection's field takes besides paging and roles: `sortDirection`, and the
 /// key condition when `key_field` gives one (of the input `composite` names, for a composite
 /// sort key). A sort field named like another argument takes no key condition.
-pub(super) fn arguments(key_field: Option<&KeyField>, composite: Option<&str>) -> Vec<InputValue> {
+pub(in crate::graphql) fn arguments(
+    key_field: Option<&KeyField>,
+    composite: Option<&str>,
+) -> Vec<InputValue> {
     let mut arguments = vec![
         InputValue::new("sortDirection", TypeRef::named(SORT_DIRECTION))
             .description("ASC (the default) or DESC."),
@@ -176,7 +180,7 @@ fn takes_key_condition(field: &KeyField) -> bool {
 /// Whether `sortDirection` asks for descending order. A literal arrives as an enum value, a
 /// variable's value as the JSON string it was sent as (validation has already checked it is
 /// one of the two; a string literal is refused there, see `shape::check_literals`).
-pub(super) fn descending(value: Option<Value>) -> Result<bool, EngineError> {
+pub(in crate::graphql) fn descending(value: Option<Value>) -> Result<bool, EngineError> {
     let name = match &value {
         None | Some(Value::Null) => return Ok(false),
         Some(Value::Enum(name)) => name.as_str(),
@@ -197,7 +201,7 @@ pub(super) fn descending(value: Option<Value>) -> Result<bool, EngineError> {
 }
 
 /// The key condition the argument named after `key_field` holds, if the client gave one.
-pub(super) fn key_condition(
+pub(in crate::graphql) fn key_condition(
     key_field: Option<&KeyField>,
     get: impl Fn(&str) -> Option<Value>,
 ) -> Result<Option<KeyCondition>, EngineError> {

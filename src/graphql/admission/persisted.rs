@@ -54,7 +54,7 @@ impl Default for PersistedSettings {
 }
 
 /// The queries known by their hash.
-pub(super) struct PersistedQueries {
+pub(in crate::graphql) struct PersistedQueries {
     settings: PersistedSettings,
     kept: Mutex<Kept>,
 }
@@ -66,14 +66,14 @@ struct Kept {
 }
 
 /// One query kept: its text, its document when the text is short, and what both take.
-pub(super) struct Query {
-    pub(super) text: String,
-    pub(super) document: Option<ExecutableDocument>,
+pub(in crate::graphql) struct Query {
+    pub(in crate::graphql) text: String,
+    pub(in crate::graphql) document: Option<ExecutableDocument>,
     bytes: usize,
 }
 
 /// What a request's `persistedQuery` asks of the admission.
-pub(super) enum Lookup {
+pub(in crate::graphql) enum Lookup {
     /// The request has no `persistedQuery`: its query is its own.
     Absent,
     /// Its hash is held: this query stands for it.
@@ -83,7 +83,7 @@ pub(super) enum Lookup {
 }
 
 impl PersistedQueries {
-    pub(super) fn new(settings: PersistedSettings) -> PersistedQueries {
+    pub(in crate::graphql) fn new(settings: PersistedSettings) -> PersistedQueries {
         PersistedQueries {
             settings,
             kept: Mutex::new(Kept {
@@ -95,7 +95,10 @@ impl PersistedQueries {
 
     /// What `request`'s `extensions.persistedQuery` asks; the error is the request error to
     /// answer. Nothing is parsed here.
-    pub(super) fn look_up(&self, request: &async_graphql::Request) -> Result<Lookup, ServerError> {
+    pub(in crate::graphql) fn look_up(
+        &self,
+        request: &async_graphql::Request,
+    ) -> Result<Lookup, ServerError> {
         let Some(persisted) = request.extensions.get("persistedQuery") else {
             return Ok(Lookup::Absent);
         };
@@ -141,7 +144,7 @@ impl PersistedQueries {
     /// Keeps `text` by `hash`, with its `document` when [`keeps_parsed`] says so; `tokens` is
     /// how many the text has. The least recently used queries leave while the store is over
     /// either bound; a query larger than the whole store is not kept.
-    pub(super) fn keep(
+    pub(in crate::graphql) fn keep(
         &self,
         hash: [u8; 32],
         text: String,
@@ -190,7 +193,7 @@ impl PersistedQueries {
 
 /// Whether a text of `text_bytes` bytes and `tokens` tokens is kept parsed: when its tree is
 /// small by [`tree_bytes`]'s estimate.
-pub(super) fn keeps_parsed(text_bytes: usize, tokens: usize) -> bool {
+pub(in crate::graphql) fn keeps_parsed(text_bytes: usize, tokens: usize) -> bool {
     tree_bytes(text_bytes, tokens) <= CACHED_TREE_BYTES
 }
 

@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use async_graphql::dynamic::{Field, FieldFuture, FieldValue, TypeRef};
 
-use super::context::{level, node_field_value};
-use super::errors::graphql_error;
-use super::selection::selection;
 use crate::engine::read::{Node, Targets};
+use crate::graphql::context::{level, node_field_value};
+use crate::graphql::errors::graphql_error;
+use crate::graphql::selection::selection;
 use crate::model::{FieldDef, Model};
 
-pub(super) fn targets_field(
+pub(in crate::graphql) fn targets_field(
     field: &FieldDef,
     edge: &str,
     element: &str,

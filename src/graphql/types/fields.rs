@@ -3,14 +3,14 @@
 
 use async_graphql::dynamic::{Field, FieldFuture};
 
-use super::scalars::{list_type_ref, scalar_type_ref};
-use super::values::{list_to_graphql, to_graphql};
 use crate::engine::Item;
 use crate::engine::read::Node;
+use crate::graphql::values::scalars::{list_type_ref, scalar_type_ref};
+use crate::graphql::values::{list_to_graphql, to_graphql};
 use crate::model::ScalarType;
 
 /// A field that reads one stored attribute of the item held by its parent value, a `P`.
-pub(super) fn attribute_field<P: std::any::Any>(
+pub(in crate::graphql) fn attribute_field<P: std::any::Any>(
     name: &str,
     scalar: ScalarType,
     required: bool,
@@ -29,12 +29,12 @@ pub(super) fn attribute_field<P: std::any::Any>(
 }
 
 /// A field that reads one stored attribute of the parent node.
-pub(super) fn stored_field(name: &str, scalar: ScalarType, required: bool) -> Field {
+pub(in crate::graphql) fn stored_field(name: &str, scalar: ScalarType, required: bool) -> Field {
     attribute_field::<Node>(name, scalar, required, |node| Some(&node.item))
 }
 
 /// A field that reads a stored list of scalars of the item held by its parent value, a `P`.
-pub(super) fn list_attribute_field<P: std::any::Any>(
+pub(in crate::graphql) fn list_attribute_field<P: std::any::Any>(
     name: &str,
     scalar: ScalarType,
     required: bool,
@@ -57,7 +57,7 @@ pub(super) fn list_attribute_field<P: std::any::Any>(
 }
 
 /// A field that reads a stored list of scalars of the parent node.
-pub(super) fn stored_list_field(
+pub(in crate::graphql) fn stored_list_field(
     name: &str,
     scalar: ScalarType,
     required: bool,

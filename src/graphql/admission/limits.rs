@@ -150,7 +150,7 @@ impl Limits {
         }
         let tokens = text_within_limits(query)?;
         let document = async_graphql::parser::parse_query(query).map_err(|error| {
-            super::errors::with_type(error.into(), super::errors::INVALID_SYNTAX)
+            crate::graphql::errors::with_type(error.into(), crate::graphql::errors::INVALID_SYNTAX)
         })?;
         super::shape::check(&document)?;
         Ok(Parsed {
@@ -312,7 +312,7 @@ fn scan(query: &str) -> Text {
 }
 
 /// The names (and numbers) of `query`, outside strings and comments.
-pub(super) fn names(query: &str) -> std::collections::HashSet<&str> {
+pub(in crate::graphql) fn names(query: &str) -> std::collections::HashSet<&str> {
     let mut names = std::collections::HashSet::new();
     scan_with(query, |name| {
         names.insert(name);

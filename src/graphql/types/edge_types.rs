@@ -5,18 +5,18 @@ use std::sync::Arc;
 
 use async_graphql::dynamic::{Field, FieldFuture, Object, TypeRef};
 
-use super::context::{level, node_field_value, possible_types};
-use super::errors::graphql_error;
 use super::fields::attribute_field;
 use crate::engine::read::Selection;
 use crate::engine::{AttrValue, Item};
+use crate::graphql::context::{level, node_field_value, possible_types};
+use crate::graphql::errors::graphql_error;
 use crate::model::{EdgeTypeDef, FieldKind, Model, ScalarType};
 
 /// An edge item as resolvers pass it to the `@edge` object type.
-pub(super) struct EdgeItem(pub Arc<Item>);
+pub(in crate::graphql) struct EdgeItem(pub Arc<Item>);
 
 /// The `@edge` object type of `edge_def`.
-pub(super) fn edge_object(edge_def: &EdgeTypeDef, model: &Model) -> Object {
+pub(in crate::graphql) fn edge_object(edge_def: &EdgeTypeDef, model: &Model) -> Object {
     let endpoint = |name: &str, ty: &str| {
         let attribute = name.to_owned();
         let allowed = possible_types(model, ty);

@@ -10,22 +10,22 @@ use async_graphql::dynamic::{
 };
 
 use super::fields::{attribute_field, list_attribute_field};
-use super::scalars::{list_type_ref, scalar_type_ref};
-use super::values::{from_input, list_from_input};
 use crate::engine::EngineError;
 use crate::engine::read::Node;
 use crate::engine::{AttrValue, Item};
+use crate::graphql::values::scalars::{list_type_ref, scalar_type_ref};
+use crate::graphql::values::{from_input, list_from_input};
 use crate::model::{FieldDef, FieldKind, Model, ObjectDef};
 
 /// A stored value of a non-model object type: the map it is stored as.
-pub(super) struct Embedded(pub Item);
+pub(in crate::graphql) struct Embedded(pub Item);
 
 /// How a field of a non-model type that functions answer is made (`own_fields`).
-pub(super) type ComputedField = fn(&ObjectDef, &FieldDef, &Arc<Model>) -> Field;
+pub(in crate::graphql) type ComputedField = fn(&ObjectDef, &FieldDef, &Arc<Model>) -> Field;
 
 /// Registers each non-model object type's object and input; `computed` makes the fields that
 /// functions answer.
-pub(super) fn register(
+pub(in crate::graphql) fn register(
     mut builder: SchemaBuilder,
     model: &Arc<Model>,
     computed: ComputedField,
@@ -133,13 +133,17 @@ fn type_ref(name: &str, required: bool, list: Option<bool>) -> TypeRef {
 }
 
 /// The type of an input field holding `object` values.
-pub(super) fn input_type_ref(object: &str, required: bool, list: Option<bool>) -> TypeRef {
+pub(in crate::graphql) fn input_type_ref(
+    object: &str,
+    required: bool,
+    list: Option<bool>,
+) -> TypeRef {
     type_ref(&input_name(object), required, list)
 }
 
 /// A field holding a non-model object (or a list of them) stored under its name in the item
 /// `item_of` finds in the parent value, a `P`.
-pub(super) fn embedded_field<P: std::any::Any>(
+pub(in crate::graphql) fn embedded_field<P: std::any::Any>(
     name: &str,
     object: &str,
     required: bool,
@@ -160,7 +164,7 @@ pub(super) fn embedded_field<P: std::any::Any>(
 }
 
 /// The GraphQL value of a stored map (or list of maps) of a non-model object.
-pub(super) fn embedded_value(stored: Option<AttrValue>) -> Option<FieldValue<'static>> {
+pub(in crate::graphql) fn embedded_value(stored: Option<AttrValue>) -> Option<FieldValue<'static>> {
     match stored {
         Some(AttrValue::M(map)) => Some(FieldValue::owned_any(Embedded(map))),
         Some(AttrValue::L(values)) => {
@@ -176,18 +180,27 @@ pub(super) fn embedded_value(stored: Option<AttrValue>) -> Option<FieldValue<'st
 }
 
 /// The type of a field holding `object` values.
-pub(super) fn output_type_ref(object: &str, required: bool, list: Option<bool>) -> TypeRef {
+pub(in crate::graphql) fn output_type_ref(
+    object: &str,
+    required: bool,
+    list: Option<bool>,
+) -> TypeRef {
     type_ref(object, required, list)
 }
 
 /// A field of a node holding a non-model object.
-pub(super) fn node_field(name: &str, object: &str, required: bool, list: Option<bool>) -> Field {
+pub(in crate::graphql) fn node_field(
+    name: &str,
+    object: &str,
+    required: bool,
+    list: Option<bool>,
+) -> Field {
     embedded_field::<Node>(name, object, required, list, |node| Some(&node.item))
 }
 
 /// A client's value for `field`, a field holding `object` values (or a list of them), as a
 /// stored map (or list of maps); `None` for null.
-pub(super) fn embedded_from_input(
+pub(in crate::graphql) fn embedded_from_input(
     model: &Model,
     object: &str,
     list: Option<bool>,

@@ -17,7 +17,7 @@ use async_graphql::{ErrorExtensions as _, ServerResult, Value};
 
 use crate::auth::Caller;
 
-pub(super) struct DeniedFields;
+pub(in crate::graphql) struct DeniedFields;
 
 impl ExtensionFactory for DeniedFields {
     fn create(&self) -> Arc<dyn Extension> {

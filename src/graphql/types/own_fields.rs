@@ -12,20 +12,19 @@
 
 use std::sync::Arc;
 
-use async_graphql::ErrorExtensions as _;
 use async_graphql::dynamic::{Field, FieldFuture, FieldValue, InputValue, ResolverContext};
 use async_graphql::{Name, SelectionField, Value};
 use serde_json::{Map, Value as Json};
 
-use super::context::{node_field_value, scope};
 use super::custom::type_ref;
 use super::embedded::Embedded;
-use super::errors::graphql_error;
 use crate::auth::Caller;
 use crate::engine::read::Node;
 use crate::engine::{AttrValue, Item, value_from_plain_json, value_to_plain_json};
 use crate::engine::{EngineError, RequestScope, admits};
 use crate::functions::{Calls, FunctionError, Functions, HttpRequest};
+use crate::graphql::context::{node_field_value, scope};
+use crate::graphql::errors::{graphql_error, typed_error};
 use crate::model::{
     AuthRule, CustomField, FieldDef, FieldKind, HttpCall, HttpMethod, Model, ObjectDef, OwnField,
     TypeDef,
@@ -37,7 +36,7 @@ pub struct RequestHeaders(pub Map<String, Json>);
 
 /// The operation's variables, as AppSync's direct event passes them on (`info.variables`).
 #[derive(Debug, Clone, Default)]
-pub(super) struct RequestVariables(pub Json);
+pub(in crate::graphql) struct RequestVariables(pub Json);
 
 /// A field its functions answer: a field of the schema's own `Query` or `Mutation`, or a
 /// `@function` field of a type (whose node is the event's `source`).
@@ -55,7 +54,7 @@ struct Computed {
 }
 
 /// The field `own` declares, resolved by its functions.
-pub(super) fn field(own: &OwnField, model: &Arc<Model>) -> Field {
+pub(in crate::graphql) fn field(own: &OwnField, model: &Arc<Model>) -> Field {
     let computed = Computed {
         type_name: own.root.name().to_owned(),
         name: own.name.clone(),
@@ -69,14 +68,22 @@ pub(super) fn field(own: &OwnField, model: &Arc<Model>) -> Field {
 }
 
 /// The `@function` (or `@http`) field `field` of `type_def`: its functions are given the node.
-pub(super) fn type_field(type_def: &TypeDef, field: &FieldDef, model: &Arc<Model>) -> Field {
+pub(in crate::graphql) fn type_field(
+    type_def: &TypeDef,
+    field: &FieldDef,
+    model: &Arc<Model>,
+) -> Field {
     // A type's field is held to its rules with its node.
     computed_field(&type_def.name, field, Vec::new(), model)
 }
 
 /// The field `field` of the non-model type `object_def` that functions (or an `@http` call)
 /// answer: the value it is a field of is the event's `source`.
-pub(super) fn object_field(object_def: &ObjectDef, field: &FieldDef, model: &Arc<Model>) -> Field {
+pub(in crate::graphql) fn object_field(
+    object_def: &ObjectDef,
+    field: &FieldDef,
+    model: &Arc<Model>,
+) -> Field {
     computed_field(&object_def.name, field, field.auth.clone(), model)
 }
 
@@ -599,6 +606,5 @@ fn field_error(error: FunctionError) -> async_graphql::Error {
         error_type,
         message,
     } = error;
-    async_graphql::Error::new(message)
-        .extend_with(move |_, extensions| extensions.set("errorType", error_type.as_str()))
+    typed_error(message, &error_type)
 }

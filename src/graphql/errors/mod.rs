@@ -4,6 +4,10 @@
 //! Invariant: every error a resolver answers goes through [`graphql_error`], so each carries its
 //! `errorType`; store details never reach a client (the engine keeps them out).
 
+pub mod appsync;
+pub(in crate::graphql) mod denied_fields;
+pub(in crate::graphql) mod field_errors;
+
 use async_graphql::ErrorExtensions as _;
 use async_graphql::ServerError;
 
@@ -11,7 +15,7 @@ use crate::engine::EngineError;
 
 /// The GraphQL error of an engine error, with AppSync's `errorType` and what a client needs to
 /// act on it (`field` of a taken unique value, `currentVersion` of a version mismatch).
-pub(super) fn graphql_error(error: EngineError) -> async_graphql::Error {
+pub(in crate::graphql) fn graphql_error(error: EngineError) -> async_graphql::Error {
     let error_type = error.error_type();
     async_graphql::Error::new(error.message()).extend_with(|_, extensions| {
         extensions.set("errorType", error_type);
@@ -36,6 +40,16 @@ pub(super) fn graphql_error(error: EngineError) -> async_graphql::Error {
     })
 }
 
+/// An error of `error_type` that is not the engine's (a function's, a transport's limit).
+pub(in crate::graphql) fn typed_error(
+    message: impl Into<String>,
+    error_type: &str,
+) -> async_graphql::Error {
+    let error_type = error_type.to_owned();
+    async_graphql::Error::new(message)
+        .extend_with(move |_, extensions| extensions.set("errorType", error_type.as_str()))
+}
+
 /// Argument access errors: the schema has already checked argument types, so what is left is
 /// the client's to fix.
 impl From<async_graphql::Error> for EngineError {
@@ -55,7 +69,7 @@ pub const VALIDATION_ERROR: &str = "ValidationError";
 pub const GRAPHQL_ERROR: &str = "GraphQLError";
 
 /// `error` with `error_type`, unless it already names one.
-pub(super) fn with_type(mut error: ServerError, error_type: &str) -> ServerError {
+pub(in crate::graphql) fn with_type(mut error: ServerError, error_type: &str) -> ServerError {
     set_type(&mut error, error_type);
     error
 }
@@ -70,7 +84,7 @@ fn set_type(error: &mut ServerError, error_type: &str) {
 /// `response` with every error naming its `errorType`: one with no path is the request's
 /// (validation, variables: [`VALIDATION_ERROR`]), one with a path a field's
 /// ([`GRAPHQL_ERROR`]). Every answer of the API passes here, on every transport.
-pub(super) fn typed(mut response: async_graphql::Response) -> async_graphql::Response {
+pub(in crate::graphql) fn typed(mut response: async_graphql::Response) -> async_graphql::Response {
     for error in &mut response.errors {
         let error_type = match error.path.is_empty() {
             true => VALIDATION_ERROR,
@@ -87,7 +101,9 @@ pub const CONDITION_FAILED_IN_APPSYNC: &str = "DynamoDB:ConditionalCheckFailedEx
 /// `response` with its errors named as AppSync names them where Amplify's client looks: a
 /// failed condition is `DynamoDB:ConditionalCheckFailedException`, "The conditional request
 /// failed".
-pub(super) fn as_appsync(mut response: async_graphql::Response) -> async_graphql::Response {
+pub(in crate::graphql) fn as_appsync(
+    mut response: async_graphql::Response,
+) -> async_graphql::Response {
     for error in &mut response.errors {
         let Some(extensions) = &mut error.extensions else {
             continue;

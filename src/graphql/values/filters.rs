@@ -6,7 +6,7 @@
 use async_graphql::Value;
 use async_graphql::dynamic::{Enum, EnumItem, InputObject, InputValue, SchemaBuilder, TypeRef};
 
-use super::values::from_input;
+use super::from_input;
 use crate::engine::AttrValue;
 use crate::engine::EngineError;
 use crate::engine::read::{Filter, Test};
@@ -14,7 +14,7 @@ use crate::model::{EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef}
 
 /// Which family of inputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum FilterKind {
+pub(in crate::graphql) enum FilterKind {
     /// AppSync's enhanced subscription filters: `and`/`or`, no `attributeExists`.
     Subscription,
     /// Amplify's conditions: `and`/`or`/`not` and `attributeExists` too.
@@ -71,7 +71,7 @@ impl Operators {
 }
 
 /// The fields a condition on `type_def` tests: its scalar fields and the times.
-pub(super) fn condition_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
+pub(in crate::graphql) fn condition_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
     let mut fields = Vec::new();
     for field in &type_def.fields {
         if let FieldKind::Scalar { scalar, .. } = &field.kind {
@@ -87,14 +87,14 @@ pub(super) fn condition_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> 
 
 /// The fields a page's filter on nodes of `type_def` tests: its id, its scalar fields and the
 /// times.
-pub(super) fn node_filter_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
+pub(in crate::graphql) fn node_filter_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
     let mut fields = vec![("id".to_owned(), ScalarType::Id)];
     fields.extend(condition_fields(type_def));
     fields
 }
 
 /// The fields a page's filter on edges of `edge_def` tests: its own fields and `createdAt`.
-pub(super) fn edge_filter_fields(edge_def: &EdgeTypeDef) -> Vec<(String, ScalarType)> {
+pub(in crate::graphql) fn edge_filter_fields(edge_def: &EdgeTypeDef) -> Vec<(String, ScalarType)> {
     let mut fields = Vec::new();
     for field in &edge_def.fields {
         if let FieldKind::Scalar { scalar, .. } = &field.kind {
@@ -106,13 +106,13 @@ pub(super) fn edge_filter_fields(edge_def: &EdgeTypeDef) -> Vec<(String, ScalarT
 }
 
 /// The name of the filter input of pages of `name`'s nodes or edges (`ModelFarmFilterInput`).
-pub(super) fn page_filter_name(name: &str) -> String {
+pub(in crate::graphql) fn page_filter_name(name: &str) -> String {
     format!("Model{name}FilterInput")
 }
 
 /// The filter a page of `field` (a connection of `model`) takes: its input's name and the
 /// fields it tests. A `@hasMany` of a union takes none.
-pub(super) fn connection_filter(
+pub(in crate::graphql) fn connection_filter(
     field: &FieldDef,
     model: &Model,
 ) -> Option<(String, Vec<(String, ScalarType)>)> {
@@ -133,7 +133,7 @@ pub(super) fn connection_filter(
 }
 
 /// The name of the input that filters a field holding `scalar`.
-pub(super) fn field_input(kind: FilterKind, scalar: &ScalarType) -> String {
+pub(in crate::graphql) fn field_input(kind: FilterKind, scalar: &ScalarType) -> String {
     let name = match scalar {
         ScalarType::Id => "IDInput",
         ScalarType::Int | ScalarType::AwsTimestamp => "IntInput",
@@ -147,7 +147,7 @@ pub(super) fn field_input(kind: FilterKind, scalar: &ScalarType) -> String {
 /// Registers the per-field inputs of `kind` that a field of `filtered` needs (only those, so
 /// that the schema holds no type nothing uses, and `tablegraph schema` prints what
 /// introspection shows).
-pub(super) fn register_field_inputs<'a>(
+pub(in crate::graphql) fn register_field_inputs<'a>(
     mut builder: SchemaBuilder,
     kind: FilterKind,
     filtered: impl IntoIterator<Item = &'a ScalarType>,
@@ -229,7 +229,7 @@ const TYPE_CODES: [(&str, &str); 10] = [
 ];
 
 /// The input `name` over `fields`, with `and`/`or` (and `not` for conditions).
-pub(super) fn filter_input(
+pub(in crate::graphql) fn filter_input(
     name: &str,
     fields: &[(String, ScalarType)],
     kind: FilterKind,
@@ -251,7 +251,7 @@ pub(super) fn filter_input(
 
 /// The engine's filter of a filter or condition value over `fields`; `argument` names it in
 /// errors.
-pub(super) fn filter_of(
+pub(in crate::graphql) fn filter_of(
     value: &Value,
     fields: &[(String, ScalarType)],
     argument: &str,

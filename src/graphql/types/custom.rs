@@ -10,17 +10,17 @@ use async_graphql::dynamic::{
     Field, FieldFuture, FieldValue, InputValue, ResolverContext, TypeRef,
 };
 
-use super::context::{level, node_field_value, scope};
-use super::errors::graphql_error;
-use super::selection::selection;
 use crate::auth::Caller;
 use crate::engine::read::{Found, Node, PipelineInput};
 use crate::engine::{self, EngineError};
+use crate::graphql::context::{level, node_field_value, scope};
+use crate::graphql::errors::graphql_error;
+use crate::graphql::selection::selection;
 use crate::model::{FieldDef, FieldKind};
 use crate::resolvers::{Output, Pipeline};
 
 /// The field of `field`'s owner that `pipeline` serves.
-pub(super) fn field(field: &FieldDef, pipeline: Arc<Pipeline>) -> Field {
+pub(in crate::graphql) fn field(field: &FieldDef, pipeline: Arc<Pipeline>) -> Field {
     let (ty, arguments) = match &field.kind {
         FieldKind::Custom(custom) => (
             type_ref(&custom.ty),
@@ -65,7 +65,7 @@ pub(super) fn field(field: &FieldDef, pipeline: Arc<Pipeline>) -> Field {
 
 /// A declared type (`[User!]!`) as a dynamic-schema type.
 /// The type written as `declared` (`[String!]!`).
-pub(super) fn type_ref(declared: &str) -> TypeRef {
+pub(in crate::graphql) fn type_ref(declared: &str) -> TypeRef {
     if let Some(inner) = declared.strip_suffix('!') {
         return TypeRef::NonNull(Box::new(type_ref(inner)));
     }
@@ -97,7 +97,7 @@ fn text_of(value: &Value) -> Option<String> {
 /// nodes, ids a pipeline did not load are loaded and checked, so that a count, a yes or an id
 /// tells of nothing they may not read.
 async fn readable(ctx: &ResolverContext<'_>, found: Found) -> Result<Found, EngineError> {
-    let model = super::context::model(ctx)?;
+    let model = crate::graphql::context::model(ctx)?;
     let scope = scope(ctx)?;
     let all_readable = model
         .types
@@ -162,7 +162,7 @@ async fn answer(
 
 /// A field the model leaves to a resolver that was not loaded: answers an error rather than
 /// nothing. Start-up refuses this; only a schema built without its resolvers meets it.
-pub(super) fn missing(field: &FieldDef) -> Field {
+pub(in crate::graphql) fn missing(field: &FieldDef) -> Field {
     let FieldKind::Custom(custom) = &field.kind else {
         unreachable!("only custom fields can miss their resolver");
     };

@@ -29,10 +29,10 @@ use async_graphql::parser::types::{
     SelectionSet, Type,
 };
 use async_graphql::registry::{MetaField, MetaType, Registry};
-use async_graphql::{
-    ErrorExtensionValues, Pos, Positioned, Response, ServerError, ServerResult, Variables,
-};
+use async_graphql::{Pos, Positioned, Response, ServerError, ServerResult, Variables};
 use async_graphql_value::{ConstValue, Value};
+
+use crate::graphql::errors::with_type;
 
 pub const MAX_ARGUMENTS: usize = 64;
 pub const MAX_DIRECTIVES: usize = 16;
@@ -43,17 +43,16 @@ pub const MAX_ERRORS: usize = 100;
 pub const MAX_MESSAGE_BYTES: usize = 1024;
 
 /// A request error for a document over the limit named `limit`.
-pub(super) fn over<T>(limit: &str, message: String) -> ServerResult<T> {
-    let mut error = ServerError::new(message, None);
-    let mut extensions = ErrorExtensionValues::default();
-    extensions.set("errorType", "QueryLimitExceeded");
-    extensions.set("limit", limit);
-    error.extensions = Some(extensions);
+pub(in crate::graphql) fn over<T>(limit: &str, message: String) -> ServerResult<T> {
+    let mut error = with_type(ServerError::new(message, None), "QueryLimitExceeded");
+    if let Some(extensions) = &mut error.extensions {
+        extensions.set("limit", limit);
+    }
     Err(error)
 }
 
 /// Refuses a document over one of the bounds above.
-pub(super) fn check(document: &ExecutableDocument) -> ServerResult<()> {
+pub(in crate::graphql) fn check(document: &ExecutableDocument) -> ServerResult<()> {
     let definitions = document.operations.iter().count() + document.fragments.len();
     if definitions > MAX_DEFINITIONS {
         return over(
@@ -188,7 +187,7 @@ fn type_names(ty: &Type) -> ServerResult<()> {
 
 /// Refuses a name too long to echo, without echoing it: the document's names, and the
 /// request's `operationName`.
-pub(super) fn name(name: &str) -> ServerResult<()> {
+pub(in crate::graphql) fn name(name: &str) -> ServerResult<()> {
     if name.len() > MAX_NAME_BYTES {
         return over(
             "nameLength",
@@ -204,7 +203,7 @@ pub(super) fn name(name: &str) -> ServerResult<()> {
 /// Refuses an `Int` outside signed 32 bits wherever the document or its variables give one,
 /// and a string literal written in the document where an enum value belongs. A variable's
 /// value is JSON, where an enum value can only be a string: it is an enum value there.
-pub(super) fn check_values(
+pub(in crate::graphql) fn check_values(
     registry: &Registry,
     document: &ExecutableDocument,
     operation_name: Option<&str>,
@@ -419,32 +418,26 @@ impl Values<'_> {
                 if fits {
                     Ok(())
                 } else {
-                    let mut error = ServerError::new(
-                        format!(
-                            "{path}: Int cannot represent {number}: it takes a signed 32-bit integer"
-                        ),
-                        literal,
+                    let message = format!(
+                        "{path}: Int cannot represent {number}: it takes a signed 32-bit integer"
                     );
-                    let mut extensions = ErrorExtensionValues::default();
-                    extensions.set("errorType", "BadUserInput");
-                    error.extensions = Some(extensions);
-                    Err(error)
+                    Err(with_type(
+                        ServerError::new(message, literal),
+                        "BadUserInput",
+                    ))
                 }
             }
             (_, ConstValue::String(text)) if literal.is_some() => {
                 match self.registry.types.get(ty) {
                     Some(MetaType::Enum { .. }) => {
-                        let mut error = ServerError::new(
-                            format!(
-                                "{path}: an enum value is written without quotes; {:?} is a string",
-                                cut(text)
-                            ),
-                            literal,
+                        let message = format!(
+                            "{path}: an enum value is written without quotes; {:?} is a string",
+                            cut(text)
                         );
-                        let mut extensions = ErrorExtensionValues::default();
-                        extensions.set("errorType", "BadUserInput");
-                        error.extensions = Some(extensions);
-                        Err(error)
+                        Err(with_type(
+                            ServerError::new(message, literal),
+                            "BadUserInput",
+                        ))
                     }
                     _ => Ok(()),
                 }
@@ -477,7 +470,7 @@ fn cut(text: &str) -> &str {
 }
 
 /// The field `name` of the object or interface type `parent`, as the schema declares it.
-pub(super) fn declared_field<'r>(
+pub(in crate::graphql) fn declared_field<'r>(
     registry: &'r Registry,
     parent: &str,
     name: &str,
@@ -489,7 +482,7 @@ pub(super) fn declared_field<'r>(
 }
 
 /// `Goal` of `[Goal!]!`.
-pub(super) fn named_type(ty: &str) -> &str {
+pub(in crate::graphql) fn named_type(ty: &str) -> &str {
     ty.trim_matches(|c| c == '[' || c == ']' || c == '!')
 }
 
@@ -498,7 +491,7 @@ pub(super) fn named_type(ty: &str) -> &str {
 /// schema's) told in general terms instead: in production the schema is not
 /// for clients to learn from error messages. Our own errors (those with an `errorType`) name
 /// nothing of the schema and stay as they are.
-pub(super) fn naming_only_what_was_sent(
+pub(in crate::graphql) fn naming_only_what_was_sent(
     mut response: Response,
     sent: &std::collections::HashSet<&str>,
 ) -> Response {
@@ -526,18 +519,15 @@ pub(super) fn naming_only_what_was_sent(
 
 /// The answer with at most [`MAX_ERRORS`] errors (then one that counts the rest) and each
 /// message cut to [`MAX_MESSAGE_BYTES`].
-pub(super) fn capped(mut response: Response) -> Response {
+pub(in crate::graphql) fn capped(mut response: Response) -> Response {
     if response.errors.len() > MAX_ERRORS {
         let left_out = response.errors.len() - MAX_ERRORS;
         response.errors.truncate(MAX_ERRORS);
-        let mut error = ServerError::new(
-            format!("{left_out} more errors were left out; fix these and send it again"),
-            None,
-        );
-        let mut extensions = ErrorExtensionValues::default();
-        extensions.set("errorType", "TooManyErrors");
-        extensions.set("leftOut", left_out as u64);
-        error.extensions = Some(extensions);
+        let message = format!("{left_out} more errors were left out; fix these and send it again");
+        let mut error = with_type(ServerError::new(message, None), "TooManyErrors");
+        if let Some(extensions) = &mut error.extensions {
+            extensions.set("leftOut", left_out as u64);
+        }
         // Among field errors it is one too (with a path); among request errors, one of them.
         if let Some(last) = response.errors.last() {
             error.path = last.path.clone();

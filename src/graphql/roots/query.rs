@@ -5,18 +5,20 @@ use std::sync::Arc;
 use async_graphql::dynamic::{Field, FieldFuture, InputValue, Object, ResolverContext, TypeRef};
 use async_graphql::{Lookahead, PathSegment};
 
-use super::connection::page_request;
-use super::context::{id_argument, id_text, level, node_field_value, node_id_argument, node_list};
-use super::errors::graphql_error;
-use super::selection::selection;
 use crate::engine::read::{AskedPage, Connection, Node};
 use crate::engine::{self, EngineError};
+use crate::graphql::context::{
+    id_argument, id_text, level, node_field_value, node_id_argument, node_list,
+};
+use crate::graphql::errors::graphql_error;
+use crate::graphql::selection::selection;
+use crate::graphql::types::connection::page_request;
 use crate::model::{FieldDef, Model, TypeDef, lower_first, upper_first};
 
 /// The most ids one `nodes(ids:)` may ask for: one BatchGetItem.
 pub const MAX_NODES: usize = 100;
 
-pub(super) fn root(model: &Arc<Model>) -> Object {
+pub(in crate::graphql) fn root(model: &Arc<Model>) -> Object {
     let mut root = Object::new("Query");
     let shape = model.dialect.shape;
     for type_def in &model.types {
@@ -27,11 +29,13 @@ pub(super) fn root(model: &Arc<Model>) -> Object {
             root = root.field(by_unique(type_def, field));
         }
         if let (Some(_), Some(list)) = (type_def.list, &type_def.roots.list) {
-            root = root.field(super::connection::list_field(type_def, list, shape));
+            root = root.field(crate::graphql::types::connection::list_field(
+                type_def, list, shape,
+            ));
         }
         for index in &type_def.indexes {
             if let Some(query_field) = &index.query_field {
-                root = root.field(super::connection::index_field(
+                root = root.field(crate::graphql::types::connection::index_field(
                     type_def,
                     index,
                     query_field,

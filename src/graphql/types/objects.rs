@@ -5,20 +5,28 @@ use std::sync::Arc;
 
 use async_graphql::dynamic::{Field, FieldFuture, Object, TypeRef};
 
-use super::context::{self, node_field_value, possible_types, scope};
-use super::errors::graphql_error;
+use super::connection;
+use super::custom;
+use super::embedded;
 use super::fields::{stored_field, stored_list_field};
-use super::scalars::{list_type_ref, scalar_type_ref};
-use super::selection::selection;
-use super::values::{list_to_graphql, to_graphql};
-use super::{connection, custom, embedded, own_fields, targets};
+use super::own_fields;
+use super::targets;
 use crate::engine;
 use crate::engine::AttrValue;
 use crate::engine::read::Node;
+use crate::graphql::context::{self, node_field_value, possible_types, scope};
+use crate::graphql::errors::graphql_error;
+use crate::graphql::selection::selection;
+use crate::graphql::values::scalars::{list_type_ref, scalar_type_ref};
+use crate::graphql::values::{list_to_graphql, to_graphql};
 use crate::model::{FieldDef, FieldKind, Model, ScalarType, TypeDef};
 use crate::resolvers::Resolvers;
 
-pub(super) fn object(type_def: &TypeDef, model: &Arc<Model>, resolvers: &Resolvers) -> Object {
+pub(in crate::graphql) fn object(
+    type_def: &TypeDef,
+    model: &Arc<Model>,
+    resolvers: &Resolvers,
+) -> Object {
     let mut object = Object::new(&type_def.name)
         .implement("Node")
         .field(stored_field("id", ScalarType::Id, true));

@@ -3,7 +3,7 @@
 
 use async_graphql::dynamic::{InputObject, InputValue, TypeRef};
 
-use super::scalars::{list_type_ref, scalar_type_ref};
+use crate::graphql::values::scalars::{list_type_ref, scalar_type_ref};
 use async_graphql::{Name, Value};
 
 use std::collections::BTreeSet;
@@ -14,7 +14,7 @@ use crate::model::{EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef,
 /// relation fields take (`<Type>OneInput` for a `@belongsTo`, `<Type>ManyWithout<Key>Input`
 /// with `Create<Type>Without<Key>Input` for a `@hasMany`, `<Edge>EdgesInput` with
 /// `<Edge>EdgeInput` for an `@outgoing`), each once.
-pub(super) fn create_inputs(model: &Model) -> Vec<InputObject> {
+pub(in crate::graphql) fn create_inputs(model: &Model) -> Vec<InputObject> {
     let mut inputs: Vec<InputObject> = Vec::new();
     let mut named: BTreeSet<String> = BTreeSet::new();
     let mut add = |input: InputObject, inputs: &mut Vec<InputObject>| {
@@ -43,7 +43,7 @@ pub(super) fn create_inputs(model: &Model) -> Vec<InputObject> {
 }
 
 /// What a relation field takes in a create's input.
-pub(super) enum Nested<'m> {
+pub(in crate::graphql) enum Nested<'m> {
     /// A `@belongsTo` to one `@model` type: create it or link an existing one.
     One(&'m TypeDef),
     /// A `@hasMany` of one `@model` type, with the key each element stores: create elements or
@@ -54,7 +54,7 @@ pub(super) enum Nested<'m> {
 }
 
 /// What the relation `field` takes in a create's input, if anything.
-pub(super) fn nested<'m>(model: &'m Model, field: &'m FieldDef) -> Option<Nested<'m>> {
+pub(in crate::graphql) fn nested<'m>(model: &'m Model, field: &'m FieldDef) -> Option<Nested<'m>> {
     match &field.kind {
         FieldKind::BelongsTo { target, .. } => model.type_def(target).map(Nested::One),
         FieldKind::HasMany(relation) => model
@@ -223,7 +223,7 @@ fn edges_input(edge_def: &EdgeTypeDef) -> InputObject {
 }
 
 /// The GraphQL value of a field's `@default(value:)`.
-pub(super) fn default_value(scalar: &ScalarType, text: &str) -> Value {
+pub(in crate::graphql) fn default_value(scalar: &ScalarType, text: &str) -> Value {
     let number = || -> Option<Value> {
         match scalar {
             ScalarType::Int | ScalarType::AwsTimestamp => text.parse::<i64>().ok().map(Value::from),
@@ -242,7 +242,7 @@ pub(super) fn default_value(scalar: &ScalarType, text: &str) -> Value {
 }
 
 /// Amplify's `Delete<Type>Input`: the id of the node to delete (or its `@primaryKey` field).
-pub(super) fn delete_input(type_def: &TypeDef) -> InputObject {
+pub(in crate::graphql) fn delete_input(type_def: &TypeDef) -> InputObject {
     let input = InputObject::new(format!("Delete{}Input", type_def.name));
     match type_def.primary_key.is_some() {
         true => type_def.key_fields().fold(input, |input, (key, scalar)| {
@@ -254,7 +254,7 @@ pub(super) fn delete_input(type_def: &TypeDef) -> InputObject {
 
 /// `Update<Type>Input`: the node's `id` (or its `@primaryKey` field, which names it and so
 /// cannot change), and each field, optional.
-pub(super) fn update_input(type_def: &TypeDef) -> InputObject {
+pub(in crate::graphql) fn update_input(type_def: &TypeDef) -> InputObject {
     let mut input = InputObject::new(format!("Update{}Input", type_def.name));
     if type_def.primary_key.is_none() {
         input = input.field(InputValue::new("id", TypeRef::named_nn(TypeRef::ID)));
@@ -290,7 +290,7 @@ pub(super) fn update_input(type_def: &TypeDef) -> InputObject {
 }
 
 /// `AddGoalMembershipInput { from: ID!, to: ID!, …metadata }`.
-pub(super) fn add_input(edge_def: &EdgeTypeDef) -> InputObject {
+pub(in crate::graphql) fn add_input(edge_def: &EdgeTypeDef) -> InputObject {
     let mut input = InputObject::new(format!("Add{}Input", edge_def.name))
         .field(
             InputValue::new("from", TypeRef::named_nn(TypeRef::ID))

@@ -9,20 +9,20 @@ use async_graphql::dynamic::{
     ValueAccessor,
 };
 
-use super::context::{id_argument, id_text, model, node_field_value, node_id_of, scope};
-use super::edge_types::EdgeItem;
-use super::embedded::embedded_from_input;
-use super::errors::graphql_error;
-use super::filters;
-use super::inputs::{self, Nested};
-use super::values::{from_input, list_from_input};
 use crate::engine::Item;
 use crate::engine::read::Node;
 use crate::engine::write::{FieldValues, NewEdge, NewNode};
 use crate::engine::{self, EngineError};
+use crate::graphql::context::{id_argument, id_text, model, node_field_value, node_id_of, scope};
+use crate::graphql::errors::graphql_error;
+use crate::graphql::types::edge_types::EdgeItem;
+use crate::graphql::types::embedded::embedded_from_input;
+use crate::graphql::types::inputs::{self, Nested};
+use crate::graphql::values::filters;
+use crate::graphql::values::{from_input, list_from_input};
 use crate::model::{EdgeTypeDef, FieldKind, Model, ScalarType, TypeDef};
 
-pub(super) fn root(model: &Arc<Model>) -> Object {
+pub(in crate::graphql) fn root(model: &Arc<Model>) -> Object {
     let mut root = Object::new("Mutation");
     for edge_def in &model.edges {
         for field in edge_fields(edge_def) {

@@ -10,16 +10,16 @@
 use async_graphql::Value;
 use async_graphql::dynamic::{Field, FieldFuture, FieldValue, InputValue, Object, TypeRef};
 
-use super::context::cursor_value;
 use crate::engine::EngineError;
 use crate::engine::read::{MAX_PAGE_SIZE, Page};
+use crate::graphql::context::cursor_value;
 use crate::model::ApiShape;
 
 /// Amplify's page size when `limit` is not given.
 const DEFAULT_LIMIT: usize = 100;
 
 /// The name of the connection type of a page of `element` nodes in `shape`.
-pub(super) fn connection_type(shape: ApiShape, element: &str) -> String {
+pub(in crate::graphql) fn connection_type(shape: ApiShape, element: &str) -> String {
     match shape {
         ApiShape::Relay => format!("{element}Connection"),
         ApiShape::Amplify => format!("Model{element}Connection"),
@@ -27,7 +27,11 @@ pub(super) fn connection_type(shape: ApiShape, element: &str) -> String {
 }
 
 /// `Model<Type>Connection`: the page's nodes as `items`, and `nextToken`.
-pub(super) fn connection_object(name: &str, node_type: &str, is_abstract: bool) -> Object {
+pub(in crate::graphql) fn connection_object(
+    name: &str,
+    node_type: &str,
+    is_abstract: bool,
+) -> Object {
     Object::new(name)
         .field(Field::new(
             "items",
@@ -61,7 +65,7 @@ pub(super) fn connection_object(name: &str, node_type: &str, is_abstract: bool) 
 }
 
 /// `field` with Amplify's page arguments: `limit` and `nextToken`.
-pub(super) fn page_arguments(field: Field) -> Field {
+pub(in crate::graphql) fn page_arguments(field: Field) -> Field {
     field
         .argument(
             InputValue::new("limit", TypeRef::named(TypeRef::INT)).description(format!(
@@ -76,7 +80,7 @@ pub(super) fn page_arguments(field: Field) -> Field {
 
 /// Reads a page's arguments in `shape` as the engine's names: Amplify's `limit` as `first`
 /// (100 when not given, clamped to the largest page), `nextToken` as `after`.
-pub(super) fn page_argument(
+pub(in crate::graphql) fn page_argument(
     shape: ApiShape,
     name: &str,
     get: impl Fn(&str) -> Option<Value>,
@@ -97,7 +101,7 @@ pub(super) fn page_argument(
 }
 
 /// Refuses a `limit` under 1, naming it (the engine's message would name `first`).
-pub(super) fn check_limit(
+pub(in crate::graphql) fn check_limit(
     shape: ApiShape,
     get: impl Fn(&str) -> Option<Value>,
 ) -> Result<(), EngineError> {
@@ -112,7 +116,7 @@ pub(super) fn check_limit(
 
 /// `error` of a page's arguments naming the arguments the client sent: in Amplify's shape
 /// `nextToken` and `limit`, where the engine names `after` and `first`.
-pub(super) fn named_as_sent(shape: ApiShape, error: EngineError) -> EngineError {
+pub(in crate::graphql) fn named_as_sent(shape: ApiShape, error: EngineError) -> EngineError {
     match (shape, error) {
         (ApiShape::Amplify, EngineError::BadUserInput(message)) => {
             let renamed = [("after", "nextToken"), ("first", "limit")]

@@ -11,22 +11,24 @@ use async_graphql::dynamic::{
     Field, FieldFuture, FieldValue, InputValue, Object, ResolverContext, TypeRef,
 };
 
-use super::context::{cursor_value, model, scope};
-use super::errors::graphql_error;
+use super::amplify;
 use super::fields::attribute_field;
-use super::selection::page_selection;
-use super::values::from_input;
-use super::{amplify, filters, key_conditions};
 use crate::engine::Cursor;
 use crate::engine::read::{
     Connection, DEFAULT_PAGE_SIZE, KeyField, Level, MAX_PAGE_SIZE, Node, Page, PageArguments,
     PageEdge, PageRequest,
 };
 use crate::engine::{self, EngineError};
+use crate::graphql::context::{cursor_value, model, scope};
+use crate::graphql::errors::graphql_error;
+use crate::graphql::selection::page_selection;
+use crate::graphql::values::filters;
+use crate::graphql::values::from_input;
+use crate::graphql::values::key_conditions;
 use crate::model::{ApiShape, FieldDef, FieldKind, IndexDef, Model, ScalarType, TypeDef};
 
 /// `PageInfo`, read from the [`Page`] its connection holds.
-pub(super) fn page_info() -> Object {
+pub(in crate::graphql) fn page_info() -> Object {
     let flag = |name: &str, read: fn(&Page) -> bool| {
         Field::new(name, TypeRef::named_nn(TypeRef::BOOLEAN), move |ctx| {
             let value = ctx.parent_value.downcast_ref::<Page>().map(read);
@@ -48,7 +50,7 @@ pub(super) fn page_info() -> Object {
 }
 
 /// The names of the connection type and of its Relay edge type that `field` returns.
-pub(super) fn type_names(field: &FieldDef) -> Option<(String, String)> {
+pub(in crate::graphql) fn type_names(field: &FieldDef) -> Option<(String, String)> {
     match &field.kind {
         FieldKind::HasMany(has_many) => Some((
             format!("{}Connection", has_many.element),
@@ -117,12 +119,12 @@ fn total_count() -> Field {
 
 /// The name of the Relay connection type of `type_name`'s index queries: a page of an index
 /// keeps no count, so its type has no `totalCount`.
-pub(super) fn index_connection_type(type_name: &str) -> String {
+pub(in crate::graphql) fn index_connection_type(type_name: &str) -> String {
     format!("{type_name}IndexConnection")
 }
 
 /// The Relay connection type of `type_name`'s index queries (edges of `<Type>Edge`).
-pub(super) fn index_connection_object(type_name: &str) -> Object {
+pub(in crate::graphql) fn index_connection_object(type_name: &str) -> Object {
     connection_object(
         &index_connection_type(type_name),
         &format!("{type_name}Edge"),
@@ -137,7 +139,7 @@ pub(super) fn index_connection_object(type_name: &str) -> Object {
 /// The connection type `name` and its edge type `edge_name`, whose nodes are of `node_type`.
 /// Edge connections (`metadata` given) add the edge type's metadata fields and `createdAt` to
 /// the Relay edge.
-pub(super) fn objects(
+pub(in crate::graphql) fn objects(
     name: &str,
     edge_name: &str,
     node_type: &str,
@@ -196,7 +198,7 @@ fn edge_attribute(name: &str, scalar: ScalarType, required: bool) -> Field {
 }
 
 /// The connection field for a `@hasMany`, `@outgoing` or `@incoming` field of `owner`.
-pub(super) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
+pub(in crate::graphql) fn field(owner: &TypeDef, field: &FieldDef, model: &Model) -> Field {
     let connection = Arc::new(
         Connection::of(owner, field, model)
             .expect("connection fields are @hasMany, @outgoing or @incoming"),
@@ -309,7 +311,7 @@ fn relay_page_arguments(field: Field) -> Field {
 
 /// `list<Types>`: every node of `type_def`, from its type index, newest last (`DESC` for newest
 /// first).
-pub(super) fn list_field(type_def: &TypeDef, name: &str, shape: ApiShape) -> Field {
+pub(in crate::graphql) fn list_field(type_def: &TypeDef, name: &str, shape: ApiShape) -> Field {
     let primary_key = type_def.primary_key.clone();
     let type_def_name = type_def.name.clone();
     let type_def = Arc::new(type_def.clone());
@@ -479,7 +481,7 @@ fn shaped_page_request_and(
 /// The root query of the secondary index `index` of `type_def` (`@index(queryField:)`): the
 /// nodes whose indexed field holds the value given, sorted by the index's sort key field (or
 /// by id), with its key condition, `sortDirection`, `filter` and paging.
-pub(super) fn index_field(
+pub(in crate::graphql) fn index_field(
     type_def: &TypeDef,
     index: &IndexDef,
     query_field: &str,
@@ -606,7 +608,7 @@ async fn resolve(
 /// The page a connection field asks for, from a resolver's arguments or from a look-ahead of
 /// them; `key_field` is the field its key condition tests, if it takes one, and
 /// `filter_fields` the fields its filter may test, if it takes one.
-pub(super) fn page_request(
+pub(in crate::graphql) fn page_request(
     key_field: Option<&KeyField>,
     filter_fields: Option<&[(String, ScalarType)]>,
     get: impl Fn(&str) -> Option<Value>,

@@ -19,12 +19,17 @@
 //!
 //! Invariant: no document is parsed, measured, run or kept before the steps above it passed.
 
+pub(in crate::graphql) mod limits;
+pub(in crate::graphql) mod operation_span;
+pub(in crate::graphql) mod persisted;
+pub(in crate::graphql) mod shape;
+
 use async_graphql::parser::types::{ExecutableDocument, OperationType};
 use async_graphql::registry::Registry;
 use async_graphql::{Request, Response, ServerError};
 
-use super::limits::{Limits, Parsed, QueryLimits};
-use super::persisted::{self, Lookup, PersistedQueries, PersistedSettings};
+use self::limits::{Limits, Parsed, QueryLimits};
+use self::persisted::{Lookup, PersistedQueries, PersistedSettings};
 
 /// A request that passed the admission: its document parsed within every limit.
 pub struct Admitted {
@@ -75,27 +80,27 @@ impl Admitted {
     }
 
     /// The parsed document. Set by the admission, so this never parses.
-    pub(super) fn document(&mut self) -> &ExecutableDocument {
+    pub(in crate::graphql) fn document(&mut self) -> &ExecutableDocument {
         // An admitted request always has its document: `parsed_query` only hands it out.
         let parsed = self.request.parsed_query();
         parsed.expect("an admitted request carries its parsed document")
     }
 
     /// The request, for the schema to run.
-    pub(super) fn into_request(self) -> Request {
+    pub(in crate::graphql) fn into_request(self) -> Request {
         self.request
     }
 }
 
 /// The steps of the admission after the credentials, and what they keep: documents parsed
 /// before, and persisted queries.
-pub(super) struct Admission {
+pub(in crate::graphql) struct Admission {
     limits: Limits,
     persisted: PersistedQueries,
 }
 
 impl Admission {
-    pub(super) fn new(limits: QueryLimits, persisted: PersistedSettings) -> Admission {
+    pub(in crate::graphql) fn new(limits: QueryLimits, persisted: PersistedSettings) -> Admission {
         Admission {
             limits: Limits::new(limits),
             persisted: PersistedQueries::new(persisted),
@@ -103,13 +108,13 @@ impl Admission {
     }
 
     /// Admits `request` against the schema's `registry`, or the request error to answer.
-    pub(super) fn admit(
+    pub(in crate::graphql) fn admit(
         &self,
         registry: &Registry,
         mut request: Request,
     ) -> Result<Admitted, ServerError> {
         if let Some(operation_name) = &request.operation_name {
-            super::shape::name(operation_name)?;
+            self::shape::name(operation_name)?;
         }
         let lookup = self.persisted.look_up(&request)?;
         let held = match &lookup {
@@ -160,7 +165,7 @@ impl Admission {
     /// What to do once an admitted request has answered `response`: the persisted-query store
     /// keeps a query sent with its hash when the request passed validation too (a request
     /// error has no `data` and no path).
-    pub(super) fn ran(&self, registration: Registration, response: &Response) {
+    pub(in crate::graphql) fn ran(&self, registration: Registration, response: &Response) {
         let Some((keep, query)) = registration.0 else {
             return;
         };
@@ -176,10 +181,10 @@ impl Admission {
 
 /// A query to keep by its hash once its request has run, taken out of an [`Admitted`] request
 /// before the schema consumes it.
-pub(super) struct Registration(Option<(Keep, String)>);
+pub(in crate::graphql) struct Registration(Option<(Keep, String)>);
 
 impl Registration {
-    pub(super) fn of(admitted: &mut Admitted) -> Registration {
+    pub(in crate::graphql) fn of(admitted: &mut Admitted) -> Registration {
         Registration(
             admitted
                 .keep

@@ -21,7 +21,7 @@ use async_graphql::extensions::{
 };
 use async_graphql::{PathSegment, QueryPathSegment, Response, ServerError, ServerResult, Value};
 
-pub(super) struct FieldErrors;
+pub(in crate::graphql) struct FieldErrors;
 
 impl ExtensionFactory for FieldErrors {
     fn create(&self) -> Arc<dyn Extension> {

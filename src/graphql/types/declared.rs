@@ -10,7 +10,7 @@ use async_graphql::dynamic::{InputObject, InputValue, Interface, InterfaceField,
 use super::custom::type_ref;
 use crate::model::{DeclaredType, Model};
 
-pub(super) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
+pub(in crate::graphql) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
     for interface in &model.interfaces {
         let mut ty = Interface::new(&interface.name);
         if let Some(description) = &interface.description {

@@ -21,16 +21,16 @@ use async_graphql::dynamic::{
 use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, NextExecute};
 use async_graphql::{Data, Response};
 
-use super::edge_types::EdgeItem;
-use super::errors::graphql_error;
-use super::filters::{self, FilterKind};
-use super::scalars::scalar_type_ref;
-use super::values::from_input;
 use crate::auth::Caller;
 use crate::changes::{ChangeKind, Event, EventHub, EventReceiver, Watch};
 use crate::engine::read::Node;
 use crate::engine::read::{Filter, Test};
 use crate::engine::{Access, EngineError, ScopeSource};
+use crate::graphql::errors::graphql_error;
+use crate::graphql::types::edge_types::EdgeItem;
+use crate::graphql::values::filters::{self, FilterKind};
+use crate::graphql::values::from_input;
+use crate::graphql::values::scalars::scalar_type_ref;
 use crate::model::{Model, Operation, ScalarType, TypeDef};
 
 /// The fields a subscription to `type_def` filters on: `id`, and those of a condition.
@@ -57,7 +57,10 @@ fn owner_arguments(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
 }
 
 /// Registers the filter inputs and the `Subscription` root.
-pub(super) fn register(mut builder: SchemaBuilder, model: &Arc<Model>) -> SchemaBuilder {
+pub(in crate::graphql) fn register(
+    mut builder: SchemaBuilder,
+    model: &Arc<Model>,
+) -> SchemaBuilder {
     let filtered: Vec<(String, ScalarType)> =
         model.types.iter().flat_map(filtered_fields).collect();
     builder = filters::register_field_inputs(
@@ -393,7 +396,7 @@ fn stream_of<'a>(
 /// earlier event read may have changed since) and a fresh budget of storage calls. Installed
 /// only on the copy of the schema that runs subscriptions; the scope source comes with the
 /// request (`graphql::Transport` adds it).
-pub(super) struct EventScopes;
+pub(in crate::graphql) struct EventScopes;
 
 impl ExtensionFactory for EventScopes {
     fn create(&self) -> Arc<dyn Extension> {

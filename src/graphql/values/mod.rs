@@ -1,6 +1,10 @@
 //! Field values between GraphQL and stored items: a stored attribute as the GraphQL value of a
 //! field, and a client's value as a stored attribute.
 
+pub(in crate::graphql) mod filters;
+pub(in crate::graphql) mod key_conditions;
+pub(in crate::graphql) mod scalars;
+
 use async_graphql::{Name, Value};
 
 use crate::engine::AttrValue;
@@ -8,7 +12,10 @@ use crate::engine::EngineError;
 use crate::model::ScalarType;
 
 /// A stored attribute as the GraphQL value of a field of type `scalar`.
-pub(super) fn to_graphql(value: Option<&AttrValue>, scalar: &ScalarType) -> Option<Value> {
+pub(in crate::graphql) fn to_graphql(
+    value: Option<&AttrValue>,
+    scalar: &ScalarType,
+) -> Option<Value> {
     match (value?, scalar) {
         (AttrValue::S(s), ScalarType::Enum(_)) => Some(Value::Enum(Name::new(s))),
         (AttrValue::S(s), _) => Some(Value::String(s.clone())),
@@ -24,7 +31,7 @@ pub(super) fn to_graphql(value: Option<&AttrValue>, scalar: &ScalarType) -> Opti
 }
 
 /// A client's value for `Type.field` as a stored attribute; `None` for null.
-pub(super) fn from_input(
+pub(in crate::graphql) fn from_input(
     value: &Value,
     scalar: &ScalarType,
     field: &str,
@@ -59,7 +66,10 @@ pub(super) fn from_input(
 }
 
 /// A stored list as the GraphQL value of a field holding a list of `scalar`.
-pub(super) fn list_to_graphql(value: Option<&AttrValue>, scalar: &ScalarType) -> Option<Value> {
+pub(in crate::graphql) fn list_to_graphql(
+    value: Option<&AttrValue>,
+    scalar: &ScalarType,
+) -> Option<Value> {
     match value? {
         AttrValue::L(values) => Some(Value::List(
             values
@@ -72,7 +82,7 @@ pub(super) fn list_to_graphql(value: Option<&AttrValue>, scalar: &ScalarType) ->
 }
 
 /// A client's list for a field holding a list of `scalar`, as a stored list; `None` for null.
-pub(super) fn list_from_input(
+pub(in crate::graphql) fn list_from_input(
     value: &Value,
     scalar: &ScalarType,
     field: &str,

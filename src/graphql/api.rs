@@ -20,6 +20,7 @@ use super::errors;
 use super::errors::denied_fields;
 use super::errors::field_errors;
 use super::null_items;
+use super::report;
 use super::roots::mutation;
 use super::roots::query;
 use super::roots::subscription;
@@ -222,6 +223,36 @@ pub struct Transport {
 impl Transport {
     pub fn new(api: Arc<Api>, scopes: ScopeSource) -> Transport {
         Transport { api, scopes }
+    }
+
+    /// Runs an admitted query or mutation over HTTP for `caller`, in a request scope of its
+    /// own; `headers` are the functions' `request.headers`. The answer's `extensions` tell
+    /// what the request read (see `report`), its storage calls when `storage_calls`.
+    pub async fn run(
+        &self,
+        admitted: Admitted,
+        caller: Caller,
+        headers: Option<own_fields::RequestHeaders>,
+        storage_calls: bool,
+    ) -> async_graphql::Response {
+        let scope = Arc::new(self.scopes.scope(Some(&caller)));
+        let mut admitted = admitted.data(caller);
+        if let Some(headers) = headers {
+            admitted = admitted.data(headers);
+        }
+        let mut response = self.api.execute(admitted.data(scope.clone())).await;
+        report::add(&mut response, &scope, storage_calls);
+        response
+    }
+
+    /// The answer to a request the admission refused with `error`: nothing ran, so a client
+    /// that asked for its storage calls is told of none.
+    pub fn refused(&self, error: ServerError, storage_calls: bool) -> async_graphql::Response {
+        let mut response = async_graphql::Response::from_errors(vec![error]);
+        if storage_calls {
+            report::none(&mut response);
+        }
+        response
     }
 }
 

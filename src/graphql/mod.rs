@@ -12,6 +12,7 @@ mod context;
 mod errors;
 mod example;
 mod null_items;
+mod report;
 mod roots;
 mod schema;
 mod selection;

@@ -25,8 +25,6 @@
 //!   a client that accepts only `application/json` must get that type, and a request error
 //!   must answer 400 in the other.
 
-use std::sync::Arc;
-
 use async_graphql::ParseRequestError;
 use async_graphql::parser::types::OperationType;
 use axum::extract::{Query, Request, State};
@@ -303,21 +301,17 @@ fn unguarded(headers: &HeaderMap) -> Response {
 }
 
 /// The answer to `caller`'s request the admission refused: a request error, private to a
-/// caller with credentials as any answer is. Nothing ran, so a client that asked for its
-/// storage calls is told of none.
+/// caller with credentials as any answer is.
 fn refused(
     state: &AppState,
     headers: &HeaderMap,
     caller: &Caller,
     error: async_graphql::ServerError,
 ) -> Response {
-    let mut response = async_graphql::Response::from_errors(vec![error]);
-    if state.inner.expose_storage_calls && headers.contains_key(STORAGE_CALLS_HEADER) {
-        response.extensions.insert(
-            "storageCalls".to_owned(),
-            async_graphql::Value::List(Vec::new()),
-        );
-    }
+    let response = state
+        .inner
+        .transport
+        .refused(error, reports_storage_calls(state, headers));
     answer(
         state,
         headers,
@@ -332,58 +326,26 @@ async fn execute(
     admitted: Admitted,
     caller: Caller,
 ) -> Response {
-    let scope = Arc::new(state.inner.scopes.scope(Some(&caller)));
     // An answer to a caller with credentials is that caller's alone: no shared cache keeps it.
     let private = !matches!(caller, Caller::Anonymous);
-    let mut admitted = admitted.data(caller);
     // The headers are a function's `request.headers`: copied only where a function may ask.
-    if state.inner.api.calls_functions() {
-        admitted = admitted.data(request_headers(headers));
-    }
-    let mut response = state.inner.api.execute(admitted.data(scope.clone())).await;
-    if state.inner.expose_storage_calls && headers.contains_key(STORAGE_CALLS_HEADER) {
-        let calls = serde_json::to_value(scope.calls.calls()).unwrap_or_default();
-        response.extensions.insert(
-            "storageCalls".to_owned(),
-            async_graphql::Value::from_json(calls).unwrap_or_default(),
-        );
-        // The reads the read cache answered, each as the call it saved.
-        let hits = scope.calls.hits();
-        if !hits.is_empty() {
-            let hits = serde_json::to_value(hits).unwrap_or_default();
-            response.extensions.insert(
-                "cacheHits".to_owned(),
-                async_graphql::Value::from_json(hits).unwrap_or_default(),
-            );
-        }
-    }
-    let filter_reads = scope.filter_reads();
-    if !filter_reads.is_empty() {
-        let reads: Vec<serde_json::Value> = filter_reads
-            .into_iter()
-            .map(|(path, read)| {
-                // Under the caller's rules the counts include nodes it may not read: they
-                // would tell how many there are.
-                if read.rules {
-                    return serde_json::json!({
-                        "path": path,
-                        "budgetExhausted": read.budget_stop.is_some(),
-                    });
-                }
-                serde_json::json!({
-                    "path": path,
-                    "itemsRead": read.evaluated,
-                    "itemsMatched": read.matched,
-                    "budgetExhausted": read.budget_stop.is_some(),
-                })
-            })
-            .collect();
-        response.extensions.insert(
-            "filters".to_owned(),
-            async_graphql::Value::from_json(serde_json::Value::Array(reads)).unwrap_or_default(),
-        );
-    }
+    let function_headers = state
+        .inner
+        .api
+        .calls_functions()
+        .then(|| request_headers(headers));
+    let storage_calls = reports_storage_calls(state, headers);
+    let response = state
+        .inner
+        .transport
+        .run(admitted, caller, function_headers, storage_calls)
+        .await;
     answer(state, headers, response, private)
+}
+
+/// Whether the client asked for its request's storage calls, and the server tells them.
+fn reports_storage_calls(state: &AppState, headers: &HeaderMap) -> bool {
+    state.inner.expose_storage_calls && headers.contains_key(STORAGE_CALLS_HEADER)
 }
 
 /// `response` in the client's media type: `400` for a request error to a client that accepts

@@ -31,8 +31,8 @@ pub(super) struct StateInner {
     pub(super) metrics: HttpMetrics,
     pub(super) graphiql: Option<String>,
     pub(super) expose_storage_calls: bool,
-    /// Each request's scope is made from it: the store and the budget of calls.
-    pub(super) scopes: ScopeSource,
+    /// The API as each transport runs it, with each request in a scope of its own.
+    pub(super) transport: Transport,
     pub(super) max_subscriptions_per_connection: usize,
     /// Turns `true` when the server shuts down: WebSocket connections close themselves.
     pub(super) closing: tokio::sync::watch::Sender<bool>,
@@ -58,15 +58,16 @@ impl AppState {
         let graphiql = config
             .graphiql
             .then(|| super::graphiql::page(!config.auth.api_keys.is_empty(), api.example_query()));
+        let api = Arc::new(api);
         AppState {
             inner: Arc::new(StateInner {
-                api: Arc::new(api),
+                transport: Transport::new(api.clone(), scopes),
+                api,
                 events,
                 auth: auth.map(Arc::new),
                 metrics: HttpMetrics::new(&ROUTES),
                 graphiql,
                 expose_storage_calls: config.expose_storage_calls,
-                scopes,
                 store,
                 max_subscriptions_per_connection: config.max_subscriptions_per_connection,
                 closing: tokio::sync::watch::Sender::new(false),
@@ -95,7 +96,7 @@ impl AppState {
 
     /// The API as the WebSocket and SSE transports drive it.
     pub(super) fn transport(&self) -> Transport {
-        Transport::new(self.inner.api.clone(), self.inner.scopes.clone())
+        self.inner.transport.clone()
     }
 
     /// Resolves once no WebSocket connection is open.

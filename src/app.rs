@@ -21,7 +21,7 @@ use crate::http::{self, AppState};
 use crate::migrate::{self, MigrationError};
 use crate::model::{DialectChoice, Model, ModelError};
 use crate::resolvers::{ResolverError, Resolvers};
-use crate::store::{Credentials, EmbeddedStore, Store, StoreError};
+use crate::store::{Credentials, EmbeddedStore, Store, StoreError, TableStatus};
 
 /// Why the server did not start. A variant with a `source` leaves it out of its own message:
 /// the error is printed once with its chain (`{:#}`), which names the cause.
@@ -291,6 +291,9 @@ pub struct Application {
 }
 
 impl Application {
+    /// Starts up in the order the module's documentation gives: the schema, the listener
+    /// (answering `/healthz` and `/readyz` from then on), the credentials' keys, the store and
+    /// its table, the change stream, then the API. Each phase is logged as it begins.
     pub async fn build(config: &ServeConfig) -> Result<Application, StartupError> {
         let (model, resolvers) = load_schema(
             &config.schema_path,
@@ -298,174 +301,44 @@ impl Application {
             &config.dialect,
         )?;
         let model = Arc::new(model);
-        tracing::info!("{}", model.dialect);
-        if model.dialect.language == crate::model::SchemaLanguage::Amplify {
-            tracing::info!(flags = %model.dialect.flags.describe().join(", "), "Amplify's feature flags");
-        }
+        log_dialect(&model);
         refuse_mixed_identities(&model, config.http.auth.jwt.len())?;
-        for warning in &model.warnings {
-            tracing::warn!("{warning}");
-        }
-        let unpinned = crate::slot_lock::unpinned(&config.schema_path, &model);
-        if !unpinned.is_empty() {
-            tracing::info!(
-                slots = %unpinned.join(", "),
-                "index slots not pinned in {} yet: `tablegraph migrate` pins them, so that editing \
-                 the schema never moves them",
-                crate::slot_lock::FILE_NAME
-            );
-        }
-        if config.http.auth.lambda_authorizer.is_none()
-            && has_rules_of(&model, crate::model::Provider::Function)
-        {
-            tracing::warn!(
-                "the schema has @aws_lambda or allow: custom rules and no --lambda-authorizer is \
-                 given: they admit nobody"
-            );
-        }
-        if config.http.auth.iam_credentials.is_none()
-            && has_rules_of(&model, crate::model::Provider::Iam)
-        {
-            tracing::warn!(
-                "the schema has @aws_iam or provider: iam rules and no --iam-credentials is \
-                 given: they admit nobody"
-            );
-        }
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .map_err(|source| StartupError::Listen {
-                address: config.listen,
-                source,
-            })?;
-        let listener = SharedListener(Arc::new(listener));
-        let tls = config.http.tls.as_ref().map(http::Tls::load).transpose()?;
-        let starting = Starting::serve(listener.clone(), config.http.connections, tls.clone());
-        if let Ok(address) = listener.0.local_addr() {
-            let scheme = if tls.is_some() { "https" } else { "http" };
-            tracing::info!("starting: answering /healthz and /readyz on {scheme}://{address}");
-        }
+        warn_about_schema(&model, config);
+        let (listener, tls, starting) = listen(config).await?;
         starting.phase("reading the credentials' keys");
         let authenticator = Authenticator::from_config(&config.http.auth).await?;
         starting.phase("opening the store");
-        let store = open_store(&config.store).await?;
+        let mut store = open_store(&config.store).await?;
         if store.is_embedded() {
-            // The embedded store is ours: make its table match the schema.
-            starting.phase("making the table match the schema");
-            let report = migrate::ensure_table(&store.store, &model).await?;
-            // A table made just now holds nothing written in an earlier format: the shipped
-            // migrations are recorded as done, so that the next start does not run them.
-            // (A store in memory starts empty every time: there is no next start to spare.)
-            if report.created_table {
-                let persistent = matches!(
-                    config.store.target,
-                    StoreTarget::Embedded(crate::store::EmbeddedLocation::Directory(_))
-                );
-                if persistent {
-                    migrate::record_builtins_applied(&store.store, &model).await?;
-                }
-            } else {
-                starting.phase("upgrading stored formats");
-                let pace = migrate::Pace::new(config.progress_every);
-                let progress = |step: migrate::Step<'_>| {
-                    if let migrate::Step::Page { name, run } = step {
-                        starting.progress(format!(
-                            "upgrading stored formats: {name}: {}",
-                            pace.status(run)
-                        ));
-                    }
-                    if let Some(line) = pace.line(step) {
-                        tracing::info!("stored formats: {line}");
-                    }
-                };
-                migrate::upgrade_formats(&store.store, &model, &progress).await?;
-            }
+            prepare_embedded_table(&starting, &store.store, &model, config).await?;
         }
         starting.phase("checking the table");
         let table = migrate::verify_table(&store.store, &model).await?;
         if !store.is_embedded() {
-            let pending = migrate::pending_builtins(&store.store, &model).await?;
-            if !pending.is_empty() {
-                tracing::warn!(
-                    migrations = %pending.join(", "),
-                    "the table's items may predate today's formats; run `tablegraph migrate`"
-                );
-            }
+            warn_of_pending_migrations(&store.store, &model).await?;
         }
         starting.phase("following the table's change stream");
         let events = EventHub::new(
             config.http.graphql.max_pending_events,
             config.http.graphql.max_subscriptions,
         );
-        let mut store = store;
-        match (&table.stream, config.cache.bytes) {
-            (_, 0) => tracing::info!("the read cache is off (--cache-bytes 0)"),
-            (None, _) => tracing::warn!(
-                "the read cache is off: it is kept exact by the table's change stream, which is off"
-            ),
-            (Some(_), bytes) => {
-                store.store = store.store.with_cache(&config.cache);
-                tracing::info!(
-                    bytes,
-                    max_lag_ms = config.cache.max_lag.as_millis() as u64,
-                    "the read cache is on, kept exact by the table's change stream"
-                );
-            }
-        }
-        match table.stream {
-            // The embedded store's stream is this process's alone; any other may have
-            // other replicas reading it, so its shards are read under leases.
-            Some(arn) if store.is_embedded() => {
-                events
-                    .follow(store.store.clone(), arn, changes::EMBEDDED_POLL)
-                    .await?;
-            }
-            Some(arn) => {
-                if config.scopes.cursor_keys.is_none() {
-                    tracing::warn!(
-                        "no --cursor-key: each replica signs cursors with its own key, so a \
-                         cursor one replica issued is refused by another; give them all one"
-                    );
-                }
-                events
-                    .follow_with_replicas(
-                        store.store.clone(),
-                        arn,
-                        config.stream_lease,
-                        changes::DYNAMODB_POLL,
-                    )
-                    .await?;
-            }
-            None => tracing::warn!(
-                "the table's change stream is off, so subscriptions answer SubscriptionsUnavailable; \
-                 `tablegraph migrate` turns it on"
-            ),
-        }
+        store.store = with_the_cache(store.store, &table, config);
+        follow_changes(&events, &store, table.stream, config).await?;
         let options = graphql::SchemaOptions {
             resolvers: Arc::new(resolvers),
             functions: Arc::new(functions(&model, config).await?),
             denied_fields: config.http.auth.lambda_authorizer.is_some(),
             ..config.http.graphql.clone()
         };
-        let auth = &config.http.auth;
-        let claims = engine::ClaimNames {
-            owner: auth.owner_claim.clone(),
-            groups: (auth.groups_claim.clone())
-                .unwrap_or_else(|| engine::DEFAULT_GROUPS_CLAIM.to_owned()),
-        };
         starting.phase("building the API");
-        let rules = Arc::new(engine::Rules::of(&model, claims));
-        let api = graphql::Api::build(model, &options, events.clone())
-            .map_err(|e| StartupError::Schema(e.to_string()))?;
-        let scopes =
-            engine::ScopeSource::configured(store.store.clone(), &config.scopes).with_rules(rules);
-        let state = AppState::new(
-            api,
-            scopes,
-            store.store.clone(),
-            events.clone(),
+        let api = ApiParts {
+            model,
+            options,
+            events: &events,
+            store: &store.store,
             authenticator,
-            &config.http,
-        );
+        };
+        let state = build_state(api, config)?;
         let router = http::router(state.clone(), &config.http);
         starting.phase("ready to serve the API");
         Ok(Application {
@@ -534,6 +407,217 @@ impl Application {
         drop(self.store);
         Ok(())
     }
+}
+
+/// Which dialect the schema is served in, and Amplify's flags when it is Amplify's.
+fn log_dialect(model: &Model) {
+    tracing::info!("{}", model.dialect);
+    if model.dialect.language == crate::model::SchemaLanguage::Amplify {
+        tracing::info!(flags = %model.dialect.flags.describe().join(", "), "Amplify's feature flags");
+    }
+}
+
+/// What in the schema serves but may not be meant: the model's warnings, index slots not
+/// pinned yet, and rules of a provider no flag configures (they admit nobody).
+fn warn_about_schema(model: &Model, config: &ServeConfig) {
+    for warning in &model.warnings {
+        tracing::warn!("{warning}");
+    }
+    let unpinned = crate::slot_lock::unpinned(&config.schema_path, model);
+    if !unpinned.is_empty() {
+        tracing::info!(
+            slots = %unpinned.join(", "),
+            "index slots not pinned in {} yet: `tablegraph migrate` pins them, so that editing \
+             the schema never moves them",
+            crate::slot_lock::FILE_NAME
+        );
+    }
+    if config.http.auth.lambda_authorizer.is_none()
+        && has_rules_of(model, crate::model::Provider::Function)
+    {
+        tracing::warn!(
+            "the schema has @aws_lambda or allow: custom rules and no --lambda-authorizer is \
+             given: they admit nobody"
+        );
+    }
+    if config.http.auth.iam_credentials.is_none()
+        && has_rules_of(model, crate::model::Provider::Iam)
+    {
+        tracing::warn!(
+            "the schema has @aws_iam or provider: iam rules and no --iam-credentials is \
+             given: they admit nobody"
+        );
+    }
+}
+
+/// Binds the listener and starts the server that answers while start-up runs.
+async fn listen(
+    config: &ServeConfig,
+) -> Result<(SharedListener, Option<http::Tls>, Starting), StartupError> {
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| StartupError::Listen {
+            address: config.listen,
+            source,
+        })?;
+    let listener = SharedListener(Arc::new(listener));
+    let tls = config.http.tls.as_ref().map(http::Tls::load).transpose()?;
+    let starting = Starting::serve(listener.clone(), config.http.connections, tls.clone());
+    if let Ok(address) = listener.0.local_addr() {
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        tracing::info!("starting: answering /healthz and /readyz on {scheme}://{address}");
+    }
+    Ok((listener, tls, starting))
+}
+
+/// The embedded store is ours: its table is made to match the schema, and what it holds is
+/// brought to today's stored formats.
+async fn prepare_embedded_table(
+    starting: &Starting,
+    store: &Store,
+    model: &Model,
+    config: &ServeConfig,
+) -> Result<(), StartupError> {
+    starting.phase("making the table match the schema");
+    let report = migrate::ensure_table(store, model).await?;
+    // A table made just now holds nothing written in an earlier format: the shipped
+    // migrations are recorded as done, so that the next start does not run them.
+    // (A store in memory starts empty every time: there is no next start to spare.)
+    if report.created_table {
+        let persistent = matches!(
+            config.store.target,
+            StoreTarget::Embedded(crate::store::EmbeddedLocation::Directory(_))
+        );
+        if persistent {
+            migrate::record_builtins_applied(store, model).await?;
+        }
+    } else {
+        starting.phase("upgrading stored formats");
+        let pace = migrate::Pace::new(config.progress_every);
+        let progress = |step: migrate::Step<'_>| {
+            if let migrate::Step::Page { name, run } = step {
+                starting.progress(format!(
+                    "upgrading stored formats: {name}: {}",
+                    pace.status(run)
+                ));
+            }
+            if let Some(line) = pace.line(step) {
+                tracing::info!("stored formats: {line}");
+            }
+        };
+        migrate::upgrade_formats(store, model, &progress).await?;
+    }
+    Ok(())
+}
+
+/// A store of another process is upgraded by `tablegraph migrate`, not here: told when it
+/// has yet to be.
+async fn warn_of_pending_migrations(store: &Store, model: &Model) -> Result<(), StartupError> {
+    let pending = migrate::pending_builtins(store, model).await?;
+    if !pending.is_empty() {
+        tracing::warn!(
+            migrations = %pending.join(", "),
+            "the table's items may predate today's formats; run `tablegraph migrate`"
+        );
+    }
+    Ok(())
+}
+
+/// The store, reading through the cache when it is on. The read cache is kept exact by the
+/// change stream, so it is on only when the stream is.
+fn with_the_cache(store: Store, table: &TableStatus, config: &ServeConfig) -> Store {
+    match (&table.stream, config.cache.bytes) {
+        (_, 0) => {
+            tracing::info!("the read cache is off (--cache-bytes 0)");
+            store
+        }
+        (None, _) => {
+            tracing::warn!(
+                "the read cache is off: it is kept exact by the table's change stream, which is off"
+            );
+            store
+        }
+        (Some(_), bytes) => {
+            let store = store.with_cache(&config.cache);
+            tracing::info!(
+                bytes,
+                max_lag_ms = config.cache.max_lag.as_millis() as u64,
+                "the read cache is on, kept exact by the table's change stream"
+            );
+            store
+        }
+    }
+}
+
+/// Subscriptions read the table's change stream, when it is on.
+async fn follow_changes(
+    events: &EventHub,
+    store: &OpenStore,
+    stream: Option<String>,
+    config: &ServeConfig,
+) -> Result<(), StartupError> {
+    match stream {
+        // The embedded store's stream is this process's alone; any other may have
+        // other replicas reading it, so its shards are read under leases.
+        Some(arn) if store.is_embedded() => {
+            events
+                .follow(store.store.clone(), arn, changes::EMBEDDED_POLL)
+                .await?;
+        }
+        Some(arn) => {
+            if config.scopes.cursor_keys.is_none() {
+                tracing::warn!(
+                    "no --cursor-key: each replica signs cursors with its own key, so a \
+                     cursor one replica issued is refused by another; give them all one"
+                );
+            }
+            events
+                .follow_with_replicas(
+                    store.store.clone(),
+                    arn,
+                    config.stream_lease,
+                    changes::DYNAMODB_POLL,
+                )
+                .await?;
+        }
+        None => tracing::warn!(
+            "the table's change stream is off, so subscriptions answer SubscriptionsUnavailable; \
+             `tablegraph migrate` turns it on"
+        ),
+    }
+    Ok(())
+}
+
+/// What the API's state is built from.
+struct ApiParts<'a> {
+    model: Arc<Model>,
+    options: graphql::SchemaOptions,
+    events: &'a EventHub,
+    store: &'a Store,
+    authenticator: Option<Authenticator>,
+}
+
+/// The GraphQL API, the rules its scopes hold callers to, and the state requests share.
+fn build_state(parts: ApiParts<'_>, config: &ServeConfig) -> Result<AppState, StartupError> {
+    let auth = &config.http.auth;
+    let claims = engine::ClaimNames {
+        owner: auth.owner_claim.clone(),
+        groups: (auth.groups_claim.clone())
+            .unwrap_or_else(|| engine::DEFAULT_GROUPS_CLAIM.to_owned()),
+    };
+    let rules = Arc::new(engine::Rules::of(&parts.model, claims));
+    let api = graphql::Api::build(parts.model, &parts.options, parts.events.clone())
+        .map_err(|e| StartupError::Schema(e.to_string()))?;
+    let scopes =
+        engine::ScopeSource::configured(parts.store.clone(), &config.scopes).with_rules(rules);
+    Ok(AppState::new(
+        api,
+        scopes,
+        parts.store.clone(),
+        parts.events.clone(),
+        parts.authenticator,
+        &config.http,
+    ))
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -16,14 +16,16 @@
 //! is not a snapshot: on a table taking writes, a write that lands mid-scan can look like
 //! damage, so check a quiet table (or check again).
 //!
-//! [`repair`] rewrites what the derivations say, each fix a transaction of its own: it deletes
-//! dangling edges and orphaned unique values, writes missing unique values, and rewrites slots
-//! and edge sets. Each fix is conditioned on every item its decision rests on being as the scan
-//! saw it (the owner or the missing end still absent, a node's version, an edge's `updatedAt`);
-//! a node's slots and edge set are re-derived from a consistent read of the node and its edges
-//! just before they are written, on that version. A fix whose condition fails is reconsidered on
-//! a fresh scan. Items the schema does not know, and a unique value two nodes both hold, are
-//! left for a human.
+//! [`repair`] rewrites what the derivations say (`fixes` decides each fix), each fix a
+//! transaction of its own: it deletes dangling edges and orphaned unique values, writes missing
+//! unique values, and rewrites slots and edge sets. Each fix is conditioned on every item its
+//! decision rests on being as the scan saw it (the owner or the missing end still absent, a
+//! node's version, an edge's `updatedAt`); a node's slots and edge set are re-derived from a
+//! consistent read of the node and its edges just before they are written, on that version. A
+//! fix whose condition fails is reconsidered on a fresh scan. Items the schema does not know,
+//! and a unique value two nodes both hold, are left for a human.
+
+mod fixes;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -31,7 +33,7 @@ use crate::engine;
 use crate::engine::derive::LIST_COUNT;
 use crate::keys;
 use crate::model::Model;
-use crate::store::{AttrValue, Clause, Item, Key, RangeQuery, Store, StoreError, StringSet, Write};
+use crate::store::{AttrValue, Item, Key, RangeQuery, Store, StoreError, StringSet, Write};
 
 /// One broken invariant, at one item.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,7 +206,7 @@ async fn repair_where(
     let mut fixed = 0;
     for _ in 0..REPAIR_ROUNDS {
         report.violations.retain(|v| fixing(v.kind));
-        let planned = fixes(model, &items, &report);
+        let planned = fixes::fixes(model, &items, &report);
         if planned.is_empty() {
             break;
         }
@@ -272,186 +274,6 @@ async fn node_fix(store: &Store, model: &Model, key: &str) -> Result<Option<Writ
     )))
 }
 
-/// A check that `id`'s node is still as the scan saw it: absent, or of the scanned version.
-fn node_unchanged(id: &str, scanned: Option<&&Item>) -> Write {
-    let key = Key::same(keys::node_key(id));
-    let condition = match scanned {
-        Some(node) => vec![engine::derive::version_as_read(node)],
-        None => vec![Clause::NotExists],
-    };
-    Write::Check { key, condition }
-}
-
-/// The fixes of `report`'s violations: deletes first, then puts.
-fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Fix> {
-    let by_key: HashMap<(&str, &str), &Item> = items
-        .iter()
-        .map(|item| ((text(item, keys::PK), text(item, keys::SK)), item))
-        .collect();
-    let node = |id: &str| {
-        let key = keys::node_key(id);
-        by_key.get(&(key.as_str(), key.as_str())).copied()
-    };
-    // A unique value two nodes both hold is left for a human.
-    let mut holders: HashMap<&str, usize> = HashMap::new();
-    for violation in &report.violations {
-        if violation.kind == ViolationKind::MissingUniqueValue {
-            *holders.entry(violation.pk.as_str()).or_default() += 1;
-        }
-    }
-    let node_items: HashMap<&str, &Item> = by_key
-        .iter()
-        .filter(|((pk, sk), _)| pk.starts_with("NODE#") && pk == sk)
-        .map(|((pk, _), item)| (*pk, *item))
-        .collect();
-    let edge_items: Vec<&Item> = by_key
-        .iter()
-        .filter(|((pk, sk), _)| pk.starts_with("NODE#") && pk != sk)
-        .map(|(_, item)| *item)
-        .collect();
-    let wanted_nodes = wanted_node_counts(model, &node_items, &edge_items);
-    let wanted_lists = wanted_list_counts(model, &node_items);
-    let mut deletes = Vec::new();
-    let mut puts = Vec::new();
-    let mut nodes = std::collections::BTreeSet::new();
-    for violation in &report.violations {
-        let item = by_key.get(&(violation.pk.as_str(), violation.sk.as_str()));
-        let key = Key {
-            pk: violation.pk.clone(),
-            sk: violation.sk.clone(),
-        };
-        match (violation.kind, item) {
-            (ViolationKind::OrphanUniqueValue, Some(item)) => {
-                let owner = text(item, "id");
-                deletes.push(Fix::Write(vec![
-                    Write::Delete {
-                        key,
-                        condition: vec![Clause::Equals(
-                            "id".to_owned(),
-                            AttrValue::S(owner.to_owned()),
-                        )],
-                    },
-                    node_unchanged(owner, node(owner).as_ref()),
-                ]));
-            }
-            (ViolationKind::DanglingEdge, Some(edge)) => {
-                let (from, to) = (text(edge, "from"), text(edge, "to"));
-                let mut writes = vec![Write::Delete {
-                    key,
-                    condition: vec![Clause::Exists],
-                }];
-                for end in [from, to] {
-                    if !end.is_empty() && keys::node_key(end) != violation.pk {
-                        writes.push(node_unchanged(end, node(end).as_ref()));
-                    }
-                }
-                deletes.push(Fix::Write(writes));
-            }
-            (ViolationKind::MissingUniqueValue, _) => {
-                let Some(owner) = &violation.owner else {
-                    continue;
-                };
-                if holders.get(violation.pk.as_str()).copied().unwrap_or(0) > 1 {
-                    continue;
-                }
-                let Some(owner_node) = node(owner) else {
-                    continue;
-                };
-                let Some(typename) = unique_typename_of(model, owner_node, &violation.pk) else {
-                    continue;
-                };
-                let item = Item::from_iter([
-                    (keys::PK.to_owned(), AttrValue::S(violation.pk.clone())),
-                    (keys::SK.to_owned(), AttrValue::S(violation.pk.clone())),
-                    ("__typename".to_owned(), AttrValue::S(typename)),
-                    ("id".to_owned(), AttrValue::S(owner.clone())),
-                ]);
-                puts.push(Fix::Write(vec![
-                    Write::Put {
-                        item,
-                        condition: vec![Clause::NotExists],
-                    },
-                    node_unchanged(owner, Some(&owner_node)),
-                ]));
-            }
-            (ViolationKind::WrongSlot | ViolationKind::WrongEdgeSet, Some(_))
-                if violation.pk == violation.sk =>
-            {
-                nodes.insert(violation.pk.clone());
-            }
-            (ViolationKind::WrongCount, Some(node)) if violation.pk.starts_with("NODE#") => {
-                let mut fixed = (*node).clone();
-                fixed.retain(|name, _| !keys::is_count_attribute(name));
-                for (attribute, count) in wanted_nodes.get(&violation.pk).into_iter().flatten() {
-                    fixed.insert(attribute.clone(), AttrValue::N(count.to_string()));
-                }
-                // Only the counts are written, each on condition that it is as scanned.
-                puts.push(Fix::Write(vec![engine::write::node_update(
-                    node,
-                    &fixed,
-                    vec![Clause::Exists],
-                )]));
-            }
-            (ViolationKind::WrongCount, counter) => {
-                // A shard counter, as the scan saw it (or missing): set to the nodes counted.
-                let condition = match counter.and_then(|c| c.get(LIST_COUNT)) {
-                    Some(count) => Clause::Equals(LIST_COUNT.to_owned(), count.clone()),
-                    None if counter.is_some() => Clause::Exists,
-                    None => Clause::NotExists,
-                };
-                let want = wanted_lists.get(&violation.pk).copied().unwrap_or(0);
-                let typename = violation
-                    .pk
-                    .rsplit_once('#')
-                    .map_or(violation.pk.as_str(), |(typename, _)| typename);
-                puts.push(Fix::Write(vec![if want == 0 {
-                    Write::Delete {
-                        key,
-                        condition: vec![condition],
-                    }
-                } else {
-                    Write::Put {
-                        item: Item::from_iter([
-                            (keys::PK.to_owned(), AttrValue::S(violation.pk.clone())),
-                            (keys::SK.to_owned(), AttrValue::S(violation.pk.clone())),
-                            ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
-                            (LIST_COUNT.to_owned(), AttrValue::N(want.to_string())),
-                        ]),
-                        condition: vec![condition],
-                    }
-                }]));
-            }
-            (ViolationKind::WrongSlot, Some(edge)) => {
-                if let Some(derived) = derived_edge(model, edge, &by_key) {
-                    let condition = match edge.get("updatedAt") {
-                        Some(at) => Clause::Equals("updatedAt".to_owned(), at.clone()),
-                        None => Clause::Exists,
-                    };
-                    puts.push(Fix::Write(vec![Write::Put {
-                        item: derived,
-                        condition: vec![condition],
-                    }]));
-                }
-            }
-            _ => {}
-        }
-    }
-    deletes.extend(puts);
-    deletes.extend(nodes.into_iter().map(Fix::Node));
-    deletes
-}
-
-/// The `__typename` of the unique item `key` that `node` should own.
-fn unique_typename_of(model: &Model, node: &Item, key: &str) -> Option<String> {
-    let typename = text(node, "__typename");
-    let type_def = model.type_def(typename)?;
-    type_def.unique_fields().find_map(|field| {
-        let value = node.get(&field.name)?;
-        (keys::unique_key(typename, &field.name, &engine::derive::unique_text(value)) == key)
-            .then(|| keys::unique_typename(typename, &field.name))
-    })
-}
-
 /// A node as the model derives it: its slots from its fields, its edge set from its edges.
 fn derived_node(model: &Model, node: &Item, edge_set: Option<&BTreeSet<String>>) -> Option<Item> {
     let type_def = model.type_def(text(node, "__typename"))?;
@@ -470,16 +292,6 @@ fn derived_node(model: &Model, node: &Item, edge_set: Option<&BTreeSet<String>>)
         }
     }
     Some(derived)
-}
-
-/// An edge with its inverse slot and `toType` as the model derives them.
-fn derived_edge(model: &Model, edge: &Item, by_key: &HashMap<(&str, &str), &Item>) -> Option<Item> {
-    let target = keys::node_key(text(edge, "to"));
-    let target_type = text(
-        by_key.get(&(target.as_str(), target.as_str()))?,
-        "__typename",
-    );
-    derive_edge(model, edge, target_type)
 }
 
 /// `edge` with its inverse slot and `toType` as the model derives them for a target of

@@ -1,26 +1,22 @@
 //! The command line: `serve`, `migrate`, `schema`, `healthcheck`. Every flag also reads a
 //! `TABLEGRAPH_*` environment variable, for containers. The arguments several commands share
-//! are in `args`; the bodies of `migrate` and `check` in `maintenance`.
+//! are in `args`; the bodies of `migrate` and `check` in `maintenance`, of `export` and
+//! `import` in `transfer`, and of the others in `commands`: [`run`] only dispatches.
 
 mod args;
+mod commands;
 mod maintenance;
 mod serve;
 mod transfer;
 pub mod usage;
 
-use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 
-use crate::app::{self, Application};
-use crate::store::EmbeddedLocation;
-
-use args::open_existing;
 pub use args::{SchemaArgs, StoreArgs};
 pub use serve::ServeArgs;
 
@@ -194,40 +190,15 @@ impl Cli {
 /// Runs a command; the process exit code follows its result.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve(args) => {
-            args.credentials.check_issuers()?;
-            let application = Application::build(&args.config()).await?;
-            application
-                .run_until_stopped(app::shutdown_signal())
-                .await?;
-        }
+        Command::Serve(args) => commands::serve(&args).await?,
         Command::Migrate {
             schema,
             store,
             migrations,
             dry_run,
-        } => {
-            maintenance::migrate(&schema, &store, &migrations, dry_run).await?;
-        }
-        Command::Demo { schema, store } => {
-            let (model, open) = open_existing(&schema, &store).await?;
-            let outcome = crate::demo::load(&open.store, Arc::new(model)).await?;
-            let mut out = std::io::stdout().lock();
-            match outcome {
-                crate::demo::DemoOutcome::Loaded { writes } => {
-                    writeln!(out, "loaded the demo data set ({writes} mutations)")?;
-                }
-                crate::demo::DemoOutcome::AlreadyLoaded => {
-                    writeln!(out, "the demo data set is already loaded")?;
-                }
-            }
-        }
-        Command::Schema { schema } => {
-            let (model, resolvers) = schema.load()?;
-            let sdl = crate::graphql::print_sdl(Arc::new(model), Arc::new(resolvers))
-                .map_err(|e| anyhow::anyhow!("cannot build the GraphQL schema: {e}"))?;
-            std::io::stdout().lock().write_all(sdl.as_bytes())?;
-        }
+        } => maintenance::migrate(&schema, &store, &migrations, dry_run).await?,
+        Command::Demo { schema, store } => commands::demo(&schema, &store).await?,
+        Command::Schema { schema } => commands::schema(&schema)?,
         Command::Check {
             schema,
             store,
@@ -253,33 +224,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let file = file.context("give the file to import, or --amplify-tables")?;
             transfer::import_file(&schema, &store, &file).await?;
         }
-        Command::Plan { schema } => {
-            let (model, resolvers) = schema.load()?;
-            let plans = crate::access_plan::plan(&model, &resolvers);
-            let mut out = std::io::stdout().lock();
-            writeln!(out, "{}", model.dialect)?;
-            if model.dialect.language == crate::model::SchemaLanguage::Amplify {
-                writeln!(
-                    out,
-                    "Amplify's feature flags: {}",
-                    model.dialect.flags.describe().join(", ")
-                )?;
-            }
-            writeln!(out)?;
-            out.write_all(crate::access_plan::render(&plans).as_bytes())?;
-            // The index slots, and which `tablegraph migrate` has yet to pin.
-            let unpinned = crate::slot_lock::unpinned(&schema.schema, &model);
-            writeln!(out, "Index slots ({})", crate::slot_lock::FILE_NAME)?;
-            for (key, slot) in &model.slot_pins {
-                let pinned = !unpinned.contains(&format!("{key} = GSI{slot:02}"));
-                let note = if pinned {
-                    "pinned"
-                } else {
-                    "not pinned yet: tablegraph migrate pins it"
-                };
-                writeln!(out, "  {key:<40} GSI{slot:02}  {note}")?;
-            }
-        }
+        Command::Plan { schema } => commands::plan(&schema)?,
         Command::Token {
             jwt_hs256_secret,
             jwt_issuer,
@@ -287,85 +232,28 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             sub,
             groups,
             expires_in,
-        } => {
-            let token = crate::auth::hs256_token(
-                &jwt_hs256_secret,
-                &crate::auth::TokenClaims {
-                    issuer: jwt_issuer,
-                    audience: jwt_audience,
-                    subject: sub,
-                    groups,
-                    expires_in: Duration::from_secs(expires_in),
-                },
-            )?;
-            writeln!(std::io::stdout().lock(), "{token}")?;
-        }
+        } => commands::token(
+            &jwt_hs256_secret,
+            &crate::auth::TokenClaims {
+                issuer: jwt_issuer,
+                audience: jwt_audience,
+                subject: sub,
+                groups,
+                expires_in: Duration::from_secs(expires_in),
+            },
+        )?,
         Command::Healthcheck {
             listen,
             store,
             ready,
             tls_cert,
-        } => healthcheck(listen, store, ready, tls_cert.as_deref()).await?,
+        } => commands::healthcheck(listen, store, ready, tls_cert.as_deref()).await?,
         Command::Store {
             listen,
             data_dir,
             memory,
-        } => {
-            let location = if memory {
-                EmbeddedLocation::Memory
-            } else {
-                EmbeddedLocation::Directory(data_dir)
-            };
-            let store = crate::store::EmbeddedStore::start_on(&location, listen)?;
-            tracing::info!(
-                "store listening on {}",
-                store.endpoint().unwrap_or_default()
-            );
-            app::shutdown_signal().await;
-            drop(store);
-            tracing::info!("stopped");
-        }
+        } => commands::store(listen, data_dir, memory).await?,
     }
-    Ok(())
-}
-
-async fn healthcheck(
-    listen: SocketAddr,
-    store: bool,
-    ready: bool,
-    tls_cert: Option<&std::path::Path>,
-) -> anyhow::Result<()> {
-    let mut address = listen;
-    if address.ip().is_unspecified() {
-        address.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
-    }
-    let path = match (store, ready) {
-        (true, _) => "",
-        (false, true) => "readyz",
-        (false, false) => "healthz",
-    };
-    let mut client = reqwest::Client::builder().timeout(Duration::from_secs(3));
-    let scheme = match tls_cert {
-        None => "http",
-        Some(_) => {
-            // The server on this machine, by its address, whatever host or issuer its
-            // certificate names.
-            client = client.danger_accept_invalid_certs(true);
-            "https"
-        }
-    };
-    let url = format!("{scheme}://{address}/{path}");
-    let response = client
-        .build()?
-        .get(&url)
-        .send()
-        .await
-        .with_context(|| format!("no answer from {url}"))?;
-    anyhow::ensure!(
-        response.status().is_success(),
-        "{url} answered {}",
-        response.status()
-    );
     Ok(())
 }
 

@@ -197,16 +197,7 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
         message,
     };
     let text = std::str::from_utf8(&bytes).map_err(|_| invalid("not UTF-8".to_owned()))?;
-    let spec: Spec = toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|span| text[..span.start].matches('\n').count() + 1);
-        let message = e.message().to_owned();
-        match line {
-            Some(line) => invalid(format!("line {line}: {message}")),
-            None => invalid(message),
-        }
-    })?;
+    let spec = read_spec(text).map_err(invalid)?;
     let type_def = model.type_def(&spec.type_name).ok_or_else(|| {
         invalid(format!(
             "type: {} is not a @model type of the schema",
@@ -221,78 +212,10 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
         })
         .collect::<Result<Vec<_>, String>>()
         .map_err(invalid)?;
-    for (from, to) in &spec.rename {
-        match type_def.field(to).map(|f| &f.kind) {
-            Some(FieldKind::Scalar { unique: false, .. }) => {}
-            // A time `@model(timestamps:)` renamed: the old name's values move to it.
-            None if type_def.timestamps.is(to) => {}
-            Some(FieldKind::Scalar { unique: true, .. }) => {
-                return Err(invalid(format!(
-                    "rename: {to} is @unique; a migration cannot take unique values"
-                )));
-            }
-            _ => {
-                return Err(invalid(format!(
-                    "rename: {to} is not a stored field of {}",
-                    type_def.name
-                )));
-            }
-        }
-        if type_def.field(from).is_some() {
-            return Err(invalid(format!(
-                "rename: {from} is still a field of {}; rename only attributes the schema dropped",
-                type_def.name
-            )));
-        }
-        if is_managed(type_def, from) || crate::keys::is_slot_attribute(from) {
-            return Err(invalid(format!(
-                "rename: {from} is kept by tablegraph itself; it cannot be renamed"
-            )));
-        }
-    }
-    for attribute in &spec.remove {
-        if is_managed(type_def, attribute) || crate::keys::is_slot_attribute(attribute) {
-            return Err(invalid(format!(
-                "remove: {attribute} is kept by tablegraph itself; use recompute_slots for slots"
-            )));
-        }
-        if type_def.field(attribute).is_some() {
-            return Err(invalid(format!(
-                "remove: {attribute} is a field of {}; remove it from the schema first",
-                type_def.name
-            )));
-        }
-    }
-    // A changed foreign key or sort field moves the node in its relations.
-    let keyed: Vec<&str> = type_def
-        .slots
-        .iter()
-        .flat_map(|slot| std::iter::once(slot.foreign_key.as_str()).chain(slot.sort_by.as_deref()))
-        .collect();
-    let touched = spec
-        .rename
-        .values()
-        .chain(spec.set_default.keys())
-        .find(|field| keyed.contains(&field.as_str()));
-    if let Some(field) = touched
-        && !spec.recompute_slots
-    {
-        return Err(invalid(format!(
-            "{field} places {} nodes in a relation; add recompute_slots = true",
-            type_def.name
-        )));
-    }
-    if spec.rebuild_edge_sets
-        && !model
-            .edges
-            .iter()
-            .any(|e| e.from == type_def.name && e.edge_set)
-    {
-        return Err(invalid(format!(
-            "rebuild_edge_sets: no edge type starting at {} keeps an edge set",
-            type_def.name
-        )));
-    }
+    check_renames(type_def, &spec.rename).map_err(invalid)?;
+    check_removes(type_def, &spec.remove).map_err(invalid)?;
+    check_slots_recomputed(type_def, &spec).map_err(invalid)?;
+    check_edge_sets_kept(model, type_def, &spec).map_err(invalid)?;
     Ok(Migration {
         name: stem(path),
         file: path.to_owned(),
@@ -306,6 +229,112 @@ fn load_one(path: &Path, model: &Model) -> Result<Migration, DataMigrationError>
         rebuild_edge_sets: spec.rebuild_edge_sets,
         ..Migration::default()
     })
+}
+
+/// The file's TOML, or TOML's own words for its first mistake, with its line when known.
+fn read_spec(text: &str) -> Result<Spec, String> {
+    toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|span| text[..span.start].matches('\n').count() + 1);
+        let message = e.message().to_owned();
+        match line {
+            Some(line) => format!("line {line}: {message}"),
+            None => message,
+        }
+    })
+}
+
+/// A rename moves an attribute the schema dropped into a stored field that takes no unique
+/// values (a unique value needs its own item, which a migration does not write).
+fn check_renames(type_def: &TypeDef, renames: &BTreeMap<String, String>) -> Result<(), String> {
+    for (from, to) in renames {
+        match type_def.field(to).map(|f| &f.kind) {
+            Some(FieldKind::Scalar { unique: false, .. }) => {}
+            // A time `@model(timestamps:)` renamed: the old name's values move to it.
+            None if type_def.timestamps.is(to) => {}
+            Some(FieldKind::Scalar { unique: true, .. }) => {
+                return Err(format!(
+                    "rename: {to} is @unique; a migration cannot take unique values"
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "rename: {to} is not a stored field of {}",
+                    type_def.name
+                ));
+            }
+        }
+        if type_def.field(from).is_some() {
+            return Err(format!(
+                "rename: {from} is still a field of {}; rename only attributes the schema dropped",
+                type_def.name
+            ));
+        }
+        if is_managed(type_def, from) || crate::keys::is_slot_attribute(from) {
+            return Err(format!(
+                "rename: {from} is kept by tablegraph itself; it cannot be renamed"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Only attributes neither tablegraph nor the schema keeps may be removed.
+fn check_removes(type_def: &TypeDef, removes: &[String]) -> Result<(), String> {
+    for attribute in removes {
+        if is_managed(type_def, attribute) || crate::keys::is_slot_attribute(attribute) {
+            return Err(format!(
+                "remove: {attribute} is kept by tablegraph itself; use recompute_slots for slots"
+            ));
+        }
+        if type_def.field(attribute).is_some() {
+            return Err(format!(
+                "remove: {attribute} is a field of {}; remove it from the schema first",
+                type_def.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A changed foreign key or sort field moves the node in its relations.
+fn check_slots_recomputed(type_def: &TypeDef, spec: &Spec) -> Result<(), String> {
+    let keyed: Vec<&str> = type_def
+        .slots
+        .iter()
+        .flat_map(|slot| std::iter::once(slot.foreign_key.as_str()).chain(slot.sort_by.as_deref()))
+        .collect();
+    let touched = spec
+        .rename
+        .values()
+        .chain(spec.set_default.keys())
+        .find(|field| keyed.contains(&field.as_str()));
+    if let Some(field) = touched
+        && !spec.recompute_slots
+    {
+        return Err(format!(
+            "{field} places {} nodes in a relation; add recompute_slots = true",
+            type_def.name
+        ));
+    }
+    Ok(())
+}
+
+/// An edge set is rebuilt only for a type some edge type keeps one on.
+fn check_edge_sets_kept(model: &Model, type_def: &TypeDef, spec: &Spec) -> Result<(), String> {
+    if spec.rebuild_edge_sets
+        && !model
+            .edges
+            .iter()
+            .any(|e| e.from == type_def.name && e.edge_set)
+    {
+        return Err(format!(
+            "rebuild_edge_sets: no edge type starting at {} keeps an edge set",
+            type_def.name
+        ));
+    }
+    Ok(())
 }
 
 /// The migrations tablegraph ships for its own stored formats, one per type with unique

@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Output, Pipeline, ResolverError, Step, ValueRef};
+use super::pipeline::{Output, Pipeline, ResolverError, Step, ValueRef};
 use crate::model::{
     CustomField, EdgeTypeDef, FieldDef, FieldKind, HasMany, Model, ScalarType, TypeDef,
 };

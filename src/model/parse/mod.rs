@@ -4,13 +4,15 @@
 //! This file reads the document in order (enums, unions, the `schema` block, `extend type`,
 //! the schema's own types and interfaces); by what they read, the rest is in `objects` (object
 //! types, embedded types, `@index`), `fields` (one field and its directives), `relations`
-//! (`@belongsTo`/`@hasMany` slots and `@edge` types, checked once every type is read),
+//! (`@belongsTo`/`@hasMany` and edge fields, checked once every type is read), `slots` (the
+//! index slots then chosen), `edges` (`@edge` types),
 //! `subscriptions` (`@aws_subscribe`), `rules` (`@auth` and AppSync's `@aws_*`) and
 //! `arguments` (a directive's arguments, each read as the type it must be).
 
 mod amplify;
 mod arguments;
 mod declared;
+mod edges;
 mod fields;
 mod http;
 mod many_to_many;
@@ -18,6 +20,7 @@ mod objects;
 mod relations;
 mod roots;
 mod rules;
+mod slots;
 mod subscriptions;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -689,6 +692,13 @@ fn error_of(source: &str) -> String {
     Model::parse("schema.graphql", source)
         .expect_err("the schema should be refused")
         .to_string()
+}
+
+/// Asserts that `source` is refused with a message that holds `message`.
+#[cfg(test)]
+fn assert_refused(source: &str, message: &str) {
+    let error = error_of(source);
+    assert!(error.contains(message), "got: {error}\nwant: {message}");
 }
 
 #[cfg(test)]

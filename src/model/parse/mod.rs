@@ -2,10 +2,10 @@
 //! a validated [`Model`] or the first mistake (with its line and column) out.
 //!
 //! This file reads the document in order (enums, unions, the `schema` block, `extend type`,
-//! the schema's own types and interfaces); by what they read, the rest is in `objects` (object
-//! types, embedded types, `@index`), `fields` (one field and its directives), `relations`
-//! (`@belongsTo`/`@hasMany` and edge fields, checked once every type is read), `slots` (the
-//! index slots then chosen), `edges` (`@edge` types),
+//! the schema's own types and interfaces); by what they read, the rest is in `objects`
+//! (`@model` types, `@index`), `embedded` (object types without `@model`), `fields` (one field
+//! and its directives), `relations` (`@belongsTo`/`@hasMany` and edge fields, checked once every
+//! type is read), `slots` (the index slots then chosen), `edges` (`@edge` types),
 //! `subscriptions` (`@aws_subscribe`), `rules` (`@auth` and AppSync's `@aws_*`) and
 //! `arguments` (a directive's arguments, each read as the type it must be).
 
@@ -13,6 +13,7 @@ mod amplify;
 mod arguments;
 mod declared;
 mod edges;
+mod embedded;
 mod fields;
 mod http;
 mod many_to_many;

@@ -7,6 +7,8 @@
 //! and its directives), `relations` (`@belongsTo`/`@hasMany` and edge fields, checked once every
 //! type is read), `slots` (the index slots then chosen), `edges` (`@edge` types), `sorted` (each
 //! definition sorted by what it is, its name checked),
+//! `model_arguments` (`@model`'s root names and timestamps), `amplify` (Amplify's global
+//! rule and relation keys), `language` (the schema's language, decided before reading),
 //! `subscriptions` (`@aws_subscribe`), `rules` (`@auth` and AppSync's `@aws_*`) and
 //! `arguments` (a directive's arguments, each read as the type it must be).
 
@@ -17,7 +19,9 @@ mod edges;
 mod embedded;
 mod fields;
 mod http;
+mod language;
 mod many_to_many;
+mod model_arguments;
 mod objects;
 mod relations;
 mod roots;
@@ -100,7 +104,7 @@ pub(super) fn parse_model(
         resolved,
         bound,
         slot_pins,
-        dialect: amplify::dialect(&document, choice),
+        dialect: language::dialect(&document, choice),
         warnings: std::cell::RefCell::default(),
         relation_keys: std::cell::RefCell::default(),
     };

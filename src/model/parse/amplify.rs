@@ -301,50 +301,56 @@ impl Reader<'_> {
             };
             set_key(model, &owner, &field, key);
         }
-        for (holder, key) in implicit {
-            let members: Vec<String> = model
-                .possible_types(&holder)
-                .iter()
-                .map(|m| (*m).to_owned())
-                .collect();
-            for member in members {
-                let Some(type_def) = model.types.iter_mut().find(|t| t.name == member) else {
-                    continue;
-                };
-                // A key Amplify adds is optional, and so is the relation over it, whatever
-                // its type says (Amplify's `allowRequiredRelationalFields` is off by default).
-                let declared = type_def.field(&key).is_some();
-                for field in &mut type_def.fields {
-                    if let FieldKind::BelongsTo {
-                        foreign_key,
-                        required,
-                        ..
-                    } = &mut field.kind
-                        && *foreign_key == key
-                        && !declared
-                    {
-                        *required = false;
-                    }
-                }
-                if !declared {
-                    type_def.fields.push(FieldDef {
-                        name: key.clone(),
-                        description: Some(
-                            "The id of the node this one is related to (added as Amplify adds it)."
-                                .to_owned(),
-                        ),
-                        kind: FieldKind::Scalar {
-                            scalar: ScalarType::Id,
-                            required: false,
-                            unique: false,
-                            default: None,
-                        },
-                        auth: Vec::new(),
-                    });
+        add_implicit_keys(model, implicit);
+        Ok(())
+    }
+}
+
+/// Adds each key field Amplify adds (to every member of `holder`, a type or union) where the
+/// schema does not declare it, optional, as is every relation over it.
+fn add_implicit_keys(model: &mut Model, implicit: Vec<(String, String)>) {
+    for (holder, key) in implicit {
+        let members: Vec<String> = model
+            .possible_types(&holder)
+            .iter()
+            .map(|m| (*m).to_owned())
+            .collect();
+        for member in members {
+            let Some(type_def) = model.types.iter_mut().find(|t| t.name == member) else {
+                continue;
+            };
+            // A key Amplify adds is optional, and so is the relation over it, whatever
+            // its type says (Amplify's `allowRequiredRelationalFields` is off by default).
+            let declared = type_def.field(&key).is_some();
+            for field in &mut type_def.fields {
+                if let FieldKind::BelongsTo {
+                    foreign_key,
+                    required,
+                    ..
+                } = &mut field.kind
+                    && *foreign_key == key
+                    && !declared
+                {
+                    *required = false;
                 }
             }
+            if !declared {
+                type_def.fields.push(FieldDef {
+                    name: key.clone(),
+                    description: Some(
+                        "The id of the node this one is related to (added as Amplify adds it)."
+                            .to_owned(),
+                    ),
+                    kind: FieldKind::Scalar {
+                        scalar: ScalarType::Id,
+                        required: false,
+                        unique: false,
+                        default: None,
+                    },
+                    auth: Vec::new(),
+                });
+            }
         }
-        Ok(())
     }
 }
 

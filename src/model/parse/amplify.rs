@@ -8,104 +8,12 @@
 
 use super::{PendingRelation, Reader};
 use crate::model::auth_rules::read_rules;
-use crate::model::{ApiShape, Dialect, DialectChoice, SchemaLanguage};
 use crate::model::{
-    FieldDef, FieldKind, Model, ModelError, RootNames, ScalarType, TypeDef, lower_first,
-    upper_first,
+    FieldDef, FieldKind, Model, ModelError, ScalarType, TypeDef, lower_first, upper_first,
 };
-use async_graphql_parser::types::{
-    ConstDirective, ServiceDocument, TypeDefinition, TypeKind, TypeSystemDefinition,
-};
+use async_graphql_parser::types::{ConstDirective, TypeDefinition, TypeKind};
 use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
-
-/// The schema's language and its API's shape: as chosen, else the language detected (Amplify's
-/// when the schema uses Amplify's relation arguments, or none of tablegraph's own directives)
-/// and the shape that follows it.
-pub(super) fn dialect(document: &ServiceDocument, choice: &DialectChoice) -> Dialect {
-    let (language, language_reason) = match choice.language {
-        Some(language) => (language, String::from("--schema-language")),
-        None => detect_language(document),
-    };
-    let (shape, shape_reason) = match choice.shape {
-        Some(shape) => (shape, "--api-shape"),
-        None => (
-            match language {
-                SchemaLanguage::Amplify => ApiShape::Amplify,
-                SchemaLanguage::Tablegraph => ApiShape::Relay,
-            },
-            "follows the language",
-        ),
-    };
-    Dialect {
-        language,
-        shape,
-        language_reason,
-        shape_reason,
-        flags: choice.flags.clone(),
-    }
-}
-
-/// The language `document` is written in, and what showed it.
-fn detect_language(document: &ServiceDocument) -> (SchemaLanguage, String) {
-    let mut own = None;
-    for definition in &document.definitions {
-        let TypeSystemDefinition::Type(definition) = definition else {
-            continue;
-        };
-        let type_name = definition.node.name.node.as_str();
-        if type_name == "AMPLIFY" && matches!(definition.node.kind, TypeKind::InputObject(_)) {
-            return (
-                SchemaLanguage::Amplify,
-                String::from("detected: input AMPLIFY"),
-            );
-        }
-        let mut directives: Vec<(String, &Positioned<ConstDirective>)> = definition
-            .node
-            .directives
-            .iter()
-            .map(|d| (type_name.to_owned(), d))
-            .collect();
-        if let TypeKind::Object(object) = &definition.node.kind {
-            for field in &object.fields {
-                let at = format!("{type_name}.{}", field.node.name.node);
-                directives.extend(field.node.directives.iter().map(|d| (at.clone(), d)));
-            }
-        }
-        for (at, directive) in directives {
-            let name = directive.node.name.node.as_str();
-            let has = |argument: &str| directive.node.get_argument(argument).is_some();
-            let amplify = match name {
-                "hasOne" | "manyToMany" | "primaryKey" => true,
-                "hasMany" => !has("index") && !has("field"),
-                "belongsTo" => !has("field"),
-                _ => false,
-            };
-            if amplify {
-                return (
-                    SchemaLanguage::Amplify,
-                    format!("detected: Amplify's @{name} on {at}"),
-                );
-            }
-            let tablegraph = match name {
-                "unique" | "edge" | "rank" | "outgoing" | "incoming" | "targets" | "hasMany"
-                | "belongsTo" => true,
-                "model" => has("list") || has("listShards") || has("listSortBy"),
-                _ => false,
-            };
-            if tablegraph && own.is_none() {
-                own = Some(format!("detected: tablegraph's @{name} on {at}"));
-            }
-        }
-    }
-    match own {
-        Some(reason) => (SchemaLanguage::Tablegraph, reason),
-        None => (
-            SchemaLanguage::Amplify,
-            String::from("detected: none of tablegraph's own directives"),
-        ),
-    }
-}
 
 impl Reader<'_> {
     /// Gives every type of `types` without rules of its own (on the type or any field) the
@@ -279,121 +187,6 @@ impl Reader<'_> {
         }
     }
 
-    /// The times `@model(timestamps:)` keeps for `type_name`, as Amplify reads it: left out,
-    /// `createdAt` and `updatedAt`; `null`, neither; an object renames each it names
-    /// (`{ createdAt: "createdOn", updatedAt: null }`: the creation time as `createdOn`, no
-    /// update time), a name it leaves out keeping its default.
-    pub(super) fn timestamps(
-        &self,
-        type_name: &str,
-        directive: &Positioned<ConstDirective>,
-    ) -> Result<crate::model::Timestamps, ModelError> {
-        let mut timestamps = crate::model::Timestamps::default();
-        let Some(argument) = directive.node.get_argument("timestamps") else {
-            return Ok(timestamps);
-        };
-        let here = format!("{type_name}: @model(timestamps:)");
-        let names = match &argument.node {
-            ConstValue::Null => {
-                return Ok(crate::model::Timestamps {
-                    created: None,
-                    updated: None,
-                });
-            }
-            ConstValue::Object(names) => names,
-            _ => {
-                return Err(self.error(
-                    argument.pos,
-                    format!(
-                        "{here} takes null or {{ createdAt: \"<name>\", updatedAt: \"<name>\" }}"
-                    ),
-                ));
-            }
-        };
-        for (key, value) in names {
-            let name = match value {
-                ConstValue::Null => None,
-                ConstValue::String(name) if is_graphql_name(name) => Some(name.clone()),
-                _ => {
-                    return Err(self.error(
-                        argument.pos,
-                        format!("{here}: {key} takes a field name or null, not {value}"),
-                    ));
-                }
-            };
-            match key.as_str() {
-                "createdAt" => timestamps.created = name,
-                "updatedAt" => timestamps.updated = name,
-                other => {
-                    return Err(self.error(
-                        argument.pos,
-                        format!("{here} names createdAt and updatedAt, not {other}"),
-                    ));
-                }
-            }
-        }
-        let clash = match (&timestamps.created, &timestamps.updated) {
-            (Some(created), Some(updated)) if created == updated => Some(created.as_str()),
-            _ => [&timestamps.created, &timestamps.updated]
-                .into_iter()
-                .flatten()
-                .map(String::as_str)
-                .find(|name| {
-                    matches!(*name, "id" | "version" | "__typename")
-                        || super::is_reserved_attribute(name)
-                }),
-        };
-        if let Some(clash) = clash {
-            return Err(self.error(
-                argument.pos,
-                format!("{here}: {clash} cannot be a time's name (it names another field)"),
-            ));
-        }
-        Ok(timestamps)
-    }
-
-    /// Whether `field`, a field `owner` declares, is one of its times as `timestamps` names
-    /// them (declared as Amplify lets a schema declare them: `AWSDateTime` or `String`, with no
-    /// directive), and so served as the time. A `createdAt` or `updatedAt` that the times leave
-    /// out or rename is refused.
-    pub(super) fn declared_timestamp(
-        &self,
-        owner: &str,
-        timestamps: &crate::model::Timestamps,
-        field: &Positioned<async_graphql_parser::types::FieldDefinition>,
-    ) -> Result<bool, ModelError> {
-        let name = field.node.name.node.as_str();
-        let default = matches!(name, "createdAt" | "updatedAt");
-        match (timestamps.is(name), default) {
-            // The default names: as without `timestamps:`.
-            (true, true) | (false, false) => Ok(false),
-            (true, false) => {
-                let ty = field.node.ty.node.to_string();
-                let typed = matches!(
-                    ty.as_str(),
-                    "AWSDateTime" | "AWSDateTime!" | "String" | "String!"
-                );
-                match typed && field.node.directives.is_empty() {
-                    true => Ok(true),
-                    false => Err(self.error(
-                        field.pos,
-                        format!(
-                            "{owner}.{name} is a time kept by @model(timestamps:) as \
-                             `{name}: AWSDateTime!`; declare it so or remove it"
-                        ),
-                    )),
-                }
-            }
-            (false, true) => Err(self.error(
-                field.pos,
-                format!(
-                    "{owner}.{name}: @model(timestamps:) leaves {name} out or renames it; a \
-                     field {name} is not served besides"
-                ),
-            )),
-        }
-    }
-
     /// Refuses a relation whose parent has a composite primary key: a relation names its
     /// parent by one stored value, its id.
     pub(super) fn check_relation_parent(
@@ -508,188 +301,57 @@ impl Reader<'_> {
             };
             set_key(model, &owner, &field, key);
         }
-        for (holder, key) in implicit {
-            let members: Vec<String> = model
-                .possible_types(&holder)
-                .iter()
-                .map(|m| (*m).to_owned())
-                .collect();
-            for member in members {
-                let Some(type_def) = model.types.iter_mut().find(|t| t.name == member) else {
-                    continue;
-                };
-                // A key Amplify adds is optional, and so is the relation over it, whatever
-                // its type says (Amplify's `allowRequiredRelationalFields` is off by default).
-                let declared = type_def.field(&key).is_some();
-                for field in &mut type_def.fields {
-                    if let FieldKind::BelongsTo {
-                        foreign_key,
-                        required,
-                        ..
-                    } = &mut field.kind
-                        && *foreign_key == key
-                        && !declared
-                    {
-                        *required = false;
-                    }
-                }
-                if !declared {
-                    type_def.fields.push(FieldDef {
-                        name: key.clone(),
-                        description: Some(
-                            "The id of the node this one is related to (added as Amplify adds it)."
-                                .to_owned(),
-                        ),
-                        kind: FieldKind::Scalar {
-                            scalar: ScalarType::Id,
-                            required: false,
-                            unique: false,
-                            default: None,
-                        },
-                        auth: Vec::new(),
-                    });
-                }
-            }
-        }
+        add_implicit_keys(model, implicit);
         Ok(())
     }
 }
 
-impl Reader<'_> {
-    /// The root fields `@model(queries:, mutations:, subscriptions:)` asks for `type_name`, as
-    /// Amplify reads them: an argument left out keeps every field of its kind; `null` leaves
-    /// them all out; an object names those it keeps (`queries: { get: "getPost" }` keeps the
-    /// get query, named `getPost`, and leaves out the list). `subscriptions: { level: off }`
-    /// leaves them out too.
-    pub(super) fn root_names(
-        &self,
-        type_name: &str,
-        directive: &Positioned<ConstDirective>,
-    ) -> Result<RootNames, ModelError> {
-        let mut roots = RootNames::in_dialect(type_name, &self.dialect);
-        // Each argument with the names it may give and where each goes.
-        type Names<'r> = [(&'static str, &'r mut Option<String>); 3];
-        let groups: [(&str, Names<'_>); 2] = [
-            (
-                "queries",
-                [
-                    ("get", &mut roots.get),
-                    ("list", &mut roots.list),
-                    // Amplify's `sync` (DataStore) has nothing to name here.
-                    ("sync", &mut None),
-                ],
-            ),
-            (
-                "mutations",
-                [
-                    ("create", &mut roots.create),
-                    ("update", &mut roots.update),
-                    ("delete", &mut roots.delete),
-                ],
-            ),
-        ];
-        for (argument, names) in groups {
-            let Some(value) = directive.node.get_argument(argument) else {
+/// Adds each key field Amplify adds (to every member of `holder`, a type or union) where the
+/// schema does not declare it, optional, as is every relation over it.
+fn add_implicit_keys(model: &mut Model, implicit: Vec<(String, String)>) {
+    for (holder, key) in implicit {
+        let members: Vec<String> = model
+            .possible_types(&holder)
+            .iter()
+            .map(|m| (*m).to_owned())
+            .collect();
+        for member in members {
+            let Some(type_def) = model.types.iter_mut().find(|t| t.name == member) else {
                 continue;
             };
-            let given = match &value.node {
-                ConstValue::Null => None,
-                ConstValue::Object(given) => Some(given),
-                _ => {
-                    return Err(self.error(
-                        value.pos,
-                        format!(
-                            "{type_name}: @model({argument}:) takes null or an object of names"
-                        ),
-                    ));
+            // A key Amplify adds is optional, and so is the relation over it, whatever
+            // its type says (Amplify's `allowRequiredRelationalFields` is off by default).
+            let declared = type_def.field(&key).is_some();
+            for field in &mut type_def.fields {
+                if let FieldKind::BelongsTo {
+                    foreign_key,
+                    required,
+                    ..
+                } = &mut field.kind
+                    && *foreign_key == key
+                    && !declared
+                {
+                    *required = false;
                 }
-            };
-            if let Some(unknown) = given.and_then(|given| {
-                given
-                    .keys()
-                    .find(|key| !names.iter().any(|(name, _)| key.as_str() == *name))
-            }) {
-                return Err(self.error(
-                    value.pos,
-                    format!("{type_name}: @model({argument}:) has no {unknown}"),
-                ));
             }
-            for (name, slot) in names {
-                *slot = match given.and_then(|given| given.get(name)) {
-                    Some(ConstValue::String(chosen)) if is_graphql_name(chosen) => {
-                        Some(chosen.clone())
-                    }
-                    None | Some(ConstValue::Null) => None,
-                    Some(_) => {
-                        return Err(self.error(
-                            value.pos,
-                            format!(
-                                "{type_name}: @model({argument}: {{ {name} }}) takes a field name"
-                            ),
-                        ));
-                    }
-                };
-            }
-        }
-        if let Some(value) = directive.node.get_argument("subscriptions") {
-            let given = match &value.node {
-                ConstValue::Null => None,
-                ConstValue::Object(given) => Some(given),
-                _ => {
-                    return Err(self.error(
-                        value.pos,
-                        format!("{type_name}: @model(subscriptions:) takes null or an object"),
-                    ));
-                }
-            };
-            let off = given.is_none_or(|given| {
-                matches!(given.get("level"), Some(ConstValue::Enum(level)) if level.as_str() == "off")
-            });
-            let names = [
-                ("onCreate", &mut roots.on_create),
-                ("onUpdate", &mut roots.on_update),
-                ("onDelete", &mut roots.on_delete),
-            ];
-            for (name, slot) in names {
-                *slot = match given.filter(|_| !off).and_then(|given| given.get(name)) {
-                    None | Some(ConstValue::Null) => None,
-                    Some(ConstValue::List(chosen)) => match &chosen[..] {
-                        [] => None,
-                        [ConstValue::String(one)] if is_graphql_name(one) => Some(one.clone()),
-                        _ => {
-                            return Err(self.error(
-                                value.pos,
-                                format!(
-                                    "{type_name}: @model(subscriptions: {{ {name} }}) names one \
-                                     subscription here"
-                                ),
-                            ));
-                        }
+            if !declared {
+                type_def.fields.push(FieldDef {
+                    name: key.clone(),
+                    description: Some(
+                        "The id of the node this one is related to (added as Amplify adds it)."
+                            .to_owned(),
+                    ),
+                    kind: FieldKind::Scalar {
+                        scalar: ScalarType::Id,
+                        required: false,
+                        unique: false,
+                        default: None,
                     },
-                    Some(_) => {
-                        return Err(self.error(
-                            value.pos,
-                            format!("{type_name}: @model(subscriptions: {{ {name} }}) takes a list of names"),
-                        ));
-                    }
-                };
-            }
-            // A `level` of `public` or `on` keeps the names given (or, given none, every one).
-            if !off && given.is_some_and(|g| g.keys().all(|k| k.as_str() == "level")) {
-                let all = RootNames::in_dialect(type_name, &self.dialect);
-                (roots.on_create, roots.on_update, roots.on_delete) =
-                    (all.on_create, all.on_update, all.on_delete);
+                    auth: Vec::new(),
+                });
             }
         }
-        Ok(roots)
     }
-}
-
-fn is_graphql_name(name: &str) -> bool {
-    name.chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Amplify's name of a relation's key field: `Blog.posts` → `blogPostsId`.
@@ -719,73 +381,6 @@ fn set_key(model: &mut Model, owner: &str, field: &str, key: String) {
 mod tests {
     use super::super::error_of;
     use crate::model::*;
-
-    #[test]
-    fn the_language_is_detected_and_the_shape_follows_it_unless_chosen() {
-        let dialect = |schema: &str, choice: &DialectChoice| {
-            let model = Model::parse_as("schema.graphql", schema, choice).expect("it loads");
-            (
-                model.dialect.language,
-                model.dialect.shape,
-                model.dialect.language_reason,
-            )
-        };
-        let none = DialectChoice::default();
-        for (schema, language, why) in [
-            // Amplify's relation arguments win over tablegraph's directives.
-            (
-                "type A @model { name: String @unique bs: [B] @hasMany } type B @model { x: Int }",
-                SchemaLanguage::Amplify,
-                "Amplify's @hasMany on A.bs",
-            ),
-            (
-                "input AMPLIFY { globalAuthRule: AuthRule = { allow: public } } type A @model { x: Int }",
-                SchemaLanguage::Amplify,
-                "input AMPLIFY",
-            ),
-            (
-                "type A @model { x: Int }",
-                SchemaLanguage::Amplify,
-                "none of tablegraph's own directives",
-            ),
-            (
-                "type A @model(listShards: 2) { x: Int }",
-                SchemaLanguage::Tablegraph,
-                "tablegraph's @model on A",
-            ),
-            (
-                "type A @model { name: String @unique }",
-                SchemaLanguage::Tablegraph,
-                "tablegraph's @unique on A.name",
-            ),
-        ] {
-            let (got, shape, reason) = dialect(schema, &none);
-            assert_eq!(got, language, "{schema}");
-            assert!(reason.contains(why), "{schema}: {reason}");
-            let follows = match language {
-                SchemaLanguage::Amplify => ApiShape::Amplify,
-                SchemaLanguage::Tablegraph => ApiShape::Relay,
-            };
-            assert_eq!(shape, follows, "{schema}");
-        }
-        let chosen = DialectChoice {
-            language: Some(SchemaLanguage::Tablegraph),
-            shape: Some(ApiShape::Amplify),
-            ..DialectChoice::default()
-        };
-        let (language, shape, reason) = dialect("type A @model { x: Int }", &chosen);
-        assert_eq!(
-            (language, shape, reason.as_str()),
-            (
-                SchemaLanguage::Tablegraph,
-                ApiShape::Amplify,
-                "--schema-language"
-            )
-        );
-        let model =
-            Model::parse_as("schema.graphql", "type A @model { x: Int }", &chosen).expect("loads");
-        assert_eq!(model.types[0].roots.get.as_deref(), Some("getA"));
-    }
 
     /// Each schema is refused with a message that says it.
     fn refused(cases: &[(&str, &str)]) {
@@ -937,57 +532,6 @@ mod tests {
             (
                 "type Blog @model { posts: [Post] @hasMany drafts: [Post] @hasMany }\ntype Post @model { blog: Blog @belongsTo }",
                 "Post.blog: Blog lists Post in posts and drafts",
-            ),
-        ]);
-    }
-
-    #[test]
-    fn model_arguments_are_read_as_amplify_reads_them() {
-        let model = Model::parse(
-            "schema.graphql",
-            "type A @model(queries: null, mutations: { create: \"addA\" }, subscriptions: { onCreate: [\"onAddA\"] }) { n: Int }\n\
-             type B @model(subscriptions: { level: off }) { n: Int }\n\
-             type C @model(subscriptions: { level: public }) { n: Int }",
-        )
-        .expect("the schema loads");
-        let roots = |name: &str| model.type_def(name).expect("declared").roots.clone();
-        let a = roots("A");
-        assert_eq!((a.get, a.list), (None, None));
-        assert_eq!(a.create.as_deref(), Some("addA"));
-        assert_eq!((a.update, a.delete), (None, None));
-        assert_eq!(a.on_create.as_deref(), Some("onAddA"));
-        assert_eq!(a.on_update, None);
-        assert_eq!(roots("B").on_create, None);
-        assert_eq!(
-            roots("C"),
-            RootNames::in_dialect(
-                "C",
-                &Dialect {
-                    shape: ApiShape::Amplify,
-                    ..Dialect::default()
-                }
-            )
-        );
-        refused(&[
-            (
-                "type A @model(timestamps: { createdAt: \"on\", at: null }) { n: Int }",
-                "A: @model(timestamps:) names createdAt and updatedAt, not at",
-            ),
-            (
-                "type A @model(queries: { fetch: \"x\" }) { n: Int }",
-                "@model(queries:) has no fetch",
-            ),
-            (
-                "type A @model(queries: { get: \"not a name\" }) { n: Int }",
-                "takes a field name",
-            ),
-            (
-                "type A @model(queries: { get: \"getB\" }) { n: Int }\ntype B @model(queries: { get: \"getB\" }) { n: Int }",
-                "type B: getB is already a field of Query",
-            ),
-            (
-                "type A @model(mutations: { create: \"createAs\" }) { n: Int }",
-                "type A: createAs is already a field of Mutation",
             ),
         ]);
     }

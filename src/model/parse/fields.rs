@@ -10,9 +10,26 @@ use crate::model::auth_rules::APPSYNC_DIRECTIVES;
 use crate::model::{
     CustomArgument, CustomField, FieldDef, FieldKind, HasMany, Model, ModelError, ScalarType,
 };
-use async_graphql_parser::types::{BaseType, FieldDefinition};
+use async_graphql_parser::types::{BaseType, ConstDirective, FieldDefinition, Type};
 use async_graphql_parser::{Pos, Positioned};
 use std::collections::HashMap;
+
+/// The field being read: its type's name, its own, and its definition.
+struct FieldAt<'f> {
+    owner: &'f str,
+    name: &'f str,
+    field: &'f Positioned<FieldDefinition>,
+}
+
+/// The directives of a field that decide its kind, found by `field_directives`.
+#[derive(Default)]
+struct FieldDirectives<'f> {
+    unique: Option<Pos>,
+    default: Option<(Pos, String)>,
+    belongs_to: Option<&'f Positioned<ConstDirective>>,
+    has_many: Option<&'f Positioned<ConstDirective>>,
+    edge_field: Option<&'f Positioned<ConstDirective>>,
+}
 
 impl Reader<'_> {
     /// Reads one field; `None` for a redundant declaration of a managed field.
@@ -24,38 +41,17 @@ impl Reader<'_> {
         relations: &mut Vec<PendingRelation>,
     ) -> Result<Option<FieldDef>, ModelError> {
         let name = field.node.name.node.to_string();
-        let ty = &field.node.ty.node;
+        let at = FieldAt {
+            owner,
+            name: &name,
+            field,
+        };
         if let Some(expected) = managed_field_type(&name) {
-            // Amplify lets a schema declare its timestamps, as `AWSDateTime` or `String`,
-            // required or not; they are served as the managed `AWSDateTime!` either way.
-            let timestamp = matches!(name.as_str(), "createdAt" | "updatedAt")
-                && matches!(
-                    ty.to_string().as_str(),
-                    "AWSDateTime" | "String" | "String!"
-                );
-            // `id: ID! @primaryKey` says what is so; with sort key fields it is refused by name.
-            let key = name == "id"
-                && field
-                    .node
-                    .directives
-                    .iter()
-                    .all(|d| d.node.name.node == "primaryKey");
-            if (ty.to_string() == expected || timestamp)
-                && (field.node.directives.is_empty() || key)
-            {
-                return Ok(None);
-            }
-            return Err(self.error(
-                field.pos,
-                format!("{owner}.{name} is managed by @model as `{name}: {expected}`; remove it"),
-            ));
+            return self
+                .a_managed_field_is_declared_as_managed(&at, expected)
+                .map(|()| None);
         }
-        if is_reserved_attribute(&name) {
-            return Err(self.error(
-                field.pos,
-                format!("{owner}.{name}: the name {name} is reserved for the table's keys"),
-            ));
-        }
+        self.a_field_takes_no_reserved_name(&at)?;
         if let Some(computed) = self.computed_field_def(owner, field, names)? {
             return Ok(Some(computed));
         }
@@ -67,30 +63,118 @@ impl Reader<'_> {
                 auth: Vec::new(),
             }));
         }
+        let directives = self.field_directives(field)?;
+        self.a_field_has_one_relation(&at, &directives)?;
+        let description = description(field.node.description.as_ref());
+        let default_at = directives.default.as_ref().map(|(pos, _)| *pos);
+        let ty = &field.node.ty.node;
+        let kind = match &ty.base {
+            BaseType::Named(type_name) => {
+                self.named_field_kind(&at, type_name, directives, names, relations)?
+            }
+            // A list of values: scalars, enum values or objects without @model.
+            BaseType::List(element) if matches!(&element.base, BaseType::Named(n) if names.objects.contains(n.as_str()) || names.scalar(n).is_some()) => {
+                self.value_list_kind(&at, element, &directives, names)?
+            }
+            BaseType::List(element) => {
+                let kind = self.node_list_kind(&at, element, &directives, names, relations)?;
+                // An edge field takes no @default; it is not asked about one.
+                if directives.edge_field.is_some() {
+                    return Ok(Some(FieldDef {
+                        name,
+                        description,
+                        kind,
+                        auth: Vec::new(),
+                    }));
+                }
+                kind
+            }
+        };
+        self.default_is_on_scalar_and_enum_fields(&at, default_at, &kind)?;
+        Ok(Some(FieldDef {
+            name,
+            description,
+            kind,
+            auth: Vec::new(),
+        }))
+    }
 
-        let mut unique = None;
-        let mut default = None;
-        let mut belongs_to = None;
-        let mut has_many = None;
-        let mut edge_field = None;
+    /// A field `@model` manages (`id`, the timestamps, `version`) is declared only as it is
+    /// served, and without directives: anything else would promise what the API does not do.
+    fn a_managed_field_is_declared_as_managed(
+        &self,
+        at: &FieldAt<'_>,
+        expected: &str,
+    ) -> Result<(), ModelError> {
+        let (name, field) = (at.name, at.field);
+        let ty = &field.node.ty.node;
+        // Amplify lets a schema declare its timestamps, as `AWSDateTime` or `String`,
+        // required or not; they are served as the managed `AWSDateTime!` either way.
+        let timestamp = matches!(name, "createdAt" | "updatedAt")
+            && matches!(
+                ty.to_string().as_str(),
+                "AWSDateTime" | "String" | "String!"
+            );
+        // `id: ID! @primaryKey` says what is so; with sort key fields it is refused by name.
+        let key = name == "id"
+            && field
+                .node
+                .directives
+                .iter()
+                .all(|d| d.node.name.node == "primaryKey");
+        if (ty.to_string() == expected || timestamp) && (field.node.directives.is_empty() || key) {
+            return Ok(());
+        }
+        Err(self.error(
+            field.pos,
+            format!(
+                "{}.{name} is managed by @model as `{name}: {expected}`; remove it",
+                at.owner
+            ),
+        ))
+    }
+
+    /// A field takes no name of the table's key attributes: it would overwrite them.
+    fn a_field_takes_no_reserved_name(&self, at: &FieldAt<'_>) -> Result<(), ModelError> {
+        if is_reserved_attribute(at.name) {
+            return Err(self.error(
+                at.field.pos,
+                format!(
+                    "{}.{name}: the name {name} is reserved for the table's keys",
+                    at.owner,
+                    name = at.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The directives that decide a field's kind, each with the arguments it may take; a
+    /// directive nobody reads is refused.
+    fn field_directives<'f>(
+        &self,
+        field: &'f Positioned<FieldDefinition>,
+    ) -> Result<FieldDirectives<'f>, ModelError> {
+        let mut found = FieldDirectives::default();
         for directive in &field.node.directives {
             match directive.node.name.node.as_str() {
                 "unique" => {
                     self.expect_arguments(directive, &[])?;
-                    unique = Some(directive.pos);
+                    found.unique = Some(directive.pos);
                 }
                 "default" => {
                     self.expect_arguments(directive, &["value"])?;
-                    default = Some((directive.pos, self.string_argument(directive, "value")?));
+                    found.default =
+                        Some((directive.pos, self.string_argument(directive, "value")?));
                 }
                 "belongsTo" => {
                     self.expect_arguments(directive, &["field", "fields", "references"])?;
-                    belongs_to = Some(directive);
+                    found.belongs_to = Some(directive);
                 }
                 // Amplify's one-to-one: the key is stored on this side, as a belongsTo's is.
                 "hasOne" => {
                     self.expect_arguments(directive, &["fields", "references"])?;
-                    belongs_to = Some(directive);
+                    found.belongs_to = Some(directive);
                 }
                 "hasMany" => {
                     self.expect_arguments(
@@ -104,15 +188,15 @@ impl Reader<'_> {
                             "references",
                         ],
                     )?;
-                    has_many = Some(directive);
+                    found.has_many = Some(directive);
                 }
                 "outgoing" | "incoming" => {
                     self.expect_arguments(directive, &["edge"])?;
-                    edge_field = Some(directive);
+                    found.edge_field = Some(directive);
                 }
                 "targets" => {
                     self.expect_arguments(directive, &["edge", "role"])?;
-                    edge_field = Some(directive);
+                    found.edge_field = Some(directive);
                 }
                 // Read by `read_index` and `read_object` once the type's fields are known.
                 "index" | "auth" | "primaryKey" => {}
@@ -120,252 +204,398 @@ impl Reader<'_> {
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }
         }
-        let relation_count = usize::from(belongs_to.is_some())
-            + usize::from(has_many.is_some())
-            + usize::from(edge_field.is_some());
+        Ok(found)
+    }
+
+    /// A field is one relation at most: each relation directive stores it its own way.
+    fn a_field_has_one_relation(
+        &self,
+        at: &FieldAt<'_>,
+        directives: &FieldDirectives<'_>,
+    ) -> Result<(), ModelError> {
+        let relation_count = usize::from(directives.belongs_to.is_some())
+            + usize::from(directives.has_many.is_some())
+            + usize::from(directives.edge_field.is_some());
         if relation_count > 1 {
             return Err(self.error(
-                field.pos,
-                format!("{owner}.{name}: use one of @belongsTo, @hasMany, @outgoing, @incoming and @targets"),
+                at.field.pos,
+                format!(
+                    "{}.{}: use one of @belongsTo, @hasMany, @outgoing, @incoming and @targets",
+                    at.owner, at.name
+                ),
             ));
         }
+        Ok(())
+    }
 
-        let description = description(field.node.description.as_ref());
-        let default_at = default.as_ref().map(|(pos, _)| *pos);
-        let kind = match &ty.base {
-            BaseType::Named(type_name) => {
-                if let Some(directive) = edge_field {
-                    return Err(self.error(
-                        directive.pos,
-                        format!(
-                            "{owner}.{name}: @{} needs a list type, like [{type_name}]",
-                            directive.node.name.node
-                        ),
-                    ));
-                }
-                if let Some(scalar) = names.scalar(type_name) {
-                    if let Some(directive) = belongs_to.or(has_many) {
-                        return Err(self.error(
-                            directive.pos,
-                            format!("{owner}.{name}: @{} needs a field of a @model type, not {type_name}", directive.node.name.node),
-                        ));
-                    }
-                    let uniqueness_allowed = matches!(
-                        scalar,
-                        ScalarType::String
-                            | ScalarType::Id
-                            | ScalarType::Int
-                            | ScalarType::AwsEmail
-                    );
-                    if let Some(pos) = unique
-                        && !uniqueness_allowed
-                    {
-                        return Err(self.error(
-                            pos,
-                            format!("{owner}.{name}: @unique works on String, ID, Int and AWSEmail fields"),
-                        ));
-                    }
-                    let default = match default {
-                        Some((pos, value)) => {
-                            if let Err(problem) = default_fits(&value, &scalar, names.enums) {
-                                return Err(self.error(
-                                    pos,
-                                    format!("{owner}.{name}: @default(value: {value:?}) {problem}"),
-                                ));
-                            }
-                            Some(value)
-                        }
-                        None => None,
-                    };
-                    FieldKind::Scalar {
-                        scalar,
-                        required: !ty.nullable,
-                        unique: unique.is_some(),
-                        default,
-                    }
-                } else if names.objects.contains(type_name.as_str()) {
-                    let directive = belongs_to.or(has_many);
-                    if let Some(directive) = directive {
-                        return Err(self.error(
-                            directive.pos,
-                            format!("{owner}.{name}: @{} needs a field of a @model type; {type_name} has no @model", directive.node.name.node),
-                        ));
-                    }
-                    if let Some(pos) = unique {
-                        return Err(self.error(
-                            pos,
-                            format!("{owner}.{name}: @unique works on scalar fields only"),
-                        ));
-                    }
-                    FieldKind::Embedded {
-                        object: type_name.to_string(),
-                        required: !ty.nullable,
-                        list: None,
-                    }
-                } else if names.is_node_type(type_name) {
-                    if let Some(pos) = unique {
-                        return Err(self.error(
-                            pos,
-                            format!("{owner}.{name}: @unique works on scalar fields only"),
-                        ));
-                    }
-                    if let Some(directive) = has_many {
-                        return Err(self.error(
-                            directive.pos,
-                            format!(
-                                "{owner}.{name}: @hasMany needs a list type, like [{type_name}]"
-                            ),
-                        ));
-                    }
-                    let Some(directive) = belongs_to else {
-                        return Err(self.error(
-                            field.pos,
-                            format!("{owner}.{name}: a field of type {type_name} needs @belongsTo(field: \"{name}Id\") or a resolver file resolvers/{owner}.{name}.toml"),
-                        ));
-                    };
-                    relations.push(PendingRelation {
-                        owner: owner.to_owned(),
-                        field: name.clone(),
-                        pos: directive.pos,
-                    });
-                    FieldKind::BelongsTo {
-                        target: type_name.to_string(),
-                        foreign_key: self.belongs_to_key(owner, &name, directive)?,
-                        required: !ty.nullable,
-                    }
-                } else {
-                    return Err(self.error(
-                        field.node.ty.pos,
-                        format!("{owner}.{name}: unknown type {type_name}"),
-                    ));
-                }
+    /// The kind of a field of a named type: a scalar, an embedded object, or a `@belongsTo`.
+    fn named_field_kind(
+        &self,
+        at: &FieldAt<'_>,
+        type_name: &str,
+        directives: FieldDirectives<'_>,
+        names: &Names<'_>,
+        relations: &mut Vec<PendingRelation>,
+    ) -> Result<FieldKind, ModelError> {
+        let (owner, name) = (at.owner, at.name);
+        let ty = &at.field.node.ty.node;
+        self.an_edge_field_is_a_list(at, type_name, &directives)?;
+        if let Some(scalar) = names.scalar(type_name) {
+            return self.scalar_field_kind(at, type_name, scalar, directives, names);
+        }
+        if names.objects.contains(type_name) {
+            self.a_relation_is_no_embedded_object(at, type_name, &directives)?;
+            self.unique_is_on_scalar_fields_only(at, directives.unique)?;
+            return Ok(FieldKind::Embedded {
+                object: type_name.to_string(),
+                required: !ty.nullable,
+                list: None,
+            });
+        }
+        if !names.is_node_type(type_name) {
+            return Err(self.error(
+                at.field.node.ty.pos,
+                format!("{owner}.{name}: unknown type {type_name}"),
+            ));
+        }
+        self.unique_is_on_scalar_fields_only(at, directives.unique)?;
+        self.has_many_is_on_a_list(at, type_name, &directives)?;
+        let directive = self.a_node_field_has_belongs_to(at, type_name, &directives)?;
+        relations.push(PendingRelation {
+            owner: owner.to_owned(),
+            field: name.to_owned(),
+            pos: directive.pos,
+        });
+        Ok(FieldKind::BelongsTo {
+            target: type_name.to_string(),
+            foreign_key: self.belongs_to_key(owner, name, directive)?,
+            required: !ty.nullable,
+        })
+    }
+
+    /// `@outgoing`, `@incoming` and `@targets` are on lists: they read many edges.
+    fn an_edge_field_is_a_list(
+        &self,
+        at: &FieldAt<'_>,
+        type_name: &str,
+        directives: &FieldDirectives<'_>,
+    ) -> Result<(), ModelError> {
+        if let Some(directive) = directives.edge_field {
+            return Err(self.error(
+                directive.pos,
+                format!(
+                    "{}.{}: @{} needs a list type, like [{type_name}]",
+                    at.owner, at.name, directive.node.name.node
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The kind of a scalar or enum field, with what `@unique` and `@default` ask of it.
+    fn scalar_field_kind(
+        &self,
+        at: &FieldAt<'_>,
+        type_name: &str,
+        scalar: ScalarType,
+        directives: FieldDirectives<'_>,
+        names: &Names<'_>,
+    ) -> Result<FieldKind, ModelError> {
+        let (owner, name) = (at.owner, at.name);
+        if let Some(directive) = directives.belongs_to.or(directives.has_many) {
+            return Err(self.error(
+                directive.pos,
+                format!(
+                    "{owner}.{name}: @{} needs a field of a @model type, not {type_name}",
+                    directive.node.name.node
+                ),
+            ));
+        }
+        self.unique_is_on_keyable_scalars(at, &scalar, directives.unique)?;
+        let default = match directives.default {
+            Some((pos, value)) => {
+                self.a_default_fits_its_field(at, pos, &value, &scalar, names)?;
+                Some(value)
             }
-            // A list of values: scalars, enum values or objects without @model.
-            BaseType::List(element) if matches!(&element.base, BaseType::Named(n) if names.objects.contains(n.as_str()) || names.scalar(n).is_some()) =>
-            {
-                let BaseType::Named(element_name) = &element.base else {
-                    unreachable!("matched as named above");
-                };
-                let directive = belongs_to.or(has_many).or(edge_field);
-                if let Some(directive) = directive {
-                    return Err(self.error(
-                        directive.pos,
-                        format!(
-                            "{owner}.{name}: @{} needs a field of a @model type, not [{element_name}]",
-                            directive.node.name.node
-                        ),
-                    ));
-                }
-                if let Some(pos) = unique {
-                    return Err(self.error(
-                        pos,
-                        format!("{owner}.{name}: @unique works on single values, not lists"),
-                    ));
-                }
-                match names.scalar(element_name) {
-                    Some(scalar) => FieldKind::ScalarList {
-                        scalar,
-                        required: !ty.nullable,
-                        elements_required: !element.nullable,
-                    },
-                    None => FieldKind::Embedded {
-                        object: element_name.to_string(),
-                        required: !ty.nullable,
-                        list: Some(!element.nullable),
-                    },
-                }
-            }
-            BaseType::List(element) => {
-                let element_name = match &element.base {
-                    BaseType::Named(element_name) if names.is_node_type(element_name) => {
-                        element_name
-                    }
-                    _ => {
-                        return Err(self.error(
-                            field.node.ty.pos,
-                            format!("{owner}.{name}: list fields must be [T] of a @model type or union, with @hasMany, or have a resolver file resolvers/{owner}.{name}.toml"),
-                        ));
-                    }
-                };
-                if let Some(pos) = unique {
-                    return Err(self.error(
-                        pos,
-                        format!("{owner}.{name}: @unique works on scalar fields only"),
-                    ));
-                }
-                if let Some(directive) = belongs_to {
-                    return Err(self.error(
-                        directive.pos,
-                        format!("{owner}.{name}: @belongsTo needs a single {element_name}; a list needs @hasMany"),
-                    ));
-                }
-                if let Some(directive) = edge_field {
-                    relations.push(PendingRelation {
-                        owner: owner.to_owned(),
-                        field: name.clone(),
-                        pos: directive.pos,
-                    });
-                    let edge = self.string_argument(directive, "edge")?;
-                    let element = element_name.to_string();
-                    let kind = match directive.node.name.node.as_str() {
-                        "outgoing" => FieldKind::Outgoing { edge, element },
-                        "incoming" => FieldKind::Incoming { edge, element },
-                        _ => FieldKind::Targets {
-                            edge,
-                            element,
-                            role: self.enum_argument(directive, "role")?,
-                        },
-                    };
-                    return Ok(Some(FieldDef {
-                        name,
-                        description,
-                        kind,
-                        auth: Vec::new(),
-                    }));
-                }
-                let Some(directive) = has_many else {
-                    return Err(self.error(
-                        field.pos,
-                        format!("{owner}.{name}: a list of {element_name} needs @hasMany(index:, field:), @outgoing(edge:), @incoming(edge:) or @targets(edge:), or a resolver file resolvers/{owner}.{name}.toml"),
-                    ));
-                };
-                // Without `index:` (Amplify's forms), the slot is chosen once every type is read.
-                let slot = match self.optional_string_argument(directive, "index")? {
-                    Some(index) => parse_slot(&index).ok_or_else(|| {
-                        self.error(
-                            directive.pos,
-                            format!("{owner}.{name}: index must be one of \"GSI01\" to \"GSI{MAX_SLOT}\", not {index:?}"),
-                        )
-                    })?,
-                    None => AUTO_SLOT,
-                };
-                relations.push(PendingRelation {
-                    owner: owner.to_owned(),
-                    field: name.clone(),
-                    pos: directive.pos,
-                });
-                FieldKind::HasMany(HasMany {
-                    slot,
-                    element: element_name.to_string(),
-                    foreign_key: self.has_many_key(owner, &name, element_name, directive)?,
-                    sort_by: self.optional_string_argument(directive, "sortBy")?,
-                })
-            }
+            None => None,
         };
+        Ok(FieldKind::Scalar {
+            scalar,
+            required: !at.field.node.ty.node.nullable,
+            unique: directives.unique.is_some(),
+            default,
+        })
+    }
+
+    /// `@unique` is on a String, ID, Int or AWSEmail field: the values a lookup is made by.
+    fn unique_is_on_keyable_scalars(
+        &self,
+        at: &FieldAt<'_>,
+        scalar: &ScalarType,
+        unique: Option<Pos>,
+    ) -> Result<(), ModelError> {
+        let uniqueness_allowed = matches!(
+            scalar,
+            ScalarType::String | ScalarType::Id | ScalarType::Int | ScalarType::AwsEmail
+        );
+        if let Some(pos) = unique
+            && !uniqueness_allowed
+        {
+            return Err(self.error(
+                pos,
+                format!(
+                    "{}.{}: @unique works on String, ID, Int and AWSEmail fields",
+                    at.owner, at.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `@default(value:)` is a value of the field's scalar or enum.
+    fn a_default_fits_its_field(
+        &self,
+        at: &FieldAt<'_>,
+        pos: Pos,
+        value: &str,
+        scalar: &ScalarType,
+        names: &Names<'_>,
+    ) -> Result<(), ModelError> {
+        default_fits(value, scalar, names.enums).map_err(|problem| {
+            self.error(
+                pos,
+                format!(
+                    "{}.{}: @default(value: {value:?}) {problem}",
+                    at.owner, at.name
+                ),
+            )
+        })
+    }
+
+    /// A relation directive is not on a field of an object without `@model`: such a value is
+    /// stored inside its node, not related to it.
+    fn a_relation_is_no_embedded_object(
+        &self,
+        at: &FieldAt<'_>,
+        type_name: &str,
+        directives: &FieldDirectives<'_>,
+    ) -> Result<(), ModelError> {
+        if let Some(directive) = directives.belongs_to.or(directives.has_many) {
+            return Err(self.error(
+                directive.pos,
+                format!(
+                    "{}.{}: @{} needs a field of a @model type; {type_name} has no @model",
+                    at.owner, at.name, directive.node.name.node
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `@unique` is on a scalar field: a lookup is made by one stored value.
+    fn unique_is_on_scalar_fields_only(
+        &self,
+        at: &FieldAt<'_>,
+        unique: Option<Pos>,
+    ) -> Result<(), ModelError> {
+        if let Some(pos) = unique {
+            return Err(self.error(
+                pos,
+                format!(
+                    "{}.{}: @unique works on scalar fields only",
+                    at.owner, at.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `@hasMany` is on a list: it reads many nodes.
+    fn has_many_is_on_a_list(
+        &self,
+        at: &FieldAt<'_>,
+        type_name: &str,
+        directives: &FieldDirectives<'_>,
+    ) -> Result<(), ModelError> {
+        if let Some(directive) = directives.has_many {
+            return Err(self.error(
+                directive.pos,
+                format!(
+                    "{}.{}: @hasMany needs a list type, like [{type_name}]",
+                    at.owner, at.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A field of a node type is a `@belongsTo` (or has a resolver file, read before): nothing
+    /// else says how to find its node. Returns the directive.
+    fn a_node_field_has_belongs_to<'f>(
+        &self,
+        at: &FieldAt<'_>,
+        type_name: &str,
+        directives: &FieldDirectives<'f>,
+    ) -> Result<&'f Positioned<ConstDirective>, ModelError> {
+        let (owner, name) = (at.owner, at.name);
+        directives.belongs_to.ok_or_else(|| {
+            self.error(
+                at.field.pos,
+                format!("{owner}.{name}: a field of type {type_name} needs @belongsTo(field: \"{name}Id\") or a resolver file resolvers/{owner}.{name}.toml"),
+            )
+        })
+    }
+
+    /// The kind of a list of values: scalars, enum values or objects without `@model`.
+    fn value_list_kind(
+        &self,
+        at: &FieldAt<'_>,
+        element: &Type,
+        directives: &FieldDirectives<'_>,
+        names: &Names<'_>,
+    ) -> Result<FieldKind, ModelError> {
+        let (owner, name) = (at.owner, at.name);
+        let BaseType::Named(element_name) = &element.base else {
+            unreachable!("matched as named by the caller");
+        };
+        let directive = directives
+            .belongs_to
+            .or(directives.has_many)
+            .or(directives.edge_field);
+        if let Some(directive) = directive {
+            return Err(self.error(
+                directive.pos,
+                format!(
+                    "{owner}.{name}: @{} needs a field of a @model type, not [{element_name}]",
+                    directive.node.name.node
+                ),
+            ));
+        }
+        if let Some(pos) = directives.unique {
+            return Err(self.error(
+                pos,
+                format!("{owner}.{name}: @unique works on single values, not lists"),
+            ));
+        }
+        let required = !at.field.node.ty.node.nullable;
+        Ok(match names.scalar(element_name) {
+            Some(scalar) => FieldKind::ScalarList {
+                scalar,
+                required,
+                elements_required: !element.nullable,
+            },
+            None => FieldKind::Embedded {
+                object: element_name.to_string(),
+                required,
+                list: Some(!element.nullable),
+            },
+        })
+    }
+
+    /// The kind of a list of nodes: an edge field or a `@hasMany`.
+    fn node_list_kind(
+        &self,
+        at: &FieldAt<'_>,
+        element: &Type,
+        directives: &FieldDirectives<'_>,
+        names: &Names<'_>,
+        relations: &mut Vec<PendingRelation>,
+    ) -> Result<FieldKind, ModelError> {
+        let (owner, name) = (at.owner, at.name);
+        let element_name = self.a_list_holds_nodes(at, element, names)?;
+        self.unique_is_on_scalar_fields_only(at, directives.unique)?;
+        if let Some(directive) = directives.belongs_to {
+            return Err(self.error(
+                directive.pos,
+                format!("{owner}.{name}: @belongsTo needs a single {element_name}; a list needs @hasMany"),
+            ));
+        }
+        let pending = |directive: &Positioned<ConstDirective>| PendingRelation {
+            owner: owner.to_owned(),
+            field: name.to_owned(),
+            pos: directive.pos,
+        };
+        if let Some(directive) = directives.edge_field {
+            relations.push(pending(directive));
+            let edge = self.string_argument(directive, "edge")?;
+            let element = element_name.to_string();
+            return Ok(match directive.node.name.node.as_str() {
+                "outgoing" => FieldKind::Outgoing { edge, element },
+                "incoming" => FieldKind::Incoming { edge, element },
+                _ => FieldKind::Targets {
+                    edge,
+                    element,
+                    role: self.enum_argument(directive, "role")?,
+                },
+            });
+        }
+        let Some(directive) = directives.has_many else {
+            return Err(self.error(
+                at.field.pos,
+                format!("{owner}.{name}: a list of {element_name} needs @hasMany(index:, field:), @outgoing(edge:), @incoming(edge:) or @targets(edge:), or a resolver file resolvers/{owner}.{name}.toml"),
+            ));
+        };
+        // Without `index:` (Amplify's forms), the slot is chosen once every type is read.
+        let slot = match self.optional_string_argument(directive, "index")? {
+            Some(index) => parse_slot(&index).ok_or_else(|| {
+                self.error(
+                    directive.pos,
+                    format!("{owner}.{name}: index must be one of \"GSI01\" to \"GSI{MAX_SLOT}\", not {index:?}"),
+                )
+            })?,
+            None => AUTO_SLOT,
+        };
+        relations.push(pending(directive));
+        Ok(FieldKind::HasMany(HasMany {
+            slot,
+            element: element_name.to_string(),
+            foreign_key: self.has_many_key(owner, name, element_name, directive)?,
+            sort_by: self.optional_string_argument(directive, "sortBy")?,
+        }))
+    }
+
+    /// A list field without a resolver file holds nodes: one of a `@model` type or a union of
+    /// them. Returns the element's name.
+    fn a_list_holds_nodes<'t>(
+        &self,
+        at: &FieldAt<'_>,
+        element: &'t Type,
+        names: &Names<'_>,
+    ) -> Result<&'t str, ModelError> {
+        match &element.base {
+            BaseType::Named(element_name) if names.is_node_type(element_name) => {
+                Ok(element_name.as_str())
+            }
+            _ => Err(self.error(
+                at.field.node.ty.pos,
+                format!(
+                    "{owner}.{name}: list fields must be [T] of a @model type or union, with @hasMany, or have a resolver file resolvers/{owner}.{name}.toml",
+                    owner = at.owner,
+                    name = at.name
+                ),
+            )),
+        }
+    }
+
+    /// `@default` is on a scalar or enum field: the one value it writes.
+    fn default_is_on_scalar_and_enum_fields(
+        &self,
+        at: &FieldAt<'_>,
+        default_at: Option<Pos>,
+        kind: &FieldKind,
+    ) -> Result<(), ModelError> {
         if let Some(pos) = default_at
             && !matches!(kind, FieldKind::Scalar { .. })
         {
             return Err(self.error(
                 pos,
-                format!("{owner}.{name}: @default works on scalar and enum fields only"),
+                format!(
+                    "{}.{}: @default works on scalar and enum fields only",
+                    at.owner, at.name
+                ),
             ));
         }
-        Ok(Some(FieldDef {
-            name,
-            description,
-            kind,
-            auth: Vec::new(),
-        }))
+        Ok(())
     }
 
     /// A field the directives do not cover: one with arguments, or of a node type or a list,
@@ -499,7 +729,7 @@ impl Reader<'_> {
 mod tests {
     //! Fields: mistakes named with their line and column, and managed fields.
 
-    use super::super::error_of;
+    use super::super::{assert_refused, error_of};
     use crate::model::*;
 
     #[test]
@@ -621,5 +851,93 @@ mod tests {
             .map(|f| f.name.as_str())
             .collect();
         assert_eq!(names, vec!["name"]);
+    }
+
+    #[test]
+    fn a_field_with_two_relation_directives_is_refused() {
+        assert_refused(
+            "type Farm @model { cows: [Cow] @hasMany @outgoing(edge: \"E\") }\ntype Cow @model { n: Int }",
+            "Farm.cows: use one of @belongsTo, @hasMany, @outgoing, @incoming and @targets",
+        );
+    }
+
+    #[test]
+    fn an_edge_field_of_one_node_is_refused() {
+        assert_refused(
+            "type Farm @model { cow: Cow @outgoing(edge: \"E\") }\ntype Cow @model { n: Int }",
+            "Farm.cow: @outgoing needs a list type, like [Cow]",
+        );
+    }
+
+    #[test]
+    fn a_relation_on_a_scalar_is_refused() {
+        assert_refused(
+            "type Farm @model { cow: String @belongsTo(field: \"cowId\") }",
+            "Farm.cow: @belongsTo needs a field of a @model type, not String",
+        );
+    }
+
+    #[test]
+    fn a_default_that_does_not_fit_its_field_is_refused() {
+        assert_refused(
+            "type Farm @model { size: Int @default(value: \"big\") }",
+            "Farm.size: @default(value: \"big\")",
+        );
+    }
+
+    #[test]
+    fn unique_on_an_embedded_object_is_refused() {
+        assert_refused(
+            "type Farm @model { place: Place @unique }\ntype Place { x: Int }",
+            "Farm.place: @unique works on scalar fields only",
+        );
+    }
+
+    #[test]
+    fn a_has_many_of_one_node_is_refused() {
+        assert_refused(
+            "type Farm @model { cow: Cow @hasMany }\ntype Cow @model { n: Int }",
+            "Farm.cow: @hasMany needs a list type, like [Cow]",
+        );
+    }
+
+    #[test]
+    fn a_relation_on_a_list_of_values_is_refused() {
+        assert_refused(
+            "type Farm @model { tags: [String] @hasMany }",
+            "Farm.tags: @hasMany needs a field of a @model type, not [String]",
+        );
+    }
+
+    #[test]
+    fn a_list_of_an_unknown_type_is_refused() {
+        assert_refused(
+            "type Farm @model { cows: [Nobody] }",
+            "Farm.cows: list fields must be [T] of a @model type or union",
+        );
+    }
+
+    #[test]
+    fn a_belongs_to_on_a_list_is_refused() {
+        assert_refused(
+            "type Farm @model { cows: [Cow] @belongsTo(field: \"cowId\") }\ntype Cow @model { n: Int }",
+            "Farm.cows: @belongsTo needs a single Cow; a list needs @hasMany",
+        );
+    }
+
+    #[test]
+    fn a_list_of_nodes_without_a_relation_is_refused() {
+        assert_refused(
+            "type Farm @model { cows: [Cow] }\ntype Cow @model { n: Int }",
+            "Farm.cows: a list of Cow needs @hasMany(index:, field:)",
+        );
+    }
+
+    #[test]
+    fn a_default_on_a_list_is_refused() {
+        assert_refused(
+            "type Farm @model { tags: [String] @default(value: \"a\") }",
+            "Farm.tags: @default works on scalar and enum fields only",
+        );
     }
 }

@@ -21,36 +21,7 @@ impl Reader<'_> {
         scalar: impl Fn(&str) -> bool,
     ) -> Result<(HttpCall, Vec<CustomArgument>), ModelError> {
         self.expect_arguments(directive, &["method", "url", "headers"])?;
-        let fail =
-            |message: String| self.error(directive.pos, format!("{owner}.{field}: {message}"));
-        let method = match directive.node.get_argument("method").map(|m| &m.node) {
-            None => Some(HttpMethod::Get),
-            Some(ConstValue::Enum(name)) => method_named(name.as_str()),
-            Some(ConstValue::String(name)) => method_named(name),
-            Some(_) => None,
-        }
-        .ok_or_else(|| fail("@http(method:) is GET, POST, PUT, DELETE or PATCH".to_owned()))?;
-        let url = match directive.node.get_argument("url").map(|u| &u.node) {
-            Some(ConstValue::String(url))
-                if url.starts_with("http://") || url.starts_with("https://") =>
-            {
-                url.clone()
-            }
-            _ => {
-                return Err(fail(
-                    "@http(url:) needs a URL that begins with http:// or https://".to_owned(),
-                ));
-            }
-        };
-        let headers = match directive.node.get_argument("headers").map(|h| &h.node) {
-            None => Vec::new(),
-            Some(ConstValue::List(headers)) => headers
-                .iter()
-                .map(header)
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| fail(HEADERS.to_owned()))?,
-            Some(one) => vec![header(one).ok_or_else(|| fail(HEADERS.to_owned()))?],
-        };
+        let (method, url, headers) = self.http_request(owner, field, directive)?;
         let params = path_parameters(&url);
         // As Amplify: with path parameters, `query` (and `body`) carry the scalar arguments not
         // named in the path; without, every argument.
@@ -136,7 +107,51 @@ impl Reader<'_> {
         };
         Ok((call, arguments))
     }
+
+    /// The request `@http` makes: its method (GET when left out), a URL of the web, and its
+    /// headers, each argument refused when it is none of those.
+    fn http_request(
+        &self,
+        owner: &str,
+        field: &str,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<Request, ModelError> {
+        let fail =
+            |message: String| self.error(directive.pos, format!("{owner}.{field}: {message}"));
+        let method = match directive.node.get_argument("method").map(|m| &m.node) {
+            None => Some(HttpMethod::Get),
+            Some(ConstValue::Enum(name)) => method_named(name.as_str()),
+            Some(ConstValue::String(name)) => method_named(name),
+            Some(_) => None,
+        }
+        .ok_or_else(|| fail("@http(method:) is GET, POST, PUT, DELETE or PATCH".to_owned()))?;
+        let url = match directive.node.get_argument("url").map(|u| &u.node) {
+            Some(ConstValue::String(url))
+                if url.starts_with("http://") || url.starts_with("https://") =>
+            {
+                url.clone()
+            }
+            _ => {
+                return Err(fail(
+                    "@http(url:) needs a URL that begins with http:// or https://".to_owned(),
+                ));
+            }
+        };
+        let headers = match directive.node.get_argument("headers").map(|h| &h.node) {
+            None => Vec::new(),
+            Some(ConstValue::List(headers)) => headers
+                .iter()
+                .map(header)
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| fail(HEADERS.to_owned()))?,
+            Some(one) => vec![header(one).ok_or_else(|| fail(HEADERS.to_owned()))?],
+        };
+        Ok((method, url, headers))
+    }
 }
+
+/// A request's method, URL and headers (each a key and a value).
+type Request = (HttpMethod, String, Vec<(String, String)>);
 
 const HEADERS: &str = "@http(headers:) lists { key: \"…\", value: \"…\" } objects";
 

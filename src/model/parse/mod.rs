@@ -2,25 +2,37 @@
 //! a validated [`Model`] or the first mistake (with its line and column) out.
 //!
 //! This file reads the document in order (enums, unions, the `schema` block, `extend type`,
-//! the schema's own types and interfaces); by what they read, the rest is in `objects` (object
-//! types, embedded types, `@index`), `fields` (one field and its directives), `relations`
-//! (`@belongsTo`/`@hasMany` slots and `@edge` types, checked once every type is read),
+//! the schema's own types and interfaces); by what they read, the rest is in `objects`
+//! (`@model` types, `@index`), `embedded` (object types without `@model`), `fields` (one field
+//! and its directives), `relations` (`@belongsTo`/`@hasMany` and edge fields, checked once every
+//! type is read), `slots` (the index slots then chosen), `edges` (`@edge` types), `sorted` (each
+//! definition sorted by what it is, its name checked),
+//! `model_arguments` (`@model`'s root names and timestamps), `amplify` (Amplify's global
+//! rule and relation keys), `language` (the schema's language, decided before reading),
 //! `subscriptions` (`@aws_subscribe`), `rules` (`@auth` and AppSync's `@aws_*`) and
 //! `arguments` (a directive's arguments, each read as the type it must be).
 
 mod amplify;
 mod arguments;
 mod declared;
+mod edges;
+mod embedded;
 mod fields;
 mod http;
+mod language;
 mod many_to_many;
+mod model_arguments;
 mod objects;
 mod relations;
 mod roots;
 mod rules;
+mod slots;
+mod sorted;
 mod subscriptions;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use sorted::Sorted;
 
 use async_graphql_parser::types::{
     BaseType, FieldDefinition, SchemaDefinition, ServiceDocument, TypeDefinition, TypeKind,
@@ -31,8 +43,7 @@ use async_graphql_value::ConstValue;
 
 use super::dialect::{Dialect, DialectChoice};
 use super::{
-    DeclaredType, EnumDef, EnumValueDef, MANAGED_FIELDS, Model, ModelError, Root, ScalarType,
-    UnionDef,
+    DeclaredType, EnumDef, EnumValueDef, MANAGED_FIELDS, Model, ModelError, ScalarType, UnionDef,
 };
 
 /// DynamoDB allows 20 global secondary indexes per table.
@@ -93,7 +104,7 @@ pub(super) fn parse_model(
         resolved,
         bound,
         slot_pins,
-        dialect: amplify::dialect(&document, choice),
+        dialect: language::dialect(&document, choice),
         warnings: std::cell::RefCell::default(),
         relation_keys: std::cell::RefCell::default(),
     };
@@ -124,6 +135,16 @@ struct PendingRelation {
     pos: Pos,
 }
 
+/// What `read_types` reads, before the relations between the types are checked.
+struct TypesRead {
+    types: Vec<super::TypeDef>,
+    edges: Vec<super::EdgeTypeDef>,
+    objects: Vec<super::ObjectDef>,
+    own_fields: Vec<super::OwnField>,
+    subscriptions: Vec<super::SubscriptionDef>,
+    relations: Vec<PendingRelation>,
+}
+
 impl Reader<'_> {
     fn error(&self, pos: Pos, message: impl Into<String>) -> ModelError {
         ModelError {
@@ -134,122 +155,50 @@ impl Reader<'_> {
         }
     }
 
+    /// Reads the document: the `schema` block, then each definition sorted by what it is,
+    /// enums, unions, interfaces and inputs, then the types that use them, then the relations
+    /// between the types; in this order, which decides the first mistake a schema is refused
+    /// with.
     fn read(&self, document: &ServiceDocument) -> Result<Model, ModelError> {
-        let mut objects = Vec::new();
-        let mut edge_definitions = Vec::new();
-        let mut unions = Vec::new();
-        let mut enums = Vec::new();
-        let mut embedded = Vec::new();
-        let mut interfaces = Vec::new();
-        let mut inputs = Vec::new();
-        let mut subscription = None;
-        let mut own_roots = Vec::new();
-        let mut amplify = None;
-        let mut declared: HashMap<&str, Pos> = HashMap::new();
-
         for definition in &document.definitions {
             if let TypeSystemDefinition::Schema(schema) = definition {
                 self.check_schema_block(schema)?;
             }
         }
         let merged = self.merged_extensions(document)?;
-        for definition in &merged {
-            let name = definition.node.name.node.as_str();
-            let pos = definition.pos;
-            if let Some(first) = declared.insert(name, pos) {
-                return Err(self.error(
-                    pos,
-                    format!("type {name} is already declared at line {}", first.line),
-                ));
-            }
-            if name == "Subscription" && matches!(definition.node.kind, TypeKind::Object(_)) {
-                subscription = Some(definition);
-                continue;
-            }
-            if name == "AMPLIFY" && matches!(definition.node.kind, TypeKind::InputObject(_)) {
-                amplify = Some(definition);
-                continue;
-            }
-            if name == "Query" || name == "Mutation" {
-                let root = if name == "Query" {
-                    Root::Query
-                } else {
-                    Root::Mutation
-                };
-                own_roots.push((root, definition));
-                continue;
-            }
-            if GENERATED_TYPES.contains(&name) {
-                return Err(self.error(pos, format!("type {name} is generated by tablegraph")));
-            }
-            if BUILT_IN_SCALARS.contains(&name) || name.starts_with("__") {
-                return Err(self.error(pos, format!("type {name}: the name belongs to GraphQL")));
-            }
-            let is_scalar = matches!(definition.node.kind, TypeKind::Scalar);
-            if !is_scalar && AWS_SCALARS.iter().any(|(aws, _)| *aws == name) {
-                return Err(self.error(
-                    pos,
-                    format!("type {name}: the name belongs to the AppSync scalar {name}"),
-                ));
-            }
-            match &definition.node.kind {
-                TypeKind::Object(_)
-                    if definition
-                        .node
-                        .directives
-                        .iter()
-                        .any(|d| d.node.name.node == "edge") =>
-                {
-                    edge_definitions.push(definition)
-                }
-                TypeKind::Object(_)
-                    if definition
-                        .node
-                        .directives
-                        .iter()
-                        .any(|d| d.node.name.node == "model") =>
-                {
-                    objects.push(definition)
-                }
-                TypeKind::Object(_) => embedded.push(definition),
-                TypeKind::Union(_) => unions.push(definition),
-                TypeKind::Enum(_) => enums.push(definition),
-                TypeKind::Scalar => {
-                    self.refuse_directives(&definition.node.directives)?;
-                    if !AWS_SCALARS.iter().any(|(aws, _)| *aws == name) {
-                        return Err(self.error(
-                            pos,
-                            format!(
-                                "unsupported scalar {name}: choose ID, String, Int, Float, Boolean or an AppSync scalar (AWSDate, AWSTime, AWSDateTime, AWSTimestamp, AWSEmail, AWSJSON, AWSURL, AWSPhone, AWSIPAddress)"
-                            ),
-                        ));
-                    }
-                }
-                TypeKind::Interface(_) => interfaces.push(definition),
-                TypeKind::InputObject(_) => inputs.push(definition),
-            }
-        }
-
-        let enums = enums
+        let sorted = self.sort_definitions(&merged)?;
+        let enums = sorted
+            .enums
             .iter()
             .map(|definition| self.read_enum(definition))
             .collect::<Result<Vec<_>, _>>()?;
-        let model_names: BTreeSet<&str> =
-            objects.iter().map(|o| o.node.name.node.as_str()).collect();
-        let unions = unions
+        let model_names: BTreeSet<&str> = sorted
+            .objects
+            .iter()
+            .map(|o| o.node.name.node.as_str())
+            .collect();
+        let unions = sorted
+            .unions
             .iter()
             .map(|definition| self.read_union(definition, &model_names))
             .collect::<Result<Vec<_>, _>>()?;
-
-        let embedded_names: BTreeSet<&str> =
-            embedded.iter().map(|o| o.node.name.node.as_str()).collect();
-        let interface_names: BTreeSet<&str> = interfaces
+        let embedded_names: BTreeSet<&str> = sorted
+            .embedded
+            .iter()
+            .map(|o| o.node.name.node.as_str())
+            .collect();
+        let interface_names: BTreeSet<&str> = sorted
+            .interfaces
             .iter()
             .map(|i| i.node.name.node.as_str())
             .collect();
-        let input_names: BTreeSet<&str> =
-            inputs.iter().map(|i| i.node.name.node.as_str()).collect();
-        let interfaces = interfaces
+        let input_names: BTreeSet<&str> = sorted
+            .inputs
+            .iter()
+            .map(|i| i.node.name.node.as_str())
+            .collect();
+        let interfaces = sorted
+            .interfaces
             .iter()
             .map(|definition| {
                 self.read_declared(definition, |element| {
@@ -261,7 +210,8 @@ impl Reader<'_> {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let inputs = inputs
+        let inputs = sorted
+            .inputs
             .iter()
             .map(|definition| {
                 self.read_declared(definition, |element| {
@@ -277,28 +227,81 @@ impl Reader<'_> {
             interfaces: &interfaces,
             inputs: &inputs,
         };
-        let embedded_objects = embedded
+        let read = self.read_types(&sorted, &names)?;
+        let mut model = Model {
+            types: read.types,
+            unions,
+            enums,
+            edges: read.edges,
+            objects: read.objects,
+            interfaces,
+            inputs,
+            subscriptions: read.subscriptions,
+            indexes: Vec::new(),
+            resolved: self.resolved.clone(),
+            own_fields: read.own_fields,
+            warnings: self.warnings.take(),
+            slot_pins: BTreeMap::new(),
+            dialect: self.dialect.clone(),
+        };
+        self.settle_relation_keys(&mut model, &read.relations)?;
+        self.check_relations(&mut model, &read.relations)?;
+        self.refuse_ruled_relation_keys(&model, &sorted.declared)?;
+        Ok(model)
+    }
+
+    /// Reads what uses the declared names: embedded types, the schema's own root fields, edge
+    /// types and `@model` types (with Amplify's global rule), and subscriptions.
+    fn read_types(&self, sorted: &Sorted<'_>, names: &Names<'_>) -> Result<TypesRead, ModelError> {
+        let objects = sorted
+            .embedded
             .iter()
-            .map(|definition| self.read_embedded(definition, &names))
+            .map(|definition| self.read_embedded(definition, names))
             .collect::<Result<Vec<_>, _>>()?;
         let mut own_fields = Vec::new();
-        for (root, definition) in own_roots {
-            own_fields.extend(self.read_own_fields(root, definition, &names)?);
+        for (root, definition) in &sorted.own_roots {
+            own_fields.extend(self.read_own_fields(*root, definition, names)?);
         }
-        self.refuse_generated_name_clashes(&objects, &unions, &edge_definitions, &declared)?;
-        let edges = edge_definitions
+        self.refuse_generated_name_clashes(
+            &sorted.objects,
+            names.unions,
+            &sorted.edge_definitions,
+            &sorted.declared,
+        )?;
+        let edges = sorted
+            .edge_definitions
             .iter()
-            .map(|definition| self.read_edge(definition, &names))
+            .map(|definition| self.read_edge(definition, names))
             .collect::<Result<Vec<_>, _>>()?;
-
         let mut types = Vec::new();
         let mut relations = Vec::new();
-        for definition in &objects {
-            types.push(self.read_object(definition, &names, &mut relations)?);
+        for definition in &sorted.objects {
+            types.push(self.read_object(definition, names, &mut relations)?);
         }
-        if let Some(definition) = amplify {
+        if let Some(definition) = sorted.amplify {
             self.apply_global_auth_rule(definition, &mut types)?;
         }
+        self.a_schema_declares_something_to_serve(&types, &own_fields)?;
+        let subscriptions = match sorted.subscription {
+            Some(definition) => self.read_subscriptions(definition, &types)?,
+            None => Vec::new(),
+        };
+        Ok(TypesRead {
+            types,
+            edges,
+            objects,
+            own_fields,
+            subscriptions,
+            relations,
+        })
+    }
+
+    /// A schema declares a `@model` type or a root field of its own: else the API is empty.
+    fn a_schema_declares_something_to_serve(
+        &self,
+        types: &[super::TypeDef],
+        own_fields: &[super::OwnField],
+    ) -> Result<(), ModelError> {
         if types.is_empty() && own_fields.is_empty() {
             return Err(self.error(
                 Pos { line: 1, column: 1 },
@@ -306,31 +309,7 @@ impl Reader<'_> {
                  type Mutation",
             ));
         }
-
-        let subscriptions = match subscription {
-            Some(definition) => self.read_subscriptions(definition, &types)?,
-            None => Vec::new(),
-        };
-        let mut model = Model {
-            types,
-            unions,
-            enums,
-            edges,
-            objects: embedded_objects,
-            interfaces,
-            inputs,
-            subscriptions,
-            indexes: Vec::new(),
-            resolved: self.resolved.clone(),
-            own_fields,
-            warnings: self.warnings.take(),
-            slot_pins: BTreeMap::new(),
-            dialect: self.dialect.clone(),
-        };
-        self.settle_relation_keys(&mut model, &relations)?;
-        self.check_relations(&mut model, &relations)?;
-        self.refuse_ruled_relation_keys(&model, &declared)?;
-        Ok(model)
+        Ok(())
     }
 
     fn refuse_generated_name_clashes(
@@ -691,11 +670,18 @@ fn error_of(source: &str) -> String {
         .to_string()
 }
 
+/// Asserts that `source` is refused with a message that holds `message`.
+#[cfg(test)]
+fn assert_refused(source: &str, message: &str) {
+    let error = error_of(source);
+    assert!(error.contains(message), "got: {error}\nwant: {message}");
+}
+
 #[cfg(test)]
 mod tests {
     //! The schema as a whole: names that clash with generated ones, and AppSync's shapes.
 
-    use super::error_of;
+    use super::{assert_refused, error_of};
     use crate::model::*;
 
     #[test]
@@ -869,5 +855,13 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_schema_with_nothing_to_serve_is_refused() {
+        assert_refused(
+            "enum Kind { A }",
+            "the schema declares no @model type, and no field of its own on type Query or type Mutation",
+        );
     }
 }

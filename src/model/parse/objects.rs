@@ -1,163 +1,31 @@
-//! Object types: `@model` types, the embedded types stored inside a node, their `@index`es and
-//! the list arguments they take.
+//! `@model` types: their directives, fields, keys, `@index`es, field rules and the list
+//! arguments they take (the embedded types stored inside a node are in `embedded`).
 
 use super::{Names, PendingRelation, Reader, description};
 use crate::model::auth_rules::APPSYNC_DIRECTIVES;
+use crate::model::auth_rules::WrittenRule;
 use crate::model::{
     Allow, AuthRule, DEFAULT_LIST_SHARDS, FieldDef, FieldKind, IndexDef, ListDef, MAX_LIST_SHARDS,
-    ModelError, ObjectDef, ScalarType, TypeDef,
+    ModelError, ScalarType, TypeDef,
 };
 use async_graphql_parser::types::{
-    BaseType, ConstDirective, FieldDefinition, TypeDefinition, TypeKind,
+    ConstDirective, FieldDefinition, ObjectType, TypeDefinition, TypeKind,
 };
 use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
 use std::collections::BTreeSet;
 
-impl Reader<'_> {
-    /// An object type without `@model`: its fields hold scalars, enum values, lists of them and
-    /// other such objects, stored inside the node that holds the value.
-    pub(super) fn read_embedded(
-        &self,
-        definition: &Positioned<TypeDefinition>,
-        names: &Names<'_>,
-    ) -> Result<ObjectDef, ModelError> {
-        let name = definition.node.name.node.to_string();
-        let TypeKind::Object(kind) = &definition.node.kind else {
-            unreachable!("read_embedded is only called for object types");
-        };
-        let not_appsync = |d: &&Positioned<ConstDirective>| {
-            !APPSYNC_DIRECTIVES.contains(&d.node.name.node.as_str())
-        };
-        // Checked as everywhere (a wrong argument stops start-up), then left to the holding node.
-        let appsync = kind.fields.iter().flat_map(|f| &f.node.directives);
-        for directive in definition.node.directives.iter().chain(appsync) {
-            if !not_appsync(&directive) {
-                self.appsync_rule(directive)?;
-            }
-        }
-        // Amplify's `@auth` on a field of a type without `@model` stands for AppSync's
-        // directives there (Amplify writes them from it): read, then left to the holding node.
-        let not_rule =
-            |d: &&Positioned<ConstDirective>| not_appsync(d) && d.node.name.node != "auth";
-        for field in &kind.fields {
-            for directive in &field.node.directives {
-                if directive.node.name.node == "auth" {
-                    self.auth_rules(directive)?;
-                    self.warnings.borrow_mut().push(format!(
-                        "{name}.{}: @auth on a field of a type without @model is not a rule \
-                         of its own here: the value is read with what holds it, under those \
-                         rules",
-                        field.node.name.node
-                    ));
-                }
-            }
-        }
-        if let Some(directive) = definition.node.directives.iter().find(not_appsync) {
-            return Err(self.error(
-                directive.pos,
-                format!(
-                    "type {name}: @{} works on @model types; add @model to store {name} as nodes",
-                    directive.node.name.node
-                ),
-            ));
-        }
-        if let Some(interface) = kind.implements.first() {
-            return Err(self.error(
-                interface.pos,
-                format!("type {name}: a type without @model implements no interface"),
-            ));
-        }
-        let mut fields = Vec::new();
-        for field in &kind.fields {
-            let field_name = field.node.name.node.to_string();
-            // A field its functions or its `@http` call answer (bound in `resolvers/` too), given
-            // the value it is a field of as the event's `source`: never stored.
-            if let Some(computed) = self.computed_field_def(&name, field, names)? {
-                fields.push(computed);
-                continue;
-            }
-            // AppSync asks non-model types to repeat the auth modes that reach them; here their
-            // values are read with the node that holds them, under that node's rules.
-            if let Some(directive) = field.node.directives.iter().find(not_rule) {
-                return Err(self.error(
-                    directive.pos,
-                    format!(
-                        "{name}.{field_name}: @{} works on @model types; {name} has no @model, \
-                         so its values are stored inside the nodes that hold them",
-                        directive.node.name.node
-                    ),
-                ));
-            }
-            if !field.node.arguments.is_empty() {
-                return Err(self.error(
-                    field.pos,
-                    format!(
-                        "{name}.{field_name}: a field of a type without @model takes no arguments"
-                    ),
-                ));
-            }
-            let ty = &field.node.ty.node;
-            let (element, list) = match &ty.base {
-                BaseType::Named(element) => (element, None),
-                BaseType::List(inner) => match &inner.base {
-                    BaseType::Named(element) => (element, Some(!inner.nullable)),
-                    BaseType::List(_) => {
-                        return Err(self.error(
-                            field.node.ty.pos,
-                            format!("{name}.{field_name}: lists of lists are not supported"),
-                        ));
-                    }
-                },
-            };
-            let kind = if let Some(scalar) = names.scalar(element) {
-                match list {
-                    None => FieldKind::Scalar {
-                        scalar,
-                        required: !ty.nullable,
-                        unique: false,
-                        default: None,
-                    },
-                    Some(elements_required) => FieldKind::ScalarList {
-                        scalar,
-                        required: !ty.nullable,
-                        elements_required,
-                    },
-                }
-            } else if names.objects.contains(element.as_str()) {
-                FieldKind::Embedded {
-                    object: element.to_string(),
-                    required: !ty.nullable,
-                    list,
-                }
-            } else if names.is_node_type(element) {
-                return Err(self.error(
-                    field.node.ty.pos,
-                    format!(
-                        "{name}.{field_name}: a type without @model holds values, not nodes; \
-                         store the id ({field_name}Id: ID) and relate the node from a @model type"
-                    ),
-                ));
-            } else {
-                return Err(self.error(
-                    field.node.ty.pos,
-                    format!("{name}.{field_name}: unknown type {element}"),
-                ));
-            };
-            fields.push(FieldDef {
-                name: field_name,
-                description: description(field.node.description.as_ref()),
-                kind,
-                auth: Vec::new(),
-            });
-        }
-        Ok(ObjectDef {
-            name,
-            description: description(definition.node.description.as_ref()),
-            fields,
-        })
-    }
+/// What `@model` and the auth directives of a type say, read by `model_directives`.
+struct ModelDirectives {
+    roots: crate::model::RootNames,
+    timestamps: crate::model::Timestamps,
+    list: Option<u8>,
+    list_sort_by: Option<(Pos, String)>,
+    auth: Vec<WrittenRule>,
+}
 
+impl Reader<'_> {
+    /// A `@model` type: its fields, keys, indexes and auth rules.
     pub(super) fn read_object(
         &self,
         definition: &Positioned<TypeDefinition>,
@@ -168,17 +36,85 @@ impl Reader<'_> {
         let TypeKind::Object(kind) = &definition.node.kind else {
             unreachable!("read_object is only called for object types");
         };
+        let directives = self.model_directives(definition, &name)?;
+        let timestamps = directives.timestamps;
+        let implements = self.check_implements(&name, kind, names, &timestamps)?;
+        let mut fields = self.read_object_fields(&name, kind, &timestamps, names, relations)?;
+        let (primary_key, primary_sort) = self.read_primary_key(&name, &fields, kind)?;
+        let mut indexes: Vec<IndexDef> = Vec::new();
+        // A composite key's nodes are listed under the key's first field, sorted by the others.
+        if let Some((key, scalar)) = primary_key.clone().filter(|_| !primary_sort.is_empty()) {
+            indexes.push(IndexDef {
+                name: crate::model::PRIMARY_INDEX.to_owned(),
+                field: key,
+                scalar,
+                sort_fields: primary_sort.clone(),
+                query_field: None,
+                slot: 0,
+            });
+        }
+        self.read_indexes(&name, kind, &fields, &timestamps, &mut indexes)?;
+        let field_rules = self.field_rules(kind)?;
+        let auth = self.resolve_rule_fields(&name, directives.auth, &mut fields)?;
+        let keys = Keys {
+            indexes: &indexes,
+            list_sort_by: directives.list_sort_by.as_ref(),
+        };
+        for (field_name, rules) in field_rules {
+            let pos = rules.first().map_or(definition.pos, |rule| rule.pos);
+            self.field_auth_is_on_stored_fields(&name, &field_name, &rules, &fields)?;
+            let rules = self.resolve_rule_fields(&name, rules, &mut fields)?;
+            self.field_auth_names_fields_the_type_names(&name, &field_name, pos, &rules, &auth)?;
+            self.field_auth_protects_no_key(&name, &field_name, pos, &fields, &keys)?;
+            if let Some(field) = fields.iter_mut().find(|f| f.name == field_name) {
+                field.auth = rules;
+            }
+        }
+        let list_sort = self.list_sort(
+            &name,
+            directives.list,
+            directives.list_sort_by,
+            &timestamps,
+            &fields,
+        )?;
+        Ok(TypeDef {
+            name,
+            description: description(definition.node.description.as_ref()),
+            fields,
+            list_sort,
+            slots: Vec::new(),
+            // The slots are chosen once every relation's slots are known.
+            list: directives.list.map(|shards| ListDef { slot: 0, shards }),
+            indexes,
+            auth,
+            implements,
+            roots: directives.roots,
+            primary_key,
+            primary_sort,
+            timestamps,
+        })
+    }
+
+    /// Reads a type's directives: `@model` with its arguments (which every object type read
+    /// here has: it is stored as nodes), the auth directives, and Amplify's `@searchable`.
+    fn model_directives(
+        &self,
+        definition: &Positioned<TypeDefinition>,
+        name: &str,
+    ) -> Result<ModelDirectives, ModelError> {
         let mut is_model = false;
-        let mut roots = crate::model::RootNames::in_dialect(&name, &self.dialect);
-        let mut timestamps = crate::model::Timestamps::default();
-        let mut list = Some(DEFAULT_LIST_SHARDS);
-        let mut list_sort_by = None;
-        let mut auth = Vec::new();
+        let mut found = ModelDirectives {
+            roots: crate::model::RootNames::in_dialect(name, &self.dialect),
+            timestamps: crate::model::Timestamps::default(),
+            list: Some(DEFAULT_LIST_SHARDS),
+            list_sort_by: None,
+            auth: Vec::new(),
+        };
         for directive in &definition.node.directives {
             match directive.node.name.node.as_str() {
-                "auth" => auth.extend(self.auth_rules(directive)?),
+                "auth" => found.auth.extend(self.auth_rules(directive)?),
                 name if APPSYNC_DIRECTIVES.contains(&name) => {
-                    auth.push(self.appsync_rule(directive)?);
+                    found.auth.push(self.appsync_rule(directive)?);
                 }
                 "model" => {
                     self.expect_arguments(
@@ -193,11 +129,11 @@ impl Reader<'_> {
                             "timestamps",
                         ],
                     )?;
-                    roots = self.root_names(&name, directive)?;
-                    timestamps = self.timestamps(&name, directive)?;
+                    found.roots = self.root_names(name, directive)?;
+                    found.timestamps = self.timestamps(name, directive)?;
                     is_model = true;
-                    list = self.list_argument(directive, &name)?;
-                    list_sort_by = self
+                    found.list = self.list_argument(directive, name)?;
+                    found.list_sort_by = self
                         .optional_string_argument(directive, "listSortBy")?
                         .map(|field| (directive.pos, field));
                 }
@@ -205,50 +141,72 @@ impl Reader<'_> {
                 "searchable" => self.warnings.borrow_mut().push(format!(
                     "{name}: @searchable's query search{} is left out of the API: tablegraph \
                      has no full-text engine (a function field can serve one)",
-                    crate::model::plural(&name)
+                    crate::model::plural(name)
                 )),
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }
         }
+        self.an_object_type_has_model(definition, name, is_model)?;
+        Ok(found)
+    }
+
+    /// Every object type read as a node type has `@model`: each is stored as nodes.
+    fn an_object_type_has_model(
+        &self,
+        definition: &Positioned<TypeDefinition>,
+        name: &str,
+        is_model: bool,
+    ) -> Result<(), ModelError> {
         if !is_model {
             return Err(self.error(
                 definition.pos,
                 format!("type {name} needs @model: every object type is stored as nodes"),
             ));
         }
-        let implements = self.check_implements(&name, kind, names, &timestamps)?;
+        Ok(())
+    }
 
+    /// Reads a type's fields, each declared once, leaving out the timestamps it declares.
+    fn read_object_fields(
+        &self,
+        name: &str,
+        kind: &ObjectType,
+        timestamps: &crate::model::Timestamps,
+        names: &Names<'_>,
+        relations: &mut Vec<PendingRelation>,
+    ) -> Result<Vec<FieldDef>, ModelError> {
         let mut fields = Vec::new();
         let mut seen = BTreeSet::new();
         for field in &kind.fields {
             let field_name = field.node.name.node.as_str();
+            // A field declared twice would be one attribute with two meanings.
             if !seen.insert(field_name) {
                 return Err(self.error(field.pos, format!("{name}.{field_name} is declared twice")));
             }
-            if self.declared_timestamp(&name, &timestamps, field)? {
+            if self.declared_timestamp(name, timestamps, field)? {
                 continue;
             }
-            if let Some(field) = self.read_field(&name, field, names, relations)? {
+            if let Some(field) = self.read_field(name, field, names, relations)? {
                 fields.push(field);
             }
         }
-        let (primary_key, primary_sort) = self.read_primary_key(&name, &fields, kind)?;
-        let mut indexes: Vec<IndexDef> = Vec::new();
-        // A composite key's nodes are listed under the key's first field, sorted by the others.
-        if let Some((key, scalar)) = primary_key.clone().filter(|_| !primary_sort.is_empty()) {
-            indexes.push(IndexDef {
-                name: crate::model::PRIMARY_INDEX.to_owned(),
-                field: key,
-                scalar,
-                sort_fields: primary_sort.clone(),
-                query_field: None,
-                slot: 0,
-            });
-        }
+        Ok(fields)
+    }
+
+    /// Reads each `@index` of a type's fields after the indexes already in `indexes`, each
+    /// named apart from the others: queries and slots are found by the name.
+    fn read_indexes(
+        &self,
+        name: &str,
+        kind: &ObjectType,
+        fields: &[FieldDef],
+        timestamps: &crate::model::Timestamps,
+        indexes: &mut Vec<IndexDef>,
+    ) -> Result<(), ModelError> {
         for field in &kind.fields {
             for directive in &field.node.directives {
                 if directive.node.name.node == "index" {
-                    let index = self.read_index(&name, &fields, &timestamps, field, directive)?;
+                    let index = self.read_index(name, fields, timestamps, field, directive)?;
                     if indexes.iter().any(|i| i.name == index.name) {
                         let taken = match index.name == crate::model::PRIMARY_INDEX {
                             true => " (the name of its composite primary key's index)",
@@ -263,6 +221,14 @@ impl Reader<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The auth rules written on each field of a type, for the fields that have some.
+    fn field_rules(
+        &self,
+        kind: &ObjectType,
+    ) -> Result<Vec<(String, Vec<WrittenRule>)>, ModelError> {
         let mut field_rules = Vec::new();
         for field in &kind.fields {
             let mut rules = Vec::new();
@@ -279,68 +245,108 @@ impl Reader<'_> {
                 field_rules.push((field.node.name.node.to_string(), rules));
             }
         }
-        let auth = self.resolve_rule_fields(&name, auth, &mut fields)?;
-        for (field_name, rules) in field_rules {
-            let stored = fields
-                .iter()
-                .find(|f| f.name == field_name)
-                .and_then(FieldDef::stored);
-            if let (None, Some(rule)) = (stored, rules.first()) {
-                return Err(self.error(
-                    rule.pos,
-                    format!(
-                        "{name}.{field_name}: @auth on a field works on stored fields (scalars, \
-                         enums and lists of them); put the rules on the type it relates to"
-                    ),
-                ));
-            }
-            let pos = rules.first().map_or(definition.pos, |rule| rule.pos);
-            let rules = self.resolve_rule_fields(&name, rules, &mut fields)?;
-            // An owner or group field is set on create and guarded on update by the type's
-            // rules; a field's rules may only name one the type's rules name too.
-            for rule in &rules {
-                let Some((named, _)) = rule.field() else {
-                    continue;
-                };
-                let same_kind = |other: &AuthRule| {
-                    other.field().is_some_and(|(f, _)| f == named)
-                        && matches!(
-                            (&other.allow, &rule.allow),
-                            (Allow::Owner { .. }, Allow::Owner { .. })
-                                | (Allow::GroupsField { .. }, Allow::GroupsField { .. })
-                        )
-                };
-                if !auth.iter().any(same_kind) {
-                    return Err(self.error(
-                        pos,
-                        format!(
-                            "{name}.{field_name}: @auth on a field may name the owner or groups field {named:?} only when the rules of {name} name it too (they set it on create and keep others from changing it)"
-                        ),
-                    ));
-                }
-            }
-            // A key's value shows in lookups, index pages, sort order and cursors: a field
-            // read by fewer callers than its node may not be one.
-            let unique = fields.iter().any(|f| {
-                f.name == field_name && matches!(f.kind, FieldKind::Scalar { unique: true, .. })
-            });
-            let indexed = indexes.iter().any(|index| {
-                index.field == field_name || index.sort_fields.iter().any(|(f, _)| *f == field_name)
-            });
-            let sorted = list_sort_by.as_ref().is_some_and(|(_, f)| *f == field_name);
-            if unique || indexed || sorted {
+        Ok(field_rules)
+    }
+
+    /// `@auth` on a field is on a stored field: a relation's values are guarded by the rules
+    /// of the type it relates to.
+    fn field_auth_is_on_stored_fields(
+        &self,
+        name: &str,
+        field_name: &str,
+        rules: &[WrittenRule],
+        fields: &[FieldDef],
+    ) -> Result<(), ModelError> {
+        let stored = fields
+            .iter()
+            .find(|f| f.name == field_name)
+            .and_then(FieldDef::stored);
+        if let (None, Some(rule)) = (stored, rules.first()) {
+            return Err(self.error(
+                rule.pos,
+                format!(
+                    "{name}.{field_name}: @auth on a field works on stored fields (scalars, \
+                     enums and lists of them); put the rules on the type it relates to"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// An owner or group field a field's rules name is one the type's rules name too: those
+    /// set it on create and guard it on update.
+    fn field_auth_names_fields_the_type_names(
+        &self,
+        name: &str,
+        field_name: &str,
+        pos: Pos,
+        rules: &[AuthRule],
+        auth: &[AuthRule],
+    ) -> Result<(), ModelError> {
+        for rule in rules {
+            let Some((named, _)) = rule.field() else {
+                continue;
+            };
+            let same_kind = |other: &AuthRule| {
+                other.field().is_some_and(|(f, _)| f == named)
+                    && matches!(
+                        (&other.allow, &rule.allow),
+                        (Allow::Owner { .. }, Allow::Owner { .. })
+                            | (Allow::GroupsField { .. }, Allow::GroupsField { .. })
+                    )
+            };
+            if !auth.iter().any(same_kind) {
                 return Err(self.error(
                     pos,
                     format!(
-                        "{name}.{field_name}: @auth on a field cannot protect a key (@unique, @index, listSortBy): its values show in lookups, pages and cursors; put the rules on the type"
+                        "{name}.{field_name}: @auth on a field may name the owner or groups field {named:?} only when the rules of {name} name it too (they set it on create and keep others from changing it)"
                     ),
                 ));
             }
-            if let Some(field) = fields.iter_mut().find(|f| f.name == field_name) {
-                field.auth = rules;
-            }
         }
-        let list_sort = match list_sort_by {
+        Ok(())
+    }
+
+    /// A field with rules of its own is no key (`@unique`, an index's, `listSortBy`): a key's
+    /// value shows in lookups, index pages, sort order and cursors, to more callers than the
+    /// rules let read it.
+    fn field_auth_protects_no_key(
+        &self,
+        name: &str,
+        field_name: &str,
+        pos: Pos,
+        fields: &[FieldDef],
+        keys: &Keys<'_>,
+    ) -> Result<(), ModelError> {
+        let unique = fields.iter().any(|f| {
+            f.name == field_name && matches!(f.kind, FieldKind::Scalar { unique: true, .. })
+        });
+        let indexed = keys.indexes.iter().any(|index| {
+            index.field == field_name || index.sort_fields.iter().any(|(f, _)| *f == field_name)
+        });
+        let sorted = keys.list_sort_by.is_some_and(|(_, f)| *f == field_name);
+        if unique || indexed || sorted {
+            return Err(self.error(
+                pos,
+                format!(
+                    "{name}.{field_name}: @auth on a field cannot protect a key (@unique, @index, listSortBy): its values show in lookups, pages and cursors; put the rules on the type"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The field a type's list is sorted by (`@model(listSortBy:)`): a scalar field of the
+    /// type or a timestamp, and only where the type has a list.
+    fn list_sort(
+        &self,
+        name: &str,
+        list: Option<u8>,
+        list_sort_by: Option<(Pos, String)>,
+        timestamps: &crate::model::Timestamps,
+        fields: &[FieldDef],
+    ) -> Result<Option<(String, ScalarType)>, ModelError> {
+        Ok(match list_sort_by {
             None => None,
             Some((pos, _)) if list.is_none() => {
                 return Err(self.error(
@@ -365,25 +371,17 @@ impl Reader<'_> {
                     ));
                 }
             },
-        };
-        Ok(TypeDef {
-            name,
-            description: description(definition.node.description.as_ref()),
-            fields,
-            list_sort,
-            slots: Vec::new(),
-            // The slots are chosen once every relation's slots are known.
-            list: list.map(|shards| ListDef { slot: 0, shards }),
-            indexes,
-            auth,
-            implements,
-            roots,
-            primary_key,
-            primary_sort,
-            timestamps,
         })
     }
+}
 
+/// The keys of a type a field's own rules may not protect, besides its `@unique` fields.
+struct Keys<'k> {
+    indexes: &'k [IndexDef],
+    list_sort_by: Option<&'k (Pos, String)>,
+}
+
+impl Reader<'_> {
     /// Amplify's `@primaryKey` on a required scalar field of `owner`: the field whose value is
     /// the node's id, and the required scalar fields of `sortKeyFields:` that complete it. On
     /// `id` alone it is the default.

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::write::{FieldValues, Imported, Missing, import_node};
 use crate::engine::{EngineError, RequestScope};
+use crate::keys::TYPENAME;
 use crate::model::{FieldKind, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, Item, Store, StoreError};
 
@@ -256,7 +257,7 @@ fn field_values(
                     name.as_str(),
                     "id" | "createdAt"
                         | "updatedAt"
-                        | "__typename"
+                        | TYPENAME
                         | "_version"
                         | "_lastChangedAt"
                         | "_deleted"

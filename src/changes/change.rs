@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use crate::keys;
+use crate::keys::TYPENAME;
 use crate::store::{AttrValue, Item, StreamRecord};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +57,7 @@ impl Change {
                 .to_owned()
         };
         Change {
-            typename: text("__typename"),
+            typename: text(TYPENAME),
             id: text(id_attribute),
             old,
             new,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::change::{Change, ChangeKind};
 use crate::keys;
+use crate::keys::TYPENAME;
 use crate::store::{
     AttrValue, Item, Key, MAX_ITEM_BYTES, Store, StoreError, StringSet, item_size, value_size,
 };
@@ -80,7 +81,7 @@ pub(super) fn entry_of(change: &Change) -> AttrValue {
             .filter(|(name, _)| {
                 matches!(
                     name.as_str(),
-                    keys::PK | keys::SK | "__typename" | "id" | "from" | "to"
+                    keys::PK | keys::SK | TYPENAME | "id" | "from" | "to"
                 )
             })
             .collect()
@@ -185,7 +186,7 @@ pub(super) mod tests {
         let item = Item::from_iter([
             (keys::PK.to_owned(), AttrValue::S(keys::node_key(id))),
             (keys::SK.to_owned(), AttrValue::S(keys::node_key(id))),
-            ("__typename".to_owned(), AttrValue::S("Farm".into())),
+            (TYPENAME.to_owned(), AttrValue::S("Farm".into())),
             ("id".to_owned(), AttrValue::S(id.into())),
             ("notes".to_owned(), AttrValue::S("x".repeat(bytes))),
         ]);
@@ -240,6 +241,6 @@ pub(super) mod tests {
         };
         let mut names: Vec<&str> = item.keys().map(String::as_str).collect();
         names.sort_unstable();
-        assert_eq!(names, [keys::PK, keys::SK, "__typename", "id"]);
+        assert_eq!(names, [keys::PK, keys::SK, TYPENAME, "id"]);
     }
 }

@@ -14,6 +14,7 @@ use super::{
     Fix, Report, Violation, ViolationKind, derive_edge, text, wanted_list_counts,
     wanted_node_counts,
 };
+use crate::keys::TYPENAME;
 
 /// What the fixes decide from: the scanned items by key, and what the counts should be.
 struct Scan<'a> {
@@ -175,7 +176,7 @@ fn missing_unique_value(scan: &Scan, violation: &Violation) -> Option<Fix> {
     let item = Item::from_iter([
         (keys::PK.to_owned(), AttrValue::S(violation.pk.clone())),
         (keys::SK.to_owned(), AttrValue::S(violation.pk.clone())),
-        ("__typename".to_owned(), AttrValue::S(typename)),
+        (TYPENAME.to_owned(), AttrValue::S(typename)),
         ("id".to_owned(), AttrValue::S(owner.clone())),
     ]);
     Some(Fix::Write(vec![
@@ -224,7 +225,7 @@ fn shard_counter(scan: &Scan, violation: &Violation, counter: Option<&Item>) -> 
             item: Item::from_iter([
                 (keys::PK.to_owned(), AttrValue::S(violation.pk.clone())),
                 (keys::SK.to_owned(), AttrValue::S(violation.pk.clone())),
-                ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
+                (TYPENAME.to_owned(), AttrValue::S(typename.to_owned())),
                 (LIST_COUNT.to_owned(), AttrValue::N(want.to_string())),
             ]),
             condition: vec![condition],
@@ -247,7 +248,7 @@ fn edge_slot(scan: &Scan, edge: &Item) -> Option<Fix> {
 
 /// The `__typename` of the unique item `key` that `node` should own.
 fn unique_typename_of(model: &Model, node: &Item, key: &str) -> Option<String> {
-    let typename = text(node, "__typename");
+    let typename = text(node, TYPENAME);
     let type_def = model.type_def(typename)?;
     type_def.unique_fields().find_map(|field| {
         let value = node.get(&field.name)?;
@@ -259,9 +260,6 @@ fn unique_typename_of(model: &Model, node: &Item, key: &str) -> Option<String> {
 /// An edge with its inverse slot and `toType` as the model derives them.
 fn derived_edge(model: &Model, edge: &Item, by_key: &HashMap<(&str, &str), &Item>) -> Option<Item> {
     let target = keys::node_key(text(edge, "to"));
-    let target_type = text(
-        by_key.get(&(target.as_str(), target.as_str()))?,
-        "__typename",
-    );
+    let target_type = text(by_key.get(&(target.as_str(), target.as_str()))?, TYPENAME);
     derive_edge(model, edge, target_type)
 }

@@ -32,6 +32,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::engine;
 use crate::engine::derive::LIST_COUNT;
 use crate::keys;
+use crate::keys::TYPENAME;
 use crate::model::Model;
 use crate::store::{AttrValue, Item, Key, RangeQuery, Store, StoreError, StringSet, Write};
 
@@ -276,7 +277,7 @@ async fn node_fix(store: &Store, model: &Model, key: &str) -> Result<Option<Writ
 
 /// A node as the model derives it: its slots from its fields, its edge set from its edges.
 fn derived_node(model: &Model, node: &Item, edge_set: Option<&BTreeSet<String>>) -> Option<Item> {
-    let type_def = model.type_def(text(node, "__typename"))?;
+    let type_def = model.type_def(text(node, TYPENAME))?;
     let mut derived = node.clone();
     derived.retain(|name, _| !keys::is_slot_attribute(name));
     engine::derive::set_slot_attributes(model, type_def, &mut derived);
@@ -297,7 +298,7 @@ fn derived_node(model: &Model, node: &Item, edge_set: Option<&BTreeSet<String>>)
 /// `edge` with its inverse slot and `toType` as the model derives them for a target of
 /// `target_type`; `None` for an edge type the model lacks.
 fn derive_edge(model: &Model, edge: &Item, target_type: &str) -> Option<Item> {
-    let edge_type = text(edge, "__typename");
+    let edge_type = text(edge, TYPENAME);
     let edge_def = model.edge_def(edge_type)?;
     let mut derived = edge.clone();
     derived.retain(|name, _| !keys::is_slot_attribute(name));
@@ -330,7 +331,7 @@ pub async fn read_edge_set(
         .iter()
         .filter(|item| text(item, keys::SK) != node_key)
         .filter_map(|edge| {
-            let edge_def = model.edge_def(text(edge, "__typename"))?;
+            let edge_def = model.edge_def(text(edge, TYPENAME))?;
             edge_def
                 .edge_set
                 .then(|| engine::derive::edge_set_entry(model, edge_def, edge))
@@ -346,7 +347,7 @@ fn derived_edge_sets(model: &Model, items: &[Item]) -> HashMap<String, BTreeSet<
             text(item, keys::PK).starts_with("NODE#")
                 && text(item, keys::PK) == text(item, keys::SK)
         })
-        .map(|item| (text(item, keys::PK), text(item, "__typename")))
+        .map(|item| (text(item, keys::PK), text(item, TYPENAME)))
         .collect();
     let mut sets: HashMap<String, BTreeSet<String>> = HashMap::new();
     for edge in items {
@@ -354,7 +355,7 @@ fn derived_edge_sets(model: &Model, items: &[Item]) -> HashMap<String, BTreeSet<
         if !pk.starts_with("NODE#") || pk == sk {
             continue;
         }
-        let edge_type = text(edge, "__typename");
+        let edge_type = text(edge, TYPENAME);
         let Some(edge_def) = model.edge_def(edge_type) else {
             continue;
         };
@@ -395,7 +396,7 @@ pub fn check_items(model: &Model, items: &[Item]) -> Report {
     let mut counters: HashMap<&str, &Item> = HashMap::new();
     for item in items {
         let (pk, sk) = (text(item, keys::PK), text(item, keys::SK));
-        let typename = text(item, "__typename");
+        let typename = text(item, TYPENAME);
         let unknown = |detail: String| Violation {
             pk: pk.to_owned(),
             sk: sk.to_owned(),
@@ -465,11 +466,11 @@ fn check_uniques(
     // Each unique item: its owner exists, has the type, and holds the value, at its key of
     // today or (until `migrate` moves it) of the version before.
     let key_of = |node: &Item, item: &Item, unique_key: fn(&str, &str, &str) -> String| {
-        let typename = text(node, "__typename");
+        let typename = text(node, TYPENAME);
         let type_def = model.type_def(typename)?;
         type_def.unique_fields().find_map(|field| {
             let value = node.get(&field.name)?;
-            (keys::unique_typename(typename, &field.name) == text(item, "__typename"))
+            (keys::unique_typename(typename, &field.name) == text(item, TYPENAME))
                 .then(|| unique_key(typename, &field.name, &engine::derive::unique_text(value)))
         })
     };
@@ -510,7 +511,7 @@ fn check_uniques(
     }
     // Each node's unique values: their items exist and name the node.
     for node in nodes.values() {
-        let typename = text(node, "__typename");
+        let typename = text(node, TYPENAME);
         let Some(type_def) = model.type_def(typename) else {
             continue;
         };
@@ -550,7 +551,7 @@ fn slot_attributes(item: &Item) -> Vec<(&str, &str)> {
 
 fn check_slots(model: &Model, nodes: &HashMap<&str, &Item>, violations: &mut Vec<Violation>) {
     for (key, node) in nodes {
-        let Some(type_def) = model.type_def(text(node, "__typename")) else {
+        let Some(type_def) = model.type_def(text(node, TYPENAME)) else {
             continue;
         };
         let mut derived = (*node).clone();
@@ -587,7 +588,7 @@ fn wanted_node_counts<'a>(
         }
     };
     for node in nodes.values() {
-        let Some(type_def) = model.type_def(text(node, "__typename")) else {
+        let Some(type_def) = model.type_def(text(node, TYPENAME)) else {
             continue;
         };
         for slot in &type_def.slots {
@@ -600,7 +601,7 @@ fn wanted_node_counts<'a>(
         }
     }
     for edge in edges {
-        let edge_type = text(edge, "__typename");
+        let edge_type = text(edge, TYPENAME);
         let Some(edge_def) = model.edge_def(edge_type) else {
             continue;
         };
@@ -608,7 +609,7 @@ fn wanted_node_counts<'a>(
         let alive = |id: &str, allowed: &[&str]| {
             nodes
                 .get(keys::node_key(id).as_str())
-                .is_some_and(|node| allowed.contains(&text(node, "__typename")))
+                .is_some_and(|node| allowed.contains(&text(node, TYPENAME)))
         };
         let live = text(edge, keys::PK) == keys::node_key(from)
             && text(edge, keys::SK) == keys::edge_sort_key(edge_type, to)
@@ -649,7 +650,7 @@ fn wanted_list_counts(model: &Model, nodes: &HashMap<&str, &Item>) -> BTreeMap<S
         }
     }
     for node in nodes.values() {
-        let Some(type_def) = model.type_def(text(node, "__typename")) else {
+        let Some(type_def) = model.type_def(text(node, TYPENAME)) else {
             continue;
         };
         if let Some(list) = type_def.list {
@@ -714,7 +715,7 @@ fn check_edges(
 ) {
     for edge in edges {
         let (pk, sk) = (text(edge, keys::PK), text(edge, keys::SK));
-        let edge_type = text(edge, "__typename");
+        let edge_type = text(edge, TYPENAME);
         let Some(edge_def) = model.edge_def(edge_type) else {
             continue;
         };
@@ -729,7 +730,7 @@ fn check_edges(
         let node_type = |id: &str| {
             nodes
                 .get(keys::node_key(id).as_str())
-                .map(|node| text(node, "__typename"))
+                .map(|node| text(node, TYPENAME))
         };
         let source_ok = pk == keys::node_key(from) && node_type(from) == Some(&edge_def.from);
         let target_type = node_type(to);

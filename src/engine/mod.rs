@@ -24,7 +24,7 @@ mod scope;
 pub mod write;
 
 /// A page's position, unsigned until a front end hands it to a client.
-pub use crate::keys::Cursor;
+pub use crate::keys::{Cursor, TYPENAME};
 /// What the engine reads and writes is the store's items: a node's or an edge's attributes,
 /// handed up as they are for front ends to shape.
 pub use crate::store::{AttrValue, Item, value_from_plain_json, value_to_plain_json};

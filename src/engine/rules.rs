@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use super::error::EngineError;
 use crate::auth::Caller;
+use crate::keys::TYPENAME;
 use crate::model::{Allow, AuthRule, Model, Operation, Provider, TypeDef};
 use crate::store::{AttrValue, Filter, Item, Test};
 
@@ -482,7 +483,7 @@ pub fn read_access(rules: &Rules, identity: &Identity, types: &[&str]) -> Access
         return Access::Denied;
     }
     let typed = |name: &str| Filter::Field {
-        field: "__typename".to_owned(),
+        field: TYPENAME.to_owned(),
         test: Test::Eq(AttrValue::S(name.to_owned())),
     };
     Access::Where(Filter::Any(

@@ -18,7 +18,7 @@ use super::values::filters::{self, FilterKind};
 use super::values::key_conditions;
 use super::values::scalars;
 use crate::engine::read::{Connection, KeyField, KeyKind};
-use crate::model::{ApiShape, FieldKind, Model};
+use crate::model::{ApiShape, FieldKind, Model, TypeDef};
 use crate::resolvers::Resolvers;
 
 pub(super) fn register(
@@ -35,6 +35,34 @@ pub(super) fn register(
     builder = builder.register(connection::page_info());
     builder = embedded::register(builder, model, own_fields::object_field);
     builder = declared::register(builder, model);
+    builder = register_enums_and_unions(builder, model);
+    let filtered: Vec<(String, crate::model::ScalarType)> = model
+        .types
+        .iter()
+        .flat_map(filters::node_filter_fields)
+        .chain(model.edges.iter().flat_map(filters::edge_filter_fields))
+        .collect();
+    builder = filters::register_field_inputs(
+        builder,
+        FilterKind::Condition,
+        filtered.iter().map(|(_, scalar)| scalar),
+    );
+    builder = register_sorting(builder, model);
+    // Each connection type once, by the first field or root that answers it.
+    let mut connected: Vec<String> = Vec::new();
+    for type_def in &model.types {
+        builder = register_model_type(builder, model, type_def, resolvers);
+        builder = register_relation_connections(builder, model, type_def, &mut connected);
+    }
+    builder = register_root_connections(builder, model, &mut connected);
+    for input in inputs::create_inputs(model) {
+        builder = builder.register(input);
+    }
+    register_edge_types(builder, model)
+}
+
+/// The model's enums and unions, as declared.
+fn register_enums_and_unions(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
     for enum_def in &model.enums {
         let mut ty =
             Enum::new(&enum_def.name).items(enum_def.values.iter().map(|v| v.name.as_str()));
@@ -53,80 +81,94 @@ pub(super) fn register(
         }
         builder = builder.register(ty);
     }
-    let mut connected: Vec<String> = Vec::new();
-    let shape = model.dialect.shape;
-    let filtered: Vec<(String, crate::model::ScalarType)> = model
-        .types
-        .iter()
-        .flat_map(filters::node_filter_fields)
-        .chain(model.edges.iter().flat_map(filters::edge_filter_fields))
-        .collect();
-    builder = filters::register_field_inputs(
-        builder,
-        FilterKind::Condition,
-        filtered.iter().map(|(_, scalar)| scalar),
-    );
-    builder = register_sorting(builder, model);
-    for type_def in &model.types {
-        if shape == ApiShape::Amplify && type_def.roots.delete.is_some() {
-            builder = builder.register(inputs::delete_input(type_def));
-        }
-        builder = builder
-            .register(objects::object(type_def, model, resolvers))
-            .register(inputs::update_input(type_def))
-            .register(filters::filter_input(
-                &format!("Model{}ConditionInput", type_def.name),
-                &filters::condition_fields(type_def),
-                FilterKind::Condition,
-            ))
-            .register(filters::filter_input(
-                &filters::page_filter_name(&type_def.name),
-                &filters::node_filter_fields(type_def),
-                FilterKind::Condition,
-            ));
-        for field in &type_def.fields {
-            if let (FieldKind::HasMany(has_many), ApiShape::Amplify) = (&field.kind, shape) {
-                let name = amplify::connection_type(shape, &has_many.element);
-                if !connected.contains(&name) {
-                    let is_union = model.union_def(&has_many.element).is_some();
-                    builder = builder.register(amplify::connection_object(
-                        &name,
-                        &has_many.element,
-                        is_union,
-                    ));
-                    connected.push(name);
-                }
-                continue;
-            }
-            let Some((name, edge_name)) = connection::type_names(field) else {
-                continue;
-            };
-            if connected.contains(&name) {
-                continue;
-            }
-            let (node_type, is_union, metadata) = match &field.kind {
-                FieldKind::HasMany(has_many) => (
-                    &has_many.element,
-                    model.union_def(&has_many.element).is_some(),
-                    None,
-                ),
-                FieldKind::Outgoing { edge, element } | FieldKind::Incoming { edge, element } => {
-                    let edge_def = model.edge_def(edge).expect("the model checked edge names");
-                    // An inverse connection's nodes are the edge's sources, never a union.
-                    let is_union = matches!(field.kind, FieldKind::Outgoing { .. })
-                        && model.union_def(element).is_some();
-                    (element, is_union, Some(edge_def.fields.as_slice()))
-                }
-                _ => continue,
-            };
-            let [connection, edge] =
-                connection::objects(&name, &edge_name, node_type, is_union, metadata);
-            builder = builder.register(connection).register(edge);
-            connected.push(name);
-        }
+    builder
+}
+
+/// A `@model` type's object, its update (and, in Amplify's shape, delete) input, and its
+/// condition and page filter inputs.
+fn register_model_type(
+    mut builder: SchemaBuilder,
+    model: &Arc<Model>,
+    type_def: &TypeDef,
+    resolvers: &Resolvers,
+) -> SchemaBuilder {
+    if model.dialect.shape == ApiShape::Amplify && type_def.roots.delete.is_some() {
+        builder = builder.register(inputs::delete_input(type_def));
     }
-    // The connection types of `list<Types>` and of index queries, where no relation made them
-    // already.
+    builder
+        .register(objects::object(type_def, model, resolvers))
+        .register(inputs::update_input(type_def))
+        .register(filters::filter_input(
+            &format!("Model{}ConditionInput", type_def.name),
+            &filters::condition_fields(type_def),
+            FilterKind::Condition,
+        ))
+        .register(filters::filter_input(
+            &filters::page_filter_name(&type_def.name),
+            &filters::node_filter_fields(type_def),
+            FilterKind::Condition,
+        ))
+}
+
+/// The connection and edge types of `type_def`'s relation and edge fields not `connected` yet.
+fn register_relation_connections(
+    mut builder: SchemaBuilder,
+    model: &Model,
+    type_def: &TypeDef,
+    connected: &mut Vec<String>,
+) -> SchemaBuilder {
+    let shape = model.dialect.shape;
+    for field in &type_def.fields {
+        if let (FieldKind::HasMany(has_many), ApiShape::Amplify) = (&field.kind, shape) {
+            let name = amplify::connection_type(shape, &has_many.element);
+            if !connected.contains(&name) {
+                let is_union = model.union_def(&has_many.element).is_some();
+                builder = builder.register(amplify::connection_object(
+                    &name,
+                    &has_many.element,
+                    is_union,
+                ));
+                connected.push(name);
+            }
+            continue;
+        }
+        let Some((name, edge_name)) = connection::type_names(field) else {
+            continue;
+        };
+        if connected.contains(&name) {
+            continue;
+        }
+        let (node_type, is_union, metadata) = match &field.kind {
+            FieldKind::HasMany(has_many) => (
+                &has_many.element,
+                model.union_def(&has_many.element).is_some(),
+                None,
+            ),
+            FieldKind::Outgoing { edge, element } | FieldKind::Incoming { edge, element } => {
+                let edge_def = model.edge_def(edge).expect("the model checked edge names");
+                // An inverse connection's nodes are the edge's sources, never a union.
+                let is_union = matches!(field.kind, FieldKind::Outgoing { .. })
+                    && model.union_def(element).is_some();
+                (element, is_union, Some(edge_def.fields.as_slice()))
+            }
+            _ => continue,
+        };
+        let [connection, edge] =
+            connection::objects(&name, &edge_name, node_type, is_union, metadata);
+        builder = builder.register(connection).register(edge);
+        connected.push(name);
+    }
+    builder
+}
+
+/// The connection types of `list<Types>` and of index queries, where no relation made them
+/// already.
+fn register_root_connections(
+    mut builder: SchemaBuilder,
+    model: &Model,
+    connected: &mut Vec<String>,
+) -> SchemaBuilder {
+    let shape = model.dialect.shape;
     for type_def in model
         .types
         .iter()
@@ -156,9 +198,11 @@ pub(super) fn register(
             builder = builder.register(connection::index_connection_object(&type_def.name));
         }
     }
-    for input in inputs::create_inputs(model) {
-        builder = builder.register(input);
-    }
+    builder
+}
+
+/// Each `@edge` type's object, its `Add<Edge>Input` and its page filter.
+fn register_edge_types(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
     for edge_def in &model.edges {
         builder = builder
             .register(edge_types::edge_object(edge_def, model))

@@ -86,6 +86,9 @@ pub const PK: &str = "PK";
 /// The table's sort key attribute: equal to [`PK`] on a node item, an edge's key in its source
 /// node's partition.
 pub const SK: &str = "SK";
+/// The attribute that names an item's type: a node's type, an edge's, or a unique value's
+/// (`Farm#name`). The same name as GraphQL's `__typename`, which a node answers from it.
+pub const TYPENAME: &str = "__typename";
 
 /// What every node item's `PK` and `SK` start with.
 const NODE_PREFIX: &str = "NODE#";

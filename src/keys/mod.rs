@@ -19,8 +19,8 @@ mod unique;
 pub use cursor::{Cursor, CursorError, CursorKeys};
 pub use layout::{
     EdgeSetEntry, IdError, MAX_ID_LEN, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, PK, RELAY_KEYS,
-    SK, STREAM_LEASE, edge_set_entry, edge_sort_key, edge_sort_key_range, edges_count_attribute,
-    gsi_name, id_from_slot_sort_key, index_partition, is_count_attribute,
+    SK, STREAM_LEASE, TYPENAME, edge_set_entry, edge_sort_key, edge_sort_key_range,
+    edges_count_attribute, gsi_name, id_from_slot_sort_key, index_partition, is_count_attribute,
     is_shipped_migration_record, is_slot_attribute, is_stream_partition, list_count_key,
     list_count_typename, list_partition, list_shard, members_count_attribute, migration_key,
     new_id, node_key, parse_edge_set_entry, primary_key_id, primary_key_id_of, relay_key,

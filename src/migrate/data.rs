@@ -28,6 +28,7 @@ use sha2::Digest as _;
 
 use crate::engine;
 use crate::keys;
+use crate::keys::TYPENAME;
 use crate::model::{FieldKind, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, StoreError};
 
@@ -466,7 +467,7 @@ fn counted_layout(model: &Model) -> String {
 fn is_managed(type_def: &crate::model::TypeDef, attribute: &str) -> bool {
     matches!(
         attribute,
-        keys::PK | keys::SK | "id" | "__typename" | "version" | "edges"
+        keys::PK | keys::SK | "id" | TYPENAME | "version" | "edges"
     ) || type_def.timestamps.is(attribute)
 }
 

@@ -19,6 +19,7 @@ use super::progress::{Progress, Step};
 use crate::check;
 use crate::engine;
 use crate::keys;
+use crate::keys::TYPENAME;
 use crate::model::Model;
 use crate::store::{AttrValue, Clause, Item, Key, ScanPage, Store, StoreError, Write};
 
@@ -613,7 +614,7 @@ impl<'a> Pass<'a> {
 }
 
 fn typename_of(item: &Item) -> &str {
-    item.get("__typename")
+    item.get(TYPENAME)
         .and_then(AttrValue::as_str)
         .unwrap_or_default()
 }
@@ -637,10 +638,7 @@ fn record_item(migration: &Migration, changed: usize, status: RecordStatus) -> I
     let mut item = Item::from_iter([
         (keys::PK.to_owned(), AttrValue::S(key.pk)),
         (keys::SK.to_owned(), AttrValue::S(key.sk)),
-        (
-            "__typename".to_owned(),
-            AttrValue::S("Migration".to_owned()),
-        ),
+        (TYPENAME.to_owned(), AttrValue::S("Migration".to_owned())),
         (
             "checksum".to_owned(),
             AttrValue::S(migration.checksum.clone()),

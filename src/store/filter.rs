@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::item::{AttrValue, Item, to_sdk};
+use crate::keys::TYPENAME;
 
 /// A condition on an item.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,7 +188,7 @@ impl Expression<'_> {
         // An empty `and` always holds and an empty `or` never does, said of `__typename`,
         // which every item has (a Query's filter may not name the key it reads by).
         let always = |this: &mut Self, holds: bool| {
-            let pk = this.name("__typename");
+            let pk = this.name(TYPENAME);
             if holds {
                 format!("(attribute_exists({pk}) OR attribute_not_exists({pk}))")
             } else {

@@ -16,6 +16,7 @@ use super::item::{self, AttrValue, Item, Map, RangePage};
 use super::key::{Bound, Key, MAX_BATCH_GET_KEYS, RangeQuery, key_map};
 use super::retry;
 use crate::keys;
+use crate::keys::TYPENAME;
 
 /// Items a filtered Query evaluates per call: DynamoDB applies the filter after its Limit, so
 /// a small Limit would cost a call per few non-matching items.
@@ -500,7 +501,7 @@ impl Store {
                 if let Some(typename) = typename {
                     scan = scan
                         .filter_expression("#t = :t")
-                        .expression_attribute_names("#t", "__typename")
+                        .expression_attribute_names("#t", TYPENAME)
                         .expression_attribute_values(":t", AttributeValue::S(typename.to_owned()));
                 }
                 scan

@@ -21,6 +21,7 @@ use super::error::{StoreError, classify};
 use super::filter::Filter;
 use super::item::{AttrValue, Item, item_to_sdk, to_sdk};
 use super::key::{Key, key_map};
+use crate::keys::TYPENAME;
 
 /// One write of an all-or-nothing group.
 #[derive(Debug, Clone)]
@@ -495,7 +496,7 @@ fn transact_item(table: &str, write: &Write) -> Result<TransactWriteItem, StoreE
             typename,
             counts,
         } => {
-            let mut names = HashMap::from([("#t".to_owned(), "__typename".to_owned())]);
+            let mut names = HashMap::from([("#t".to_owned(), TYPENAME.to_owned())]);
             let mut values =
                 HashMap::from([(":t".to_owned(), AttributeValue::S(typename.clone()))]);
             let mut added = Vec::new();
@@ -557,7 +558,7 @@ mod tests {
         let parts = condition_parts(&[
             Clause::Equals("version".into(), AttrValue::N("3".into())),
             Clause::OneOf(
-                "__typename".into(),
+                TYPENAME.into(),
                 vec![AttrValue::S("Cow".into()), AttrValue::S("Chicken".into())],
             ),
             Clause::AbsentOrEquals("id".into(), AttrValue::S("x".into())),
@@ -569,7 +570,7 @@ mod tests {
             )
         );
         let names = parts.1.expect("names");
-        assert_eq!(names["#a1"], "__typename");
+        assert_eq!(names["#a1"], TYPENAME);
         assert_eq!(names["#PK"], "PK");
         assert_eq!(parts.2.expect("values").len(), 4);
         assert_eq!(condition_parts(&[Clause::NotExists]).2, None);

@@ -12,6 +12,7 @@ use crate::engine::error::EngineError;
 use crate::engine::rules::{Access, admits, unauthorized};
 use crate::engine::scope::RequestScope;
 use crate::keys;
+use crate::keys::TYPENAME;
 use crate::model::Operation;
 use crate::store::{AttrValue, Item, Key};
 
@@ -57,14 +58,14 @@ impl Node {
             typename.to_owned(),
             Arc::new(Item::from_iter([
                 ("id".to_owned(), AttrValue::S(id.to_owned())),
-                ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
+                (TYPENAME.to_owned(), AttrValue::S(typename.to_owned())),
             ])),
         )
     }
 
     /// Wraps an item as a node if its `__typename` is one of `allowed`.
     pub fn of(item: Arc<Item>, allowed: &[&str]) -> Option<Node> {
-        let typename = item.get("__typename").and_then(AttrValue::as_str)?;
+        let typename = item.get(TYPENAME).and_then(AttrValue::as_str)?;
         allowed
             .contains(&typename)
             .then(|| Node::new(typename.to_owned(), item.clone()))
@@ -177,7 +178,7 @@ pub async fn load_node_by_unique(
         .await
         .map_err(|e| EngineError::from_store(&e))?;
     let owner = unique.as_ref().and_then(|item| {
-        let typename = item.get("__typename").and_then(AttrValue::as_str)?;
+        let typename = item.get(TYPENAME).and_then(AttrValue::as_str)?;
         (typename == keys::unique_typename(type_name, field))
             .then(|| item.get("id").and_then(AttrValue::as_str))
             .flatten()
@@ -221,7 +222,7 @@ pub async fn node_type(scope: &RequestScope, id: &str) -> Result<Option<String>,
         .await
         .map_err(|e| EngineError::from_store(&e))?;
     Ok(item.map(|item| {
-        item.get("__typename")
+        item.get(TYPENAME)
             .and_then(AttrValue::as_str)
             .unwrap_or_default()
             .to_owned()
@@ -238,5 +239,5 @@ pub async fn read_node_consistent(
         .get_item_consistent(&Key::same(keys::node_key(id)))
         .await
         .map_err(|e| EngineError::from_store(&e))?;
-    Ok(item.filter(|item| item.get("__typename").and_then(AttrValue::as_str) == Some(type_name)))
+    Ok(item.filter(|item| item.get(TYPENAME).and_then(AttrValue::as_str) == Some(type_name)))
 }

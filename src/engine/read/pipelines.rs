@@ -12,6 +12,7 @@ use crate::engine::error::EngineError;
 use crate::engine::rules::admits;
 use crate::engine::scope::RequestScope;
 use crate::keys;
+use crate::keys::TYPENAME;
 use crate::resolvers::{MAX_INCOMING, Pipeline, Step, ValueRef};
 use crate::store::{AttrValue, Bound, Item, RangeQuery};
 
@@ -140,7 +141,7 @@ pub async fn run_pipeline(
                     items
                         .into_iter()
                         .filter_map(|item| {
-                            let typename = item.get("__typename")?.as_str()?.to_owned();
+                            let typename = item.get(TYPENAME)?.as_str()?.to_owned();
                             // What the caller may not read is not read through either.
                             admits(&scope.read_access(&[typename.as_str()]), &item)
                                 .then(|| Node::new(typename, Arc::new(item)))

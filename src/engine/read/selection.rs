@@ -7,6 +7,8 @@
 //! Invariant: it holds names only, borrowed from the query's document, never values: what a
 //! field's arguments ask is a typed request of its own ([`PageRequest`](super::PageRequest)).
 
+use crate::keys::TYPENAME;
+
 /// The fields a level selects on its nodes (merged over aliases and fragments).
 #[derive(Debug, Default, Clone)]
 pub struct Selection<'q> {
@@ -22,7 +24,7 @@ struct Selected<'q> {
 }
 
 /// The fields a node's identity answers without reading it.
-const IDENTITY: [&str; 2] = ["id", "__typename"];
+const IDENTITY: [&str; 2] = ["id", TYPENAME];
 
 impl<'q> Selection<'q> {
     /// Notes that the level selects `name`, whose own selection asks for nothing but identity
@@ -93,7 +95,7 @@ mod tests {
     fn identity_alone_is_known_without_a_read() {
         let mut selection = Selection::default();
         selection.select("id", true);
-        selection.select("__typename", true);
+        selection.select(TYPENAME, true);
         assert!(selection.only_identity());
         selection.select("name", true);
         assert!(!selection.only_identity());

@@ -24,6 +24,7 @@ use crate::engine::read::read_node_consistent;
 use crate::engine::rules::{Access, admits, unauthorized};
 use crate::engine::scope::RequestScope;
 use crate::keys;
+use crate::keys::TYPENAME;
 use crate::model::{EdgeTypeDef, Model, Operation, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_ITEM_BYTES, RangeQuery, Write, item_size};
 
@@ -166,7 +167,7 @@ pub(super) async fn target_type(
         .load(&keys::node_key(to))
         .await
         .map_err(|e| EngineError::from_store(&e))?
-        .filter(|target| reachable.contains(&text(target, "__typename")));
+        .filter(|target| reachable.contains(&text(target, TYPENAME)));
     // A caller whose rules let them read only some of these nodes links only to those they
     // may read, and is answered the same for one that is not there: ids cannot be probed.
     let partly_readable = reachable
@@ -174,7 +175,7 @@ pub(super) async fn target_type(
         .any(|t| scope.read_access(&[t]) != Access::All);
     match target {
         Some(target) => {
-            let typename = text(&target, "__typename").to_owned();
+            let typename = text(&target, TYPENAME).to_owned();
             if admits(&scope.read_access(&[typename.as_str()]), &target) {
                 Ok(typename)
             } else {
@@ -208,7 +209,7 @@ fn edge_item(
             keys::SK.to_owned(),
             AttrValue::S(keys::edge_sort_key(edge_name, to)),
         ),
-        ("__typename".to_owned(), AttrValue::S(edge_name.to_owned())),
+        (TYPENAME.to_owned(), AttrValue::S(edge_name.to_owned())),
         ("from".to_owned(), AttrValue::S(from.to_owned())),
         ("to".to_owned(), AttrValue::S(to.to_owned())),
         ("toType".to_owned(), AttrValue::S(target_type.to_owned())),
@@ -356,7 +357,7 @@ fn bump_end(
         added,
         Vec::new(),
         vec![Clause::Equals(
-            "__typename".to_owned(),
+            TYPENAME.to_owned(),
             AttrValue::S(node_type.to_owned()),
         )],
     );
@@ -470,7 +471,7 @@ pub fn detach(model: &Model, edges: &[Arc<Item>], deleting: Option<&str>) -> Pla
     // stable order: each source loses its edge out, each target its edge in.
     let mut ends: BTreeMap<String, (Vec<String>, Counts)> = BTreeMap::new();
     for edge in edges {
-        let edge_type = text(edge, "__typename");
+        let edge_type = text(edge, TYPENAME);
         let Some(edge_def) = model.edge_def(edge_type) else {
             continue;
         };
@@ -594,9 +595,7 @@ fn edge_counts<'a>(
             .map(move |(outgoing, end, _)| {
                 let held = edges
                     .iter()
-                    .filter(|edge| {
-                        text(edge, "__typename") == edge_def.name && text(edge, end) == id
-                    })
+                    .filter(|edge| text(edge, TYPENAME) == edge_def.name && text(edge, end) == id)
                     .count();
                 (
                     keys::edges_count_attribute(&edge_def.name, outgoing),
@@ -670,7 +669,7 @@ mod tests {
         let item = Item::from_iter([
             (keys::PK.to_owned(), AttrValue::S(keys::node_key(id))),
             (keys::SK.to_owned(), AttrValue::S(keys::node_key(id))),
-            ("__typename".to_owned(), AttrValue::S(kind.to_owned())),
+            (TYPENAME.to_owned(), AttrValue::S(kind.to_owned())),
             ("id".to_owned(), AttrValue::S(id.to_owned())),
             ("version".to_owned(), AttrValue::N("1".to_owned())),
         ]);

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::plan::{Clash, Plan, Purpose};
+use crate::keys::TYPENAME;
 use crate::store::{AttrValue, Clause, Item, Key, Write};
 
 impl Plan {
@@ -213,10 +214,8 @@ fn counted(item: &Item, write: &Write) -> Item {
 fn types_meet(a: &[Clause], b: &[Clause]) -> bool {
     let allowed = |condition: &[Clause]| -> Option<Vec<AttrValue>> {
         condition.iter().find_map(|clause| match clause {
-            Clause::Equals(attribute, value) if attribute == "__typename" => {
-                Some(vec![value.clone()])
-            }
-            Clause::OneOf(attribute, values) if attribute == "__typename" => Some(values.clone()),
+            Clause::Equals(attribute, value) if attribute == TYPENAME => Some(vec![value.clone()]),
+            Clause::OneOf(attribute, values) if attribute == TYPENAME => Some(values.clone()),
             _ => None,
         })
     };
@@ -264,7 +263,7 @@ mod tests {
 
     fn is_type(typename: &str) -> Vec<Clause> {
         vec![Clause::OneOf(
-            "__typename".to_owned(),
+            TYPENAME.to_owned(),
             vec![AttrValue::S(typename.to_owned())],
         )]
     }

@@ -22,6 +22,7 @@ use crate::engine::formats::now;
 use crate::engine::read::{Node, read_node_consistent};
 use crate::engine::scope::RequestScope;
 use crate::keys;
+use crate::keys::TYPENAME;
 use crate::model::{FieldKind, Model, Operation, ScalarType, TypeDef};
 use crate::store::{AttrValue, Clause, Item, Key, MAX_TRANSACTION_ITEMS, Write};
 
@@ -53,7 +54,7 @@ pub(super) fn new_item(
     let mut item = Item::from_iter([
         (keys::PK.to_owned(), AttrValue::S(keys::node_key(id))),
         (keys::SK.to_owned(), AttrValue::S(keys::node_key(id))),
-        ("__typename".to_owned(), AttrValue::S(type_def.name.clone())),
+        (TYPENAME.to_owned(), AttrValue::S(type_def.name.clone())),
         ("id".to_owned(), AttrValue::S(id.to_owned())),
         (VERSION.to_owned(), AttrValue::N("1".to_owned())),
     ]);

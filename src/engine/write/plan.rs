@@ -15,6 +15,7 @@ use crate::engine::rules::{Access, within_limits};
 use crate::engine::scope::RequestScope;
 use crate::keys;
 
+use crate::keys::TYPENAME;
 use crate::model::{FieldKind, Model, Operation, SlotDef, TypeDef};
 use crate::store::{
     AttrValue, Changes, Clause, Filter, Item, Key, MAX_TRANSACTION_ITEMS, StoreError, Write,
@@ -200,12 +201,12 @@ impl Plan {
             let types: Vec<String> = condition
                 .iter()
                 .flat_map(|clause| match clause {
-                    Clause::OneOf(attribute, values) if attribute == "__typename" => values
+                    Clause::OneOf(attribute, values) if attribute == TYPENAME => values
                         .iter()
                         .filter_map(AttrValue::as_str)
                         .map(str::to_owned)
                         .collect(),
-                    Clause::Equals(attribute, value) if attribute == "__typename" => {
+                    Clause::Equals(attribute, value) if attribute == TYPENAME => {
                         value.as_str().map(str::to_owned).into_iter().collect()
                     }
                     _ => Vec::new(),
@@ -368,7 +369,7 @@ pub fn take_unique_values(
                         (keys::PK.to_owned(), AttrValue::S(new_key.clone())),
                         (keys::SK.to_owned(), AttrValue::S(new_key)),
                         (
-                            "__typename".to_owned(),
+                            TYPENAME.to_owned(),
                             AttrValue::S(keys::unique_typename(&type_def.name, &field.name)),
                         ),
                         ("id".to_owned(), AttrValue::S(id.clone())),
@@ -445,7 +446,7 @@ pub fn check_references(
             Write::Check {
                 key: Key::same(keys::node_key(target_id)),
                 condition: vec![Clause::OneOf(
-                    "__typename".to_owned(),
+                    TYPENAME.to_owned(),
                     allowed
                         .iter()
                         .map(|t| AttrValue::S((*t).to_owned()))
@@ -531,7 +532,7 @@ pub fn count_members(
                     Vec::new(),
                     Vec::new(),
                     vec![Clause::OneOf(
-                        "__typename".to_owned(),
+                        TYPENAME.to_owned(),
                         owners
                             .iter()
                             .map(|t| AttrValue::S((*t).to_owned()))
@@ -574,7 +575,7 @@ pub(super) fn bare_node(id: &str, typename: &str) -> Item {
     Item::from_iter([
         (keys::PK.to_owned(), AttrValue::S(keys::node_key(id))),
         (keys::SK.to_owned(), AttrValue::S(keys::node_key(id))),
-        ("__typename".to_owned(), AttrValue::S(typename.to_owned())),
+        (TYPENAME.to_owned(), AttrValue::S(typename.to_owned())),
         ("id".to_owned(), AttrValue::S(id.to_owned())),
     ])
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use async_graphql::dynamic::{Field, FieldFuture, InputValue, Object, ResolverContext, TypeRef};
 use async_graphql::{Lookahead, PathSegment};
 
-use crate::engine::read::{AskedPage, Connection, Node};
+use crate::engine::read::{AskedPage, Connection, Node, Selection};
 use crate::engine::{self, EngineError};
 use crate::graphql::context::{
     id_argument, id_text, level, node_field_value, node_id_argument, node_list,
@@ -160,7 +160,7 @@ fn asked_page<'a>(
     let mut first = None;
     for child in root.selection_set() {
         match child.name() {
-            "id" | "__typename" => {}
+            name if Selection::is_identity(name) => {}
             name => match connections.iter().find(|c| c.field == name) {
                 Some(connection) => {
                     first.get_or_insert((connection, child));

@@ -19,6 +19,7 @@ use serde_json::{Map, Value as Json};
 use super::custom::type_ref;
 use super::embedded::Embedded;
 use crate::auth::Caller;
+use crate::engine::TYPENAME;
 use crate::engine::read::Node;
 use crate::engine::{AttrValue, Item, value_from_plain_json, value_to_plain_json};
 use crate::engine::{EngineError, RequestScope, admits};
@@ -572,7 +573,7 @@ fn element_of(
         Json::Null => None,
         Json::Object(object) if model.type_def(element).is_some() => {
             let mut item = item_of(object);
-            item.insert("__typename".to_owned(), AttrValue::S(element.to_owned()));
+            item.insert(TYPENAME.to_owned(), AttrValue::S(element.to_owned()));
             if !admits(&scope.read_access(&[element]), &item) {
                 return Err(EngineError::Unauthorized(format!(
                     "Not Authorized to read {element}"

@@ -88,7 +88,7 @@ impl From<FieldValues> for NewNode {
 /// Refuses a create whose `condition` (Amplify's `create<Type>(condition:)`) does not hold for
 /// the node that is not there yet, as DynamoDB's condition on a new item does: one that asks
 /// anything of a stored value fails with `ConditionalCheckFailed`.
-pub fn check_create_condition(guard: &Guard) -> Result<(), EngineError> {
+fn check_create_condition(guard: &Guard) -> Result<(), EngineError> {
     match &guard.condition {
         Some(condition) if !condition.matches(&Item::default()) => {
             Err(EngineError::ConditionalCheckFailed)
@@ -104,16 +104,20 @@ pub async fn create_node(
     type_def: &TypeDef,
     fields: &FieldValues,
 ) -> Result<Node, EngineError> {
-    create_tree(scope, model, type_def, &NewNode::from(fields.clone())).await
+    let node = NewNode::from(fields.clone());
+    create_tree(scope, model, type_def, &node, &Guard::default()).await
 }
 
-/// Creates a node of `type_def` and everything its input nests, in one transaction.
+/// Creates a node of `type_def` and everything its input nests, in one transaction, when
+/// `guard`'s condition holds for a node that is not there yet.
 pub async fn create_tree(
     scope: &RequestScope,
     model: &Model,
     type_def: &TypeDef,
     node: &NewNode,
+    guard: &Guard,
 ) -> Result<Node, EngineError> {
+    check_create_condition(guard)?;
     let mut created = create_all(scope, model, type_def, std::slice::from_ref(node), false).await?;
     created.pop().ok_or(EngineError::Internal)
 }

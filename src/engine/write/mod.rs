@@ -18,9 +18,7 @@ mod node_writes;
 mod plan;
 
 pub use batch_writes::{UpdateMember, delete_nodes, update_nodes};
-pub use creates::{
-    NewEdge, NewNode, check_create_condition, create_node, create_nodes, create_tree,
-};
+pub use creates::{NewEdge, NewNode, create_node, create_nodes, create_tree};
 pub use drive::{Attempt, Driver, Learned, WRITE_ATTEMPTS};
 pub use edge_writes::{add_edge, remove_edge};
 pub use imports::{Imported, Missing, import_node};

@@ -268,8 +268,9 @@ fn create<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
     Box::pin(async move {
         let input = ctx.args.try_get("input")?.object()?;
         let node = new_node(model(ctx)?, type_def, &input)?;
-        engine::write::check_create_condition(&guard(ctx, type_def, None)?)?;
-        let node = engine::write::create_tree(scope(ctx)?, model(ctx)?, type_def, &node).await?;
+        let guard = guard(ctx, type_def, None)?;
+        let node =
+            engine::write::create_tree(scope(ctx)?, model(ctx)?, type_def, &node, &guard).await?;
         Ok(node.into())
     })
 }

@@ -306,8 +306,13 @@ async fn serve(
         // 1012 (service restart): clients reconnect, to another replica or this one restarted.
         _ = closing.wait_for(|closing| *closing) => Some((1012, "the server is restarting")),
     };
+    end(sender, close).await;
+    let _ = writer.await;
+}
+
+/// Ends the connection's output: with the close frame `close`, when this side closes it.
+async fn end(mut sender: futures::channel::mpsc::Sender<Message>, close: Option<(u16, &str)>) {
     if let Some((code, reason)) = close {
-        let mut sender = sender.clone();
         let _ = sender
             .send(Message::Close(Some(CloseFrame {
                 code,
@@ -315,8 +320,6 @@ async fn serve(
             })))
             .await;
     }
-    drop(sender);
-    let _ = writer.await;
 }
 
 /// Counts a connection as open while it lives: in the state (shutdown waits for none) and in

@@ -127,8 +127,9 @@ async fn node(ctx: &ResolverContext<'_>, types: &[String]) -> Result<Option<Node
 
 /// The node of `type_def` that the field's arguments name, with the page of one of its
 /// `connections` read first when the query asks for nothing else of it (see
-/// [`Level::node_with_page`](crate::engine::read::Level::node_with_page)); with `missing_is_null` (Amplify's `get<Type>`, as AppSync
-/// answers it) a node that is not there is `null` whoever asks.
+/// [`Level::node_with_page`](crate::engine::read::Level::node_with_page)); with
+/// `missing_is_null` (Amplify's `get<Type>`, as AppSync answers it) a node that is not there
+/// is `null` whoever asks.
 async fn node_by_id(
     ctx: &ResolverContext<'_>,
     (type_def, connections): (&TypeDef, &[Connection]),

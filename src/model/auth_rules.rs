@@ -9,6 +9,7 @@
 //! configured such rules admit nobody, and the server says so once at start-up.
 
 use async_graphql_parser::Pos;
+use async_graphql_value::indexmap::IndexMap;
 use async_graphql_value::{ConstValue, Name};
 
 /// One rule of `@auth(rules: [...])`.
@@ -212,168 +213,221 @@ pub(super) fn appsync_rule(name: &str, groups: Option<&ConstValue>) -> Result<Au
     }
 }
 
-fn read_rule(value: &ConstValue) -> Result<AuthRule, String> {
-    let ConstValue::Object(arguments) = value else {
-        return Err("each @auth rule is an object, like { allow: owner }".to_owned());
-    };
-    const KNOWN: [&str; 9] = [
-        "allow",
-        "ownerField",
-        "identityClaim",
-        "groups",
-        "groupsField",
-        "groupClaim",
-        "operations",
-        "provider",
-        "manageOwners",
-    ];
-    if let Some(unknown) = arguments.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(format!(
-            "an @auth rule has no argument {unknown}; known: {}",
-            KNOWN.join(", ")
-        ));
+/// The arguments an `@auth` rule is written with; the names `read_rule` knows.
+const KNOWN: [&str; 9] = [
+    "allow",
+    "ownerField",
+    "identityClaim",
+    "groups",
+    "groupsField",
+    "groupClaim",
+    "operations",
+    "provider",
+    "manageOwners",
+];
+
+/// One rule's arguments, as written, and the `allow:` they were written with.
+struct Written<'v> {
+    arguments: &'v IndexMap<Name, ConstValue>,
+    allow: String,
+}
+
+impl Written<'_> {
+    fn get(&self, name: &str) -> Option<&ConstValue> {
+        self.arguments.get(&Name::new(name))
     }
-    let get = |name: &str| arguments.get(&Name::new(name));
-    let text = |name: &str| -> Result<Option<String>, String> {
-        match get(name) {
+
+    /// `name:` as a non-empty string, when it is written.
+    fn text(&self, name: &str) -> Result<Option<String>, String> {
+        match self.get(name) {
             None => Ok(None),
             Some(ConstValue::String(s)) if !s.is_empty() => Ok(Some(s.clone())),
             Some(_) => Err(format!("an @auth rule's {name}: takes a non-empty string")),
         }
-    };
-    let allow = match get("allow") {
-        Some(ConstValue::Enum(name)) => name.to_string(),
-        Some(ConstValue::String(name)) => name.clone(),
-        _ => {
-            return Err(
-                "each @auth rule needs allow: owner, groups, private, public or custom".to_owned(),
-            );
-        }
-    };
-    let only_for = |name: &str, kind: &str| -> Result<(), String> {
-        match get(name) {
+    }
+
+    /// Refuses `name:` on a rule of another kind than `kind`.
+    fn only_for(&self, name: &str, kind: &str) -> Result<(), String> {
+        match self.get(name) {
             Some(_) => Err(format!(
-                "{name}: belongs to {kind} rules, not allow: {allow}"
+                "{name}: belongs to {kind} rules, not allow: {}",
+                self.allow
             )),
             None => Ok(()),
         }
+    }
+}
+
+/// One rule of `@auth(rules: [...])`. The checks run in the order written here, which decides
+/// the first mistake a rule is refused with.
+fn read_rule(value: &ConstValue) -> Result<AuthRule, String> {
+    let arguments = rule_is_an_object(value)?;
+    arguments_are_known(arguments)?;
+    let allow = allow_is_written(arguments)?;
+    let written = Written { arguments, allow };
+    let group_claim = written.text("groupClaim")?;
+    let manage_owners = manage_owners_is_for_owner_rules(&written)?;
+    let allow = match written.allow.as_str() {
+        "owner" => read_owner_rule(&written)?,
+        "groups" => read_groups_rule(&written, group_claim)?,
+        "private" | "public" | "custom" => read_caller_rule(&written)?,
+        other => return Err(allow_is_unknown(other)),
     };
-    let group_claim = text("groupClaim")?;
-    let manage_owners = match get("manageOwners") {
-        None => false,
-        Some(ConstValue::Boolean(manage)) if allow == "owner" => *manage,
-        Some(ConstValue::Boolean(_)) => {
-            return Err(format!(
-                "manageOwners: belongs to allow: owner rules, not allow: {allow}"
-            ));
-        }
-        Some(_) => return Err("manageOwners: takes true or false".to_owned()),
-    };
-    let allow = match allow.as_str() {
-        "owner" => {
-            only_for("groups", "allow: groups")?;
-            only_for("groupsField", "allow: groups")?;
-            only_for("groupClaim", "allow: groups")?;
-            Allow::Owner {
-                field: text("ownerField")?.unwrap_or_else(|| "owner".to_owned()),
-                many: false,
-                identity_claim: text("identityClaim")?,
-            }
-        }
-        "groups" => {
-            only_for("ownerField", "allow: owner")?;
-            only_for("identityClaim", "allow: owner")?;
-            match (get("groups"), text("groupsField")?) {
-                (Some(_), Some(_)) => {
-                    return Err(
-                        "an @auth groups rule takes groups: or groupsField:, not both".to_owned(),
-                    );
-                }
-                (None, Some(field)) => Allow::GroupsField {
-                    field,
-                    many: false,
-                    group_claim,
-                },
-                (Some(ConstValue::List(groups)), None) if !groups.is_empty() => {
-                    let groups = groups
-                        .iter()
-                        .map(|group| match group {
-                            ConstValue::String(group) if !group.is_empty() => Ok(group.clone()),
-                            _ => Err("groups: lists group names, as strings".to_owned()),
-                        })
-                        .collect::<Result<Vec<_>, _>>()?;
-                    Allow::Groups {
-                        groups,
-                        group_claim,
-                    }
-                }
-                _ => {
-                    return Err(
-                        "an @auth groups rule needs groups: [\"Admin\"] or groupsField: \"field\""
-                            .to_owned(),
-                    );
-                }
-            }
-        }
-        "private" | "public" | "custom" => {
-            for name in [
-                "ownerField",
-                "identityClaim",
-                "groups",
-                "groupsField",
-                "groupClaim",
-            ] {
-                only_for(name, "owner or groups")?;
-            }
-            match allow.as_str() {
-                "private" => Allow::Private,
-                "public" => Allow::Public,
-                _ => Allow::Custom,
-            }
-        }
-        other => {
-            return Err(format!(
-                "allow: {other} is not known here; write owner, groups, private, public or custom"
-            ));
-        }
-    };
-    let provider = read_provider(&allow, get("provider"))?;
-    let operations = match get("operations") {
-        None => Operation::ALL.to_vec(),
-        Some(ConstValue::List(operations)) if !operations.is_empty() => {
-            let mut read = Vec::new();
-            for operation in operations {
-                let name = match operation {
-                    ConstValue::Enum(name) => name.to_string(),
-                    ConstValue::String(name) => name.clone(),
-                    _ => return Err("operations: lists create, read, update and delete".into()),
-                };
-                let operation = match name.as_str() {
-                    "create" => Operation::Create,
-                    "read" => Operation::Read,
-                    "update" => Operation::Update,
-                    "delete" => Operation::Delete,
-                    other => {
-                        return Err(format!(
-                            "operations: {other} is not known here; write create, read, update \
-                             and delete"
-                        ));
-                    }
-                };
-                if !read.contains(&operation) {
-                    read.push(operation);
-                }
-            }
-            read
-        }
-        Some(_) => return Err("operations: lists create, read, update and delete".to_owned()),
-    };
+    let provider = read_provider(&allow, written.get("provider"))?;
+    let operations = read_operations(written.get("operations"))?;
     Ok(AuthRule {
         allow,
         operations,
         provider,
         manage_owners,
     })
+}
+
+fn rule_is_an_object(value: &ConstValue) -> Result<&IndexMap<Name, ConstValue>, String> {
+    match value {
+        ConstValue::Object(arguments) => Ok(arguments),
+        _ => Err("each @auth rule is an object, like { allow: owner }".to_owned()),
+    }
+}
+
+fn arguments_are_known(arguments: &IndexMap<Name, ConstValue>) -> Result<(), String> {
+    match arguments.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        Some(unknown) => Err(format!(
+            "an @auth rule has no argument {unknown}; known: {}",
+            KNOWN.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
+fn allow_is_written(arguments: &IndexMap<Name, ConstValue>) -> Result<String, String> {
+    match arguments.get(&Name::new("allow")) {
+        Some(ConstValue::Enum(name)) => Ok(name.to_string()),
+        Some(ConstValue::String(name)) => Ok(name.clone()),
+        _ => {
+            Err("each @auth rule needs allow: owner, groups, private, public or custom".to_owned())
+        }
+    }
+}
+
+fn manage_owners_is_for_owner_rules(written: &Written<'_>) -> Result<bool, String> {
+    match written.get("manageOwners") {
+        None => Ok(false),
+        Some(ConstValue::Boolean(manage)) if written.allow == "owner" => Ok(*manage),
+        Some(ConstValue::Boolean(_)) => Err(format!(
+            "manageOwners: belongs to allow: owner rules, not allow: {}",
+            written.allow
+        )),
+        Some(_) => Err("manageOwners: takes true or false".to_owned()),
+    }
+}
+
+fn allow_is_unknown(allow: &str) -> String {
+    format!("allow: {allow} is not known here; write owner, groups, private, public or custom")
+}
+
+/// `{ allow: owner }`: whose field names the node's owners, and which claim names the caller.
+fn read_owner_rule(written: &Written<'_>) -> Result<Allow, String> {
+    written.only_for("groups", "allow: groups")?;
+    written.only_for("groupsField", "allow: groups")?;
+    written.only_for("groupClaim", "allow: groups")?;
+    Ok(Allow::Owner {
+        field: written
+            .text("ownerField")?
+            .unwrap_or_else(|| "owner".to_owned()),
+        many: false,
+        identity_claim: written.text("identityClaim")?,
+    })
+}
+
+/// `{ allow: groups }`: the groups it names, or the node's field that names them.
+fn read_groups_rule(written: &Written<'_>, group_claim: Option<String>) -> Result<Allow, String> {
+    written.only_for("ownerField", "allow: owner")?;
+    written.only_for("identityClaim", "allow: owner")?;
+    match (written.get("groups"), written.text("groupsField")?) {
+        (Some(_), Some(_)) => {
+            Err("an @auth groups rule takes groups: or groupsField:, not both".to_owned())
+        }
+        (None, Some(field)) => Ok(Allow::GroupsField {
+            field,
+            many: false,
+            group_claim,
+        }),
+        (Some(ConstValue::List(groups)), None) if !groups.is_empty() => Ok(Allow::Groups {
+            groups: groups_are_named(groups)?,
+            group_claim,
+        }),
+        _ => Err(
+            "an @auth groups rule needs groups: [\"Admin\"] or groupsField: \"field\"".to_owned(),
+        ),
+    }
+}
+
+fn groups_are_named(groups: &[ConstValue]) -> Result<Vec<String>, String> {
+    groups
+        .iter()
+        .map(|group| match group {
+            ConstValue::String(group) if !group.is_empty() => Ok(group.clone()),
+            _ => Err("groups: lists group names, as strings".to_owned()),
+        })
+        .collect()
+}
+
+/// `{ allow: private }`, `public` or `custom`: any caller of a kind, so nothing names owners or
+/// groups.
+fn read_caller_rule(written: &Written<'_>) -> Result<Allow, String> {
+    for name in [
+        "ownerField",
+        "identityClaim",
+        "groups",
+        "groupsField",
+        "groupClaim",
+    ] {
+        written.only_for(name, "owner or groups")?;
+    }
+    Ok(match written.allow.as_str() {
+        "private" => Allow::Private,
+        "public" => Allow::Public,
+        _ => Allow::Custom,
+    })
+}
+
+/// `operations:`, each once in the order written; all four when the rule does not say.
+fn read_operations(value: Option<&ConstValue>) -> Result<Vec<Operation>, String> {
+    let operations = match value {
+        None => return Ok(Operation::ALL.to_vec()),
+        Some(ConstValue::List(operations)) if !operations.is_empty() => operations,
+        Some(_) => return Err(operations_are_a_list()),
+    };
+    let mut read = Vec::new();
+    for operation in operations {
+        let operation = operation_is_known(operation)?;
+        if !read.contains(&operation) {
+            read.push(operation);
+        }
+    }
+    Ok(read)
+}
+
+fn operations_are_a_list() -> String {
+    "operations: lists create, read, update and delete".to_owned()
+}
+
+fn operation_is_known(operation: &ConstValue) -> Result<Operation, String> {
+    let name = match operation {
+        ConstValue::Enum(name) => name.to_string(),
+        ConstValue::String(name) => name.clone(),
+        _ => return Err(operations_are_a_list()),
+    };
+    match name.as_str() {
+        "create" => Ok(Operation::Create),
+        "read" => Ok(Operation::Read),
+        "update" => Ok(Operation::Update),
+        "delete" => Ok(Operation::Delete),
+        other => Err(format!(
+            "operations: {other} is not known here; write create, read, update and delete"
+        )),
+    }
 }
 
 fn read_provider(allow: &Allow, value: Option<&ConstValue>) -> Result<Provider, String> {
@@ -514,5 +568,122 @@ mod tests {
             let error = rule(text).expect_err(text);
             assert!(error.contains(says), "{text}: {error}");
         }
+    }
+
+    /// Asserts that the rule `text` is refused with a message that holds `message`.
+    fn assert_rule_refused(text: &str, message: &str) {
+        let error = rule(text).expect_err(text);
+        assert!(error.contains(message), "got: {error}\nwant: {message}");
+    }
+
+    #[test]
+    fn a_rule_that_is_no_object_is_refused() {
+        assert_rule_refused(
+            "\"owner\"",
+            "each @auth rule is an object, like { allow: owner }",
+        );
+    }
+
+    #[test]
+    fn an_argument_no_rule_takes_is_refused() {
+        assert_rule_refused(
+            "{ allow: owner, when: 1 }",
+            "an @auth rule has no argument when; known: allow, ownerField, identityClaim",
+        );
+    }
+
+    #[test]
+    fn a_rule_without_allow_is_refused() {
+        assert_rule_refused(
+            "{ operations: [read] }",
+            "each @auth rule needs allow: owner, groups, private, public or custom",
+        );
+    }
+
+    #[test]
+    fn an_empty_text_argument_is_refused() {
+        assert_rule_refused(
+            "{ allow: owner, ownerField: \"\" }",
+            "an @auth rule's ownerField: takes a non-empty string",
+        );
+    }
+
+    #[test]
+    fn manage_owners_on_a_rule_other_than_owner_is_refused() {
+        assert_rule_refused(
+            "{ allow: private, manageOwners: true }",
+            "manageOwners: belongs to allow: owner rules, not allow: private",
+        );
+    }
+
+    #[test]
+    fn manage_owners_that_is_no_boolean_is_refused() {
+        assert_rule_refused(
+            "{ allow: owner, manageOwners: 1 }",
+            "manageOwners: takes true or false",
+        );
+    }
+
+    #[test]
+    fn an_argument_of_another_kind_of_rule_is_refused() {
+        assert_rule_refused(
+            "{ allow: owner, groupClaim: \"g\" }",
+            "groupClaim: belongs to allow: groups rules, not allow: owner",
+        );
+        assert_rule_refused(
+            "{ allow: groups, groups: [\"A\"], identityClaim: \"sub\" }",
+            "identityClaim: belongs to allow: owner rules, not allow: groups",
+        );
+        assert_rule_refused(
+            "{ allow: public, groupsField: \"g\" }",
+            "groupsField: belongs to owner or groups rules, not allow: public",
+        );
+    }
+
+    #[test]
+    fn groups_and_groups_field_together_are_refused() {
+        assert_rule_refused(
+            "{ allow: groups, groups: [\"A\"], groupsField: \"g\" }",
+            "an @auth groups rule takes groups: or groupsField:, not both",
+        );
+    }
+
+    #[test]
+    fn a_groups_rule_naming_no_groups_is_refused() {
+        assert_rule_refused(
+            "{ allow: groups, groups: [] }",
+            "an @auth groups rule needs groups: [\"Admin\"] or groupsField: \"field\"",
+        );
+    }
+
+    #[test]
+    fn groups_that_are_not_names_are_refused() {
+        assert_rule_refused(
+            "{ allow: groups, groups: [1] }",
+            "groups: lists group names, as strings",
+        );
+    }
+
+    #[test]
+    fn an_allow_this_server_does_not_know_is_refused() {
+        assert_rule_refused(
+            "{ allow: everyone }",
+            "allow: everyone is not known here; write owner, groups, private, public or custom",
+        );
+    }
+
+    #[test]
+    fn operations_that_are_no_list_of_names_are_refused() {
+        let message = "operations: lists create, read, update and delete";
+        assert_rule_refused("{ allow: owner, operations: read }", message);
+        assert_rule_refused("{ allow: owner, operations: [1] }", message);
+    }
+
+    #[test]
+    fn an_operation_this_server_does_not_know_is_refused() {
+        assert_rule_refused(
+            "{ allow: owner, operations: [list] }",
+            "operations: list is not known here; write create, read, update and delete",
+        );
     }
 }

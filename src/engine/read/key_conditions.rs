@@ -122,130 +122,29 @@ pub(super) fn key_condition_bounds(
             "{name} is not sorted by a field a key condition can test"
         )));
     };
-    let unfit = |part: &str| {
-        EngineError::bad_input(format!(
-            "{name}: the key condition's value does not fit the type of {part}"
-        ))
-    };
-    let encode_one = |kind: KeyKind,
-                      scalar: &ScalarType,
-                      part: &str,
-                      operand: &SortOperand|
-     -> Result<String, EngineError> {
-        let input = match (kind, operand) {
-            (KeyKind::Text | KeyKind::Id, SortOperand::Text(text)) => {
-                // An enum's value sorts by its rank where it has one, as it is stored.
-                if let (ScalarType::Enum(enum_name), Some(model)) = (scalar, model) {
-                    return Ok(keys::enum_sort_value(model, enum_name, text));
-                }
-                keys::SortInput::Text(text)
-            }
-            (KeyKind::Int, SortOperand::Int(n)) => keys::SortInput::Int(*n),
-            (KeyKind::Float, SortOperand::Float(bits)) => {
-                keys::SortInput::Float(f64::from_bits(*bits))
-            }
-            (KeyKind::Float, SortOperand::Int(n)) => keys::SortInput::Float(*n as f64),
-            _ => return Err(unfit(part)),
-        };
-        Ok(keys::encode_sort_value(input))
-    };
-    // A composite operand gives the first fields of the key, in order: their encodings joined
-    // as the key joins them, so that its range holds every key that starts with them.
-    let encode = |operand: &SortOperand| -> Result<String, EngineError> {
-        match (operand, field.parts.as_slice()) {
-            (SortOperand::Composite(values), parts) if !parts.is_empty() => {
-                if values.is_empty() || values.len() > parts.len() {
-                    return Err(unfit(&field.name));
-                }
-                let encoded = values
-                    .iter()
-                    .zip(parts)
-                    .map(|(value, part)| encode_one(part.kind, &part.scalar, &part.name, value))
-                    .collect::<Result<Vec<_>, _>>()?;
-                Ok(encoded.join("#"))
-            }
-            (SortOperand::Composite(_), _) => Err(unfit(&field.name)),
-            (operand, []) => encode_one(field.kind, &field.scalar, &field.name, operand),
-            (_, _) => Err(unfit(&field.name)),
-        }
+    let sort = Sorted { name, field, model };
+    let range = |operand: &SortOperand| -> Result<(String, String), EngineError> {
+        Ok(keys::slot_sort_key_range(&sort.encode(operand)?))
     };
     let null = || Some(Bound::exclusive(keys::NULL_SORT_VALUE));
     Ok(match condition {
         KeyCondition::Eq(value) => {
-            let (first, past) = keys::slot_sort_key_range(&encode(value)?);
+            let (first, past) = range(value)?;
             (Some(Bound::inclusive(first)), Some(Bound::exclusive(past)))
         }
-        KeyCondition::Lt(value) => {
-            let (first, _) = keys::slot_sort_key_range(&encode(value)?);
-            (None, Some(Bound::exclusive(first)))
-        }
-        KeyCondition::Le(value) => {
-            let (_, past) = keys::slot_sort_key_range(&encode(value)?);
-            (None, Some(Bound::exclusive(past)))
-        }
-        KeyCondition::Gt(value) => {
-            let (_, past) = keys::slot_sort_key_range(&encode(value)?);
-            (Some(Bound::inclusive(past)), null())
-        }
-        KeyCondition::Ge(value) => {
-            let (first, _) = keys::slot_sort_key_range(&encode(value)?);
-            (Some(Bound::inclusive(first)), null())
-        }
+        KeyCondition::Lt(value) => (None, Some(Bound::exclusive(range(value)?.0))),
+        KeyCondition::Le(value) => (None, Some(Bound::exclusive(range(value)?.1))),
+        KeyCondition::Gt(value) => (Some(Bound::inclusive(range(value)?.1)), null()),
+        KeyCondition::Ge(value) => (Some(Bound::inclusive(range(value)?.0)), null()),
         KeyCondition::Between(low, high) => {
-            let (first, _) = keys::slot_sort_key_range(&encode(low)?);
-            let (_, past) = keys::slot_sort_key_range(&encode(high)?);
+            let (first, _) = range(low)?;
+            let (_, past) = range(high)?;
             (Some(Bound::inclusive(first)), Some(Bound::exclusive(past)))
         }
-        KeyCondition::BeginsWith(SortOperand::Composite(values)) => {
-            // The first fields equal, the last given one starting with its value when it is
-            // text (a number is equal, as in `eq`).
-            let Some((last, first)) = values.split_last() else {
-                return Err(unfit(&field.name));
-            };
-            let part = field
-                .parts
-                .get(first.len())
-                .ok_or_else(|| unfit(&field.name))?;
-            // A ranked enum's values sort by rank: no text prefix finds them.
-            let ranked = match (&part.scalar, model) {
-                (ScalarType::Enum(name), Some(model)) => {
-                    model.enum_def(name).is_some_and(|e| e.is_ranked())
-                }
-                _ => false,
-            };
-            match (part.kind, last) {
-                (KeyKind::Text | KeyKind::Id, SortOperand::Text(_)) if ranked => {
-                    return Err(EngineError::bad_input(format!(
-                        "{name}: beginsWith does not test {}, a ranked enum; give its whole value \
-                         with eq",
-                        part.name
-                    )));
-                }
-                (KeyKind::Text | KeyKind::Id, SortOperand::Text(prefix)) => {
-                    let head = match first.is_empty() {
-                        true => String::new(),
-                        false => {
-                            format!("{}#", encode(&SortOperand::Composite(first.to_vec()))?)
-                        }
-                    };
-                    let start = format!(
-                        "{head}{}",
-                        keys::encode_sort_value(keys::SortInput::Text(prefix))
-                    );
-                    let past = format!("{start}{}", keys::NULL_SORT_VALUE);
-                    (Some(Bound::inclusive(start)), Some(Bound::exclusive(past)))
-                }
-                _ => {
-                    let (first, past) = keys::slot_sort_key_range(&encode(
-                        &SortOperand::Composite(values.clone()),
-                    )?);
-                    (Some(Bound::inclusive(first)), Some(Bound::exclusive(past)))
-                }
-            }
-        }
+        KeyCondition::BeginsWith(SortOperand::Composite(values)) => sort.begins_with(values)?,
         KeyCondition::BeginsWith(prefix) => {
             let SortOperand::Text(prefix) = prefix else {
-                return Err(unfit(&field.name));
+                return Err(sort.unfit(&field.name));
             };
             if field.kind != KeyKind::Text && field.kind != KeyKind::Id {
                 return Err(EngineError::bad_input(format!(
@@ -260,4 +159,119 @@ pub(super) fn key_condition_bounds(
             (Some(Bound::inclusive(start)), Some(Bound::exclusive(past)))
         }
     })
+}
+
+/// The sort field of the connection or list `name` a key condition tests, with the model
+/// whose enums' ranks sort their values.
+struct Sorted<'a> {
+    name: &'a str,
+    field: &'a KeyField,
+    model: Option<&'a Model>,
+}
+
+impl Sorted<'_> {
+    fn unfit(&self, part: &str) -> EngineError {
+        EngineError::bad_input(format!(
+            "{}: the key condition's value does not fit the type of {part}",
+            self.name
+        ))
+    }
+
+    /// The sort value of `operand` given for the key's `part` (of `kind` and `scalar`).
+    fn encode_one(
+        &self,
+        (kind, scalar, part): (KeyKind, &ScalarType, &str),
+        operand: &SortOperand,
+    ) -> Result<String, EngineError> {
+        let input = match (kind, operand) {
+            (KeyKind::Text | KeyKind::Id, SortOperand::Text(text)) => {
+                // An enum's value sorts by its rank where it has one, as it is stored.
+                if let (ScalarType::Enum(enum_name), Some(model)) = (scalar, self.model) {
+                    return Ok(keys::enum_sort_value(model, enum_name, text));
+                }
+                keys::SortInput::Text(text)
+            }
+            (KeyKind::Int, SortOperand::Int(n)) => keys::SortInput::Int(*n),
+            (KeyKind::Float, SortOperand::Float(bits)) => {
+                keys::SortInput::Float(f64::from_bits(*bits))
+            }
+            (KeyKind::Float, SortOperand::Int(n)) => keys::SortInput::Float(*n as f64),
+            _ => return Err(self.unfit(part)),
+        };
+        Ok(keys::encode_sort_value(input))
+    }
+
+    /// The sort value of `operand`. A composite operand gives the first fields of the key, in
+    /// order: their encodings joined as the key joins them, so that its range holds every key
+    /// that starts with them.
+    fn encode(&self, operand: &SortOperand) -> Result<String, EngineError> {
+        let field = self.field;
+        match (operand, field.parts.as_slice()) {
+            (SortOperand::Composite(values), parts) if !parts.is_empty() => {
+                if values.is_empty() || values.len() > parts.len() {
+                    return Err(self.unfit(&field.name));
+                }
+                let encoded = values
+                    .iter()
+                    .zip(parts)
+                    .map(|(value, part)| {
+                        self.encode_one((part.kind, &part.scalar, &part.name), value)
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(encoded.join("#"))
+            }
+            (SortOperand::Composite(_), _) => Err(self.unfit(&field.name)),
+            (operand, []) => self.encode_one((field.kind, &field.scalar, &field.name), operand),
+            (_, _) => Err(self.unfit(&field.name)),
+        }
+    }
+
+    /// The bounds of a composite `beginsWith`: the first fields equal, the last given one
+    /// starting with its value when it is text (a number is equal, as in `eq`).
+    fn begins_with(
+        &self,
+        values: &[SortOperand],
+    ) -> Result<(Option<Bound>, Option<Bound>), EngineError> {
+        let Some((last, first)) = values.split_last() else {
+            return Err(self.unfit(&self.field.name));
+        };
+        let part = self
+            .field
+            .parts
+            .get(first.len())
+            .ok_or_else(|| self.unfit(&self.field.name))?;
+        // A ranked enum's values sort by rank: no text prefix finds them.
+        let ranked = match (&part.scalar, self.model) {
+            (ScalarType::Enum(name), Some(model)) => {
+                model.enum_def(name).is_some_and(|e| e.is_ranked())
+            }
+            _ => false,
+        };
+        Ok(match (part.kind, last) {
+            (KeyKind::Text | KeyKind::Id, SortOperand::Text(_)) if ranked => {
+                return Err(EngineError::bad_input(format!(
+                    "{}: beginsWith does not test {}, a ranked enum; give its whole value with eq",
+                    self.name, part.name
+                )));
+            }
+            (KeyKind::Text | KeyKind::Id, SortOperand::Text(prefix)) => {
+                let head = match first.is_empty() {
+                    true => String::new(),
+                    false => format!("{}#", self.encode(&SortOperand::Composite(first.to_vec()))?),
+                };
+                let start = format!(
+                    "{head}{}",
+                    keys::encode_sort_value(keys::SortInput::Text(prefix))
+                );
+                let past = format!("{start}{}", keys::NULL_SORT_VALUE);
+                (Some(Bound::inclusive(start)), Some(Bound::exclusive(past)))
+            }
+            _ => {
+                let (first, past) = keys::slot_sort_key_range(
+                    &self.encode(&SortOperand::Composite(values.to_vec()))?,
+                );
+                (Some(Bound::inclusive(first)), Some(Bound::exclusive(past)))
+            }
+        })
+    }
 }

@@ -59,10 +59,6 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
         condition.extend(b.iter().filter(|clause| !a.contains(clause)).cloned());
         condition
     };
-    let changes_of = |write: &Write| match write {
-        Update { changes, .. } => Some(changes.clone()),
-        _ => None,
-    };
     match (&earlier.0, &later.0) {
         (
             Check { key, condition: a }
@@ -71,25 +67,7 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
             },
             Check { condition: b, .. } | Update { condition: b, .. },
         ) => {
-            // Two references that want different types of one node cannot both hold: the
-            // later one is refused for what it is, not the earlier for what the later wants.
-            if !types_meet(a, b) {
-                return None;
-            }
-            let changes = match (changes_of(&earlier.0), changes_of(&later.0)) {
-                (Some(a), Some(b)) => Some(a.merged(&b)?),
-                (a, b) => a.or(b),
-            };
-            let condition = joined(a, b);
-            let key = key.clone();
-            let write = match changes {
-                Some(changes) => Update {
-                    key,
-                    changes,
-                    condition,
-                },
-                None => Check { key, condition },
-            };
+            let write = checks_and_updates(key, (a, &earlier.0), (b, &later.0))?;
             // The node's own write (an update on its version) speaks for the merged one: when
             // it fails, another writer changed the node, and the operation reads again. (The
             // node exists, being written; a count or reference on it that failed with it is
@@ -189,6 +167,40 @@ fn fold(earlier: Planned, later: Planned) -> Option<Planned> {
         }
         _ => None,
     }
+}
+
+/// Two checks or updates of the node at `key` (with their conditions `a` and `b`) as one: the
+/// conditions joined, the changes merged, an update if either changes anything. `None` when
+/// they cannot both hold or both change one attribute.
+fn checks_and_updates(
+    key: &Key,
+    (a, earlier): (&[Clause], &Write),
+    (b, later): (&[Clause], &Write),
+) -> Option<Write> {
+    // Two references that want different types of one node cannot both hold: the later one is
+    // refused for what it is, not the earlier for what the later wants.
+    if !types_meet(a, b) {
+        return None;
+    }
+    let changes_of = |write: &Write| match write {
+        Write::Update { changes, .. } => Some(changes.clone()),
+        _ => None,
+    };
+    let changes = match (changes_of(earlier), changes_of(later)) {
+        (Some(a), Some(b)) => Some(a.merged(&b)?),
+        (a, b) => a.or(b),
+    };
+    let mut condition = a.to_vec();
+    condition.extend(b.iter().filter(|clause| !a.contains(clause)).cloned());
+    let key = key.clone();
+    Some(match changes {
+        Some(changes) => Write::Update {
+            key,
+            changes,
+            condition,
+        },
+        None => Write::Check { key, condition },
+    })
 }
 
 /// Adds `more` to `counts`, attribute by attribute.

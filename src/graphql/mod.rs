@@ -22,7 +22,7 @@ mod values;
 pub use admission::Admitted;
 pub use admission::limits::{MAX_NESTING, MAX_TOKENS, QueryLimits, UNPAGED_LIST_ESTIMATE};
 pub use admission::persisted::PersistedSettings;
-pub use api::{Api, SchemaOptions, Transport, print_sdl};
+pub use api::{Api, Reads, SchemaOptions, Transport, print_sdl};
 pub use errors::{GRAPHQL_ERROR, INVALID_SYNTAX, VALIDATION_ERROR, appsync};
 pub use example::{KOAN_QUERY, example_query};
 pub use roots::subscription::InPlace;

@@ -334,12 +334,10 @@ async fn execute(
         .api
         .calls_functions()
         .then(|| request_headers(headers));
-    let storage_calls = reports_storage_calls(state, headers);
-    let response = state
-        .inner
-        .transport
-        .run(admitted, caller, function_headers, storage_calls)
-        .await;
+    let transport = &state.inner.transport;
+    let (admitted, reads) = transport.prepare(admitted, caller, function_headers);
+    let response = transport.api().execute(admitted).await;
+    let response = reads.tell(response, reports_storage_calls(state, headers));
     answer(state, headers, response, private)
 }
 

@@ -226,12 +226,75 @@ fn check_binding(file: &str, stem: &str, model: &Model) -> Result<(), ResolverEr
 mod tests {
     use std::collections::BTreeSet;
 
+    use super::parse::tests::LEADS;
     use super::*;
 
     const SCHEMA: &str = include_str!("../../schema.graphql");
 
+    #[test]
+    fn mistakes_name_the_file_and_line() {
+        let cases = [
+            (
+                "Horse.name.toml",
+                "description = \"d\"\n",
+                "Horse.name.toml:1: unknown type Horse",
+            ),
+            (
+                "Team.rating.toml",
+                "description = \"d\"\n",
+                "Team.rating.toml:1: Team has no field rating",
+            ),
+            (
+                "Team.goalLeads.toml",
+                "description = \"d\"\n[[step]]\nop = \"incoming\"\nedge = \"Likes\"\n",
+                "Team.goalLeads.toml:2: incoming: unknown edge type Likes",
+            ),
+            (
+                "Team.goalLeads.toml",
+                "description = \"d\"\n[[step]]\nop = \"oops\"\n",
+                "Team.goalLeads.toml:2: unknown op \"oops\"",
+            ),
+            (
+                "Team.goalLeads.toml",
+                "description = \"d\"\n[[step]]\nop = \"filter\"\nid = \"$args.who\"\n",
+                "Team.goalLeads.toml:2: $args.who: the field has no argument who",
+            ),
+            (
+                "Team.goalLeads.toml",
+                "description = \"d\"\n[[step]]\nop = \"incoming\"\nedge = \"GoalMembership\"\nrole = \"BOSS\"\n",
+                "Team.goalLeads.toml:2: role: BOSS is not a value of GoalRole",
+            ),
+            (
+                "Team.goalLeads.toml",
+                "description = \"d\"\n[[step]]\nop = \"incoming\"\nedge = \"GoalMembership\"\n[[step]]\nop = \"load\"\n[[step]]\nop = \"incoming\"\nedge = \"GoalMembership\"\n",
+                "Team.goalLeads.toml:7: incoming: only from the parent",
+            ),
+            (
+                "Team.goalLeads.toml",
+                "description = \"d\"\nstep = 3\n",
+                "Team.goalLeads.toml:2: invalid type",
+            ),
+            (
+                "Team.name.toml",
+                LEADS,
+                "Team.name.toml:1: Team.name is a stored field",
+            ),
+        ];
+        for (file, text, expected) in cases {
+            let mut files = vec![(file, text)];
+            if file != "Team.goalLeads.toml" {
+                files.push(("Team.goalLeads.toml", LEADS));
+            }
+            let error = load(&files).expect_err(file);
+            assert!(
+                error.starts_with(expected),
+                "{error:?}, expected {expected:?}"
+            );
+        }
+    }
+
     /// Loads `files` (name, text) as a resolvers directory of the default schema.
-    pub(super) fn load(files: &[(&str, &str)]) -> Result<Resolvers, String> {
+    fn load(files: &[(&str, &str)]) -> Result<Resolvers, String> {
         let dir =
             std::env::temp_dir().join(format!("tablegraph-resolvers-{}", crate::keys::new_id()));
         std::fs::create_dir_all(&dir).expect("a directory");
@@ -250,8 +313,6 @@ mod tests {
         std::fs::remove_dir_all(&dir).expect("removable");
         result
     }
-
-    pub(super) const LEADS: &str = "description = \"d\"\n[[step]]\nop = \"incoming\"\nedge = \"GoalMembership\"\n[[step]]\nop = \"load\"\n[[step]]\nop = \"targets\"\nedge = \"GoalMembership\"\nrole = \"LEAD\"\n";
 
     #[test]
     fn the_shipped_resolver_loads() {

@@ -497,13 +497,15 @@ fn check_output(output: &Output, shape: &Shape) -> Result<(), String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use crate::resolvers::tests::{LEADS, load};
 
     const SCHEMA: &str = include_str!("../../schema.graphql");
+
+    /// The shipped `Team.goalLeads` resolver.
+    pub(in crate::resolvers) const LEADS: &str = "description = \"d\"\n[[step]]\nop = \"incoming\"\nedge = \"GoalMembership\"\n[[step]]\nop = \"load\"\n[[step]]\nop = \"targets\"\nedge = \"GoalMembership\"\nrole = \"LEAD\"\n";
 
     /// The model of `schema` with `Team.goalLeads` resolved by a file.
     fn model_of(schema: &str) -> Model {
@@ -528,68 +530,6 @@ mod tests {
 
     const INCOMING: &str = "[[step]]\nop = \"incoming\"\nedge = \"GoalMembership\"\n";
     const LOAD: &str = "[[step]]\nop = \"load\"\n";
-
-    #[test]
-    fn mistakes_name_the_file_and_line() {
-        let cases = [
-            (
-                "Horse.name.toml",
-                "description = \"d\"\n",
-                "Horse.name.toml:1: unknown type Horse",
-            ),
-            (
-                "Team.rating.toml",
-                "description = \"d\"\n",
-                "Team.rating.toml:1: Team has no field rating",
-            ),
-            (
-                "Team.goalLeads.toml",
-                "description = \"d\"\n[[step]]\nop = \"incoming\"\nedge = \"Likes\"\n",
-                "Team.goalLeads.toml:2: incoming: unknown edge type Likes",
-            ),
-            (
-                "Team.goalLeads.toml",
-                "description = \"d\"\n[[step]]\nop = \"oops\"\n",
-                "Team.goalLeads.toml:2: unknown op \"oops\"",
-            ),
-            (
-                "Team.goalLeads.toml",
-                "description = \"d\"\n[[step]]\nop = \"filter\"\nid = \"$args.who\"\n",
-                "Team.goalLeads.toml:2: $args.who: the field has no argument who",
-            ),
-            (
-                "Team.goalLeads.toml",
-                "description = \"d\"\n[[step]]\nop = \"incoming\"\nedge = \"GoalMembership\"\nrole = \"BOSS\"\n",
-                "Team.goalLeads.toml:2: role: BOSS is not a value of GoalRole",
-            ),
-            (
-                "Team.goalLeads.toml",
-                "description = \"d\"\n[[step]]\nop = \"incoming\"\nedge = \"GoalMembership\"\n[[step]]\nop = \"load\"\n[[step]]\nop = \"incoming\"\nedge = \"GoalMembership\"\n",
-                "Team.goalLeads.toml:7: incoming: only from the parent",
-            ),
-            (
-                "Team.goalLeads.toml",
-                "description = \"d\"\nstep = 3\n",
-                "Team.goalLeads.toml:2: invalid type",
-            ),
-            (
-                "Team.name.toml",
-                LEADS,
-                "Team.name.toml:1: Team.name is a stored field",
-            ),
-        ];
-        for (file, text, expected) in cases {
-            let mut files = vec![(file, text)];
-            if file != "Team.goalLeads.toml" {
-                files.push(("Team.goalLeads.toml", LEADS));
-            }
-            let error = load(&files).expect_err(file);
-            assert!(
-                error.starts_with(expected),
-                "{error:?}, expected {expected:?}"
-            );
-        }
-    }
 
     #[test]
     fn a_file_not_named_type_dot_field_is_refused() {

@@ -32,8 +32,6 @@ mod subscriptions;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use sorted::Sorted;
-
 use async_graphql_parser::types::{
     BaseType, FieldDefinition, SchemaDefinition, ServiceDocument, TypeDefinition, TypeKind,
     TypeSystemDefinition,
@@ -252,7 +250,11 @@ impl Reader<'_> {
 
     /// Reads what uses the declared names: embedded types, the schema's own root fields, edge
     /// types and `@model` types (with Amplify's global rule), and subscriptions.
-    fn read_types(&self, sorted: &Sorted<'_>, names: &Names<'_>) -> Result<TypesRead, ModelError> {
+    fn read_types(
+        &self,
+        sorted: &sorted::Sorted<'_>,
+        names: &Names<'_>,
+    ) -> Result<TypesRead, ModelError> {
         let objects = sorted
             .embedded
             .iter()

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use async_graphql::extensions::{
     Extension, ExtensionContext, ExtensionFactory, NextResolve, ResolveInfo,
 };
-use async_graphql::{ErrorExtensions as _, ServerResult, Value};
+use async_graphql::{ServerResult, Value};
 
 use crate::auth::Caller;
 
@@ -36,11 +36,11 @@ impl Extension for DeniedFields {
         if let Some(Caller::Lambda(admitted)) = ctx.data_opt::<Caller>()
             && admitted.denies(info.parent_type, info.name)
         {
-            let error = async_graphql::Error::new(format!(
+            let message = format!(
                 "Not Authorized to access {} on type {}",
                 info.name, info.parent_type
-            ))
-            .extend_with(|_, extensions| extensions.set("errorType", "Unauthorized"));
+            );
+            let error = super::typed_error(message, "Unauthorized");
             // Its path is set by `field_errors`, the outer extension; no location is known here.
             let mut error = error.into_server_error(async_graphql::Pos::default());
             error.locations.clear();

@@ -11,7 +11,7 @@ use crate::model::auth_rules::read_rules;
 use crate::model::{
     FieldDef, FieldKind, Model, ModelError, ScalarType, TypeDef, lower_first, upper_first,
 };
-use async_graphql_parser::types::{ConstDirective, TypeDefinition, TypeKind};
+use async_graphql_parser::types::{ConstDirective, InputValueDefinition, TypeDefinition, TypeKind};
 use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
 
@@ -29,23 +29,7 @@ impl Reader<'_> {
         };
         let mut global = None;
         for field in &input.fields {
-            let name = field.node.name.node.as_str();
-            match (name, &field.node.default_value) {
-                ("globalAuthRule", Some(rule)) => global = Some((field.pos, rule.node.clone())),
-                ("globalAuthRule", None) => {
-                    return Err(self.error(
-                        field.pos,
-                        "AMPLIFY.globalAuthRule needs its rule as the default value: \
-                         globalAuthRule: AuthRule = { allow: public }",
-                    ));
-                }
-                _ => {
-                    return Err(self.error(
-                        field.pos,
-                        format!("AMPLIFY.{name}: input AMPLIFY holds globalAuthRule only"),
-                    ));
-                }
-            }
+            global = Some(self.amplify_holds_the_global_auth_rule_only(field)?);
         }
         let Some((pos, rule)) = global else {
             return Ok(());
@@ -62,6 +46,30 @@ impl Reader<'_> {
                 self.resolve_rule_fields(&type_def.name, written, &mut type_def.fields)?;
         }
         Ok(())
+    }
+}
+
+impl Reader<'_> {
+    /// A field of `input AMPLIFY`, and the rule it sets: `globalAuthRule` with its rule as the
+    /// default value, as Amplify's sandbox writes it; any other field would be ignored by
+    /// Amplify's meaning, so it is refused rather than silently dropped.
+    fn amplify_holds_the_global_auth_rule_only(
+        &self,
+        field: &Positioned<InputValueDefinition>,
+    ) -> Result<(Pos, ConstValue), ModelError> {
+        let name = field.node.name.node.as_str();
+        match (name, &field.node.default_value) {
+            ("globalAuthRule", Some(rule)) => Ok((field.pos, rule.node.clone())),
+            ("globalAuthRule", None) => Err(self.error(
+                field.pos,
+                "AMPLIFY.globalAuthRule needs its rule as the default value: \
+                 globalAuthRule: AuthRule = { allow: public }",
+            )),
+            _ => Err(self.error(
+                field.pos,
+                format!("AMPLIFY.{name}: input AMPLIFY holds globalAuthRule only"),
+            )),
+        }
     }
 }
 
@@ -129,15 +137,7 @@ impl Reader<'_> {
             ));
             return Ok(String::new());
         }
-        if directive.node.get_argument("fields").is_some() {
-            return Err(self.error(
-                directive.pos,
-                format!(
-                    "{owner}.{field}: @hasMany(fields:) goes with indexName:, the index of \
-                     {element} whose field holds the parent's id"
-                ),
-            ));
-        }
+        self.has_many_fields_go_with_index_name(owner, field, element, directive)?;
         if let Some(key) = self.key_fields(owner, field, directive)? {
             return Ok(key);
         }
@@ -147,6 +147,27 @@ impl Reader<'_> {
             .implicit
             .push((element.to_owned(), key.clone()));
         Ok(key)
+    }
+
+    /// A `@hasMany(fields:)` comes with `indexName:` (read before this): Amplify's `fields:`
+    /// there names the parent's fields, not the child's key, which only the index names.
+    fn has_many_fields_go_with_index_name(
+        &self,
+        owner: &str,
+        field: &str,
+        element: &str,
+        directive: &Positioned<ConstDirective>,
+    ) -> Result<(), ModelError> {
+        if directive.node.get_argument("fields").is_some() {
+            return Err(self.error(
+                directive.pos,
+                format!(
+                    "{owner}.{field}: @hasMany(fields:) goes with indexName:, the index of \
+                     {element} whose field holds the parent's id"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// `fields: [...]` or `references: [...]` naming one field.
@@ -173,8 +194,23 @@ impl Reader<'_> {
             ConstValue::String(key) => vec![key.as_str()],
             _ => Vec::new(),
         };
-        match keys[..] {
-            [key] => Ok(Some(key.to_owned())),
+        self.key_fields_name_one_field(owner, field, name, value, &keys)
+            .map(Some)
+    }
+
+    /// `fields:` or `references:` (`name`, written as `value`) names one field, read as
+    /// `keys`: none names no key, and several would be a composite key, which a relation does
+    /// not read.
+    fn key_fields_name_one_field(
+        &self,
+        owner: &str,
+        field: &str,
+        name: &str,
+        value: &Positioned<ConstValue>,
+        keys: &[&str],
+    ) -> Result<String, ModelError> {
+        match keys {
+            [key] => Ok((*key).to_owned()),
             [] => Err(self.error(value.pos, format!("{owner}.{field}: {name}: names a field"))),
             _ => Err(self.error(
                 value.pos,
@@ -235,22 +271,8 @@ impl Reader<'_> {
                 continue;
             };
             let element = has_many.element.clone();
-            let key = model
-                .possible_types(&element)
-                .iter()
-                .filter_map(|member| model.type_def(member))
-                .find_map(|member| member.indexes.iter().find(|i| i.name == index))
-                .map(|i| i.field.clone())
-                .ok_or_else(|| {
-                    self.error(
-                        pos_of(&owner, &field),
-                        format!(
-                            "{owner}.{field}: @hasMany(indexName: {index:?}) needs \
-                             @index(name: {index:?}) on the field of {element} that holds the \
-                             parent's id"
-                        ),
-                    )
-                })?;
+            let at = (pos_of(&owner, &field), owner.as_str(), field.as_str());
+            let key = self.has_many_index_is_declared(model, at, &element, &index)?;
             set_key(model, &owner, &field, key);
         }
         for (owner, field) in keys.bare_belongs_to {
@@ -279,17 +301,11 @@ impl Reader<'_> {
                         .collect()
                 })
                 .unwrap_or_default();
-            if answering.len() > 1 {
-                let names: Vec<&str> = answering.iter().map(|(name, _)| name.as_str()).collect();
-                return Err(self.error(
-                    pos_of(&owner, &field),
-                    format!(
-                        "{owner}.{field}: {target} lists {owner} in {}; say which key it reads \
-                         with @belongsTo(fields: [\"…\"])",
-                        names.join(" and ")
-                    ),
-                ));
-            }
+            self.belongs_to_is_answered_once(
+                (pos_of(&owner, &field), &owner, &field),
+                target,
+                &answering,
+            )?;
             let answered = answering.into_iter().next().map(|(_, key)| key);
             let key = match answered {
                 Some(key) => key,
@@ -302,6 +318,59 @@ impl Reader<'_> {
             set_key(model, &owner, &field, key);
         }
         add_implicit_keys(model, implicit);
+        Ok(())
+    }
+}
+
+impl Reader<'_> {
+    /// The key of the `@hasMany(indexName: index)` at `(pos, owner, field)`: the field of the
+    /// index of `element` (or of a member) so named, declared with `@index(name:)`; without
+    /// one, the relation would have no key to read, so it is refused.
+    fn has_many_index_is_declared(
+        &self,
+        model: &Model,
+        (pos, owner, field): (Pos, &str, &str),
+        element: &str,
+        index: &str,
+    ) -> Result<String, ModelError> {
+        model
+            .possible_types(element)
+            .iter()
+            .filter_map(|member| model.type_def(member))
+            .find_map(|member| member.indexes.iter().find(|i| i.name == index))
+            .map(|i| i.field.clone())
+            .ok_or_else(|| {
+                self.error(
+                    pos,
+                    format!(
+                        "{owner}.{field}: @hasMany(indexName: {index:?}) needs \
+                         @index(name: {index:?}) on the field of {element} that holds the \
+                         parent's id"
+                    ),
+                )
+            })
+    }
+
+    /// A bare `@belongsTo` at `(pos, owner, field)` is answered by at most one `@hasMany` of
+    /// `target` (`answering`, each field and its key): of several, which key it reads is the
+    /// schema's to say.
+    fn belongs_to_is_answered_once(
+        &self,
+        (pos, owner, field): (Pos, &str, &str),
+        target: &str,
+        answering: &[(String, String)],
+    ) -> Result<(), ModelError> {
+        if answering.len() > 1 {
+            let names: Vec<&str> = answering.iter().map(|(name, _)| name.as_str()).collect();
+            return Err(self.error(
+                pos,
+                format!(
+                    "{owner}.{field}: {target} lists {owner} in {}; say which key it reads \
+                     with @belongsTo(fields: [\"…\"])",
+                    names.join(" and ")
+                ),
+            ));
+        }
         Ok(())
     }
 }
@@ -379,7 +448,7 @@ fn set_key(model: &mut Model, owner: &str, field: &str, key: String) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::error_of;
+    use super::super::{assert_refused, error_of};
     use crate::model::*;
 
     /// Each schema is refused with a message that says it.
@@ -534,5 +603,58 @@ mod tests {
                 "Post.blog: Blog lists Post in posts and drafts",
             ),
         ]);
+    }
+
+    #[test]
+    fn input_amplify_holds_the_global_auth_rule_only() {
+        assert_refused(
+            "input AMPLIFY { globalAuthRule: AuthRule }\ntype A @model { n: Int }",
+            "AMPLIFY.globalAuthRule needs its rule as the default value: \
+             globalAuthRule: AuthRule = { allow: public }",
+        );
+        assert_refused(
+            "input AMPLIFY { other: Int }\ntype A @model { n: Int }",
+            "AMPLIFY.other: input AMPLIFY holds globalAuthRule only",
+        );
+    }
+
+    #[test]
+    fn has_many_fields_without_index_name_are_refused() {
+        assert_refused(
+            "type A @model { bs: [B] @hasMany(fields: [\"id\"]) }\ntype B @model { aId: ID }",
+            "A.bs: @hasMany(fields:) goes with indexName:, the index of B whose field holds \
+             the parent's id",
+        );
+    }
+
+    #[test]
+    fn key_fields_that_name_no_field_or_several_are_refused() {
+        assert_refused(
+            "type A @model { b: B @hasOne(references: []) }\ntype B @model { n: Int }",
+            "A.b: references: names a field",
+        );
+        assert_refused(
+            "type A @model { b: B @hasOne(fields: [\"x\", \"y\"]) x: ID y: ID }\ntype B @model { n: Int }",
+            "A.b: fields: names 2 fields; a composite key is not served here yet: relate by \
+             one field",
+        );
+    }
+
+    #[test]
+    fn a_has_many_index_name_without_its_index_is_refused() {
+        assert_refused(
+            "type A @model { bs: [B] @hasMany(indexName: \"byA\") }\ntype B @model { aId: ID }",
+            "A.bs: @hasMany(indexName: \"byA\") needs @index(name: \"byA\") on the field of B \
+             that holds the parent's id",
+        );
+    }
+
+    #[test]
+    fn a_bare_belongs_to_answered_by_several_has_many_is_refused() {
+        assert_refused(
+            "type Blog @model { posts: [Post] @hasMany drafts: [Post] @hasMany }\ntype Post @model { blog: Blog @belongsTo }",
+            "Post.blog: Blog lists Post in posts and drafts; say which key it reads with \
+             @belongsTo(fields: [\"…\"])",
+        );
     }
 }

@@ -8,6 +8,7 @@ use async_graphql_parser::Positioned;
 use async_graphql_parser::types::{
     BaseType, ConstDirective, FieldDefinition, ObjectType, TypeDefinition, TypeKind,
 };
+use async_graphql_value::Name;
 
 /// Whether a directive is none of AppSync's auth modes.
 fn not_appsync(directive: &&Positioned<ConstDirective>) -> bool {
@@ -123,18 +124,8 @@ impl Reader<'_> {
         self.an_embedded_field_takes_no_directives(field, name, &field_name)?;
         self.an_embedded_field_takes_no_arguments(field, name, &field_name)?;
         let ty = &field.node.ty.node;
-        let (element, list) = match &ty.base {
-            BaseType::Named(element) => (element, None),
-            BaseType::List(inner) => match &inner.base {
-                BaseType::Named(element) => (element, Some(!inner.nullable)),
-                BaseType::List(_) => {
-                    return Err(self.error(
-                        field.node.ty.pos,
-                        format!("{name}.{field_name}: lists of lists are not supported"),
-                    ));
-                }
-            },
-        };
+        let (element, list) =
+            self.an_embedded_field_is_no_list_of_lists(field, name, &field_name)?;
         let kind = if let Some(scalar) = names.scalar(element) {
             match list {
                 None => FieldKind::Scalar {
@@ -170,6 +161,26 @@ impl Reader<'_> {
             kind,
             auth: Vec::new(),
         })
+    }
+
+    /// The element type of a field of an embedded type, and whether its elements are required
+    /// when it is a list: a list of lists is refused, as no stored value is read as one.
+    fn an_embedded_field_is_no_list_of_lists<'f>(
+        &self,
+        field: &'f Positioned<FieldDefinition>,
+        name: &str,
+        field_name: &str,
+    ) -> Result<(&'f Name, Option<bool>), ModelError> {
+        match &field.node.ty.node.base {
+            BaseType::Named(element) => Ok((element, None)),
+            BaseType::List(inner) => match &inner.base {
+                BaseType::Named(element) => Ok((element, Some(!inner.nullable))),
+                BaseType::List(_) => Err(self.error(
+                    field.node.ty.pos,
+                    format!("{name}.{field_name}: lists of lists are not supported"),
+                )),
+            },
+        }
     }
 
     /// A field of an embedded type takes no directive but AppSync's auth modes and `@auth`:
@@ -236,5 +247,68 @@ impl Reader<'_> {
             field.node.ty.pos,
             format!("{name}.{field_name}: unknown type {element}"),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each mistake an embedded type (an object type without `@model`) is refused for.
+
+    use super::super::assert_refused;
+
+    /// A schema whose `@model` type `A` holds an `E`, declared as `embedded`.
+    fn with_embedded(embedded: &str) -> String {
+        format!("type A @model {{ e: E }}\n{embedded}")
+    }
+
+    #[test]
+    fn an_embedded_type_with_a_model_directive_is_refused() {
+        assert_refused(
+            &with_embedded("type E @searchable { n: Int }"),
+            "type E: @searchable works on @model types; add @model to store E as nodes",
+        );
+    }
+
+    #[test]
+    fn an_embedded_type_that_implements_an_interface_is_refused() {
+        assert_refused(
+            &with_embedded("interface I { n: Int }\ntype E implements I { n: Int }"),
+            "type E: a type without @model implements no interface",
+        );
+    }
+
+    #[test]
+    fn a_list_of_lists_in_an_embedded_type_is_refused() {
+        assert_refused(
+            &with_embedded("type E { n: [[Int]] }"),
+            "E.n: lists of lists are not supported",
+        );
+    }
+
+    #[test]
+    fn an_embedded_field_with_a_model_directive_is_refused() {
+        assert_refused(
+            &with_embedded("type E { n: Int @index(name: \"byN\") }"),
+            "E.n: @index works on @model types; E has no @model, so its values are stored \
+             inside the nodes that hold them",
+        );
+    }
+
+    #[test]
+    fn an_embedded_field_with_arguments_is_refused() {
+        assert_refused(
+            &with_embedded("type E { n(x: Int): Int }"),
+            "E.n: a field of a type without @model takes no arguments",
+        );
+    }
+
+    #[test]
+    fn an_embedded_field_that_holds_nodes_or_no_type_is_refused() {
+        assert_refused(
+            &with_embedded("type E { a: A }"),
+            "E.a: a type without @model holds values, not nodes; store the id (aId: ID) and \
+             relate the node from a @model type",
+        );
+        assert_refused(&with_embedded("type E { b: B }"), "E.b: unknown type B");
     }
 }

@@ -116,37 +116,57 @@ impl Reader<'_> {
         field: &str,
         directive: &Positioned<ConstDirective>,
     ) -> Result<Request, ModelError> {
-        let fail =
-            |message: String| self.error(directive.pos, format!("{owner}.{field}: {message}"));
-        let method = match directive.node.get_argument("method").map(|m| &m.node) {
-            None => Some(HttpMethod::Get),
-            Some(ConstValue::Enum(name)) => method_named(name.as_str()),
-            Some(ConstValue::String(name)) => method_named(name),
-            Some(_) => None,
-        }
-        .ok_or_else(|| fail("@http(method:) is GET, POST, PUT, DELETE or PATCH".to_owned()))?;
-        let url = match directive.node.get_argument("url").map(|u| &u.node) {
-            Some(ConstValue::String(url))
-                if url.starts_with("http://") || url.starts_with("https://") =>
-            {
-                url.clone()
-            }
-            _ => {
-                return Err(fail(
-                    "@http(url:) needs a URL that begins with http:// or https://".to_owned(),
-                ));
-            }
-        };
-        let headers = match directive.node.get_argument("headers").map(|h| &h.node) {
-            None => Vec::new(),
-            Some(ConstValue::List(headers)) => headers
-                .iter()
-                .map(header)
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| fail(HEADERS.to_owned()))?,
-            Some(one) => vec![header(one).ok_or_else(|| fail(HEADERS.to_owned()))?],
-        };
+        let fail = |message: &str| self.error(directive.pos, format!("{owner}.{field}: {message}"));
+        let method = http_method_is_known(directive).map_err(fail)?;
+        let url = http_url_is_of_the_web(directive).map_err(fail)?;
+        let headers = http_headers_are_key_value_objects(directive).map_err(fail)?;
         Ok((method, url, headers))
+    }
+}
+
+const METHOD: &str = "@http(method:) is GET, POST, PUT, DELETE or PATCH";
+
+/// `@http(method:)` names one of the methods a call is made with (GET when left out): refused
+/// with [`METHOD`] otherwise.
+fn http_method_is_known(
+    directive: &Positioned<ConstDirective>,
+) -> Result<HttpMethod, &'static str> {
+    match directive.node.get_argument("method").map(|m| &m.node) {
+        None => Some(HttpMethod::Get),
+        Some(ConstValue::Enum(name)) => method_named(name.as_str()),
+        Some(ConstValue::String(name)) => method_named(name),
+        Some(_) => None,
+    }
+    .ok_or(METHOD)
+}
+
+const URL: &str = "@http(url:) needs a URL that begins with http:// or https://";
+
+/// `@http(url:)` is a URL of the web, as only those are called: refused with [`URL`] otherwise.
+fn http_url_is_of_the_web(directive: &Positioned<ConstDirective>) -> Result<String, &'static str> {
+    match directive.node.get_argument("url").map(|u| &u.node) {
+        Some(ConstValue::String(url))
+            if url.starts_with("http://") || url.starts_with("https://") =>
+        {
+            Ok(url.clone())
+        }
+        _ => Err(URL),
+    }
+}
+
+/// `@http(headers:)` is one `{ key, value }` object or a list of them (none when left out):
+/// refused with [`HEADERS`] otherwise.
+fn http_headers_are_key_value_objects(
+    directive: &Positioned<ConstDirective>,
+) -> Result<Vec<(String, String)>, &'static str> {
+    match directive.node.get_argument("headers").map(|h| &h.node) {
+        None => Ok(Vec::new()),
+        Some(ConstValue::List(headers)) => headers
+            .iter()
+            .map(header)
+            .collect::<Option<Vec<_>>>()
+            .ok_or(HEADERS),
+        Some(one) => Ok(vec![header(one).ok_or(HEADERS)?]),
     }
 }
 
@@ -211,7 +231,43 @@ fn upper_first(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::assert_refused;
     use crate::model::*;
+
+    /// A schema whose `Query.a: String` carries `http`, an `@http` directive as written.
+    fn with_http(http: &str) -> String {
+        format!("type Query {{ a: String {http} }}")
+    }
+
+    #[test]
+    fn an_unknown_http_method_is_refused() {
+        let message = "Query.a: @http(method:) is GET, POST, PUT, DELETE or PATCH";
+        assert_refused(
+            &with_http(r#"@http(url: "https://x", method: HEAD)"#),
+            message,
+        );
+        assert_refused(&with_http(r#"@http(url: "https://x", method: 1)"#), message);
+    }
+
+    #[test]
+    fn an_http_url_not_of_the_web_is_refused() {
+        let message = "Query.a: @http(url:) needs a URL that begins with http:// or https://";
+        assert_refused(&with_http(r#"@http(url: "ftp://x")"#), message);
+        assert_refused(&with_http("@http(url: 1)"), message);
+    }
+
+    #[test]
+    fn http_headers_that_are_not_key_value_objects_are_refused() {
+        let message = "Query.a: @http(headers:) lists { key: \"…\", value: \"…\" } objects";
+        assert_refused(
+            &with_http(r#"@http(url: "https://x", headers: [{ key: "k" }])"#),
+            message,
+        );
+        assert_refused(
+            &with_http(r#"@http(url: "https://x", headers: "k")"#),
+            message,
+        );
+    }
 
     #[test]
     fn http_fields_take_amplifys_params_query_and_body() {

@@ -6,7 +6,8 @@ use super::Reader;
 use crate::model::{ModelError, RootNames};
 use async_graphql_parser::Positioned;
 use async_graphql_parser::types::ConstDirective;
-use async_graphql_value::ConstValue;
+use async_graphql_value::indexmap::IndexMap;
+use async_graphql_value::{ConstValue, Name};
 
 impl Reader<'_> {
     /// The root fields `@model(queries:, mutations:, subscriptions:)` asks for `type_name`, as
@@ -45,43 +46,14 @@ impl Reader<'_> {
             let Some(value) = directive.node.get_argument(argument) else {
                 continue;
             };
-            let given = match &value.node {
-                ConstValue::Null => None,
-                ConstValue::Object(given) => Some(given),
-                _ => {
-                    return Err(self.error(
-                        value.pos,
-                        format!(
-                            "{type_name}: @model({argument}:) takes null or an object of names"
-                        ),
-                    ));
-                }
-            };
-            if let Some(unknown) = given.and_then(|given| {
-                given
-                    .keys()
-                    .find(|key| !names.iter().any(|(name, _)| key.as_str() == *name))
-            }) {
-                return Err(self.error(
-                    value.pos,
-                    format!("{type_name}: @model({argument}:) has no {unknown}"),
-                ));
-            }
+            let fail = |message: String| self.error(value.pos, message);
+            let given =
+                root_argument_is_null_or_object(type_name, argument, value).map_err(fail)?;
+            let known: Vec<&str> = names.iter().map(|(name, _)| *name).collect();
+            root_names_are_known(type_name, argument, given, &known).map_err(fail)?;
             for (name, slot) in names {
-                *slot = match given.and_then(|given| given.get(name)) {
-                    Some(ConstValue::String(chosen)) if is_graphql_name(chosen) => {
-                        Some(chosen.clone())
-                    }
-                    None | Some(ConstValue::Null) => None,
-                    Some(_) => {
-                        return Err(self.error(
-                            value.pos,
-                            format!(
-                                "{type_name}: @model({argument}: {{ {name} }}) takes a field name"
-                            ),
-                        ));
-                    }
-                };
+                *slot =
+                    root_name_is_a_field_name(type_name, argument, given, name).map_err(fail)?;
             }
         }
         if let Some(value) = directive.node.get_argument("subscriptions") {
@@ -99,16 +71,8 @@ impl Reader<'_> {
         value: &Positioned<ConstValue>,
         roots: &mut RootNames,
     ) -> Result<(), ModelError> {
-        let given = match &value.node {
-            ConstValue::Null => None,
-            ConstValue::Object(given) => Some(given),
-            _ => {
-                return Err(self.error(
-                    value.pos,
-                    format!("{type_name}: @model(subscriptions:) takes null or an object"),
-                ));
-            }
-        };
+        let fail = |message: String| self.error(value.pos, message);
+        let given = subscriptions_argument_is_null_or_object(type_name, value).map_err(fail)?;
         let off = given.is_none_or(|given| {
             matches!(given.get("level"), Some(ConstValue::Enum(level)) if level.as_str() == "off")
         });
@@ -118,30 +82,8 @@ impl Reader<'_> {
             ("onDelete", &mut roots.on_delete),
         ];
         for (name, slot) in names {
-            *slot = match given.filter(|_| !off).and_then(|given| given.get(name)) {
-                None | Some(ConstValue::Null) => None,
-                Some(ConstValue::List(chosen)) => match &chosen[..] {
-                    [] => None,
-                    [ConstValue::String(one)] if is_graphql_name(one) => Some(one.clone()),
-                    _ => {
-                        return Err(self.error(
-                            value.pos,
-                            format!(
-                                "{type_name}: @model(subscriptions: {{ {name} }}) names one \
-                                 subscription here"
-                            ),
-                        ));
-                    }
-                },
-                Some(_) => {
-                    return Err(self.error(
-                        value.pos,
-                        format!(
-                            "{type_name}: @model(subscriptions: {{ {name} }}) takes a list of names"
-                        ),
-                    ));
-                }
-            };
+            let chosen = given.filter(|_| !off).and_then(|given| given.get(name));
+            *slot = subscription_name_is_one(type_name, name, chosen).map_err(fail)?;
         }
         // A `level` of `public` or `on` keeps the names given (or, given none, every one).
         if !off && given.is_some_and(|g| g.keys().all(|k| k.as_str() == "level")) {
@@ -268,6 +210,95 @@ impl Reader<'_> {
     }
 }
 
+/// The names `@model(queries:)` or `@model(mutations:)` gives, as written.
+type GivenNames<'v> = Option<&'v IndexMap<Name, ConstValue>>;
+
+/// `@model(queries:)` or `@model(mutations:)` is `null` (none of its fields) or an object
+/// naming those kept: anything else is refused, as Amplify would not know what it keeps.
+fn root_argument_is_null_or_object<'v>(
+    type_name: &str,
+    argument: &str,
+    value: &'v Positioned<ConstValue>,
+) -> Result<GivenNames<'v>, String> {
+    match &value.node {
+        ConstValue::Null => Ok(None),
+        ConstValue::Object(given) => Ok(Some(given)),
+        _ => Err(format!(
+            "{type_name}: @model({argument}:) takes null or an object of names"
+        )),
+    }
+}
+
+/// Each key of `@model(queries:)` or `@model(mutations:)` is one of the fields it may name
+/// (`known`): a misspelt key would otherwise silently leave its field out.
+fn root_names_are_known(
+    type_name: &str,
+    argument: &str,
+    given: GivenNames<'_>,
+    known: &[&str],
+) -> Result<(), String> {
+    match given.and_then(|given| given.keys().find(|key| !known.contains(&key.as_str()))) {
+        Some(unknown) => Err(format!("{type_name}: @model({argument}:) has no {unknown}")),
+        None => Ok(()),
+    }
+}
+
+/// The name `@model(queries:)` or `@model(mutations:)` gives its field `name` is a GraphQL
+/// name, or `null` (left out): it becomes a root field's name.
+fn root_name_is_a_field_name(
+    type_name: &str,
+    argument: &str,
+    given: GivenNames<'_>,
+    name: &str,
+) -> Result<Option<String>, String> {
+    match given.and_then(|given| given.get(name)) {
+        Some(ConstValue::String(chosen)) if is_graphql_name(chosen) => Ok(Some(chosen.clone())),
+        None | Some(ConstValue::Null) => Ok(None),
+        Some(_) => Err(format!(
+            "{type_name}: @model({argument}: {{ {name} }}) takes a field name"
+        )),
+    }
+}
+
+/// `@model(subscriptions:)` is `null` (none) or an object: anything else is refused, as
+/// Amplify would not know which it keeps.
+fn subscriptions_argument_is_null_or_object<'v>(
+    type_name: &str,
+    value: &'v Positioned<ConstValue>,
+) -> Result<GivenNames<'v>, String> {
+    match &value.node {
+        ConstValue::Null => Ok(None),
+        ConstValue::Object(given) => Ok(Some(given)),
+        _ => Err(format!(
+            "{type_name}: @model(subscriptions:) takes null or an object"
+        )),
+    }
+}
+
+/// What `@model(subscriptions:)` gives its subscription `name` (`chosen`) is a list of at
+/// most one GraphQL name, or `null`: Amplify takes a list, but one subscription of each kind
+/// is all that is served.
+fn subscription_name_is_one(
+    type_name: &str,
+    name: &str,
+    chosen: Option<&ConstValue>,
+) -> Result<Option<String>, String> {
+    match chosen {
+        None | Some(ConstValue::Null) => Ok(None),
+        Some(ConstValue::List(chosen)) => match &chosen[..] {
+            [] => Ok(None),
+            [ConstValue::String(one)] if is_graphql_name(one) => Ok(Some(one.clone())),
+            _ => Err(format!(
+                "{type_name}: @model(subscriptions: {{ {name} }}) names one \
+                 subscription here"
+            )),
+        },
+        Some(_) => Err(format!(
+            "{type_name}: @model(subscriptions: {{ {name} }}) takes a list of names"
+        )),
+    }
+}
+
 fn is_graphql_name(name: &str) -> bool {
     name.chars()
         .next()
@@ -279,7 +310,7 @@ fn is_graphql_name(name: &str) -> bool {
 mod tests {
     //! `@model`'s arguments, read and refused as Amplify reads them.
 
-    use super::super::error_of;
+    use super::super::{assert_refused, error_of};
     use crate::model::*;
 
     /// Each schema is refused with a message that says it.
@@ -339,5 +370,61 @@ mod tests {
                 "type A: createAs is already a field of Mutation",
             ),
         ]);
+    }
+
+    #[test]
+    fn root_arguments_that_are_not_null_or_an_object_are_refused() {
+        assert_refused(
+            "type A @model(queries: \"getA\") { n: Int }",
+            "A: @model(queries:) takes null or an object of names",
+        );
+        assert_refused(
+            "type A @model(mutations: [\"createA\"]) { n: Int }",
+            "A: @model(mutations:) takes null or an object of names",
+        );
+    }
+
+    #[test]
+    fn root_names_that_are_not_known_are_refused() {
+        assert_refused(
+            "type A @model(mutations: { upsert: \"x\" }) { n: Int }",
+            "A: @model(mutations:) has no upsert",
+        );
+    }
+
+    #[test]
+    fn root_names_that_are_not_field_names_are_refused() {
+        assert_refused(
+            "type A @model(mutations: { delete: 1 }) { n: Int }",
+            "A: @model(mutations: { delete }) takes a field name",
+        );
+    }
+
+    #[test]
+    fn a_subscriptions_argument_that_is_not_null_or_an_object_is_refused() {
+        assert_refused(
+            "type A @model(subscriptions: off) { n: Int }",
+            "A: @model(subscriptions:) takes null or an object",
+        );
+    }
+
+    #[test]
+    fn more_than_one_subscription_name_is_refused() {
+        assert_refused(
+            "type A @model(subscriptions: { onCreate: [\"x\", \"y\"] }) { n: Int }",
+            "A: @model(subscriptions: { onCreate }) names one subscription here",
+        );
+        assert_refused(
+            "type A @model(subscriptions: { onUpdate: [\"not a name\"] }) { n: Int }",
+            "A: @model(subscriptions: { onUpdate }) names one subscription here",
+        );
+    }
+
+    #[test]
+    fn subscription_names_that_are_not_a_list_are_refused() {
+        assert_refused(
+            "type A @model(subscriptions: { onDelete: \"x\" }) { n: Int }",
+            "A: @model(subscriptions: { onDelete }) takes a list of names",
+        );
     }
 }

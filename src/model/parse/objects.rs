@@ -178,11 +178,7 @@ impl Reader<'_> {
         let mut fields = Vec::new();
         let mut seen = BTreeSet::new();
         for field in &kind.fields {
-            let field_name = field.node.name.node.as_str();
-            // A field declared twice would be one attribute with two meanings.
-            if !seen.insert(field_name) {
-                return Err(self.error(field.pos, format!("{name}.{field_name} is declared twice")));
-            }
+            self.a_field_is_declared_once(name, field, &mut seen)?;
             if self.declared_timestamp(name, timestamps, field)? {
                 continue;
             }
@@ -191,6 +187,21 @@ impl Reader<'_> {
             }
         }
         Ok(fields)
+    }
+
+    /// A field of type `name` is declared once (`seen` holds those before it): a field declared
+    /// twice would be one attribute with two meanings.
+    fn a_field_is_declared_once<'f>(
+        &self,
+        name: &str,
+        field: &'f Positioned<FieldDefinition>,
+        seen: &mut BTreeSet<&'f str>,
+    ) -> Result<(), ModelError> {
+        let field_name = field.node.name.node.as_str();
+        if !seen.insert(field_name) {
+            return Err(self.error(field.pos, format!("{name}.{field_name} is declared twice")));
+        }
+        Ok(())
     }
 
     /// Reads each `@index` of a type's fields after the indexes already in `indexes`, each
@@ -207,19 +218,32 @@ impl Reader<'_> {
             for directive in &field.node.directives {
                 if directive.node.name.node == "index" {
                     let index = self.read_index(name, fields, timestamps, field, directive)?;
-                    if indexes.iter().any(|i| i.name == index.name) {
-                        let taken = match index.name == crate::model::PRIMARY_INDEX {
-                            true => " (the name of its composite primary key's index)",
-                            false => "",
-                        };
-                        return Err(self.error(
-                            directive.pos,
-                            format!("type {name}: two indexes are named {}{taken}", index.name),
-                        ));
-                    }
+                    self.indexes_are_named_apart(name, directive.pos, &index, indexes)?;
                     indexes.push(index);
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// `index` (written at `pos`) is named apart from the type's `indexes` before it: queries
+    /// and slots are found by the name.
+    fn indexes_are_named_apart(
+        &self,
+        name: &str,
+        pos: Pos,
+        index: &IndexDef,
+        indexes: &[IndexDef],
+    ) -> Result<(), ModelError> {
+        if indexes.iter().any(|i| i.name == index.name) {
+            let taken = match index.name == crate::model::PRIMARY_INDEX {
+                true => " (the name of its composite primary key's index)",
+                false => "",
+            };
+            return Err(self.error(
+                pos,
+                format!("type {name}: two indexes are named {}{taken}", index.name),
+            ));
         }
         Ok(())
     }
@@ -346,32 +370,56 @@ impl Reader<'_> {
         timestamps: &crate::model::Timestamps,
         fields: &[FieldDef],
     ) -> Result<Option<(String, ScalarType)>, ModelError> {
-        Ok(match list_sort_by {
-            None => None,
-            Some((pos, _)) if list.is_none() => {
-                return Err(self.error(
-                    pos,
-                    format!("type {name}: @model(listSortBy:) needs a list"),
-                ));
-            }
-            Some((_, field)) if timestamps.is(&field) => Some((field, ScalarType::AwsDateTime)),
-            Some((pos, field)) => match fields
-                .iter()
-                .find(|f| f.name == field)
-                .and_then(|f| f.scalar())
-            {
-                Some(scalar) => Some((field, scalar.clone())),
-                None => {
-                    return Err(self.error(
-                        pos,
-                        format!(
-                            "type {name}: @model(listSortBy: {field:?}) names no scalar field of \
-                             {name}"
-                        ),
-                    ));
-                }
-            },
-        })
+        let Some((pos, field)) = list_sort_by else {
+            return Ok(None);
+        };
+        self.list_sort_by_needs_a_list(name, list, pos)?;
+        if timestamps.is(&field) {
+            return Ok(Some((field, ScalarType::AwsDateTime)));
+        }
+        let scalar = self.list_sort_by_names_a_scalar_field(name, pos, &field, fields)?;
+        Ok(Some((field, scalar)))
+    }
+
+    /// `@model(listSortBy:)` is on a type with a list (`list`): it sorts nothing else.
+    fn list_sort_by_needs_a_list(
+        &self,
+        name: &str,
+        list: Option<u8>,
+        pos: Pos,
+    ) -> Result<(), ModelError> {
+        if list.is_none() {
+            return Err(self.error(
+                pos,
+                format!("type {name}: @model(listSortBy:) needs a list"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The scalar type of `field`, which `@model(listSortBy:)` names (at `pos`) and is not a
+    /// timestamp: a stored scalar, as the list's sort key holds its value.
+    fn list_sort_by_names_a_scalar_field(
+        &self,
+        name: &str,
+        pos: Pos,
+        field: &str,
+        fields: &[FieldDef],
+    ) -> Result<ScalarType, ModelError> {
+        match fields
+            .iter()
+            .find(|f| f.name == field)
+            .and_then(|f| f.scalar())
+        {
+            Some(scalar) => Ok(scalar.clone()),
+            None => Err(self.error(
+                pos,
+                format!(
+                    "type {name}: @model(listSortBy: {field:?}) names no scalar field of \
+                     {name}"
+                ),
+            )),
+        }
     }
 }
 
@@ -684,7 +732,7 @@ impl Reader<'_> {
 mod tests {
     //! The types' own directives: type indexes and `@index` slots.
 
-    use super::super::error_of;
+    use super::super::{assert_refused, error_of};
     use crate::model::*;
 
     #[test]
@@ -712,14 +760,6 @@ mod tests {
             ("@model(listShards: 33)", "takes 1 to 32, not 33"),
             ("@model(list: false, listShards: 2)", "needs a list"),
             ("@model(list: 1)", "takes true or false"),
-            (
-                "@model(list: false, listSortBy: \"name\")",
-                "listSortBy:) needs a list",
-            ),
-            (
-                "@model(listSortBy: \"colour\")",
-                "names no scalar field of A",
-            ),
         ] {
             let error = error_of(&format!("type A {directive} {{ name: String }}"));
             assert!(error.contains(said), "{directive}: {error}");
@@ -801,10 +841,6 @@ mod tests {
             (
                 "a: String @index(queryField: \"listAs\")",
                 "already a field of Query",
-            ),
-            (
-                "a: String @index(name: \"x\") b: String @index(name: \"x\")",
-                "two indexes are named x",
             ),
             (
                 "a: String @index(queryField: \"not a name\")",
@@ -898,5 +934,58 @@ mod tests {
             let error = Model::parse("schema.graphql", schema).expect_err(schema);
             assert!(error.to_string().contains(said), "{schema}: {error}");
         }
+    }
+
+    #[test]
+    fn a_field_declared_twice_is_refused() {
+        assert_refused("type A @model { n: Int n: Int }", "A.n is declared twice");
+    }
+
+    #[test]
+    fn two_indexes_of_one_name_are_refused() {
+        let schema = "type A @model { m: ID @index(name: \"byX\") n: ID @index(name: \"byX\") }";
+        assert_refused(schema, "type A: two indexes are named byX");
+    }
+
+    #[test]
+    fn field_auth_on_a_relation_is_refused() {
+        assert_refused(
+            "type A @model { b: B @hasOne @auth(rules: [{ allow: public }]) }\ntype B @model { n: Int }",
+            "A.b: @auth on a field works on stored fields (scalars, enums and lists of them); \
+             put the rules on the type it relates to",
+        );
+    }
+
+    #[test]
+    fn field_auth_naming_an_owner_field_the_type_does_not_name_is_refused() {
+        assert_refused(
+            "type A @model @auth(rules: [{ allow: public }]) { n: Int @auth(rules: [{ allow: owner, ownerField: \"who\" }]) who: String }",
+            "A.n: @auth on a field may name the owner or groups field \"who\" only when the \
+             rules of A name it too",
+        );
+    }
+
+    #[test]
+    fn field_auth_on_a_key_is_refused() {
+        assert_refused(
+            "type A @model @auth(rules: [{ allow: public }]) { n: ID @index(name: \"byN\") @auth(rules: [{ allow: public }]) }",
+            "A.n: @auth on a field cannot protect a key (@unique, @index, listSortBy): its \
+             values show in lookups, pages and cursors; put the rules on the type",
+        );
+    }
+
+    #[test]
+    fn list_sort_by_without_a_list_is_refused() {
+        let schema = "type A @model(list: false, listSortBy: \"n\") { n: Int }";
+        assert_refused(schema, "type A: @model(listSortBy:) needs a list");
+    }
+
+    #[test]
+    fn list_sort_by_naming_no_scalar_field_is_refused() {
+        let schema = "type A @model(listSortBy: \"x\") { n: Int }";
+        assert_refused(
+            schema,
+            "type A: @model(listSortBy: \"x\") names no scalar field of A",
+        );
     }
 }

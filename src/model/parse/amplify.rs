@@ -448,16 +448,8 @@ fn set_key(model: &mut Model, owner: &str, field: &str, key: String) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{assert_refused, error_of};
+    use super::super::{assert_all_refused as refused, assert_refused};
     use crate::model::*;
-
-    /// Each schema is refused with a message that says it.
-    fn refused(cases: &[(&str, &str)]) {
-        for (schema, says) in cases {
-            let error = error_of(schema);
-            assert!(error.contains(says), "{schema}: {error}");
-        }
-    }
 
     #[test]
     fn the_global_auth_rule_is_the_rule_of_types_without_their_own() {

@@ -679,6 +679,14 @@ fn assert_refused(source: &str, message: &str) {
     assert!(error.contains(message), "got: {error}\nwant: {message}");
 }
 
+/// Asserts that each schema of `cases` is refused with a message that holds its text.
+#[cfg(test)]
+fn assert_all_refused(cases: &[(&str, &str)]) {
+    for (source, message) in cases {
+        assert_refused(source, message);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! The schema as a whole: names that clash with generated ones, and AppSync's shapes.

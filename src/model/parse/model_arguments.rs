@@ -310,16 +310,8 @@ fn is_graphql_name(name: &str) -> bool {
 mod tests {
     //! `@model`'s arguments, read and refused as Amplify reads them.
 
-    use super::super::{assert_refused, error_of};
+    use super::super::{assert_all_refused as refused, assert_refused};
     use crate::model::*;
-
-    /// Each schema is refused with a message that says it.
-    fn refused(cases: &[(&str, &str)]) {
-        for (schema, says) in cases {
-            let error = error_of(schema);
-            assert!(error.contains(says), "{schema}: {error}");
-        }
-    }
 
     #[test]
     fn model_arguments_are_read_as_amplify_reads_them() {

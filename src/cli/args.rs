@@ -38,6 +38,10 @@ pub struct SchemaArgs {
     #[arg(long = "amplify-flag", env = "TABLEGRAPH_AMPLIFY_FLAGS", value_delimiter = ',',
           value_name = "NAME=VALUE", value_parser = amplify_flag)]
     pub amplify_flags: Vec<(String, String)>,
+    /// In Amplify's API shape, serve exactly what Amplify's transformer generates: none of
+    /// tablegraph's additions (the README's Amplify section lists them).
+    #[arg(long, env = "TABLEGRAPH_AMPLIFY_STRICT")]
+    pub amplify_strict: bool,
 }
 
 fn amplify_flag(text: &str) -> Result<(String, String), String> {
@@ -60,6 +64,7 @@ impl SchemaArgs {
             language: self.schema_language,
             shape: self.api_shape,
             flags,
+            strict: self.amplify_strict,
         }
     }
 

@@ -27,12 +27,15 @@ pub(super) fn register(
     resolvers: &Resolvers,
 ) -> SchemaBuilder {
     builder = scalars::register(builder, model);
-    builder = builder.register(
-        Interface::new("Node")
-            .description("An object with a global id, fetched with `node(id:)`.")
-            .field(InterfaceField::new("id", TypeRef::named_nn(TypeRef::ID))),
-    );
-    builder = builder.register(connection::page_info());
+    if model.dialect.additions() {
+        builder = builder
+            .register(
+                Interface::new("Node")
+                    .description("An object with a global id, fetched with `node(id:)`.")
+                    .field(InterfaceField::new("id", TypeRef::named_nn(TypeRef::ID))),
+            )
+            .register(connection::page_info());
+    }
     builder = embedded::register(builder, model, own_fields::object_field);
     builder = declared::register(builder, model);
     builder = register_enums_and_unions(builder, model);
@@ -46,6 +49,7 @@ pub(super) fn register(
         builder,
         FilterKind::Condition,
         filtered.iter().map(|(_, scalar)| scalar),
+        filters::Style::of(&model.dialect),
     );
     builder = register_sorting(builder, model);
     // Each connection type once, by the first field or root that answers it.
@@ -97,16 +101,20 @@ fn register_model_type(
     }
     builder
         .register(objects::object(type_def, model, resolvers))
-        .register(inputs::update_input(type_def))
+        .register(inputs::update_input(type_def, model))
         .register(filters::filter_input(
             &format!("Model{}ConditionInput", type_def.name),
             &filters::condition_fields(type_def),
             FilterKind::Condition,
+            filters::Style::of(&model.dialect),
+            &[],
         ))
         .register(filters::filter_input(
             &filters::page_filter_name(&type_def.name),
             &filters::node_filter_fields(type_def),
             FilterKind::Condition,
+            filters::Style::of(&model.dialect),
+            &[],
         ))
 }
 
@@ -211,6 +219,8 @@ fn register_edge_types(mut builder: SchemaBuilder, model: &Model) -> SchemaBuild
                 &filters::page_filter_name(&edge_def.name),
                 &filters::edge_filter_fields(edge_def),
                 FilterKind::Condition,
+                filters::Style::of(&model.dialect),
+                &[],
             ));
     }
     builder
@@ -251,7 +261,7 @@ fn register_sorting(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder 
                 .is_some_and(|f| f.kind == kind && f.parts.is_empty())
         }) || list_keys.contains(&kind);
         if used {
-            builder = builder.register(key_conditions::input(kind));
+            builder = builder.register(key_conditions::input(kind, model.dialect.amplify_shape()));
         }
     }
     // The conditions of composite sort keys, one pair of inputs each.

@@ -207,6 +207,41 @@ impl AmplifyFlags {
         described
     }
 
+    /// The values Amplify's CLI gives the flags an existing project's `cli.json` lacks (its
+    /// `defaultValueForExistingProjects`), where the command line chose none; and the
+    /// transformer's version as the CLI picks it: 1 unless `useExperimentalPipelinedTransformer`,
+    /// which makes it 2.
+    fn existing_project_defaults(&mut self, flags: &serde_json::Map<String, serde_json::Value>) {
+        const SOURCE: &str = "amplify/cli.json lacks it: Amplify's default for an existing project";
+        const EXISTING: [(&str, bool); 5] = [
+            ("enableAutoIndexQueryNames", false),
+            ("useSubUsernameForDefaultIdentityClaim", true),
+            ("respectPrimaryKeyAttributesOnConnectionField", false),
+            ("populateOwnerFieldForStaticGroupAuth", false),
+            ("improvePluralization", false),
+        ];
+        let given = |flag: &str| flags.keys().any(|name| name.eq_ignore_ascii_case(flag));
+        let chosen = |flags: &Self, flag: &str| flags.sources.get(flag) == Some(&ARGUMENT);
+        for (flag, value) in EXISTING {
+            if !given(flag) && !chosen(self, flag) {
+                self.set(flag, value, SOURCE);
+            }
+        }
+        if chosen(self, VERSION) {
+            return;
+        }
+        let pipelined = flags
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case("useExperimentalPipelinedTransformer"))
+            .and_then(|(_, value)| value.as_bool())
+            .unwrap_or(false);
+        self.transformer_version = if pipelined { 2 } else { 1 };
+        self.sources.insert(
+            VERSION,
+            "amplify/cli.json: useExperimentalPipelinedTransformer, as Amplify's CLI reads it",
+        );
+    }
+
     /// Reads the `features.graphqltransformer` flags of an `amplify/cli.json` text.
     pub fn read_cli_json(&mut self, text: &str) -> Result<(), String> {
         let json: serde_json::Value =
@@ -218,6 +253,7 @@ impl AmplifyFlags {
         else {
             return Ok(());
         };
+        self.existing_project_defaults(flags);
         for (name, value) in flags {
             let chosen = FLAGS
                 .iter()
@@ -232,7 +268,8 @@ impl AmplifyFlags {
                 serde_json::Value::Number(value) => value.to_string(),
                 _ => continue,
             };
-            if !chosen {
+            // The version is the pipelined transformer's flag's (above), as the CLI reads it.
+            if !chosen && !name.eq_ignore_ascii_case(VERSION) {
                 let _ = self.set_text(name, &text, "amplify/cli.json");
             }
         }
@@ -246,6 +283,8 @@ pub struct DialectChoice {
     pub language: Option<SchemaLanguage>,
     pub shape: Option<ApiShape>,
     pub flags: AmplifyFlags,
+    /// `--amplify-strict`: Amplify's API exactly, without tablegraph's additions.
+    pub strict: bool,
 }
 
 /// The language and shape a schema is served with, and how each was decided.
@@ -258,6 +297,9 @@ pub struct Dialect {
     /// `--api-shape`, or "follows the language".
     pub shape_reason: &'static str,
     pub flags: AmplifyFlags,
+    /// In Amplify's shape, serve only what Amplify's transformer generates: none of
+    /// tablegraph's additions (`--amplify-strict`).
+    pub strict: bool,
 }
 
 impl Default for Dialect {
@@ -268,6 +310,7 @@ impl Default for Dialect {
             language_reason: String::from("default"),
             shape_reason: "follows the language",
             flags: AmplifyFlags::default(),
+            strict: false,
         }
     }
 }
@@ -276,6 +319,12 @@ impl Dialect {
     /// Whether the API is Amplify's.
     pub fn amplify_shape(&self) -> bool {
         self.shape == ApiShape::Amplify
+    }
+
+    /// Whether tablegraph's additions to Amplify's API are served: always in the Relay
+    /// shape; in Amplify's unless `--amplify-strict`.
+    pub fn additions(&self) -> bool {
+        !(self.amplify_shape() && self.strict)
     }
 }
 
@@ -321,88 +370,120 @@ pub fn plural(name: &str) -> String {
     }
 }
 
-/// The plural Amplify names a type's list by (the `pluralize` package's rules, for the words
-/// type names are made of): `Canvas` → `Canvases`, `Category` → `Categories`, `Shelf` →
-/// `Shelves`, a name that is already plural (`FinalRaceStats`) or uncountable (`Media`,
-/// `Equipment`) as it is, and the irregular words as whole names (`Person` → `People`, but
-/// `SalesPerson` → `SalesPersons`, as `pluralize` leaves a word it does not know whole).
+/// The plural Amplify names a type's list by: what the `pluralize` package (8.0.0, which
+/// Amplify's transformer calls on the whole name) answers for the words type names end in:
+/// `Category` → `Categories`, `Shelf` → `Shelves`, `SalesPerson` → `SalesPeople`; a name
+/// ending in `s` is taken as plural already (`FinalRaceStats`, `StudentCoaches`, `Canvas`)
+/// but for the endings `pluralize` adds `es` to (`Status`, `Atlas`, `Iris`, `Analysis` →
+/// `Analyses`); uncountable words (`Media`, `Equipment`, `ContextData`) as they are.
 pub fn amplify_plural(name: &str) -> String {
-    const IRREGULAR: [(&str, &str); 9] = [
-        ("person", "people"),
-        ("child", "children"),
-        ("woman", "women"),
-        ("man", "men"),
-        ("mouse", "mice"),
-        ("goose", "geese"),
-        ("tooth", "teeth"),
-        ("foot", "feet"),
-        ("ox", "oxen"),
-    ];
-    const UNCOUNTABLE: [&str; 26] = [
-        "advice",
-        "aircraft",
-        "audio",
-        "data",
-        "deer",
-        "equipment",
-        "feedback",
-        "fish",
-        "furniture",
-        "hardware",
-        "information",
-        "jewelry",
-        "media",
-        "metadata",
-        "money",
-        "moose",
-        "music",
-        "news",
-        "police",
-        "research",
-        "rice",
-        "series",
-        "sheep",
-        "software",
-        "species",
-        "traffic",
-    ];
     let lower = name.to_ascii_lowercase();
-    if let Some((_, many)) = IRREGULAR.iter().find(|(one, _)| *one == lower) {
-        // Keep the name's first letter's case.
-        return format!("{}{}", &name[..1], &many[1..]);
+    if let Some(many) = irregular_plural(name, &lower) {
+        return many;
     }
-    if UNCOUNTABLE.contains(&lower.as_str())
-        || ["fish", "sheep", "deer"].iter().any(|w| lower.ends_with(w))
+    if UNCOUNTABLE.iter().any(|word| lower == *word)
+        || UNCOUNTABLE_ENDINGS.iter().any(|word| lower.ends_with(word))
     {
         return name.to_owned();
     }
-    let bytes = lower.as_bytes();
-    let before_last = bytes.len().checked_sub(2).map(|i| bytes[i]);
-    let consonant = |b: u8| b.is_ascii_alphabetic() && !b"aeiou".contains(&b);
-    if let Some(stem) = name.strip_suffix("is") {
-        // Analysis → Analyses.
-        return format!("{stem}es");
-    }
-    if lower.ends_with('s') && before_last.is_some_and(|b| consonant(b) && b != b's') {
-        // Already plural: Stats, Items, News.
-        return name.to_owned();
+    if lower.ends_with('s') {
+        return plural_of_s(name, &lower);
     }
     if lower.ends_with("quiz") {
         return format!("{name}zes");
     }
-    for (one, many) in [("fe", "ves"), ("lf", "lves")] {
-        if lower.ends_with(one) {
-            return format!("{}{many}", &name[..name.len() - one.len()]);
+    for (one, many) in [("kni", "fe"), ("wi", "fe"), ("li", "fe")] {
+        if lower.ends_with(&format!("{one}{many}")) {
+            return format!("{}ves", &name[..name.len() - 2]);
         }
     }
-    for word in [
-        "hero", "echo", "potato", "tomato", "veto", "torpedo", "cargo",
-    ] {
-        if lower.ends_with(word) {
+    for ending in ["arf", "lf", "eaf", "eof", "oaf", "hoof"] {
+        if lower.ends_with(ending) {
+            return format!("{}ves", &name[..name.len() - 1]);
+        }
+    }
+    for ending in ["hero", "ato", "gro"] {
+        if lower.ends_with(ending) {
             return format!("{name}es");
         }
     }
     plural(name)
+}
+
+/// Words `pluralize` keeps as they are, whole.
+const UNCOUNTABLE: [&str; 20] = [
+    "advice",
+    "aircraft",
+    "audio",
+    "equipment",
+    "feedback",
+    "furniture",
+    "hardware",
+    "information",
+    "jewelry",
+    "media",
+    "money",
+    "music",
+    "news",
+    "police",
+    "research",
+    "rice",
+    "software",
+    "traffic",
+    "series",
+    "species",
+];
+
+/// Endings `pluralize` keeps as they are (`MetaData`, `ContextData`, `Sheep`).
+const UNCOUNTABLE_ENDINGS: [&str; 6] = ["data", "deer", "fish", "sheep", "criteria", "media"];
+
+/// `pluralize`'s irregular words at the end of a name (`SalesPerson` → `SalesPeople`).
+fn irregular_plural(name: &str, lower: &str) -> Option<String> {
+    const ENDINGS: [(&str, &str); 8] = [
+        ("person", "ople"),
+        ("child", "ren"),
+        ("woman", "en"),
+        ("man", "en"),
+        ("mouse", "ice"),
+        ("goose", "eese"),
+        ("tooth", "eeth"),
+        ("foot", "eet"),
+    ];
+    let (one, many) = ENDINGS.iter().find(|(one, _)| lower.ends_with(one))?;
+    let kept = match *one {
+        "person" => name.len() - 4,
+        "child" => name.len(),
+        "woman" | "man" => name.len() - 2,
+        "mouse" => name.len() - 4,
+        "goose" | "tooth" => name.len() - 4,
+        _ => name.len() - 3,
+    };
+    // `Bigfoot` is no feet: only the whole word, or a word inside a compound name.
+    if *one == "foot" && lower != "foot" {
+        return None;
+    }
+    Some(format!("{}{many}", &name[..kept]))
+}
+
+/// A name ending in `s`: as it is (taken as plural), but for `pluralize`'s endings that add
+/// `es` (`-us` after a consonant, `-alias`, `-tlas`, `-tmas`, `-gas`, `-ris`) and `-sis` →
+/// `-ses`.
+fn plural_of_s(name: &str, lower: &str) -> String {
+    if let Some(stem) = lower.strip_suffix("sis") {
+        return format!("{}ses", &name[..stem.len()]);
+    }
+    let consonant_us = lower
+        .strip_suffix("us")
+        .and_then(|stem| stem.chars().last())
+        .is_some_and(|c| c.is_ascii_alphabetic() && !"aou".contains(c));
+    let es = consonant_us
+        || ["alias", "tlas", "tmas", "gas", "ris", "ss"]
+            .iter()
+            .any(|ending| lower.ends_with(ending));
+    match es {
+        true => format!("{name}es"),
+        false => name.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -411,8 +492,9 @@ mod tests {
 
     #[test]
     fn amplify_plurals_follow_pluralize() {
+        // What the `pluralize` package 8.0.0 (the one Amplify's transformer calls) answers.
         for (one, many) in [
-            ("Canvas", "Canvases"),
+            ("Canvas", "Canvas"),
             ("FinalRaceStats", "FinalRaceStats"),
             ("Category", "Categories"),
             ("Day", "Days"),
@@ -420,7 +502,7 @@ mod tests {
             ("Status", "Statuses"),
             ("Box", "Boxes"),
             ("Person", "People"),
-            ("SalesPerson", "SalesPersons"),
+            ("SalesPerson", "SalesPeople"),
             ("Bigfoot", "Bigfoots"),
             ("Media", "Media"),
             ("Equipment", "Equipment"),
@@ -431,6 +513,11 @@ mod tests {
             ("Photo", "Photos"),
             ("Post", "Posts"),
             ("Analysis", "Analyses"),
+            ("StudentCoaches", "StudentCoaches"),
+            ("ContextData", "ContextData"),
+            ("Coach", "Coaches"),
+            ("Sheep", "Sheep"),
+            ("Bus", "Buses"),
         ] {
             assert_eq!(amplify_plural(one), many);
         }
@@ -442,7 +529,8 @@ mod tests {
         flags
             .read_cli_json(
                 r#"{"features":{"graphqltransformer":{"enableautoindexquerynames":false,
-                   "transformerversion":2,"suppressschemamigrationprompt":true}}}"#,
+                   "transformerversion":2,"useexperimentalpipelinedtransformer":true,
+                   "suppressschemamigrationprompt":true}}}"#,
             )
             .expect("cli.json reads");
         assert!(!flags.enable_auto_index_query_names);
@@ -472,5 +560,38 @@ mod tests {
             )
             .expect("cli.json reads");
         assert!(!flags.use_sub_username_for_default_identity_claim);
+    }
+
+    #[test]
+    fn a_cli_json_without_a_flag_gives_it_an_existing_projects_value_as_amplifys_cli_does() {
+        let mut flags = AmplifyFlags::default();
+        // `transformerversion: 2` without the pipelined transformer is read as Amplify's CLI
+        // reads it: transformer v1.
+        flags
+            .read_cli_json(r#"{"features":{"graphqltransformer":{"transformerversion":2}}}"#)
+            .expect("cli.json reads");
+        assert_eq!(flags.transformer_version, 1);
+        assert!(!flags.enable_auto_index_query_names);
+        assert!(!flags.respect_primary_key_attributes_on_connection_field);
+        assert!(!flags.populate_owner_field_for_static_group_auth);
+        assert!(flags.use_sub_username_for_default_identity_claim);
+        assert!(flags.describe().iter().any(|line| line.starts_with(
+            "enableAutoIndexQueryNames=false (amplify/cli.json lacks it: Amplify's default for an existing project)"
+        )));
+        // Without a cli.json, a new project's values.
+        let fresh = AmplifyFlags::default();
+        assert!(fresh.enable_auto_index_query_names);
+        assert_eq!(fresh.transformer_version, 2);
+        // A flag given on the command line is kept.
+        let mut chosen = AmplifyFlags::default();
+        chosen.set("enableAutoIndexQueryNames", true, ARGUMENT);
+        chosen
+            .set_text("transformerVersion", "2", ARGUMENT)
+            .expect("a version");
+        chosen
+            .read_cli_json(r#"{"features":{"graphqltransformer":{}}}"#)
+            .expect("cli.json reads");
+        assert!(chosen.enable_auto_index_query_names);
+        assert_eq!(chosen.transformer_version, 2);
     }
 }

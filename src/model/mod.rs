@@ -168,6 +168,16 @@ pub struct TypeDef {
     pub primary_sort: Vec<(String, ScalarType)>,
     /// The attributes, and fields, that hold when a node was created and last changed.
     pub timestamps: Timestamps,
+    /// The fields the schema does not declare that its rules add (an owner rule's `owner`, as
+    /// Amplify adds it): in the type and its filters, but set by the server, so not in the
+    /// inputs of Amplify's creates and updates.
+    pub added: Vec<String>,
+    /// The keys of relations the schema does not declare, added as Amplify adds them
+    /// (`Post.blogPostsId` of a bare `Blog.posts: [Post] @hasMany`).
+    pub implied: Vec<String>,
+    /// How many fields the schema declares before `id` (time fields aside), where it declares
+    /// `id`; `None` where Amplify adds it, after the declared fields.
+    pub id_at: Option<usize>,
 }
 
 /// The attributes that hold when a node was created and last changed, served as fields of the
@@ -177,6 +187,30 @@ pub struct TypeDef {
 pub struct Timestamps {
     pub created: Option<String>,
     pub updated: Option<String>,
+    /// The times the schema declares, and the type each is declared with (`String!`,
+    /// `AWSDateTime`): Amplify's API serves a declared time as declared, and its creates and
+    /// updates take it (the server's time when left out).
+    pub declared: Vec<(String, DeclaredTime)>,
+}
+
+/// How a time is declared: as a `String` or an `AWSDateTime`, required or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeclaredTime {
+    pub string: bool,
+    pub required: bool,
+    /// How many of the type's fields the schema declares before it (the fields Amplify's
+    /// API serves it among, in the schema's order).
+    pub position: usize,
+}
+
+impl DeclaredTime {
+    /// The scalar the time is declared as.
+    pub fn scalar(self) -> ScalarType {
+        match self.string {
+            true => ScalarType::String,
+            false => ScalarType::AwsDateTime,
+        }
+    }
 }
 
 impl Default for Timestamps {
@@ -184,6 +218,7 @@ impl Default for Timestamps {
         Timestamps {
             created: Some("createdAt".to_owned()),
             updated: Some("updatedAt".to_owned()),
+            declared: Vec::new(),
         }
     }
 }
@@ -192,6 +227,14 @@ impl Timestamps {
     /// Whether `name` is one of them.
     pub fn is(&self, name: &str) -> bool {
         self.created.as_deref() == Some(name) || self.updated.as_deref() == Some(name)
+    }
+
+    /// How the time `name` is declared, if the schema declares it.
+    pub fn declared(&self, name: &str) -> Option<DeclaredTime> {
+        self.declared
+            .iter()
+            .find(|(declared, _)| declared == name)
+            .map(|(_, how)| *how)
     }
 }
 

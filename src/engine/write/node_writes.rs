@@ -64,6 +64,7 @@ pub(super) fn new_item(
     }
     apply_defaults(type_def, fields, &mut item);
     apply_fields(type_def, fields, &mut item)?;
+    apply_times(type_def, fields, &mut item);
     check_required(type_def, &item)?;
     set_slot_attributes(model, type_def, &mut item);
     Ok(item)
@@ -156,6 +157,7 @@ pub(super) fn plan_update(
     if let Some(updated) = &type_def.timestamps.updated {
         next.insert(updated.clone(), AttrValue::S(now()));
     }
+    apply_times(type_def, fields, &mut next);
     set_slot_attributes(model, type_def, &mut next);
     check_limits(type_def, &next)?;
 
@@ -317,6 +319,16 @@ fn apply_defaults(type_def: &TypeDef, fields: &FieldValues, item: &mut Item) {
 
 /// Writes the given stored fields into `item`. An explicit null removes a field, unless the
 /// field is non-null.
+/// The times given among `fields` (Amplify's API takes the times a schema declares): each
+/// replaces the server's; a null keeps it.
+fn apply_times(type_def: &TypeDef, fields: &FieldValues, item: &mut Item) {
+    for (name, value) in fields {
+        if let (true, Some(value)) = (type_def.timestamps.is(name), value) {
+            item.insert(name.clone(), value.clone());
+        }
+    }
+}
+
 fn apply_fields(
     type_def: &TypeDef,
     fields: &FieldValues,

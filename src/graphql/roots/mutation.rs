@@ -81,6 +81,9 @@ pub(in crate::graphql) fn root(model: &Arc<Model>) -> Object {
                     .argument(condition()),
             );
         }
+        if !model.dialect.additions() {
+            continue;
+        }
         if roots.create.is_some() {
             root = root.field(
                 node_field(
@@ -495,6 +498,14 @@ fn field_values(
             _ => continue,
         };
         fields.push((field.name.clone(), value));
+    }
+    if model.dialect.amplify_shape() {
+        for (name, how) in &type_def.timestamps.declared {
+            if let Some(value) = input.get(name).filter(|_| !absent.contains(name)) {
+                let value = from_input(value.as_value(), &how.scalar(), name)?;
+                fields.push((name.clone(), value));
+            }
+        }
     }
     Ok(fields)
 }

@@ -29,8 +29,9 @@ pub(in crate::graphql) fn root(model: &Arc<Model>) -> Object {
             root = root.field(by_unique(type_def, field));
         }
         if let (Some(_), Some(list)) = (type_def.list, &type_def.roots.list) {
+            let sorted = model.dialect.additions() || type_def.primary_key.is_some();
             root = root.field(crate::graphql::types::connection::list_field(
-                type_def, list, shape,
+                type_def, list, shape, sorted,
             ));
         }
         for index in &type_def.indexes {
@@ -43,6 +44,9 @@ pub(in crate::graphql) fn root(model: &Arc<Model>) -> Object {
                 ));
             }
         }
+    }
+    if !model.dialect.additions() {
+        return root;
     }
     let all_types: Arc<Vec<String>> =
         Arc::new(model.types.iter().map(|t| t.name.clone()).collect());

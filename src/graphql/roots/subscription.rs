@@ -31,12 +31,35 @@ use crate::graphql::types::edge_types::EdgeItem;
 use crate::graphql::values::filters::{self, FilterKind};
 use crate::graphql::values::from_input;
 use crate::graphql::values::scalars::scalar_type_ref;
-use crate::model::{Model, Operation, ScalarType, TypeDef};
+use crate::model::{FieldKind, Model, Operation, ScalarType, TypeDef};
 
-/// The fields a subscription to `type_def` filters on: `id`, and those of a condition.
-fn filtered_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
-    let mut fields = vec![("id".to_owned(), ScalarType::Id)];
-    fields.extend(filters::condition_fields(type_def));
+/// The fields a subscription to `type_def` filters on: `id`, and those of a condition. In
+/// Amplify's API, as its transformer declares them: the key a parent's bare `@hasMany` adds
+/// to `type_def` is tested on the parent's events instead (where it never holds).
+fn filtered_fields(type_def: &TypeDef, model: &Model) -> Vec<(String, ScalarType)> {
+    let mut fields = filters::node_filter_fields(type_def);
+    if !model.dialect.amplify_shape() {
+        return fields;
+    }
+    let implied_by_parent = |key: &String| {
+        model.types.iter().any(|parent| {
+            parent.fields.iter().any(|field| {
+                matches!(&field.kind, FieldKind::HasMany(has_many)
+                    if has_many.foreign_key == *key
+                        && model.possible_types(&has_many.element).contains(&type_def.name.as_str()))
+            })
+        })
+    };
+    fields.retain(|(name, _)| !(type_def.implied.contains(name) && implied_by_parent(name)));
+    for field in &type_def.fields {
+        if let FieldKind::HasMany(has_many) = &field.kind
+            && let Some(element) = model.type_def(&has_many.element)
+            && element.implied.contains(&has_many.foreign_key)
+            && !fields.iter().any(|(name, _)| *name == has_many.foreign_key)
+        {
+            fields.push((has_many.foreign_key.clone(), ScalarType::Id));
+        }
+    }
     fields
 }
 
@@ -61,21 +84,27 @@ pub(in crate::graphql) fn register(
     mut builder: SchemaBuilder,
     model: &Arc<Model>,
 ) -> SchemaBuilder {
-    let filtered: Vec<(String, ScalarType)> =
-        model.types.iter().flat_map(filtered_fields).collect();
+    let filtered: Vec<(String, ScalarType)> = model
+        .types
+        .iter()
+        .flat_map(|t| filtered_fields(t, model))
+        .collect();
     builder = filters::register_field_inputs(
         builder,
         FilterKind::Subscription,
         filtered.iter().map(|(_, scalar)| scalar),
+        filters::Style::of(&model.dialect),
     );
     let mut root = Subscription::new("Subscription");
     for type_def in &model.types {
         let name = format!("ModelSubscription{}FilterInput", type_def.name);
-        let fields = filtered_fields(type_def);
+        let fields = filtered_fields(type_def, model);
         builder = builder.register(filters::filter_input(
             &name,
             &fields,
             FilterKind::Subscription,
+            filters::Style::of(&model.dialect),
+            &filters::owner_fields(type_def),
         ));
         let roots = &type_def.roots;
         for (name, kind) in [
@@ -95,7 +124,7 @@ pub(in crate::graphql) fn register(
             // tablegraph's, every field the filter may test.
             let arguments = match model.dialect.amplify_shape() {
                 true => owner_arguments(type_def),
-                false => filtered_fields(type_def),
+                false => filtered_fields(type_def, model),
             };
             root = root.field(node_subscription(
                 NodeWatch {
@@ -103,7 +132,7 @@ pub(in crate::graphql) fn register(
                     typename: type_def.name.clone(),
                     kinds: vec![kind],
                     arguments,
-                    filter: Some(filtered_fields(type_def)),
+                    filter: Some(filtered_fields(type_def, model)),
                 },
                 description,
             ));
@@ -241,11 +270,12 @@ fn node_subscription(watch: NodeWatch, description: String) -> SubscriptionField
         })
     })
     .description(description);
-    for (name, scalar) in arguments.iter() {
-        field = field.argument(InputValue::new(name, scalar_type_ref(scalar, false)));
-    }
+    // `filter` first, as Amplify's transformer declares it before the owner arguments.
     if filter {
         field = field.argument(InputValue::new("filter", TypeRef::named(filter_input)));
+    }
+    for (name, scalar) in arguments.iter() {
+        field = field.argument(InputValue::new(name, scalar_type_ref(scalar, false)));
     }
     field
 }

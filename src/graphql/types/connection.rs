@@ -222,20 +222,21 @@ pub(in crate::graphql) fn field(owner: &TypeDef, field: &FieldDef, model: &Model
     let key_field = connection.key_field.clone();
     let filter = filters::connection_filter(field, model);
     let filter_fields = Arc::new(filter.as_ref().map(|(_, fields)| fields.clone()));
-    let mut generated = Field::new(
-        &field.name,
-        TypeRef::named_nn(connection_type),
-        move |ctx| {
-            let connection = connection.clone();
-            let filter_fields = filter_fields.clone();
-            FieldFuture::new(async move {
-                let page = resolve(&ctx, &connection, filter_fields.as_deref(), shape)
-                    .await
-                    .map_err(|error| graphql_error(amplify::named_as_sent(shape, error)))?;
-                Ok(Some(FieldValue::owned_any(page)))
-            })
-        },
-    );
+    // Amplify's `@hasMany` connections are nullable, as its transformer makes them.
+    let connection_type = match shape {
+        ApiShape::Amplify => TypeRef::named(connection_type),
+        ApiShape::Relay => TypeRef::named_nn(connection_type),
+    };
+    let mut generated = Field::new(&field.name, connection_type, move |ctx| {
+        let connection = connection.clone();
+        let filter_fields = filter_fields.clone();
+        FieldFuture::new(async move {
+            let page = resolve(&ctx, &connection, filter_fields.as_deref(), shape)
+                .await
+                .map_err(|error| graphql_error(amplify::named_as_sent(shape, error)))?;
+            Ok(Some(FieldValue::owned_any(page)))
+        })
+    });
     generated = with_page_arguments(
         generated,
         key_field.as_ref(),
@@ -283,6 +284,11 @@ fn with_keyed_page_arguments(
     for argument in key_conditions::arguments(key_field, composite) {
         field = field.argument(argument);
     }
+    filtered_page_arguments(field, filter, shape)
+}
+
+/// `field` with `filter` (of the input `filter` names) and the page's arguments.
+fn filtered_page_arguments(mut field: Field, filter: Option<&str>, shape: ApiShape) -> Field {
     if let Some(filter) = filter {
         field = field.argument(
             InputValue::new("filter", TypeRef::named(filter)).description(
@@ -311,7 +317,15 @@ fn relay_page_arguments(field: Field) -> Field {
 
 /// `list<Types>`: every node of `type_def`, from its type index, newest last (`DESC` for newest
 /// first).
-pub(in crate::graphql) fn list_field(type_def: &TypeDef, name: &str, shape: ApiShape) -> Field {
+///
+/// Without `sorted`, the list takes no `sortDirection` (nor a key condition), as Amplify's
+/// lists of a type without `@primaryKey` take none.
+pub(in crate::graphql) fn list_field(
+    type_def: &TypeDef,
+    name: &str,
+    shape: ApiShape,
+    sorted: bool,
+) -> Field {
     let primary_key = type_def.primary_key.clone();
     let type_def_name = type_def.name.clone();
     let type_def = Arc::new(type_def.clone());
@@ -376,6 +390,7 @@ pub(in crate::graphql) fn list_field(type_def: &TypeDef, name: &str, shape: ApiS
                 shape,
             )
         }
+        None if !sorted => filtered_page_arguments(field, Some(&filter_name), shape),
         None => with_page_arguments(field, key_field.as_ref(), Some(&filter_name), shape),
     }
 }

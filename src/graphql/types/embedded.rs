@@ -30,12 +30,40 @@ pub(in crate::graphql) fn register(
     model: &Arc<Model>,
     computed: ComputedField,
 ) -> SchemaBuilder {
+    let stored = stored_objects(model);
     for object_def in &model.objects {
-        builder = builder
-            .register(object(object_def, model, computed))
-            .register(input(object_def));
+        builder = builder.register(object(object_def, model, computed));
+        // Amplify declares the input of a non-model type only where a model's field holds it.
+        if !model.dialect.amplify_shape() || stored.contains(&object_def.name.as_str()) {
+            builder = builder.register(input(object_def));
+        }
     }
     builder
+}
+
+/// The non-model types a model type's fields hold, directly or inside one another.
+fn stored_objects(model: &Model) -> Vec<&str> {
+    let held = |fields: &'_ [crate::model::FieldDef]| -> Vec<String> {
+        fields
+            .iter()
+            .filter_map(|field| match &field.kind {
+                FieldKind::Embedded { object, .. } => Some(object.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut pending: Vec<String> = model.types.iter().flat_map(|t| held(&t.fields)).collect();
+    let mut stored: Vec<&str> = Vec::new();
+    while let Some(name) = pending.pop() {
+        let Some(object_def) = model.objects.iter().find(|o| o.name == name) else {
+            continue;
+        };
+        if !stored.contains(&object_def.name.as_str()) {
+            stored.push(&object_def.name);
+            pending.extend(held(&object_def.fields));
+        }
+    }
+    stored
 }
 
 fn object(object_def: &ObjectDef, model: &Arc<Model>, computed: ComputedField) -> Object {

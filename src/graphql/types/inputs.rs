@@ -53,8 +53,12 @@ pub(in crate::graphql) enum Nested<'m> {
     Edges(&'m EdgeTypeDef),
 }
 
-/// What the relation `field` takes in a create's input, if anything.
+/// What the relation `field` takes in a create's input, if anything (nothing in Amplify's
+/// strict API, whose creates take keys only).
 pub(in crate::graphql) fn nested<'m>(model: &'m Model, field: &'m FieldDef) -> Option<Nested<'m>> {
+    if !model.dialect.additions() {
+        return None;
+    }
     match &field.kind {
         FieldKind::BelongsTo { target, .. } => model.type_def(target).map(Nested::One),
         FieldKind::HasMany(relation) => model
@@ -85,6 +89,7 @@ fn create_input(model: &Model, type_def: &TypeDef, without: Option<&str>) -> Inp
             type_def.name
         ));
     }
+    input = declared_times(model, type_def, input);
     // A key its @belongsTo field can give instead is not required in the input itself.
     let nested_keys: Vec<&str> = type_def
         .fields
@@ -94,7 +99,7 @@ fn create_input(model: &Model, type_def: &TypeDef, without: Option<&str>) -> Inp
             _ => None,
         })
         .collect();
-    for field in &type_def.fields {
+    for field in inputs_fields(model, type_def) {
         match &field.kind {
             FieldKind::Scalar {
                 scalar,
@@ -157,6 +162,31 @@ fn create_input(model: &Model, type_def: &TypeDef, without: Option<&str>) -> Inp
                 );
             }
         }
+    }
+    input
+}
+
+/// The fields of `type_def` a create or update takes: in Amplify's API, not those its rules
+/// added (the server sets an owner, as Amplify's resolvers do).
+fn inputs_fields<'t>(model: &Model, type_def: &'t TypeDef) -> impl Iterator<Item = &'t FieldDef> {
+    let amplify = model.dialect.amplify_shape();
+    type_def
+        .fields
+        .iter()
+        .filter(move |field| !(amplify && type_def.added.contains(&field.name)))
+}
+
+/// In Amplify's API, the times `type_def` declares, optional: given, the node keeps the
+/// value given instead of the server's time, as Amplify's resolvers keep it.
+fn declared_times(model: &Model, type_def: &TypeDef, mut input: InputObject) -> InputObject {
+    if !model.dialect.amplify_shape() {
+        return input;
+    }
+    for (name, how) in &type_def.timestamps.declared {
+        input = input.field(
+            InputValue::new(name, scalar_type_ref(&how.scalar(), false))
+                .description("The server's time when left out."),
+        );
     }
     input
 }
@@ -254,12 +284,13 @@ pub(in crate::graphql) fn delete_input(type_def: &TypeDef) -> InputObject {
 
 /// `Update<Type>Input`: the node's `id` (or its `@primaryKey` field, which names it and so
 /// cannot change), and each field, optional.
-pub(in crate::graphql) fn update_input(type_def: &TypeDef) -> InputObject {
+pub(in crate::graphql) fn update_input(type_def: &TypeDef, model: &Model) -> InputObject {
     let mut input = InputObject::new(format!("Update{}Input", type_def.name));
     if type_def.primary_key.is_none() {
         input = input.field(InputValue::new("id", TypeRef::named_nn(TypeRef::ID)));
     }
-    for field in &type_def.fields {
+    input = declared_times(model, type_def, input);
+    for field in inputs_fields(model, type_def) {
         if let Some(scalar) = field.scalar() {
             let key = type_def.key_fields().any(|(key, _)| *key == field.name);
             input = input.field(input_value(field, scalar_type_ref(scalar, key)));
@@ -281,6 +312,9 @@ pub(in crate::graphql) fn update_input(type_def: &TypeDef) -> InputObject {
                 super::embedded::input_type_ref(object, false, *list),
             ));
         }
+    }
+    if !model.dialect.additions() {
+        return input;
     }
     input.field(
         InputValue::new("expectedVersion", TypeRef::named(TypeRef::INT)).description(

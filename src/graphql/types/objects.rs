@@ -27,75 +27,163 @@ pub(in crate::graphql) fn object(
     model: &Arc<Model>,
     resolvers: &Resolvers,
 ) -> Object {
-    let mut object = Object::new(&type_def.name)
-        .implement("Node")
-        .field(stored_field("id", ScalarType::Id, true));
+    let mut object = Object::new(&type_def.name);
+    if model.dialect.additions() {
+        object = object.implement("Node");
+    }
     for interface in &type_def.implements {
         object = object.implement(interface);
     }
     if let Some(description) = &type_def.description {
         object = object.description(description);
     }
-    for field in &type_def.fields {
-        let pipeline = resolvers.get(&type_def.name, &field.name);
-        let mut generated = match &field.kind {
-            _ if pipeline.is_some() => {
-                custom::field(field, pipeline.cloned().expect("checked just above"))
+    for field in served_order(type_def, model) {
+        object = object.field(match field {
+            Served::Field(field) => generated_field(type_def, field, model, resolvers),
+            Served::Id => stored_field("id", ScalarType::Id, true),
+            Served::Time(name, scalar, required) => {
+                let description = match type_def.timestamps.created.as_deref() == Some(name) {
+                    true => "When the node was created.",
+                    false => "When the node was last changed.",
+                };
+                stored_field(name, scalar, required).description(description)
             }
-            FieldKind::Custom(_) => custom::missing(field),
-            FieldKind::Function { .. } => own_fields::type_field(type_def, field, model),
-            FieldKind::Scalar {
-                scalar, required, ..
-            } => stored_field(&field.name, scalar.clone(), *required),
-            FieldKind::ScalarList {
-                scalar,
-                required,
-                elements_required,
-            } => stored_list_field(&field.name, scalar.clone(), *required, *elements_required),
-            FieldKind::Embedded {
-                object,
-                required,
-                list,
-            } => embedded::node_field(&field.name, object, *required, *list),
-            FieldKind::BelongsTo {
-                target,
-                foreign_key,
-                ..
-            } => belongs_to_field(field, target, foreign_key, model),
-            FieldKind::HasMany(_) | FieldKind::Outgoing { .. } | FieldKind::Incoming { .. } => {
-                connection::field(type_def, field, model)
-            }
-            FieldKind::Targets {
-                edge,
-                element,
-                role,
-            } => targets::targets_field(field, edge, element, role.as_deref(), model),
-        };
-        if !field.auth.is_empty() && pipeline.is_none() {
-            generated = ruled_field(&type_def.name, field);
-        }
-        if let Some(description) = &field.description {
-            generated = generated.description(description);
-        }
-        object = object.field(generated);
+        });
     }
-    if let Some(created) = &type_def.timestamps.created {
-        object = object.field(
-            stored_field(created, ScalarType::AwsDateTime, true)
-                .description("When the node was created."),
-        );
-    }
-    if let Some(updated) = &type_def.timestamps.updated {
-        object = object.field(
-            stored_field(updated, ScalarType::AwsDateTime, true)
-                .description("When the node was last changed."),
-        );
+    if !model.dialect.additions() {
+        return object;
     }
     object
         .field(
             stored_field("version", ScalarType::Int, true)
                 .description("Starts at 1 and grows with every update; pass it as `expectedVersion` to update only what you read."),
         )
+}
+
+/// A field of a type's object: one of its fields, or one of its times (its type, required).
+enum Served<'t> {
+    Id,
+    Field(&'t FieldDef),
+    Time(&'t str, ScalarType, bool),
+}
+
+/// The fields of `type_def`'s object in the order Amplify's transformer declares them (which
+/// the statements `amplify codegen` generates follow): the declared fields with `id` and the
+/// times where the schema declares them, then `id` if it does not, the other times, the keys
+/// relations imply, the fields rules add. Tablegraph's own API serves `id` first.
+fn served_order<'t>(type_def: &'t TypeDef, model: &Model) -> Vec<Served<'t>> {
+    let times = &type_def.timestamps;
+    let amplify = model.dialect.amplify_shape();
+    let later = |field: &FieldDef| {
+        amplify && (type_def.implied.contains(&field.name) || type_def.added.contains(&field.name))
+    };
+    let time = |name: &'t str| match times.declared(name) {
+        Some(how) if amplify => Served::Time(name, how.scalar(), how.required),
+        _ => Served::Time(name, ScalarType::AwsDateTime, true),
+    };
+    let all_times: Vec<&str> = [&times.created, &times.updated]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    let declared_at = |name: &str| {
+        times
+            .declared(name)
+            .filter(|_| amplify)
+            .map(|how| how.position)
+    };
+    let id_at = match amplify {
+        true => type_def.id_at,
+        false => Some(0),
+    };
+    let mut order = Vec::new();
+    let placed = type_def.fields.iter().filter(|f| !later(f)).count();
+    let declared_here = |position: usize| {
+        all_times
+            .iter()
+            .filter(move |t| match declared_at(t) {
+                Some(at) => at == position || (position == placed && at > placed),
+                None => false,
+            })
+            .map(|t| time(t))
+    };
+    for (position, field) in type_def.fields.iter().filter(|f| !later(f)).enumerate() {
+        if id_at == Some(position) {
+            order.push(Served::Id);
+        }
+        order.extend(declared_here(position));
+        order.push(Served::Field(field));
+    }
+    order.extend(declared_here(placed));
+    if id_at.is_none_or(|at| at >= placed) {
+        order.push(Served::Id);
+    }
+    order.extend(
+        all_times
+            .iter()
+            .filter(|t| declared_at(t).is_none())
+            .map(|t| time(t)),
+    );
+    let implied = type_def
+        .fields
+        .iter()
+        .filter(|f| later(f) && type_def.implied.contains(&f.name));
+    let added = type_def
+        .fields
+        .iter()
+        .filter(|f| later(f) && !type_def.implied.contains(&f.name));
+    order.extend(implied.chain(added).map(Served::Field));
+    order
+}
+
+/// The object field of `field`, one of `type_def`'s.
+fn generated_field(
+    type_def: &TypeDef,
+    field: &FieldDef,
+    model: &Arc<Model>,
+    resolvers: &Resolvers,
+) -> Field {
+    let pipeline = resolvers.get(&type_def.name, &field.name);
+    let mut generated = match &field.kind {
+        _ if pipeline.is_some() => {
+            custom::field(field, pipeline.cloned().expect("checked just above"))
+        }
+        FieldKind::Custom(_) => custom::missing(field),
+        FieldKind::Function { .. } => own_fields::type_field(type_def, field, model),
+        FieldKind::Scalar {
+            scalar, required, ..
+        } => stored_field(&field.name, scalar.clone(), *required),
+        FieldKind::ScalarList {
+            scalar,
+            required,
+            elements_required,
+        } => stored_list_field(&field.name, scalar.clone(), *required, *elements_required),
+        FieldKind::Embedded {
+            object,
+            required,
+            list,
+        } => embedded::node_field(&field.name, object, *required, *list),
+        FieldKind::BelongsTo {
+            target,
+            foreign_key,
+            ..
+        } => belongs_to_field(field, target, foreign_key, model),
+        FieldKind::HasMany(_) | FieldKind::Outgoing { .. } | FieldKind::Incoming { .. } => {
+            connection::field(type_def, field, model)
+        }
+        FieldKind::Targets {
+            edge,
+            element,
+            role,
+        } => targets::targets_field(field, edge, element, role.as_deref(), model),
+    };
+    if !field.auth.is_empty() && pipeline.is_none() {
+        generated = ruled_field(&type_def.name, field);
+    }
+    if let Some(description) = &field.description {
+        generated = generated.description(description);
+    }
+    generated
 }
 
 /// `@belongsTo`: the node whose id the parent stores in `foreign_key`. Nullable in the API even

@@ -10,7 +10,28 @@ use super::from_input;
 use crate::engine::AttrValue;
 use crate::engine::EngineError;
 use crate::engine::read::{Filter, Test};
-use crate::model::{EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef};
+use crate::model::{Dialect, EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef};
+
+/// How the API names and shapes its per-field inputs: Amplify's gives an enum field
+/// `Model<Enum>Input` (so a filter takes the enum's literals) and declares every scalar's
+/// input whether a field uses it or not, as its transformer does, and its strict form keeps
+/// `in`/`notIn` to subscriptions, as AppSync does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::graphql) struct Style {
+    enums: bool,
+    every_scalar: bool,
+    sets: bool,
+}
+
+impl Style {
+    pub(in crate::graphql) fn of(dialect: &Dialect) -> Style {
+        Style {
+            enums: dialect.amplify_shape(),
+            every_scalar: dialect.amplify_shape(),
+            sets: dialect.additions(),
+        }
+    }
+}
 
 /// Which family of inputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,12 +91,34 @@ impl Operators {
     }
 }
 
-/// The fields a condition on `type_def` tests: its scalar fields and the times.
+/// The fields `type_def`'s owner rules name.
+pub(in crate::graphql) fn owner_fields(type_def: &TypeDef) -> Vec<String> {
+    let mut owners: Vec<String> = Vec::new();
+    for rule in &type_def.auth {
+        if let crate::model::Allow::Owner { field, .. } = &rule.allow
+            && !owners.contains(field)
+        {
+            owners.push(field.clone());
+        }
+    }
+    owners
+}
+
+/// The fields a condition on `type_def` tests: its scalar fields, its lists of scalars (by
+/// their elements: `contains` tests membership) and the times; and `id` when an owner rule
+/// names it (Amplify's `ownerField: "id"`), as Amplify's transformer adds it.
 pub(in crate::graphql) fn condition_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
     let mut fields = Vec::new();
+    if owner_fields(type_def).iter().any(|field| field == "id") {
+        fields.push(("id".to_owned(), ScalarType::String));
+    }
     for field in &type_def.fields {
-        if let FieldKind::Scalar { scalar, .. } = &field.kind {
-            fields.push((field.name.clone(), scalar.clone()));
+        match &field.kind {
+            FieldKind::Scalar { scalar, .. } => fields.push((field.name.clone(), scalar.clone())),
+            FieldKind::ScalarList { scalar, .. } if !matches!(scalar, ScalarType::Enum(_)) => {
+                fields.push((field.name.clone(), scalar.clone()));
+            }
+            _ => {}
         }
     }
     let times = &type_def.timestamps;
@@ -89,7 +132,11 @@ pub(in crate::graphql) fn condition_fields(type_def: &TypeDef) -> Vec<(String, S
 /// times.
 pub(in crate::graphql) fn node_filter_fields(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
     let mut fields = vec![("id".to_owned(), ScalarType::Id)];
-    fields.extend(condition_fields(type_def));
+    fields.extend(
+        condition_fields(type_def)
+            .into_iter()
+            .filter(|(name, _)| name != "id"),
+    );
     fields
 }
 
@@ -133,8 +180,15 @@ pub(in crate::graphql) fn connection_filter(
 }
 
 /// The name of the input that filters a field holding `scalar`.
-pub(in crate::graphql) fn field_input(kind: FilterKind, scalar: &ScalarType) -> String {
+pub(in crate::graphql) fn field_input(
+    kind: FilterKind,
+    scalar: &ScalarType,
+    style: Style,
+) -> String {
     let name = match scalar {
+        ScalarType::Enum(name) if style.enums && kind == FilterKind::Condition => {
+            return format!("Model{name}Input");
+        }
         ScalarType::Id => "IDInput",
         ScalarType::Int | ScalarType::AwsTimestamp => "IntInput",
         ScalarType::Float => "FloatInput",
@@ -151,18 +205,26 @@ pub(in crate::graphql) fn register_field_inputs<'a>(
     mut builder: SchemaBuilder,
     kind: FilterKind,
     filtered: impl IntoIterator<Item = &'a ScalarType>,
+    style: Style,
 ) -> SchemaBuilder {
+    let filtered: Vec<&ScalarType> = filtered.into_iter().collect();
     let used: Vec<String> = filtered
-        .into_iter()
-        .map(|scalar| field_input(kind, scalar))
+        .iter()
+        .map(|scalar| field_input(kind, scalar, style))
         .collect();
+    builder = register_enum_inputs(builder, &filtered, &used);
     for (name, element, operators) in FIELD_INPUTS {
         let name = format!("{}{name}", kind.prefix());
-        if !used.contains(&name) {
+        if !used.contains(&name) && !style.every_scalar {
             continue;
         }
         let mut input = InputObject::new(name);
-        for operator in operators.names() {
+        let sets = style.sets || kind == FilterKind::Subscription;
+        for operator in operators
+            .names()
+            .iter()
+            .filter(|operator| sets || !matches!(**operator, "in" | "notIn"))
+        {
             let ty = match *operator {
                 "in" | "notIn" | "between" => TypeRef::named_list(element),
                 _ => TypeRef::named(element),
@@ -190,7 +252,7 @@ pub(in crate::graphql) fn register_field_inputs<'a>(
         }
         builder = builder.register(input);
     }
-    if kind == FilterKind::Condition && !used.is_empty() {
+    if kind == FilterKind::Condition && (!used.is_empty() || style.every_scalar) {
         let mut size = InputObject::new(SIZE_INPUT);
         for operator in SIZE_OPERATORS {
             let ty = match operator {
@@ -205,6 +267,31 @@ pub(in crate::graphql) fn register_field_inputs<'a>(
             types = types.item(EnumItem::new(name));
         }
         builder = builder.register(size).register(types);
+    }
+    builder
+}
+
+/// Amplify's `Model<Enum>Input { eq ne }` of each enum in `used`.
+fn register_enum_inputs(
+    mut builder: SchemaBuilder,
+    filtered: &[&ScalarType],
+    used: &[String],
+) -> SchemaBuilder {
+    let mut registered: Vec<&str> = Vec::new();
+    for scalar in filtered {
+        let ScalarType::Enum(name) = scalar else {
+            continue;
+        };
+        let input = format!("Model{name}Input");
+        if registered.contains(&name.as_str()) || !used.contains(&input) {
+            continue;
+        }
+        registered.push(name);
+        builder = builder.register(
+            InputObject::new(input)
+                .field(InputValue::new("eq", TypeRef::named(name)))
+                .field(InputValue::new("ne", TypeRef::named(name))),
+        );
     }
     builder
 }
@@ -228,11 +315,15 @@ const TYPE_CODES: [(&str, &str); 10] = [
     ("_null", "NULL"),
 ];
 
-/// The input `name` over `fields`, with `and`/`or` (and `not` for conditions).
+/// The input `name` over `fields`, with `and`/`or` (and `not` for conditions). In Amplify's
+/// API, the `owners` fields (those owner rules name) take `ModelStringInput` in a
+/// subscription's filter too, as Amplify's transformer declares them.
 pub(in crate::graphql) fn filter_input(
     name: &str,
     fields: &[(String, ScalarType)],
     kind: FilterKind,
+    style: Style,
+    owners: &[String],
 ) -> InputObject {
     let mut input = InputObject::new(name)
         .field(InputValue::new("and", TypeRef::named_list(name)))
@@ -243,7 +334,10 @@ pub(in crate::graphql) fn filter_input(
     for (field, scalar) in fields {
         input = input.field(InputValue::new(
             field,
-            TypeRef::named(field_input(kind, scalar)),
+            TypeRef::named(match style.enums && owners.contains(field) {
+                true => field_input(FilterKind::Condition, &ScalarType::String, style),
+                false => field_input(kind, scalar, style),
+            }),
         ));
     }
     input

@@ -36,8 +36,9 @@ pub(in crate::graphql) fn input_name(kind: KeyKind) -> &'static str {
     }
 }
 
-/// The input of a key condition on a field of `kind`: one operator.
-pub(in crate::graphql) fn input(kind: KeyKind) -> InputObject {
+/// The input of a key condition on a field of `kind`: one operator. `between`'s elements are
+/// nullable in Amplify's API (`amplify`), as its transformer declares them.
+pub(in crate::graphql) fn input(kind: KeyKind, amplify: bool) -> InputObject {
     let element = match kind {
         KeyKind::Text => TypeRef::STRING,
         KeyKind::Id => TypeRef::ID,
@@ -55,8 +56,14 @@ pub(in crate::graphql) fn input(kind: KeyKind) -> InputObject {
         .field(InputValue::new("gt", TypeRef::named(element)))
         .field(InputValue::new("ge", TypeRef::named(element)))
         .field(
-            InputValue::new("between", TypeRef::named_nn_list(element))
-                .description("The lowest and the highest value, both included."),
+            InputValue::new(
+                "between",
+                match amplify {
+                    true => TypeRef::named_list(element),
+                    false => TypeRef::named_nn_list(element),
+                },
+            )
+            .description("The lowest and the highest value, both included."),
         );
     if matches!(kind, KeyKind::Text | KeyKind::Id) {
         input = input.field(InputValue::new("beginsWith", TypeRef::named(element)));
@@ -133,10 +140,10 @@ pub(in crate::graphql) fn arguments(
     key_field: Option<&KeyField>,
     composite: Option<&str>,
 ) -> Vec<InputValue> {
-    let mut arguments = vec![
-        InputValue::new("sortDirection", TypeRef::named(SORT_DIRECTION))
-            .description("ASC (the default) or DESC."),
-    ];
+    // The key condition, then `sortDirection`, as Amplify's transformer declares them.
+    let mut arguments = Vec::new();
+    let sort_direction = InputValue::new("sortDirection", TypeRef::named(SORT_DIRECTION))
+        .description("ASC (the default) or DESC.");
     if let Some(field) = key_field.filter(|f| takes_key_condition(f) && !f.parts.is_empty()) {
         if let Some(input) = composite {
             arguments.push(InputValue::new(&field.name, TypeRef::named(input)).description(
@@ -146,6 +153,7 @@ pub(in crate::graphql) fn arguments(
                 ),
             ));
         }
+        arguments.push(sort_direction);
         return arguments;
     }
     if let Some(field) = key_field.filter(|f| takes_key_condition(f)) {
@@ -158,6 +166,7 @@ pub(in crate::graphql) fn arguments(
             ),
         );
     }
+    arguments.push(sort_direction);
     arguments
 }
 

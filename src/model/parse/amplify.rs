@@ -404,6 +404,7 @@ fn add_implicit_keys(model: &mut Model, implicit: Vec<(String, String)>) {
                 }
             }
             if !declared {
+                type_def.implied.push(key.clone());
                 type_def.fields.push(FieldDef {
                     name: key.clone(),
                     description: Some(

@@ -31,6 +31,7 @@ pub(super) fn dialect(document: &ServiceDocument, choice: &DialectChoice) -> Dia
         language_reason,
         shape_reason,
         flags: choice.flags.clone(),
+        strict: choice.strict,
     }
 }
 

@@ -113,6 +113,7 @@ impl Reader<'_> {
                 return Ok(crate::model::Timestamps {
                     created: None,
                     updated: None,
+                    declared: Vec::new(),
                 });
             }
             ConstValue::Object(names) => names,

@@ -37,9 +37,10 @@ impl Reader<'_> {
             unreachable!("read_object is only called for object types");
         };
         let directives = self.model_directives(definition, &name)?;
-        let timestamps = directives.timestamps;
+        let mut timestamps = directives.timestamps;
         let implements = self.check_implements(&name, kind, names, &timestamps)?;
         let mut fields = self.read_object_fields(&name, kind, &timestamps, names, relations)?;
+        timestamps.declared = declared_times(kind, &timestamps);
         let (primary_key, primary_sort) = self.read_primary_key(&name, &fields, kind)?;
         let mut indexes: Vec<IndexDef> = Vec::new();
         // A composite key's nodes are listed under the key's first field, sorted by the others.
@@ -55,6 +56,7 @@ impl Reader<'_> {
         }
         self.read_indexes(&name, kind, &fields, &timestamps, &mut indexes)?;
         let field_rules = self.field_rules(kind)?;
+        let declared = fields.len();
         let auth = self.resolve_rule_fields(&name, directives.auth, &mut fields)?;
         let keys = Keys {
             indexes: &indexes,
@@ -77,9 +79,13 @@ impl Reader<'_> {
             &timestamps,
             &fields,
         )?;
+        let added = fields[declared..].iter().map(|f| f.name.clone()).collect();
         Ok(TypeDef {
             name,
             description: description(definition.node.description.as_ref()),
+            added,
+            implied: Vec::new(),
+            id_at: declared_id(kind, &timestamps),
             fields,
             list_sort,
             slots: Vec::new(),
@@ -461,6 +467,7 @@ impl Reader<'_> {
                 let untimed = crate::model::Timestamps {
                     created: None,
                     updated: None,
+                    declared: Vec::new(),
                 };
                 sort = self.sort_key_fields(
                     owner,
@@ -726,6 +733,47 @@ impl Reader<'_> {
             )),
         }
     }
+}
+
+/// How many fields `kind` declares before `id` (its times aside), if it declares `id`.
+fn declared_id(kind: &ObjectType, timestamps: &crate::model::Timestamps) -> Option<usize> {
+    let names = kind
+        .fields
+        .iter()
+        .map(|field| field.node.name.node.as_str());
+    let mut position = 0;
+    for name in names {
+        if name == "id" {
+            return Some(position);
+        }
+        position += usize::from(!timestamps.is(name));
+    }
+    None
+}
+
+/// The times `kind` declares (read, and checked, with its fields), each as it is declared.
+fn declared_times(
+    kind: &ObjectType,
+    timestamps: &crate::model::Timestamps,
+) -> Vec<(String, crate::model::DeclaredTime)> {
+    let mut declared = Vec::new();
+    let mut position = 0;
+    for field in &kind.fields {
+        let name = field.node.name.node.as_str();
+        if !timestamps.is(name) {
+            // `id` is served before every field, not among them.
+            position += usize::from(name != "id");
+            continue;
+        }
+        let ty = &field.node.ty.node;
+        let how = crate::model::DeclaredTime {
+            string: ty.to_string().trim_end_matches('!') == "String",
+            required: !ty.nullable,
+            position,
+        };
+        declared.push((name.to_owned(), how));
+    }
+    declared
 }
 
 #[cfg(test)]

@@ -37,6 +37,10 @@ impl Reader<'_> {
         for definition in merged {
             let name = definition.node.name.node.as_str();
             let pos = definition.pos;
+            if name == "AMPLIFY" && same_input(sorted.amplify, definition) {
+                // A project's `input AMPLIFY` pasted twice, as Amplify's transformer takes it.
+                continue;
+            }
             self.a_type_is_declared_once(&mut sorted.declared, name, pos)?;
             if name == "Subscription" && matches!(definition.node.kind, TypeKind::Object(_)) {
                 sorted.subscription = Some(definition);
@@ -133,6 +137,33 @@ impl Reader<'_> {
     }
 }
 
+/// Whether `again` declares the input object `first` declares, field for field (defaults
+/// included), wherever each is written.
+fn same_input(
+    first: Option<&Positioned<TypeDefinition>>,
+    again: &Positioned<TypeDefinition>,
+) -> bool {
+    let fields = |definition: &Positioned<TypeDefinition>| match &definition.node.kind {
+        TypeKind::InputObject(input) => Some(
+            input
+                .fields
+                .iter()
+                .map(|field| {
+                    let field = &field.node;
+                    let default = field.default_value.as_ref().map(|v| v.node.to_string());
+                    (
+                        field.name.node.to_string(),
+                        field.ty.node.to_string(),
+                        default,
+                    )
+                })
+                .collect::<Vec<_>>(),
+        ),
+        _ => None,
+    };
+    first.is_some_and(|first| fields(first).is_some() && fields(first) == fields(again))
+}
+
 #[cfg(test)]
 mod tests {
     //! Each definition's name, and the scalars a schema may declare.
@@ -144,6 +175,19 @@ mod tests {
         assert_refused(
             "type Farm @model { n: Int }\ntype Farm @model { m: Int }",
             "type Farm is already declared at line 1",
+        );
+    }
+
+    #[test]
+    fn amplifys_sandbox_rule_pasted_twice_loads_but_two_different_ones_are_refused() {
+        let rule = "input AMPLIFY { globalAuthRule: AuthRule = { allow: public } }";
+        let schema = format!("{rule}\n{rule}\ntype Farm @model {{ n: Int }}");
+        crate::model::Model::parse("schema.graphql", &schema).expect("the schema loads");
+        assert_refused(
+            &format!(
+                "{rule}\ninput AMPLIFY {{ globalAuthRule: AuthRule }}\ntype Farm @model {{ n: Int }}"
+            ),
+            "type AMPLIFY is already declared at line 1",
         );
     }
 

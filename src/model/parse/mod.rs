@@ -19,6 +19,7 @@ mod edges;
 mod embedded;
 mod fields;
 mod http;
+mod keys;
 mod language;
 mod many_to_many;
 mod model_arguments;

@@ -439,30 +439,22 @@ const UNCOUNTABLE_ENDINGS: [&str; 6] = ["data", "deer", "fish", "sheep", "criter
 
 /// `pluralize`'s irregular words at the end of a name (`SalesPerson` → `SalesPeople`).
 fn irregular_plural(name: &str, lower: &str) -> Option<String> {
-    const ENDINGS: [(&str, &str); 8] = [
-        ("person", "ople"),
-        ("child", "ren"),
-        ("woman", "en"),
-        ("man", "en"),
-        ("mouse", "ice"),
-        ("goose", "eese"),
-        ("tooth", "eeth"),
-        ("foot", "eet"),
+    const ENDINGS: [(&str, &str); 6] = [
+        ("person", "people"),
+        ("child", "children"),
+        ("man", "men"),
+        ("mouse", "mice"),
+        ("goose", "geese"),
+        ("tooth", "teeth"),
     ];
-    let (one, many) = ENDINGS.iter().find(|(one, _)| lower.ends_with(one))?;
-    let kept = match *one {
-        "person" => name.len() - 4,
-        "child" => name.len(),
-        "woman" | "man" => name.len() - 2,
-        "mouse" => name.len() - 4,
-        "goose" | "tooth" => name.len() - 4,
-        _ => name.len() - 3,
-    };
-    // `Bigfoot` is no feet: only the whole word, or a word inside a compound name.
-    if *one == "foot" && lower != "foot" {
-        return None;
-    }
-    Some(format!("{}{many}", &name[..kept]))
+    // `foot` only as the whole name: `pluralize` makes `Bigfoot` `Bigfoots`.
+    let (one, many) = ENDINGS
+        .iter()
+        .chain([("foot", "feet")].iter().filter(|_| lower == "foot"))
+        .find(|(one, _)| lower.ends_with(one))?;
+    // The ending's first letter keeps its case (`SalesPerson` → `SalesPeople`).
+    let at = name.len() - one.len();
+    Some(format!("{}{}", &name[..=at], &many[1..]))
 }
 
 /// A name ending in `s`: as it is (taken as plural), but for `pluralize`'s endings that add
@@ -518,6 +510,9 @@ mod tests {
             ("Coach", "Coaches"),
             ("Sheep", "Sheep"),
             ("Bus", "Buses"),
+            ("Woman", "Women"),
+            ("Child", "Children"),
+            ("Foot", "Feet"),
         ] {
             assert_eq!(amplify_plural(one), many);
         }

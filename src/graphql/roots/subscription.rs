@@ -124,7 +124,7 @@ pub(in crate::graphql) fn register(
             // tablegraph's, every field the filter may test.
             let arguments = match model.dialect.amplify_shape() {
                 true => owner_arguments(type_def),
-                false => filtered_fields(type_def, model),
+                false => fields.clone(),
             };
             root = root.field(node_subscription(
                 NodeWatch {
@@ -132,7 +132,7 @@ pub(in crate::graphql) fn register(
                     typename: type_def.name.clone(),
                     kinds: vec![kind],
                     arguments,
-                    filter: Some(filtered_fields(type_def, model)),
+                    filter: Some(fields.clone()),
                 },
                 description,
             ));

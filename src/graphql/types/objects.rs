@@ -96,34 +96,28 @@ fn served_order<'t>(type_def: &'t TypeDef, model: &Model) -> Vec<Served<'t>> {
         true => type_def.id_at,
         false => Some(0),
     };
+    let declared: Vec<&FieldDef> = type_def.fields.iter().filter(|f| !later(f)).collect();
+    // Where `id` and each declared time go: before the declared field of that position, or
+    // after the last (positions past it come to there).
+    let at = |position: Option<usize>| position.map(|p| p.min(declared.len()));
     let mut order = Vec::new();
-    let placed = type_def.fields.iter().filter(|f| !later(f)).count();
-    let declared_here = |position: usize| {
-        all_times
-            .iter()
-            .filter(move |t| match declared_at(t) {
-                Some(at) => at == position || (position == placed && at > placed),
-                None => false,
-            })
-            .map(|t| time(t))
-    };
-    for (position, field) in type_def.fields.iter().filter(|f| !later(f)).enumerate() {
-        if id_at == Some(position) {
+    for position in 0..=declared.len() {
+        if at(id_at) == Some(position) {
             order.push(Served::Id);
         }
-        order.extend(declared_here(position));
-        order.push(Served::Field(field));
+        let times_here = all_times
+            .iter()
+            .filter(|t| at(declared_at(t)) == Some(position));
+        order.extend(times_here.map(|t| time(t)));
+        if let Some(field) = declared.get(position) {
+            order.push(Served::Field(field));
+        }
     }
-    order.extend(declared_here(placed));
-    if id_at.is_none_or(|at| at >= placed) {
+    if id_at.is_none() {
         order.push(Served::Id);
     }
-    order.extend(
-        all_times
-            .iter()
-            .filter(|t| declared_at(t).is_none())
-            .map(|t| time(t)),
-    );
+    let undeclared_times = all_times.iter().filter(|t| declared_at(t).is_none());
+    order.extend(undeclared_times.map(|t| time(t)));
     let implied = type_def
         .fields
         .iter()

@@ -12,22 +12,21 @@ use crate::engine::EngineError;
 use crate::engine::read::{Filter, Test};
 use crate::model::{Dialect, EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef};
 
-/// How the API names and shapes its per-field inputs: Amplify's gives an enum field
-/// `Model<Enum>Input` (so a filter takes the enum's literals) and declares every scalar's
-/// input whether a field uses it or not, as its transformer does, and its strict form keeps
-/// `in`/`notIn` to subscriptions, as AppSync does.
+/// How the API names and shapes its per-field inputs: Amplify's (`amplify`) gives an enum
+/// field `Model<Enum>Input` (so a filter takes the enum's literals), declares every scalar's
+/// input whether a field uses it or not, and types owner fields `ModelStringInput` in
+/// subscription filters, as its transformer does; without tablegraph's additions (`sets`),
+/// `in`/`notIn` are left to subscriptions, as AppSync does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(in crate::graphql) struct Style {
-    enums: bool,
-    every_scalar: bool,
+    amplify: bool,
     sets: bool,
 }
 
 impl Style {
     pub(in crate::graphql) fn of(dialect: &Dialect) -> Style {
         Style {
-            enums: dialect.amplify_shape(),
-            every_scalar: dialect.amplify_shape(),
+            amplify: dialect.amplify_shape(),
             sets: dialect.additions(),
         }
     }
@@ -186,7 +185,7 @@ pub(in crate::graphql) fn field_input(
     style: Style,
 ) -> String {
     let name = match scalar {
-        ScalarType::Enum(name) if style.enums && kind == FilterKind::Condition => {
+        ScalarType::Enum(name) if style.amplify && kind == FilterKind::Condition => {
             return format!("Model{name}Input");
         }
         ScalarType::Id => "IDInput",
@@ -215,7 +214,7 @@ pub(in crate::graphql) fn register_field_inputs<'a>(
     builder = register_enum_inputs(builder, &filtered, &used);
     for (name, element, operators) in FIELD_INPUTS {
         let name = format!("{}{name}", kind.prefix());
-        if !used.contains(&name) && !style.every_scalar {
+        if !used.contains(&name) && !style.amplify {
             continue;
         }
         let mut input = InputObject::new(name);
@@ -252,7 +251,7 @@ pub(in crate::graphql) fn register_field_inputs<'a>(
         }
         builder = builder.register(input);
     }
-    if kind == FilterKind::Condition && (!used.is_empty() || style.every_scalar) {
+    if kind == FilterKind::Condition && (!used.is_empty() || style.amplify) {
         let mut size = InputObject::new(SIZE_INPUT);
         for operator in SIZE_OPERATORS {
             let ty = match operator {
@@ -334,7 +333,7 @@ pub(in crate::graphql) fn filter_input(
     for (field, scalar) in fields {
         input = input.field(InputValue::new(
             field,
-            TypeRef::named(match style.enums && owners.contains(field) {
+            TypeRef::named(match style.amplify && owners.contains(field) {
                 true => field_input(FilterKind::Condition, &ScalarType::String, style),
                 false => field_input(kind, scalar, style),
             }),

@@ -104,14 +104,24 @@ fn register_model_type(
         .register(inputs::update_input(type_def, model))
         .register(filters::filter_input(
             &format!("Model{}ConditionInput", type_def.name),
-            &filters::condition_fields(type_def),
+            &filters::declared_fields(
+                filters::condition_fields(type_def),
+                type_def,
+                &model.dialect,
+                true,
+            ),
             FilterKind::Condition,
             filters::Style::of(&model.dialect),
             &[],
         ))
         .register(filters::filter_input(
             &filters::page_filter_name(&type_def.name),
-            &filters::node_filter_fields(type_def),
+            &filters::declared_fields(
+                filters::node_filter_fields(type_def),
+                type_def,
+                &model.dialect,
+                false,
+            ),
             FilterKind::Condition,
             filters::Style::of(&model.dialect),
             &[],
@@ -267,9 +277,10 @@ fn register_sorting(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder 
     // The conditions of composite sort keys, one pair of inputs each.
     for type_def in &model.types {
         // Those of the indexes a query reads: by its own field, or a composite primary key's
-        // by Amplify's list.
+        // by Amplify's list; transformer v1 declared them for every index.
         let read = |index: &&crate::model::IndexDef| {
             index.query_field.is_some()
+                || model.dialect.v1_api()
                 || (model.dialect.amplify_shape()
                     && type_def.roots.list.is_some()
                     && type_def.primary_index() == Some(*index))

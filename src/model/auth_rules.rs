@@ -470,6 +470,28 @@ fn read_provider(allow: &Allow, value: Option<&ConstValue>) -> Result<Provider, 
     }
 }
 
+/// The owner fields transformer v1 made the arguments of a type's subscriptions, from the rules
+/// that grant reads, and whether they are required: none when signed-in users may read
+/// (`private`); optional beside `public` or static group rules, or with several owner rules;
+/// else required.
+pub fn v1_subscription_owners(rules: &[AuthRule]) -> (Vec<String>, bool) {
+    let mut owners: Vec<String> = Vec::new();
+    let mut open = false;
+    for rule in rules
+        .iter()
+        .filter(|r| r.operations.contains(&Operation::Read))
+    {
+        match &rule.allow {
+            Allow::Private => return (Vec::new(), false),
+            Allow::Owner { field, .. } if !owners.contains(field) => owners.push(field.clone()),
+            Allow::Public | Allow::Groups { .. } => open = true,
+            _ => {}
+        }
+    }
+    let required = !open && owners.len() == 1;
+    (owners, required)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,6 +507,45 @@ mod tests {
         let directive = &definition.node.directives[0];
         let value = &directive.node.get_argument("rules").expect("rules").node;
         read_rules(value, directive.pos).map(|mut rules| rules.remove(0).rule)
+    }
+
+    #[test]
+    fn v1_subscription_owners_follow_the_rules_that_grant_reads() {
+        let rules = |texts: &[&str]| -> Vec<AuthRule> {
+            texts.iter().map(|t| rule(t).expect("reads")).collect()
+        };
+        let owner = "{ allow: owner }";
+        let owners = |found: (Vec<String>, bool)| (found.0.join(","), found.1);
+        for (texts, expected) in [
+            (vec![owner], ("owner", true)),
+            (vec![owner, "{ allow: private }"], ("", false)),
+            (vec![owner, "{ allow: public }"], ("owner", false)),
+            (
+                vec![owner, "{ allow: groups, groups: [\"Admin\"] }"],
+                ("owner", false),
+            ),
+            (
+                vec![owner, "{ allow: groups, groupsField: \"gs\" }"],
+                ("owner", true),
+            ),
+            (
+                vec![
+                    "{ allow: owner, operations: [create, update] }",
+                    "{ allow: private, operations: [read] }",
+                ],
+                ("", false),
+            ),
+            (
+                vec![
+                    "{ allow: owner, ownerField: \"author\" }",
+                    "{ allow: owner, ownerField: \"editors\" }",
+                ],
+                ("author,editors", false),
+            ),
+        ] {
+            let got = owners(v1_subscription_owners(&rules(&texts)));
+            assert_eq!((got.0.as_str(), got.1), expected, "{texts:?}");
+        }
     }
 
     #[test]

@@ -178,6 +178,23 @@ impl AmplifyFlags {
         Ok(())
     }
 
+    /// Sets the transformer's version to `version`, found in the schema (`why`), with the
+    /// flags an existing project lacks as Amplify's CLI sets them, unless the command line or
+    /// `cli.json` chose the version.
+    pub fn detect_version(&mut self, version: u8, why: &'static str) {
+        let chosen = self
+            .sources
+            .get(VERSION)
+            .is_some_and(|source| *source == ARGUMENT || source.starts_with("amplify/cli.json"));
+        if !chosen {
+            // A project of transformer v1 is an existing one: the flags it lacks take the
+            // values Amplify's CLI gives an existing project.
+            self.existing_project_defaults(&serde_json::Map::new());
+            self.transformer_version = version;
+            self.sources.insert(VERSION, why);
+        }
+    }
+
     /// Whether the list of a type is named its name and an `s` (transformer v1 without
     /// `improvePluralization`).
     pub fn simple_plurals(&self) -> bool {
@@ -319,6 +336,12 @@ impl Dialect {
     /// Whether the API is Amplify's.
     pub fn amplify_shape(&self) -> bool {
         self.shape == ApiShape::Amplify
+    }
+
+    /// Whether the API is the one Amplify's transformer v1 made (no subscription filters,
+    /// filters on declared fields only).
+    pub fn v1_api(&self) -> bool {
+        self.amplify_shape() && self.flags.transformer_version == 1
     }
 
     /// Whether tablegraph's additions to Amplify's API are served: always in the Relay

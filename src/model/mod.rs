@@ -10,7 +10,7 @@ mod dialect;
 mod error;
 mod parse;
 
-pub use auth_rules::{Allow, AuthRule, Operation, Provider};
+pub use auth_rules::{Allow, AuthRule, Operation, Provider, v1_subscription_owners};
 pub use dialect::{
     ARGUMENT as AMPLIFY_FLAG_ARGUMENT, AmplifyFlags, ApiShape, Dialect, DialectChoice,
     SchemaLanguage, plural,

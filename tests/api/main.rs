@@ -9,6 +9,7 @@ mod amplify_golden;
 mod amplify_import;
 mod amplify_keys;
 mod amplify_transformer;
+mod amplify_v1;
 mod appsync;
 mod appsync_schemas;
 mod auth;

@@ -79,11 +79,20 @@ fn owner_arguments(type_def: &TypeDef) -> Vec<(String, ScalarType)> {
     arguments
 }
 
-/// Registers the filter inputs and the `Subscription` root.
-pub(in crate::graphql) fn register(
-    mut builder: SchemaBuilder,
-    model: &Arc<Model>,
-) -> SchemaBuilder {
+/// The owner arguments of a type's subscriptions in transformer v1's API (as `String`s) and
+/// whether they are required ([`crate::model::v1_subscription_owners`]).
+fn v1_owner_arguments(type_def: &TypeDef) -> (Vec<(String, ScalarType)>, bool) {
+    let (owners, required) = crate::model::v1_subscription_owners(&type_def.auth);
+    let arguments = owners
+        .into_iter()
+        .map(|owner| (owner, ScalarType::String))
+        .collect();
+    (arguments, required)
+}
+
+/// Registers AppSync's enhanced subscription filters: `ModelSubscription<Type>FilterInput` and
+/// the per-field inputs they use.
+fn register_filter_inputs(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
     let filtered: Vec<(String, ScalarType)> = model
         .types
         .iter()
@@ -95,17 +104,31 @@ pub(in crate::graphql) fn register(
         filtered.iter().map(|(_, scalar)| scalar),
         filters::Style::of(&model.dialect),
     );
-    let mut root = Subscription::new("Subscription");
     for type_def in &model.types {
-        let name = format!("ModelSubscription{}FilterInput", type_def.name);
-        let fields = filtered_fields(type_def, model);
         builder = builder.register(filters::filter_input(
-            &name,
-            &fields,
+            &format!("ModelSubscription{}FilterInput", type_def.name),
+            &filtered_fields(type_def, model),
             FilterKind::Subscription,
             filters::Style::of(&model.dialect),
             &filters::owner_fields(type_def),
         ));
+    }
+    builder
+}
+
+/// Registers the filter inputs and the `Subscription` root.
+pub(in crate::graphql) fn register(
+    mut builder: SchemaBuilder,
+    model: &Arc<Model>,
+) -> SchemaBuilder {
+    // Transformer v1's subscriptions take no filter, only the owner fields (required).
+    let v1 = model.dialect.v1_api();
+    if !v1 {
+        builder = register_filter_inputs(builder, model);
+    }
+    let mut root = Subscription::new("Subscription");
+    for type_def in &model.types {
+        let fields = filtered_fields(type_def, model);
         let roots = &type_def.roots;
         for (name, kind) in [
             (&roots.on_create, ChangeKind::Created),
@@ -122,9 +145,15 @@ pub(in crate::graphql) fn register(
             );
             // Amplify's subscriptions take the owner fields (as `String`s) beside `filter`;
             // tablegraph's, every field the filter may test.
-            let arguments = match model.dialect.amplify_shape() {
-                true => owner_arguments(type_def),
-                false => fields.clone(),
+            let (arguments, required) = match model.dialect.amplify_shape() {
+                // Required as transformer v1 makes them; optional with tablegraph's additions,
+                // as v1's older releases served them (apps' operations leave them out).
+                true if v1 => {
+                    let (owners, required) = v1_owner_arguments(type_def);
+                    (owners, required && !model.dialect.additions())
+                }
+                true => (owner_arguments(type_def), false),
+                false => (fields.clone(), false),
             };
             root = root.field(node_subscription(
                 NodeWatch {
@@ -132,7 +161,8 @@ pub(in crate::graphql) fn register(
                     typename: type_def.name.clone(),
                     kinds: vec![kind],
                     arguments,
-                    filter: Some(fields.clone()),
+                    required,
+                    filter: (!v1).then(|| fields.clone()),
                 },
                 description,
             ));
@@ -168,6 +198,7 @@ pub(in crate::graphql) fn register(
                 typename: declared.type_name.clone(),
                 kinds,
                 arguments: declared.arguments.clone(),
+                required: false,
                 filter: None,
             },
             description,
@@ -198,6 +229,8 @@ struct NodeWatch {
     typename: String,
     kinds: Vec<ChangeKind>,
     arguments: Vec<(String, ScalarType)>,
+    /// Whether the arguments are required (transformer v1's owner arguments).
+    required: bool,
     /// The fields `filter` may test, when the subscription takes one.
     filter: Option<Vec<(String, ScalarType)>>,
 }
@@ -216,6 +249,7 @@ fn node_subscription(watch: NodeWatch, description: String) -> SubscriptionField
         typename,
         kinds,
         arguments,
+        required,
         filter,
     } = watch;
     let filter_input = format!("ModelSubscription{typename}FilterInput");
@@ -275,7 +309,7 @@ fn node_subscription(watch: NodeWatch, description: String) -> SubscriptionField
         field = field.argument(InputValue::new("filter", TypeRef::named(filter_input)));
     }
     for (name, scalar) in arguments.iter() {
-        field = field.argument(InputValue::new(name, scalar_type_ref(scalar, false)));
+        field = field.argument(InputValue::new(name, scalar_type_ref(scalar, required)));
     }
     field
 }

@@ -96,7 +96,12 @@ fn served_order<'t>(type_def: &'t TypeDef, model: &Model) -> Vec<Served<'t>> {
         true => type_def.id_at,
         false => Some(0),
     };
-    let declared: Vec<&FieldDef> = type_def.fields.iter().filter(|f| !later(f)).collect();
+    let moved = |field: &FieldDef| model.dialect.v1_api() && v1_moves(field, model);
+    let declared: Vec<&FieldDef> = type_def
+        .fields
+        .iter()
+        .filter(|f| !later(f) && !moved(f))
+        .collect();
     // Where `id` and each declared time go: before the declared field of that position, or
     // after the last (positions past it come to there).
     let at = |position: Option<usize>| position.map(|p| p.min(declared.len()));
@@ -126,8 +131,30 @@ fn served_order<'t>(type_def: &'t TypeDef, model: &Model) -> Vec<Served<'t>> {
         .fields
         .iter()
         .filter(|f| later(f) && !type_def.implied.contains(&f.name));
+    // Transformer v1 keeps the keys relations imply out of the type (they are in its inputs),
+    // and adds an owner field only as `owner`, for its subscriptions' arguments.
+    let v1 = model.dialect.v1_api();
+    let implied = implied.filter(|_| !v1);
+    let v1_owners = crate::model::v1_subscription_owners(&type_def.auth).0;
+    let added = added.filter(|f| !v1 || (f.name == "owner" && v1_owners.contains(&f.name)));
+    // v1 adds the relations to types with rules again, with their rules' directives, after
+    // the times: the single ones before the owner field it adds, the lists after.
+    let single = |f: &&FieldDef| moved(f) && !matches!(f.kind, FieldKind::HasMany(_));
+    let list = |f: &&FieldDef| moved(f) && matches!(f.kind, FieldKind::HasMany(_));
+    order.extend(type_def.fields.iter().filter(single).map(Served::Field));
     order.extend(implied.chain(added).map(Served::Field));
+    order.extend(type_def.fields.iter().filter(list).map(Served::Field));
     order
+}
+
+/// Whether transformer v1 moves `field` after the times: a relation to a type with rules.
+fn v1_moves(field: &FieldDef, model: &Model) -> bool {
+    let target = match &field.kind {
+        FieldKind::BelongsTo { target, .. } => target,
+        FieldKind::HasMany(has_many) => &has_many.element,
+        _ => return false,
+    };
+    model.type_def(target).is_some_and(|t| !t.auth.is_empty())
 }
 
 /// The object field of `field`, one of `type_def`'s.

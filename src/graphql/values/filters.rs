@@ -139,6 +139,47 @@ pub(in crate::graphql) fn node_filter_fields(type_def: &TypeDef) -> Vec<(String,
     fields
 }
 
+/// Of `fields` (those of [`condition_fields`] or [`node_filter_fields`]), the ones the API's
+/// input for `type_def` declares: all but in transformer v1's API, which filters on what the
+/// schema declares (not the times, owner fields or relation keys it adds), and whose
+/// conditions (`condition`) leave out the fields rules name, owners and groups too.
+pub(in crate::graphql) fn declared_fields(
+    mut fields: Vec<(String, ScalarType)>,
+    type_def: &TypeDef,
+    dialect: &Dialect,
+    condition: bool,
+) -> Vec<(String, ScalarType)> {
+    if !dialect.v1_api() {
+        return fields;
+    }
+    let times = &type_def.timestamps;
+    let undeclared_time = |name: &str| {
+        [&times.created, &times.updated]
+            .into_iter()
+            .flatten()
+            .any(|time| time == name && times.declared(name).is_none())
+    };
+    let ruled = ruled_fields(type_def);
+    fields.retain(|(name, _)| {
+        !(undeclared_time(name)
+            || type_def.implied.contains(name)
+            || type_def.added.contains(name)
+            || (condition && ruled.contains(name)))
+    });
+    fields
+}
+
+/// The fields `type_def`'s owner and group rules name.
+fn ruled_fields(type_def: &TypeDef) -> Vec<String> {
+    let mut ruled = owner_fields(type_def);
+    for rule in &type_def.auth {
+        if let crate::model::Allow::GroupsField { field, .. } = &rule.allow {
+            ruled.push(field.clone());
+        }
+    }
+    ruled
+}
+
 /// The fields a page's filter on edges of `edge_def` tests: its own fields and `createdAt`.
 pub(in crate::graphql) fn edge_filter_fields(edge_def: &EdgeTypeDef) -> Vec<(String, ScalarType)> {
     let mut fields = Vec::new();

@@ -88,6 +88,14 @@ pub(super) struct RelationKeys {
     by_index: Vec<(String, String, String)>,
 }
 
+impl RelationKeys {
+    /// Adds `key` to `holder` (a type or union) as Amplify adds it, unless the schema
+    /// declares it.
+    pub(super) fn imply(&mut self, holder: &str, key: &str) {
+        self.implicit.push((holder.to_owned(), key.to_owned()));
+    }
+}
+
 impl Reader<'_> {
     /// The key field of `owner.field`'s `@belongsTo` or `@hasOne`: `field:` (tablegraph's),
     /// `fields:` or `references:` (Amplify's, one field), or, without, Amplify's implicit one:
@@ -506,12 +514,8 @@ mod tests {
         );
         refused(&[
             (
-                "type Post @model { c: [Comment] @connection(name: \"x\") }\ntype Comment @model { a: Int }",
-                "@connection is Amplify's GraphQL transformer v1 directive; write the schema with transformer v2's @hasOne, @hasMany, @belongsTo or @manyToMany",
-            ),
-            (
-                "type Post @model @key(fields: [\"id\"]) { a: Int }",
-                "transformer v2's @primaryKey (a key without name) or @index (a named key)",
+                "type Post @model @versioned { a: Int }",
+                "@versioned is Amplify's GraphQL transformer v1 directive, not read",
             ),
             (
                 "type Post @model { slug: String! @primaryKey(sortKeyFields: [\"day\"]) day: String }",

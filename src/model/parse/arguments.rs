@@ -9,20 +9,23 @@ use super::Reader;
 
 impl Reader<'_> {
     pub(super) fn unknown_directive(&self, pos: Pos, name: &str) -> ModelError {
-        // Amplify's GraphQL transformer v1: named with what v2 writes instead.
-        let v2 = match name {
-            "connection" => Some("@hasOne, @hasMany, @belongsTo or @manyToMany"),
-            "key" => Some("@primaryKey (a key without name) or @index (a named key)"),
-            "versioned" => Some("conflict resolution (DataStore), which tablegraph does not serve"),
-            _ => None,
+        // Amplify's GraphQL transformer v1: read in Amplify's language only.
+        let v1 = match name {
+            "connection" | "key" => {
+                "read in Amplify's schema language only; this schema is read as tablegraph's \
+                 (it uses tablegraph's own directives): --schema-language amplify reads it as \
+                 Amplify's"
+            }
+            "versioned" => {
+                "not read: tablegraph's API has `version` and `expectedVersion` on every model \
+                 (without --amplify-strict)"
+            }
+            _ => "",
         };
-        if let Some(v2) = v2 {
+        if !v1.is_empty() {
             return self.error(
                 pos,
-                format!(
-                    "@{name} is Amplify's GraphQL transformer v1 directive; write the schema \
-                     with transformer v2's {v2}"
-                ),
+                format!("@{name} is Amplify's GraphQL transformer v1 directive, {v1}"),
             );
         }
         self.error(

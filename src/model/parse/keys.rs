@@ -51,10 +51,11 @@ impl Reader<'_> {
                     directive.pos,
                 )?;
                 for (sort_field, scalar) in &sort {
-                    let required = fields.iter().any(|f| {
-                        f.name == *sort_field
-                            && matches!(f.kind, FieldKind::Scalar { required: true, .. })
-                    });
+                    let required = sort_field == "id"
+                        || fields.iter().any(|f| {
+                            f.name == *sort_field
+                                && matches!(f.kind, FieldKind::Scalar { required: true, .. })
+                        });
                     if !required || *scalar == ScalarType::Boolean {
                         return Err(self.error(
                             directive.pos,
@@ -227,7 +228,7 @@ impl Reader<'_> {
     }
 
     /// The fields `sortKeyFields:` names on a key of `key_field`, with their types: each
-    /// another scalar field of `owner` (or a timestamp), named once.
+    /// another scalar field of `owner` (or a timestamp, or `id`), named once.
     fn sort_key_fields(
         &self,
         owner: &str,
@@ -248,6 +249,8 @@ impl Reader<'_> {
                 Some(ScalarType::AwsJson) => None,
                 Some(scalar) => Some(scalar.clone()),
                 None if timestamps.is(sort) => Some(ScalarType::AwsDateTime),
+                // `id`, which every node holds (the docs' warehouse example sorts by it).
+                None if sort == "id" => Some(ScalarType::Id),
                 None => None,
             };
             let Some(scalar) = scalar else {

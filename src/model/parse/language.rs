@@ -25,12 +25,19 @@ pub(super) fn dialect(document: &ServiceDocument, choice: &DialectChoice) -> Dia
             "follows the language",
         ),
     };
+    let mut flags = choice.flags.clone();
+    if language == SchemaLanguage::Amplify && super::v1::uses_v1(document) {
+        flags.detect_version(
+            1,
+            "detected: the schema uses transformer v1's @key or @connection",
+        );
+    }
     Dialect {
         language,
         shape,
         language_reason,
         shape_reason,
-        flags: choice.flags.clone(),
+        flags,
         strict: choice.strict,
     }
 }
@@ -65,7 +72,7 @@ fn detect_language(document: &ServiceDocument) -> (SchemaLanguage, String) {
             let name = directive.node.name.node.as_str();
             let has = |argument: &str| directive.node.get_argument(argument).is_some();
             let amplify = match name {
-                "hasOne" | "manyToMany" | "primaryKey" => true,
+                "hasOne" | "manyToMany" | "primaryKey" | "key" | "connection" => true,
                 "hasMany" => !has("index") && !has("field"),
                 "belongsTo" => !has("field"),
                 _ => false,

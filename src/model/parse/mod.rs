@@ -30,6 +30,7 @@ mod rules;
 mod slots;
 mod sorted;
 mod subscriptions;
+mod v1;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -40,7 +41,7 @@ use async_graphql_parser::types::{
 use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
 
-use super::dialect::{Dialect, DialectChoice};
+use super::dialect::{Dialect, DialectChoice, SchemaLanguage};
 use super::{
     DeclaredType, EnumDef, EnumValueDef, MANAGED_FIELDS, Model, ModelError, ScalarType, UnionDef,
 };
@@ -107,6 +108,11 @@ pub(super) fn parse_model(
         warnings: std::cell::RefCell::default(),
         relation_keys: std::cell::RefCell::default(),
     };
+    let document = if reader.amplify_language() && v1::uses_v1(&document) {
+        reader.translate_v1(&document)?
+    } else {
+        document
+    };
     let document = reader.expand_many_to_many(&document)?;
     reader.read(&document)
 }
@@ -145,6 +151,11 @@ struct TypesRead {
 }
 
 impl Reader<'_> {
+    /// Whether the schema is written in Amplify's language.
+    fn amplify_language(&self) -> bool {
+        self.dialect.language == SchemaLanguage::Amplify
+    }
+
     fn error(&self, pos: Pos, message: impl Into<String>) -> ModelError {
         ModelError {
             file: self.file.to_owned(),

@@ -782,4 +782,24 @@ mod tests {
             "type A: @model(listSortBy: \"x\") names no scalar field of A",
         );
     }
+
+    #[test]
+    fn a_key_sorted_by_id_loads_as_the_docs_warehouse_example() {
+        let model = Model::parse(
+            "schema.graphql",
+            "type Stock @model {\n\
+               sku: String! @primaryKey(sortKeyFields: [\"id\"])\n\
+               warehouseID: ID! @index(name: \"byWarehouse\", sortKeyFields: [\"id\"], queryField: \"stockByWarehouse\")\n\
+             }",
+        )
+        .expect("a key sorted by id loads");
+        let stock = model.type_def("Stock").expect("declared");
+        assert_eq!(stock.primary_sort, [("id".to_owned(), ScalarType::Id)]);
+        let index = stock
+            .indexes
+            .iter()
+            .find(|i| i.name == "byWarehouse")
+            .expect("declared");
+        assert_eq!(index.sort_fields, [("id".to_owned(), ScalarType::Id)]);
+    }
 }

@@ -138,7 +138,8 @@ impl Reader<'_> {
     }
 
     /// `@belongsTo(field:)` names the owner's field that holds the target's key: an `ID` (or a
-    /// `String`, when the target is keyed by a text field of its own). Returns whether that
+    /// `String`, when the target is keyed by a text field of its own, or in Amplify's
+    /// language, which takes either). Returns whether that
     /// field is non-null.
     fn belongs_to_names_a_key_field_of_its_own(
         &self,
@@ -148,7 +149,7 @@ impl Reader<'_> {
         target: &str,
         foreign_key: &str,
     ) -> Result<bool, ModelError> {
-        let keyed_by_text = keyed_by_text(model, target);
+        let keyed_by_text = keyed_by_text(model, target) || self.amplify_language();
         match owner.field(foreign_key).map(|f| &f.kind) {
             Some(FieldKind::Scalar {
                 scalar, required, ..
@@ -236,7 +237,8 @@ impl Reader<'_> {
     }
 
     /// `@hasMany(field:)` names each member's field that holds the owner's key: an `ID` (or a
-    /// `String`, when the owner is keyed by a text field of its own).
+    /// `String`, when the owner is keyed by a text field of its own, or in Amplify's
+    /// language).
     fn has_many_names_a_key_field_of_each_member(
         &self,
         model: &Model,
@@ -245,7 +247,7 @@ impl Reader<'_> {
         member: &str,
         member_def: &TypeDef,
     ) -> Result<(), ModelError> {
-        let keyed_by_text = keyed_by_text(model, at.owner);
+        let keyed_by_text = keyed_by_text(model, at.owner) || self.amplify_language();
         match member_def
             .field(&has_many.foreign_key)
             .and_then(FieldDef::scalar)

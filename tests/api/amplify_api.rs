@@ -98,7 +98,7 @@ async fn codegen_style_operations_create_get_list_page_update_and_delete() {
         assert!(pages < 5, "paging never ends: {page}");
     }
     assert_eq!(titles, ["Lambing", "Shearing", "Haymaking"]);
-    // A filter, and apps' `limit: 1000`, clamped to the largest page rather than refused.
+    // A filter, and apps' `limit: 1000`.
     let filtered = app
         .graphql(
             list,
@@ -488,10 +488,10 @@ async fn a_many_to_many_relation_is_served_through_amplifys_join_type() {
 }
 
 #[tokio::test]
-async fn limit_defaults_to_amplifys_100_is_clamped_and_a_forged_next_token_is_refused() {
+async fn limit_defaults_to_amplifys_100_is_honoured_to_1000_and_a_forged_next_token_is_refused() {
     let app = app().await;
-    let inputs: Vec<Value> = (0..120)
-        .map(|n| json!({ "name": format!("Team {n:03}") }))
+    let inputs: Vec<Value> = (0..1001)
+        .map(|n| json!({ "name": format!("Team {n:04}") }))
         .collect();
     for chunk in inputs.chunks(40) {
         let made = app
@@ -505,27 +505,25 @@ async fn limit_defaults_to_amplifys_100_is_clamped_and_a_forged_next_token_is_re
     let list = "query($limit: Int, $nextToken: String) {
                   listTeams(limit: $limit, nextToken: $nextToken) { items { name } nextToken }
                 }";
+    let count = |page: &Value| page["data"]["listTeams"]["items"].as_array().map(Vec::len);
     // Without a limit, Amplify's 100 (not tablegraph's 20), and a token for the rest.
     let first = app.graphql(list, json!({})).await;
-    let items = first["data"]["listTeams"]["items"].as_array().map(Vec::len);
-    assert_eq!(items, Some(100), "{first}");
+    assert_eq!(count(&first), Some(100), "{first}");
     let token = first["data"]["listTeams"]["nextToken"].clone();
-    let rest = app.graphql(list, json!({ "nextToken": token })).await;
-    assert_eq!(
-        rest["data"]["listTeams"]["items"].as_array().map(Vec::len),
-        Some(20),
-        "{rest}"
-    );
+    let rest = app
+        .graphql(list, json!({ "nextToken": token, "limit": 1000 }))
+        .await;
+    assert_eq!(count(&rest), Some(901), "{rest}");
     assert!(rest["data"]["listTeams"]["nextToken"].is_null(), "{rest}");
-    // A larger limit is read as the largest page, not refused.
-    let clamped = app.graphql(list, json!({ "limit": 1000 })).await;
-    assert_eq!(
-        clamped["data"]["listTeams"]["items"]
-            .as_array()
-            .map(Vec::len),
-        Some(100),
-        "{clamped}"
-    );
+    // A limit above 100 is honoured, as Amplify's is: 500 where there are 500.
+    let five_hundred = app.graphql(list, json!({ "limit": 500 })).await;
+    assert_eq!(count(&five_hundred), Some(500), "{five_hundred}");
+    // Past 1000 it is read as 1000, and nextToken goes on.
+    let clamped = app.graphql(list, json!({ "limit": 5000 })).await;
+    assert_eq!(count(&clamped), Some(1000), "{clamped}");
+    let token = clamped["data"]["listTeams"]["nextToken"].clone();
+    let last = app.graphql(list, json!({ "nextToken": token })).await;
+    assert_eq!(count(&last), Some(1), "{last}");
     // DynamoDB takes no page of nothing, and neither does Amplify's API.
     for limit in [0, -5] {
         let refused = app.graphql(list, json!({ "limit": limit })).await;

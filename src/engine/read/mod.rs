@@ -24,8 +24,8 @@ pub use level::{AskedPage, Level, Targets};
 pub use lists::list_key_field;
 pub use nodes::{Node, load_node_by_unique};
 pub use page_request::{
-    DEFAULT_PAGE_SIZE, KeyCondition, MAX_PAGE_SIZE, PageArguments, PageFilter, PageRequest,
-    Prefetch, SortOperand,
+    DEFAULT_PAGE_SIZE, KeyCondition, MAX_LIMIT, MAX_PAGE_SIZE, PageArguments, PageFilter,
+    PageRequest, Prefetch, SortOperand,
 };
 pub use pipelines::{Found, PipelineInput, run_pipeline};
 pub use selection::{PageSelection, Selection};

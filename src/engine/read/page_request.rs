@@ -15,6 +15,10 @@ use crate::store::{Bound, Filter, Item};
 pub const DEFAULT_PAGE_SIZE: usize = 20;
 /// The largest page a client may ask for.
 pub const MAX_PAGE_SIZE: usize = 100;
+/// The largest page Amplify's `limit` reads. AppSync bounds a page by DynamoDB's 1 MB per
+/// Query and no count; here a page holds at most this many nodes (each Query within it still
+/// stops at 1 MB, and the page goes on with the next), and `nextToken` goes on after it.
+pub const MAX_LIMIT: usize = 1000;
 
 /// A page request, validated: sizes within 0 to [`MAX_PAGE_SIZE`], one direction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +50,9 @@ pub struct PageArguments {
     pub role: Option<String>,
     pub min_role: Option<String>,
     pub filter: Option<Filter>,
+    /// The largest size allowed: [`MAX_PAGE_SIZE`] unless given (Amplify's `limit`:
+    /// [`MAX_LIMIT`]).
+    pub largest: Option<usize>,
 }
 
 /// A page's filter on its items' fields. Two are the same request when they test the same
@@ -104,15 +111,16 @@ pub enum SortOperand {
 
 impl PageRequest {
     pub fn new(arguments: PageArguments) -> Result<PageRequest, EngineError> {
+        let largest = arguments.largest.unwrap_or(MAX_PAGE_SIZE);
         let size = |name: &str, n: Option<i64>| -> Result<Option<usize>, EngineError> {
             let Some(n) = n else { return Ok(None) };
             usize::try_from(n)
                 .ok()
-                .filter(|n| *n <= MAX_PAGE_SIZE)
+                .filter(|n| *n <= largest)
                 .map(Some)
                 .ok_or_else(|| {
                     EngineError::bad_input(format!(
-                        "{name} must be between 0 and {MAX_PAGE_SIZE}, not {n}"
+                        "{name} must be between 0 and {largest}, not {n}"
                     ))
                 })
         };

@@ -186,7 +186,7 @@ fn asked_page<'a>(
     {
         return Ok(None);
     }
-    let request = page_request(connection.key_field.as_ref(), None, |name| {
+    let request = page_request(connection.key_field.as_ref(), None, None, |name| {
         arguments
             .iter()
             .find(|(argument, _)| argument.as_str() == name)

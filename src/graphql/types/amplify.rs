@@ -11,7 +11,7 @@ use async_graphql::Value;
 use async_graphql::dynamic::{Field, FieldFuture, FieldValue, InputValue, Object, TypeRef};
 
 use crate::engine::EngineError;
-use crate::engine::read::{MAX_PAGE_SIZE, Page};
+use crate::engine::read::{MAX_LIMIT, Page};
 use crate::graphql::context::cursor_value;
 use crate::model::ApiShape;
 
@@ -69,7 +69,7 @@ pub(in crate::graphql) fn page_arguments(field: Field) -> Field {
     field
         .argument(
             InputValue::new("limit", TypeRef::named(TypeRef::INT)).description(format!(
-                "At most this many (100 when not given; more is read as {MAX_PAGE_SIZE})."
+                "At most this many (100 when not given; more than {MAX_LIMIT} is read as {MAX_LIMIT}, and nextToken goes on)."
             )),
         )
         .argument(
@@ -79,7 +79,7 @@ pub(in crate::graphql) fn page_arguments(field: Field) -> Field {
 }
 
 /// Reads a page's arguments in `shape` as the engine's names: Amplify's `limit` as `first`
-/// (100 when not given, clamped to the largest page), `nextToken` as `after`.
+/// (100 when not given, clamped to [`MAX_LIMIT`]), `nextToken` as `after`.
 pub(in crate::graphql) fn page_argument(
     shape: ApiShape,
     name: &str,
@@ -88,9 +88,9 @@ pub(in crate::graphql) fn page_argument(
     match (shape, name) {
         (ApiShape::Relay, name) => get(name),
         (ApiShape::Amplify, "first") => match get("limit") {
-            None | Some(Value::Null) => Some(Value::from(DEFAULT_LIMIT.min(MAX_PAGE_SIZE))),
-            Some(Value::Number(n)) if n.as_i64().is_some_and(|n| n > MAX_PAGE_SIZE as i64) => {
-                Some(Value::from(MAX_PAGE_SIZE))
+            None | Some(Value::Null) => Some(Value::from(DEFAULT_LIMIT)),
+            Some(Value::Number(n)) if n.as_i64().is_some_and(|n| n > MAX_LIMIT as i64) => {
+                Some(Value::from(MAX_LIMIT))
             }
             other => other,
         },

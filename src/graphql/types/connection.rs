@@ -15,8 +15,8 @@ use super::amplify;
 use super::fields::attribute_field;
 use crate::engine::Cursor;
 use crate::engine::read::{
-    Connection, DEFAULT_PAGE_SIZE, KeyField, Level, MAX_PAGE_SIZE, Node, Page, PageArguments,
-    PageEdge, PageRequest,
+    Connection, DEFAULT_PAGE_SIZE, KeyField, Level, MAX_LIMIT, MAX_PAGE_SIZE, Node, Page,
+    PageArguments, PageEdge, PageRequest,
 };
 use crate::engine::{self, EngineError};
 use crate::graphql::context::{cursor_value, model, scope};
@@ -488,7 +488,8 @@ fn shaped_page_request_and(
         }
     };
     amplify::check_limit(shape, get)?;
-    page_request(key_field, filter_fields, |name| {
+    let largest = (shape == ApiShape::Amplify).then_some(MAX_LIMIT);
+    page_request(key_field, filter_fields, largest, |name| {
         amplify::page_argument(shape, name, get)
     })
 }
@@ -621,11 +622,13 @@ async fn resolve(
 }
 
 /// The page a connection field asks for, from a resolver's arguments or from a look-ahead of
-/// them; `key_field` is the field its key condition tests, if it takes one, and
-/// `filter_fields` the fields its filter may test, if it takes one.
+/// them; `key_field` is the field its key condition tests, if it takes one, `filter_fields`
+/// the fields its filter may test, if it takes one, and `largest` its largest size, if not
+/// the engine's.
 pub(in crate::graphql) fn page_request(
     key_field: Option<&KeyField>,
     filter_fields: Option<&[(String, ScalarType)]>,
+    largest: Option<usize>,
     get: impl Fn(&str) -> Option<Value>,
 ) -> Result<PageRequest, EngineError> {
     let present = |name: &str| get(name).filter(|v| *v != Value::Null);
@@ -662,5 +665,6 @@ pub(in crate::graphql) fn page_request(
             (Some(fields), Some(filter)) => Some(filters::filter_of(&filter, fields, "filter")?),
             _ => None,
         },
+        largest,
     })
 }

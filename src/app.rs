@@ -87,10 +87,24 @@ pub fn load_schema(
 ) -> Result<(Model, Resolvers), StartupError> {
     let dir = resolvers_dir(schema, dir);
     let shown = schema.display().to_string();
-    let source = std::fs::read_to_string(schema).map_err(|source| StartupError::ReadSchema {
-        path: shown.clone(),
-        source,
-    })?;
+    let source = read_schema(schema)?;
+    let choice = with_cli_json(schema, choice)?;
+    let model = Model::parse_with_resolver_files(
+        &shown,
+        &source.text,
+        &Resolvers::fields_in(&dir),
+        &Resolvers::functions_in(&dir)?,
+        &crate::slot_lock::read(schema)?,
+        &choice,
+    )
+    .map_err(|error| source.locate(error))?;
+    let resolvers = Resolvers::load(&dir, &model)?;
+    Ok((model, resolvers))
+}
+
+/// `choice` with the flags of the `amplify/cli.json` of the schema's directory or the nearest
+/// one above it, where the command line chose none.
+pub fn with_cli_json(schema: &Path, choice: &DialectChoice) -> Result<DialectChoice, StartupError> {
     let mut choice = choice.clone();
     if let Some(cli_json) = amplify_cli_json(schema) {
         let text =
@@ -103,16 +117,65 @@ pub fn load_schema(
         })?;
         tracing::info!(file = %cli_json.display(), "read Amplify's feature flags");
     }
-    let model = Model::parse_with_resolver_files(
-        &shown,
-        &source,
-        &Resolvers::fields_in(&dir),
-        &Resolvers::functions_in(&dir)?,
-        &crate::slot_lock::read(schema)?,
-        &choice,
-    )?;
-    let resolvers = Resolvers::load(&dir, &model)?;
-    Ok((model, resolvers))
+    Ok(choice)
+}
+
+/// A schema's text, and the files it was read from.
+pub struct SchemaSource {
+    pub text: String,
+    /// Each file and the line of the text it starts at (from 1).
+    files: Vec<(String, usize)>,
+}
+
+impl SchemaSource {
+    /// `error` (at a line of the joined text) at the line of the file that holds it.
+    fn locate(&self, mut error: ModelError) -> ModelError {
+        if let Some((file, first)) = self
+            .files
+            .iter()
+            .rev()
+            .find(|(_, first)| *first <= error.line)
+            && self.files.len() > 1
+        {
+            error.file = file.clone();
+            error.line = error.line + 1 - first;
+        }
+        error
+    }
+}
+
+/// The schema at `schema`: a file, or a directory whose `.graphql` files, in name order, are
+/// one schema (Amplify's `schema/` folder).
+pub fn read_schema(schema: &Path) -> Result<SchemaSource, StartupError> {
+    let unreadable = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| StartupError::ReadSchema { path, source }
+    };
+    if !schema.is_dir() {
+        let text = std::fs::read_to_string(schema).map_err(unreadable(schema))?;
+        let files = vec![(schema.display().to_string(), 1)];
+        return Ok(SchemaSource { text, files });
+    }
+    let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(schema)
+        .map_err(unreadable(schema))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "graphql"))
+        .collect();
+    paths.sort();
+    let mut source = SchemaSource {
+        text: String::new(),
+        files: Vec::new(),
+    };
+    for path in paths {
+        let text = std::fs::read_to_string(&path).map_err(unreadable(&path))?;
+        let first = source.text.lines().count() + 1;
+        source.files.push((path.display().to_string(), first));
+        source.text.push_str(&text);
+        if !text.ends_with('\n') {
+            source.text.push('\n');
+        }
+    }
+    Ok(source)
 }
 
 /// The `amplify/cli.json` of the schema's directory or of the nearest directory above it (an

@@ -26,6 +26,7 @@
 
 pub mod access_plan;
 pub mod amplify_import;
+pub mod amplify_project;
 pub mod app;
 pub mod auth;
 pub mod changes;

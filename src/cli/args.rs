@@ -42,6 +42,12 @@ pub struct SchemaArgs {
     /// tablegraph's additions (the README's Amplify section lists them).
     #[arg(long, env = "TABLEGRAPH_AMPLIFY_STRICT")]
     pub amplify_strict: bool,
+    /// An Amplify Gen 1 project's root: serve its API's schema (`amplify/backend/api/<name>/`,
+    /// one file or the `schema/` folder) with the flags of `amplify/cli.json`, those it does not
+    /// name settled by the deployed API the project keeps (`src/graphql/schema.json` or the
+    /// API's `build/schema.graphql`). Instead of --schema.
+    #[arg(long, env = "TABLEGRAPH_AMPLIFY_PROJECT", value_name = "DIR")]
+    pub amplify_project: Option<PathBuf>,
 }
 
 fn amplify_flag(text: &str) -> Result<(String, String), String> {
@@ -68,11 +74,40 @@ impl SchemaArgs {
         }
     }
 
+    /// The schema's path and the language, shape and flags to read it with: as chosen, or
+    /// with `--amplify-project`, the project's schema and flags (see `amplify_project`).
+    pub fn resolved(&self) -> anyhow::Result<(PathBuf, DialectChoice)> {
+        let Some(root) = &self.amplify_project else {
+            return Ok((self.schema.clone(), self.dialect()));
+        };
+        let project = crate::amplify_project::AmplifyProject::open(root)?;
+        let choice = project.settle(&self.dialect())?;
+        if project.conflict_detection() {
+            tracing::warn!(
+                api = %project.api_dir.display(),
+                "transform.conf.json turns on conflict detection (DataStore): its _version, \
+                 _deleted and sync queries are not served, and the API is served without them"
+            );
+        }
+        Ok((project.schema, choice))
+    }
+
+    /// The schema's path: `--schema`, or the project's (see [`SchemaArgs::resolved`]).
+    pub fn schema_path(&self) -> PathBuf {
+        self.amplify_project
+            .as_deref()
+            .and_then(|root| crate::amplify_project::AmplifyProject::open(root).ok())
+            .map_or_else(|| self.schema.clone(), |project| project.schema)
+    }
+
     /// Reads and validates the schema and its resolvers as chosen.
-    pub fn load(
-        &self,
-    ) -> Result<(crate::model::Model, crate::resolvers::Resolvers), app::StartupError> {
-        app::load_schema(&self.schema, self.resolvers.as_deref(), &self.dialect())
+    pub fn load(&self) -> anyhow::Result<(crate::model::Model, crate::resolvers::Resolvers)> {
+        let (schema, choice) = self.resolved()?;
+        Ok(app::load_schema(
+            &schema,
+            self.resolvers.as_deref(),
+            &choice,
+        )?)
     }
 }
 

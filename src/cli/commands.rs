@@ -18,7 +18,9 @@ use super::serve::ServeArgs;
 
 pub(super) async fn serve(args: &ServeArgs) -> anyhow::Result<()> {
     args.credentials.check_issuers()?;
-    let application = Application::build(&args.config()).await?;
+    let mut config = args.config();
+    (config.schema_path, config.dialect) = args.schema.resolved()?;
+    let application = Application::build(&config).await?;
     application
         .run_until_stopped(app::shutdown_signal())
         .await?;
@@ -63,7 +65,7 @@ pub(super) fn plan(schema: &SchemaArgs) -> anyhow::Result<()> {
     writeln!(out)?;
     out.write_all(crate::access_plan::render(&plans).as_bytes())?;
     // The index slots, and which `tablegraph migrate` has yet to pin.
-    let unpinned = crate::slot_lock::unpinned(&schema.schema, &model);
+    let unpinned = crate::slot_lock::unpinned(&schema.schema_path(), &model);
     writeln!(out, "Index slots ({})", crate::slot_lock::FILE_NAME)?;
     for (key, slot) in &model.slot_pins {
         let pinned = !unpinned.contains(&format!("{key} = GSI{slot:02}"));

@@ -37,7 +37,7 @@ pub(super) async fn migrate(
         for slot in &missing {
             writeln!(out, "would create index {}", crate::keys::gsi_name(*slot))?;
         }
-        for pin in crate::slot_lock::unpinned(&schema.schema, &model) {
+        for pin in crate::slot_lock::unpinned(&schema.schema_path(), &model) {
             writeln!(out, "would pin {pin} in {}", crate::slot_lock::FILE_NAME)?;
         }
         if create {
@@ -66,11 +66,11 @@ pub(super) async fn migrate(
             )?;
         }
         writeln!(out, "table {table} is up to date")?;
-        if crate::slot_lock::write(&schema.schema, &model)? {
+        if crate::slot_lock::write(&schema.schema_path(), &model)? {
             writeln!(
                 out,
                 "pinned the index slots in {}",
-                crate::slot_lock::path_of(&schema.schema).display()
+                crate::slot_lock::path_of(&schema.schema_path()).display()
             )?;
         }
     }

@@ -102,6 +102,16 @@ const VERSION: &str = "transformerVersion";
 /// Where a flag given as `--amplify-flag NAME=VALUE` came from.
 pub const ARGUMENT: &str = "--amplify-flag";
 
+/// Where a flag settled by the deployed API an Amplify project keeps came from
+/// (`--amplify-project`).
+pub const DEPLOYED_API: &str = "the deployed API the project keeps";
+
+/// Whether a flag from `source` stays as it is when `cli.json` is read: chosen on the command
+/// line, or settled by the deployed API (for a flag `cli.json` does not name).
+fn fixed(source: Option<&&'static str>) -> bool {
+    matches!(source, Some(&ARGUMENT) | Some(&DEPLOYED_API))
+}
+
 /// The flags read, by their names in Amplify's documentation.
 const FLAGS: [&str; 5] = [
     "enableAutoIndexQueryNames",
@@ -182,10 +192,9 @@ impl AmplifyFlags {
     /// flags an existing project lacks as Amplify's CLI sets them, unless the command line or
     /// `cli.json` chose the version.
     pub fn detect_version(&mut self, version: u8, why: &'static str) {
-        let chosen = self
-            .sources
-            .get(VERSION)
-            .is_some_and(|source| *source == ARGUMENT || source.starts_with("amplify/cli.json"));
+        let chosen = self.sources.get(VERSION).is_some_and(|source| {
+            *source == ARGUMENT || *source == DEPLOYED_API || source.starts_with("amplify/cli.json")
+        });
         if !chosen {
             // A project of transformer v1 is an existing one: the flags it lacks take the
             // values Amplify's CLI gives an existing project.
@@ -193,6 +202,17 @@ impl AmplifyFlags {
             self.transformer_version = version;
             self.sources.insert(VERSION, why);
         }
+    }
+
+    /// Whether `flag` was named: on the command line, in `cli.json`, or taken from it as
+    /// Amplify's CLI takes the transformer's version; not a default, nor a value Amplify's CLI
+    /// gives an existing project whose `cli.json` lacks the flag.
+    pub fn chose(&self, flag: &str) -> bool {
+        self.sources.get(flag).is_some_and(|source| {
+            *source == ARGUMENT
+                || *source == "amplify/cli.json"
+                || source.starts_with("amplify/cli.json: ")
+        })
     }
 
     /// Whether the list of a type is named its name and an `s` (transformer v1 without
@@ -238,7 +258,7 @@ impl AmplifyFlags {
             ("improvePluralization", false),
         ];
         let given = |flag: &str| flags.keys().any(|name| name.eq_ignore_ascii_case(flag));
-        let chosen = |flags: &Self, flag: &str| flags.sources.get(flag) == Some(&ARGUMENT);
+        let chosen = |flags: &Self, flag: &str| fixed(flags.sources.get(flag));
         for (flag, value) in EXISTING {
             if !given(flag) && !chosen(self, flag) {
                 self.set(flag, value, SOURCE);
@@ -276,8 +296,7 @@ impl AmplifyFlags {
                 .iter()
                 .chain([&VERSION])
                 .find(|flag| flag.eq_ignore_ascii_case(name))
-                .and_then(|flag| self.sources.get(flag))
-                == Some(&ARGUMENT);
+                .is_some_and(|flag| fixed(self.sources.get(flag)));
             // A flag given on the command line wins over the file; flags tablegraph does not
             // read change nothing here.
             let text = match value {

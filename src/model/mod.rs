@@ -12,8 +12,8 @@ mod parse;
 
 pub use auth_rules::{Allow, AuthRule, Operation, Provider, v1_subscription_owners};
 pub use dialect::{
-    ARGUMENT as AMPLIFY_FLAG_ARGUMENT, AmplifyFlags, ApiShape, Dialect, DialectChoice,
-    SchemaLanguage, plural,
+    ARGUMENT as AMPLIFY_FLAG_ARGUMENT, AmplifyFlags, ApiShape, DEPLOYED_API, Dialect,
+    DialectChoice, SchemaLanguage, plural,
 };
 pub use error::ModelError;
 
@@ -130,6 +130,8 @@ pub struct SubscriptionDef {
     pub operations: Vec<Operation>,
     /// Arguments, each a scalar field of the type that must equal the event's value.
     pub arguments: Vec<(String, ScalarType)>,
+    /// The arguments declared non-null.
+    pub required: Vec<String>,
 }
 
 /// A `@model` type, stored as `NODE#<id>` items.

@@ -528,9 +528,15 @@ impl Driver<'_> {
             if input.remove(&foreign_key).is_none() || input.contains_key(&foreign_key) {
                 continue;
             }
+            // A key the schema requires, or one a non-null relation reads (`race: Race!`
+            // over the optional key of a `@hasMany`), which answers with an error without it.
             let required = type_def
                 .field(&foreign_key)
-                .is_some_and(|key| matches!(key.kind, FieldKind::Scalar { required: true, .. }));
+                .is_some_and(|key| matches!(key.kind, FieldKind::Scalar { required: true, .. }))
+                || type_def.fields.iter().any(|field| {
+                    matches!(&field.kind, FieldKind::BelongsTo { foreign_key: key, required: true, .. }
+                        if *key == foreign_key)
+                });
             if !required {
                 continue;
             }

@@ -164,3 +164,87 @@ async fn amplify_strict_serves_amplifys_api_without_tablegraphs_additions() {
     }
     assert!(strict.contains("listTasks(filter: ModelTaskFilterInput, limit: Int, nextToken: String): ModelTaskConnection"), "{strict}");
 }
+
+#[tokio::test]
+async fn a_required_relation_is_served_required_and_the_key_hasone_adds_is_required() {
+    let app = spawn_app_with_schema("tests/fixtures/amplify-required/schema.graphql").await;
+    let types = app
+        .graphql(
+            "{ lot: __type(name: \"Lot\") { fields { name type { kind } } }
+               input: __type(name: \"CreateLotInput\") { inputFields { name type { kind } } } }",
+            json!({}),
+        )
+        .await;
+    let kind = |list: &serde_json::Value, name: &str| {
+        list.as_array()
+            .and_then(|fields| fields.iter().find(|f| f["name"] == name))
+            .map(|f| f["type"]["kind"].as_str().unwrap_or_default().to_owned())
+            .unwrap_or_else(|| panic!("{name} in {types}"))
+    };
+    let lot = &types["data"]["lot"]["fields"];
+    let input = &types["data"]["input"]["inputFields"];
+    assert_eq!(kind(lot, "auction"), "NON_NULL");
+    assert_eq!(kind(lot, "item"), "NON_NULL");
+    // Beside tablegraph's nested creates (`item: { create }` gives it too) the key is optional
+    // in the input; in Amplify's API exactly, required.
+    assert_eq!(kind(input, "lotItemId"), "SCALAR");
+    let (ok, strict, stderr) = run(&[
+        "schema",
+        "--schema",
+        "tests/fixtures/amplify-required/schema.graphql",
+        "--amplify-strict",
+    ])
+    .await;
+    assert!(ok, "{stderr}");
+    let strict = flat(&strict);
+    assert!(strict.contains("lotItemId: ID!"), "{strict}");
+    assert!(strict.contains("auctionLotsId: ID "), "{strict}");
+    assert!(strict.contains("auction: Auction! "), "{strict}");
+    let create = |query: &'static str, variables: serde_json::Value| app.graphql(query, variables);
+    let auction = create(
+        "mutation { createAuction(input: { name: \"Spring\" }) { id } }",
+        json!({}),
+    )
+    .await;
+    let auction = auction["data"]["createAuction"]["id"].clone();
+    let item = create(
+        "mutation { createItem(input: { title: \"Ewe\" }) { id } }",
+        json!({}),
+    )
+    .await;
+    let item = item["data"]["createItem"]["id"].clone();
+    // Without the key @hasOne requires, refused before anything is written.
+    let refused = create(
+        "mutation($a: ID) { createLot(input: { order: 1, auctionLotsId: $a }) { id } }",
+        json!({ "a": auction }),
+    )
+    .await;
+    assert!(
+        refused["errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("lotItemId")),
+        "{refused}"
+    );
+    let made = create(
+        "mutation($a: ID, $i: ID!) { createLot(input: { order: 1, auctionLotsId: $a, lotItemId: $i }) {
+            auction { name } item { title } } }",
+        json!({ "a": auction, "i": item }),
+    )
+    .await;
+    assert_eq!(
+        made["data"]["createLot"],
+        json!({ "auction": { "name": "Spring" }, "item": { "title": "Ewe" } }),
+        "{made}"
+    );
+    // Without its optional key, the required relation answers AppSync's error.
+    let orphan = create(
+        "mutation($i: ID!) { createLot(input: { order: 2, lotItemId: $i }) { order auction { name } } }",
+        json!({ "i": item }),
+    )
+    .await;
+    assert_eq!(
+        orphan["errors"][0]["message"],
+        "Cannot return null for non-nullable type: 'Auction' within parent 'Lot' (/createLot/auction)",
+        "{orphan}"
+    );
+}

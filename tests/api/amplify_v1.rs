@@ -163,3 +163,29 @@ async fn the_api_is_v1s() {
     );
     assert!(!sdl.contains("ModelSubscription"), "{sdl}");
 }
+
+#[tokio::test]
+async fn a_key_naming_no_node_is_refused_naming_the_field_and_nothing_is_written() {
+    let app = spawn_app_with_schema(SCHEMA).await;
+    let refused = app
+        .graphql(
+            "mutation($input: CreateCommentInput!) { createComment(input: $input) { id } }",
+            json!({ "input": { "text": "orphan", "commentPostId": "no-such-post" } }),
+        )
+        .await;
+    assert!(refused["data"]["createComment"].is_null(), "{refused}");
+    let error = &refused["errors"][0];
+    assert_eq!(
+        error["message"], "commentPostId: there is no Post with id no-such-post",
+        "{refused}"
+    );
+    assert_eq!(error["errorType"], "BadUserInput", "{refused}");
+    let listed = app
+        .graphql("{ listComments { items { id } } }", json!({}))
+        .await;
+    assert_eq!(
+        listed["data"]["listComments"]["items"],
+        json!([]),
+        "{listed}"
+    );
+}

@@ -8,6 +8,7 @@ mod amplify_corpus;
 mod amplify_golden;
 mod amplify_import;
 mod amplify_keys;
+mod amplify_project;
 mod amplify_transformer;
 mod amplify_v1;
 mod appsync;

@@ -93,8 +93,16 @@ fn v1_owner_arguments(type_def: &TypeDef) -> (Vec<(String, ScalarType)>, bool) {
 /// Registers AppSync's enhanced subscription filters: `ModelSubscription<Type>FilterInput` and
 /// the per-field inputs they use.
 fn register_filter_inputs(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
-    let filtered: Vec<(String, ScalarType)> = model
+    // Those of the types with subscriptions (`@model(subscriptions: null)` has none).
+    let subscribed: Vec<&TypeDef> = model
         .types
+        .iter()
+        .filter(|t| {
+            let roots = &t.roots;
+            roots.on_create.is_some() || roots.on_update.is_some() || roots.on_delete.is_some()
+        })
+        .collect();
+    let filtered: Vec<(String, ScalarType)> = subscribed
         .iter()
         .flat_map(|t| filtered_fields(t, model))
         .collect();
@@ -104,7 +112,7 @@ fn register_filter_inputs(mut builder: SchemaBuilder, model: &Model) -> SchemaBu
         filtered.iter().map(|(_, scalar)| scalar),
         filters::Style::of(&model.dialect),
     );
-    for type_def in &model.types {
+    for type_def in subscribed {
         builder = builder.register(filters::filter_input(
             &format!("ModelSubscription{}FilterInput", type_def.name),
             &filtered_fields(type_def, model),
@@ -150,10 +158,14 @@ pub(in crate::graphql) fn register(
                 // as v1's older releases served them (apps' operations leave them out).
                 true if v1 => {
                     let (owners, required) = v1_owner_arguments(type_def);
-                    (owners, required && !model.dialect.additions())
+                    let required = match required && !model.dialect.additions() {
+                        true => owners.iter().map(|(name, _)| name.clone()).collect(),
+                        false => Vec::new(),
+                    };
+                    (owners, required)
                 }
-                true => (owner_arguments(type_def), false),
-                false => (fields.clone(), false),
+                true => (owner_arguments(type_def), Vec::new()),
+                false => (fields.clone(), Vec::new()),
             };
             root = root.field(node_subscription(
                 NodeWatch {
@@ -198,7 +210,7 @@ pub(in crate::graphql) fn register(
                 typename: declared.type_name.clone(),
                 kinds,
                 arguments: declared.arguments.clone(),
-                required: false,
+                required: declared.required.clone(),
                 filter: None,
             },
             description,
@@ -229,8 +241,8 @@ struct NodeWatch {
     typename: String,
     kinds: Vec<ChangeKind>,
     arguments: Vec<(String, ScalarType)>,
-    /// Whether the arguments are required (transformer v1's owner arguments).
-    required: bool,
+    /// The arguments that are required (transformer v1's owner arguments, or as declared).
+    required: Vec<String>,
     /// The fields `filter` may test, when the subscription takes one.
     filter: Option<Vec<(String, ScalarType)>>,
 }
@@ -309,6 +321,7 @@ fn node_subscription(watch: NodeWatch, description: String) -> SubscriptionField
         field = field.argument(InputValue::new("filter", TypeRef::named(filter_input)));
     }
     for (name, scalar) in arguments.iter() {
+        let required = required.contains(name);
         field = field.argument(InputValue::new(name, scalar_type_ref(scalar, required)));
     }
     field

@@ -109,7 +109,11 @@ fn create_input(model: &Model, type_def: &TypeDef, without: Option<&str>) -> Inp
             } if Some(field.name.as_str()) != without => {
                 let required = *required && !nested_keys.contains(&field.name.as_str());
                 let mut value = input_value(field, scalar_type_ref(scalar, required));
-                if let Some(default) = default {
+                // A default in the input is tablegraph's addition: Amplify's transformer
+                // declares the field without it (its resolver fills it in).
+                if let Some(default) = default
+                    && model.dialect.additions()
+                {
                     value = value.default_value(default_value(scalar, default));
                 }
                 input = input.field(value);

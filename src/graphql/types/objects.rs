@@ -187,8 +187,8 @@ fn generated_field(
         FieldKind::BelongsTo {
             target,
             foreign_key,
-            ..
-        } => belongs_to_field(field, target, foreign_key, model),
+            required,
+        } => belongs_to_field(field, (target, foreign_key, *required), model),
         FieldKind::HasMany(_) | FieldKind::Outgoing { .. } | FieldKind::Incoming { .. } => {
             connection::field(type_def, field, model)
         }
@@ -207,33 +207,68 @@ fn generated_field(
     generated
 }
 
-/// `@belongsTo`: the node whose id the parent stores in `foreign_key`. Nullable in the API even
-/// when declared non-null, because the node it points to may since have been deleted.
-fn belongs_to_field(field: &FieldDef, target: &str, foreign_key: &str, model: &Model) -> Field {
+/// `@belongsTo`: the node whose id the parent stores in `foreign_key`. Nullable in tablegraph's
+/// API even when declared non-null (`required`), because the node it points to may since have
+/// been deleted; in Amplify's, typed as declared, as AppSync serves it (such a node is then an
+/// error, as there).
+fn belongs_to_field(
+    field: &FieldDef,
+    (target, foreign_key, required): (&str, &str, bool),
+    model: &Model,
+) -> Field {
     let allowed = possible_types(model, target);
     let foreign_key = foreign_key.to_owned();
     let is_union = model.union_def(target).is_some();
-    Field::new(&field.name, TypeRef::named(target), move |ctx| {
+    let non_null = required && model.dialect.amplify_shape();
+    let returned = match non_null {
+        true => TypeRef::named_nn(target),
+        false => TypeRef::named(target),
+    };
+    let target = target.to_owned();
+    Field::new(&field.name, returned, move |ctx| {
         let allowed = allowed.clone();
         let foreign_key = foreign_key.clone();
+        let target = target.clone();
         FieldFuture::new(async move {
-            let id = ctx
-                .parent_value
-                .downcast_ref::<Node>()
+            let parent = ctx.parent_value.downcast_ref::<Node>();
+            let id = parent
                 .and_then(|node| node.item.get(&foreign_key))
                 .and_then(AttrValue::as_str)
                 .map(str::to_owned);
-            let Some(id) = id else { return Ok(None) };
-            let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
-            let look_ahead = ctx.look_ahead();
-            let node = context::level(&ctx)
-                .map_err(graphql_error)?
-                .node(&id, &allowed, false, &selection(&look_ahead))
-                .await
-                .map_err(graphql_error)?;
-            Ok(node.map(|node| node_field_value(node, is_union)))
+            let node = match id {
+                Some(id) => {
+                    let allowed: Vec<&str> = allowed.iter().map(String::as_str).collect();
+                    let look_ahead = ctx.look_ahead();
+                    context::level(&ctx)
+                        .map_err(graphql_error)?
+                        .node(&id, &allowed, false, &selection(&look_ahead))
+                        .await
+                        .map_err(graphql_error)?
+                }
+                None => None,
+            };
+            match node {
+                Some(node) => Ok(Some(node_field_value(node, is_union))),
+                None if non_null => Err(null_for_non_null(&ctx, &target, parent)),
+                None => Ok(None),
+            }
         })
     })
+}
+
+/// AppSync's error for a non-null relation whose node is not there (its key is null, or names
+/// a node since deleted or one the caller may not read).
+fn null_for_non_null(
+    ctx: &async_graphql::dynamic::ResolverContext<'_>,
+    target: &str,
+    parent: Option<&Node>,
+) -> async_graphql::Error {
+    let path = ctx.path_node.map(|path| path.to_string().replace('.', "/"));
+    async_graphql::Error::new(format!(
+        "Cannot return null for non-nullable type: '{target}' within parent '{}' (/{})",
+        parent.map_or("", |node| node.typename.as_str()),
+        path.unwrap_or_default()
+    ))
 }
 
 /// A stored field with `@auth` rules of its own: read only by callers they allow; `null` with

@@ -79,8 +79,9 @@ pub(super) const AUTO_SLOT: u8 = 0;
 /// Relation keys that Amplify's forms leave to be found once every type is read.
 #[derive(Debug, Default)]
 pub(super) struct RelationKeys {
-    /// (type or union, key field) Amplify adds as `ID` when the schema does not declare it.
-    implicit: Vec<(String, String)>,
+    /// (type or union, key field, whether a single relation of that type's own reads it)
+    /// Amplify adds as `ID` when the schema does not declare it.
+    implicit: Vec<(String, String, bool)>,
     /// (owner, field) of a `@belongsTo` without its key: the key of the `@hasMany` it answers,
     /// or Amplify's own name.
     bare_belongs_to: Vec<(String, String)>,
@@ -90,9 +91,11 @@ pub(super) struct RelationKeys {
 
 impl RelationKeys {
     /// Adds `key` to `holder` (a type or union) as Amplify adds it, unless the schema
-    /// declares it.
-    pub(super) fn imply(&mut self, holder: &str, key: &str) {
-        self.implicit.push((holder.to_owned(), key.to_owned()));
+    /// declares it; `single` when a single relation of the holder's own reads it (a list's key
+    /// is kept on its elements).
+    pub(super) fn imply(&mut self, holder: &str, key: &str, single: bool) {
+        self.implicit
+            .push((holder.to_owned(), key.to_owned(), single));
     }
 }
 
@@ -116,7 +119,7 @@ impl Reader<'_> {
         let mut keys = self.relation_keys.borrow_mut();
         if directive.node.name.node == "hasOne" {
             let key = implicit_key(owner, field);
-            keys.implicit.push((owner.to_owned(), key.clone()));
+            keys.implicit.push((owner.to_owned(), key.clone(), true));
             return Ok(key);
         }
         keys.bare_belongs_to
@@ -153,7 +156,7 @@ impl Reader<'_> {
         self.relation_keys
             .borrow_mut()
             .implicit
-            .push((element.to_owned(), key.clone()));
+            .push((element.to_owned(), key.clone(), false));
         Ok(key)
     }
 
@@ -319,7 +322,7 @@ impl Reader<'_> {
                 Some(key) => key,
                 None => {
                     let key = implicit_key(&owner, &field);
-                    implicit.push((owner.clone(), key.clone()));
+                    implicit.push((owner.clone(), key.clone(), true));
                     key
                 }
             };
@@ -384,9 +387,11 @@ impl Reader<'_> {
 }
 
 /// Adds each key field Amplify adds (to every member of `holder`, a type or union) where the
-/// schema does not declare it, optional, as is every relation over it.
-fn add_implicit_keys(model: &mut Model, implicit: Vec<(String, String)>) {
-    for (holder, key) in implicit {
+/// schema does not declare it: required, as Amplify's transformer makes it, when a non-null
+/// single relation of the holder's own reads it (`auction: Auction! @hasOne`), else optional
+/// (a list's key on its elements, or a nullable relation's).
+fn add_implicit_keys(model: &mut Model, implicit: Vec<(String, String, bool)>) {
+    for (holder, key, single) in implicit {
         let members: Vec<String> = model
             .possible_types(&holder)
             .iter()
@@ -396,38 +401,29 @@ fn add_implicit_keys(model: &mut Model, implicit: Vec<(String, String)>) {
             let Some(type_def) = model.types.iter_mut().find(|t| t.name == member) else {
                 continue;
             };
-            // A key Amplify adds is optional, and so is the relation over it, whatever
-            // its type says (Amplify's `allowRequiredRelationalFields` is off by default).
-            let declared = type_def.field(&key).is_some();
-            for field in &mut type_def.fields {
-                if let FieldKind::BelongsTo {
-                    foreign_key,
-                    required,
-                    ..
-                } = &mut field.kind
-                    && *foreign_key == key
-                    && !declared
-                {
-                    *required = false;
-                }
+            if type_def.field(&key).is_some() {
+                continue;
             }
-            if !declared {
-                type_def.implied.push(key.clone());
-                type_def.fields.push(FieldDef {
-                    name: key.clone(),
-                    description: Some(
-                        "The id of the node this one is related to (added as Amplify adds it)."
-                            .to_owned(),
-                    ),
-                    kind: FieldKind::Scalar {
-                        scalar: ScalarType::Id,
-                        required: false,
-                        unique: false,
-                        default: None,
-                    },
-                    auth: Vec::new(),
+            let required = single
+                && type_def.fields.iter().any(|field| {
+                    matches!(&field.kind, FieldKind::BelongsTo { foreign_key, required: true, .. }
+                        if *foreign_key == key)
                 });
-            }
+            type_def.implied.push(key.clone());
+            type_def.fields.push(FieldDef {
+                name: key.clone(),
+                description: Some(
+                    "The id of the node this one is related to (added as Amplify adds it)."
+                        .to_owned(),
+                ),
+                kind: FieldKind::Scalar {
+                    scalar: ScalarType::Id,
+                    required,
+                    unique: false,
+                    default: None,
+                },
+                auth: Vec::new(),
+            });
         }
     }
 }

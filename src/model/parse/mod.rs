@@ -776,6 +776,7 @@ mod tests {
                 type_name: "Post".into(),
                 operations: vec![Operation::Create, Operation::Update],
                 arguments: vec![("name".into(), ScalarType::String)],
+                required: Vec::new(),
             }]
         );
     }

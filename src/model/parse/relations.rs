@@ -169,6 +169,8 @@ impl Reader<'_> {
     }
 
     /// A non-null `@belongsTo` needs a non-null key: a node without one could not answer it.
+    /// Amplify's language allows it, as Amplify's transformer does (`lot: Lot! @belongsTo`
+    /// over the optional key its `@hasMany` keeps): such a node answers with an error.
     fn a_required_belongs_to_has_a_required_key(
         &self,
         at: &At<'_>,
@@ -176,7 +178,7 @@ impl Reader<'_> {
         required: bool,
         key_required: bool,
     ) -> Result<(), ModelError> {
-        if required && !key_required {
+        if required && !key_required && !self.amplify_language() {
             return Err(self.error(
                 at.pos,
                 format!(

@@ -50,11 +50,19 @@ impl Reader<'_> {
         let arguments = self.read_subscription_arguments(&at, field)?;
         self.subscription_is_declared_once(&name, field, declared)?;
         self.subscription_is_not_generated(&name, field, types)?;
+        let required = field
+            .node
+            .arguments
+            .iter()
+            .filter(|argument| !argument.node.ty.node.nullable)
+            .map(|argument| argument.node.name.node.to_string())
+            .collect();
         Ok(SubscriptionDef {
             description: description(field.node.description.as_ref()),
             type_name: type_def.name.clone(),
             operations,
             arguments,
+            required,
             name,
         })
     }

@@ -241,7 +241,9 @@ impl Reader<'_> {
         } else {
             (owner.to_owned(), connection_key(owner, field_name))
         };
-        self.relation_keys.borrow_mut().imply(&holder, &key);
+        self.relation_keys
+            .borrow_mut()
+            .imply(&holder, &key, !is_list);
         let relation = if is_list { "hasMany" } else { "belongsTo" };
         Ok(directive_of(
             relation,

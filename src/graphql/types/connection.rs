@@ -377,21 +377,29 @@ pub(in crate::graphql) fn list_field(
         ),
         _ => field,
     };
-    match primary_key_field {
-        Some(primary_key_field) => {
-            let composite =
-                key_conditions::composite_input_names(&type_def_name, crate::model::PRIMARY_INDEX)
-                    .0;
-            with_keyed_page_arguments(
-                field,
-                Some(&primary_key_field),
-                Some(&composite),
-                Some(&filter_name),
-                shape,
-            )
+    let composite =
+        key_conditions::composite_input_names(&type_def_name, crate::model::PRIMARY_INDEX).0;
+    match (primary_key_field, shape) {
+        // Amplify's list of a keyed type: the key's condition, filter, paging, sortDirection.
+        (primary_key_field, ApiShape::Amplify) if primary_key.is_some() => {
+            let mut field = field;
+            let conditions =
+                key_conditions::condition_arguments(primary_key_field.as_ref(), Some(&composite));
+            for argument in conditions {
+                field = field.argument(argument);
+            }
+            filtered_page_arguments(field, Some(&filter_name), shape)
+                .argument(key_conditions::sort_direction_argument())
         }
-        None if !sorted => filtered_page_arguments(field, Some(&filter_name), shape),
-        None => with_page_arguments(field, key_field.as_ref(), Some(&filter_name), shape),
+        (Some(primary_key_field), _) => with_keyed_page_arguments(
+            field,
+            Some(&primary_key_field),
+            Some(&composite),
+            Some(&filter_name),
+            shape,
+        ),
+        (None, _) if !sorted => filtered_page_arguments(field, Some(&filter_name), shape),
+        (None, _) => with_page_arguments(field, key_field.as_ref(), Some(&filter_name), shape),
     }
 }
 

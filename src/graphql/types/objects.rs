@@ -121,6 +121,11 @@ fn served_order<'t>(type_def: &'t TypeDef, model: &Model) -> Vec<Served<'t>> {
     if id_at.is_none() {
         order.push(Served::Id);
     }
+    // A type keyed by a field of its own has no `id` in Amplify's API (tablegraph's node id
+    // is its key's value): served only as one of tablegraph's additions.
+    if amplify && type_def.primary_key.is_some() && !model.dialect.additions() {
+        order.retain(|served| !matches!(served, Served::Id));
+    }
     let undeclared_times = all_times.iter().filter(|t| declared_at(t).is_none());
     order.extend(undeclared_times.map(|t| time(t)));
     let implied = type_def

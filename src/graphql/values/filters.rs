@@ -140,15 +140,21 @@ pub(in crate::graphql) fn node_filter_fields(type_def: &TypeDef) -> Vec<(String,
 }
 
 /// Of `fields` (those of [`condition_fields`] or [`node_filter_fields`]), the ones the API's
-/// input for `type_def` declares: all but in transformer v1's API, which filters on what the
-/// schema declares (not the times, owner fields or relation keys it adds), and whose
-/// conditions (`condition`) leave out the fields rules name, owners and groups too.
+/// input for `type_def` declares. In Amplify's API conditions (`condition`) leave out the
+/// primary key field; transformer v1's filters test what the schema declares (not the times,
+/// owner fields or relation keys it adds), and its conditions leave out the fields rules name,
+/// owners and groups, too.
 pub(in crate::graphql) fn declared_fields(
     mut fields: Vec<(String, ScalarType)>,
     type_def: &TypeDef,
     dialect: &Dialect,
     condition: bool,
 ) -> Vec<(String, ScalarType)> {
+    // Amplify's conditions leave out the primary key: it names the node, it is not tested.
+    if condition && dialect.amplify_shape() {
+        let key = type_def.primary_key.as_ref().map(|(name, _)| name);
+        fields.retain(|(name, _)| Some(name) != key);
+    }
     if !dialect.v1_api() {
         return fields;
     }

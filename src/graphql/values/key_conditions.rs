@@ -133,41 +133,51 @@ pub(in crate::graphql) fn composite_inputs(
     [condition_input, key_input]
 }
 
-/// The arguments a connection's field takes besides paging and roles: `sortDirection`, and the
-/// key condition when `key_field` gives one (of the input `composite` names, for a composite
-/// sort key). A sort field named like another argument takes no key condition.
+/// The arguments a connection's field takes besides paging and roles: the key condition when
+/// `key_field` gives one (of the input `composite` names, for a composite sort key), then
+/// `sortDirection`, as Amplify's transformer declares them for a relation or an index query. A
+/// sort field named like another argument takes no key condition.
 pub(in crate::graphql) fn arguments(
     key_field: Option<&KeyField>,
     composite: Option<&str>,
 ) -> Vec<InputValue> {
-    // The key condition, then `sortDirection`, as Amplify's transformer declares them.
-    let mut arguments = Vec::new();
-    let sort_direction = InputValue::new("sortDirection", TypeRef::named(SORT_DIRECTION))
-        .description("ASC (the default) or DESC.");
-    if let Some(field) = key_field.filter(|f| takes_key_condition(f) && !f.parts.is_empty()) {
-        if let Some(input) = composite {
-            arguments.push(InputValue::new(&field.name, TypeRef::named(input)).description(
-                format!(
-                    "Only the items whose sort key ({}) meets this; the connection is sorted by it.",
-                    field.parts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
-                ),
-            ));
-        }
-        arguments.push(sort_direction);
-        return arguments;
-    }
-    if let Some(field) = key_field.filter(|f| takes_key_condition(f)) {
-        arguments.push(
-            InputValue::new(&field.name, TypeRef::named(input_name(field.kind))).description(
-                format!(
-                    "Only the items whose {} meets this; the connection is sorted by it.",
-                    field.name
-                ),
-            ),
-        );
-    }
-    arguments.push(sort_direction);
+    let mut arguments = condition_arguments(key_field, composite);
+    arguments.push(sort_direction_argument());
     arguments
+}
+
+/// `sortDirection`.
+pub(in crate::graphql) fn sort_direction_argument() -> InputValue {
+    InputValue::new("sortDirection", TypeRef::named(SORT_DIRECTION))
+        .description("ASC (the default) or DESC.")
+}
+
+/// The key condition of [`arguments`], without `sortDirection`.
+pub(in crate::graphql) fn condition_arguments(
+    key_field: Option<&KeyField>,
+    composite: Option<&str>,
+) -> Vec<InputValue> {
+    let Some(field) = key_field.filter(|f| takes_key_condition(f)) else {
+        return Vec::new();
+    };
+    if !field.parts.is_empty() {
+        let Some(input) = composite else {
+            return Vec::new();
+        };
+        let parts: Vec<&str> = field.parts.iter().map(|p| p.name.as_str()).collect();
+        return vec![
+            InputValue::new(&field.name, TypeRef::named(input)).description(format!(
+                "Only the items whose sort key ({}) meets this; the connection is sorted by it.",
+                parts.join(", ")
+            )),
+        ];
+    }
+    vec![
+        InputValue::new(&field.name, TypeRef::named(input_name(field.kind))).description(format!(
+            "Only the items whose {} meets this; the connection is sorted by it.",
+            field.name
+        )),
+    ]
 }
 
 fn takes_key_condition(field: &KeyField) -> bool {

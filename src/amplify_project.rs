@@ -10,11 +10,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use async_graphql_parser::types::{TypeKind, TypeSystemDefinition};
+use async_graphql_parser::Positioned;
+use async_graphql_parser::types::{
+    EnumValueDefinition, InputValueDefinition, TypeKind, TypeSystemDefinition,
+};
 
 use crate::app::{self, StartupError};
-use crate::model::{DEPLOYED_API, DialectChoice, Model};
-use crate::resolvers::Resolvers;
+use crate::model::{DEPLOYED_API, DialectChoice};
 
 /// The flags whose values change the API Amplify generates, so that a deployed API tells them.
 const VISIBLE_FLAGS: [&str; 4] = [
@@ -134,6 +136,10 @@ impl AmplifyProject {
             }
         }
         let Some((distance, settled)) = best else {
+            tracing::warn!(
+                deployed = %deployed.display(),
+                "no value of the flags lets the schema load: none is settled"
+            );
             return Ok(choice);
         };
         tracing::info!(
@@ -148,15 +154,13 @@ impl AmplifyProject {
     /// The lines of Amplify's API (without tablegraph's additions) the schema gets with
     /// `choice`, if it loads.
     fn served_api(&self, choice: &DialectChoice) -> Option<BTreeSet<String>> {
-        let source = app::read_schema(&self.schema).ok()?;
-        let shown = self.schema.display().to_string();
         let strict = DialectChoice {
             strict: true,
             ..choice.clone()
         };
-        let model = Model::parse_as(&shown, &source.text, &strict).ok()?;
-        let sdl =
-            crate::graphql::print_sdl(Arc::new(model), Arc::new(Resolvers::default())).ok()?;
+        // As it is served: with its resolver files and slot pins.
+        let (model, resolvers) = app::load_schema(&self.schema, None, &strict).ok()?;
+        let sdl = crate::graphql::print_sdl(Arc::new(model), Arc::new(resolvers)).ok()?;
         Some(sdl_lines(&sdl))
     }
 
@@ -187,7 +191,11 @@ fn deployed_api(path: &Path) -> Result<BTreeSet<String>, ProjectError> {
             .ok_or_else(|| error("no __schema: not an introspection".to_owned()))?;
         return Ok(introspection_lines(schema));
     }
-    Ok(sdl_lines(&text))
+    let lines = sdl_lines(&text);
+    if lines.is_empty() {
+        return Err(error("no types: not a GraphQL schema".to_owned()));
+    }
+    Ok(lines)
 }
 
 /// The fields of an SDL's object, interface and input types, as `Type.field: Type`, and its
@@ -202,33 +210,29 @@ fn sdl_lines(sdl: &str) -> BTreeSet<String> {
             continue;
         };
         let name = definition.node.name.node.as_str();
-        match &definition.node.kind {
-            TypeKind::Object(object) => lines.extend(
-                object
-                    .fields
-                    .iter()
-                    .map(|f| format!("{name}.{}: {}", f.node.name.node, f.node.ty.node)),
-            ),
-            TypeKind::Interface(interface) => lines.extend(
-                interface
-                    .fields
-                    .iter()
-                    .map(|f| format!("{name}.{}: {}", f.node.name.node, f.node.ty.node)),
-            ),
-            TypeKind::InputObject(input) => lines.extend(
-                input
-                    .fields
-                    .iter()
-                    .map(|f| format!("{name}.{}: {}", f.node.name.node, f.node.ty.node)),
-            ),
-            TypeKind::Enum(values) => lines.extend(
-                values
-                    .values
-                    .iter()
-                    .map(|v| format!("{name}.{}", v.node.value.node)),
-            ),
-            _ => {}
-        }
+        let fields = match &definition.node.kind {
+            TypeKind::Object(object) => &object.fields,
+            TypeKind::Interface(interface) => &interface.fields,
+            TypeKind::InputObject(input) => {
+                let typed = |f: &Positioned<InputValueDefinition>| {
+                    format!("{name}.{}: {}", f.node.name.node, f.node.ty.node)
+                };
+                lines.extend(input.fields.iter().map(typed));
+                continue;
+            }
+            TypeKind::Enum(values) => {
+                let value =
+                    |v: &Positioned<EnumValueDefinition>| format!("{name}.{}", v.node.value.node);
+                lines.extend(values.values.iter().map(value));
+                continue;
+            }
+            _ => continue,
+        };
+        lines.extend(
+            fields
+                .iter()
+                .map(|f| format!("{name}.{}: {}", f.node.name.node, f.node.ty.node)),
+        );
     }
     lines
 }

@@ -135,7 +135,6 @@ impl SchemaSource {
             .iter()
             .rev()
             .find(|(_, first)| *first <= error.line)
-            && self.files.len() > 1
         {
             error.file = file.clone();
             error.line = error.line + 1 - first;

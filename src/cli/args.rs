@@ -46,7 +46,12 @@ pub struct SchemaArgs {
     /// one file or the `schema/` folder) with the flags of `amplify/cli.json`, those it does not
     /// name settled by the deployed API the project keeps (`src/graphql/schema.json` or the
     /// API's `build/schema.graphql`). Instead of --schema.
-    #[arg(long, env = "TABLEGRAPH_AMPLIFY_PROJECT", value_name = "DIR")]
+    #[arg(
+        long,
+        env = "TABLEGRAPH_AMPLIFY_PROJECT",
+        value_name = "DIR",
+        conflicts_with = "schema"
+    )]
     pub amplify_project: Option<PathBuf>,
 }
 

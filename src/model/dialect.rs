@@ -198,7 +198,10 @@ impl AmplifyFlags {
         if !chosen {
             // A project of transformer v1 is an existing one: the flags it lacks take the
             // values Amplify's CLI gives an existing project.
-            self.existing_project_defaults(&serde_json::Map::new());
+            self.existing_project_defaults(
+                &serde_json::Map::new(),
+                "a transformer v1 schema: Amplify's default for an existing project",
+            );
             self.transformer_version = version;
             self.sources.insert(VERSION, why);
         }
@@ -248,8 +251,11 @@ impl AmplifyFlags {
     /// `defaultValueForExistingProjects`), where the command line chose none; and the
     /// transformer's version as the CLI picks it: 1 unless `useExperimentalPipelinedTransformer`,
     /// which makes it 2.
-    fn existing_project_defaults(&mut self, flags: &serde_json::Map<String, serde_json::Value>) {
-        const SOURCE: &str = "amplify/cli.json lacks it: Amplify's default for an existing project";
+    fn existing_project_defaults(
+        &mut self,
+        flags: &serde_json::Map<String, serde_json::Value>,
+        source: &'static str,
+    ) {
         const EXISTING: [(&str, bool); 5] = [
             ("enableAutoIndexQueryNames", false),
             ("useSubUsernameForDefaultIdentityClaim", true),
@@ -261,7 +267,7 @@ impl AmplifyFlags {
         let chosen = |flags: &Self, flag: &str| fixed(flags.sources.get(flag));
         for (flag, value) in EXISTING {
             if !given(flag) && !chosen(self, flag) {
-                self.set(flag, value, SOURCE);
+                self.set(flag, value, source);
             }
         }
         if chosen(self, VERSION) {
@@ -290,7 +296,10 @@ impl AmplifyFlags {
         else {
             return Ok(());
         };
-        self.existing_project_defaults(flags);
+        self.existing_project_defaults(
+            flags,
+            "amplify/cli.json lacks it: Amplify's default for an existing project",
+        );
         for (name, value) in flags {
             let chosen = FLAGS
                 .iter()

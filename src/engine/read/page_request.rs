@@ -20,7 +20,8 @@ pub const MAX_PAGE_SIZE: usize = 100;
 /// stops at 1 MB, and the page goes on with the next), and `nextToken` goes on after it.
 pub const MAX_LIMIT: usize = 1000;
 
-/// A page request, validated: sizes within 0 to [`MAX_PAGE_SIZE`], one direction.
+/// A page request, validated: sizes within 0 to [`MAX_PAGE_SIZE`] (or the larger bound the
+/// arguments give, [`MAX_LIMIT`] for Amplify's `limit`), one direction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageRequest {
     /// `first` (true) or `last`: the direction of paging, in the connection's order.

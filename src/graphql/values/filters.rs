@@ -141,7 +141,7 @@ pub(in crate::graphql) fn node_filter_fields(type_def: &TypeDef) -> Vec<(String,
 
 /// Of `fields` (those of [`condition_fields`] or [`node_filter_fields`]), the ones the API's
 /// input for `type_def` declares. In Amplify's API conditions (`condition`) leave out the
-/// primary key field; transformer v1's filters test what the schema declares (not the times,
+/// primary key's fields; transformer v1's filters test what the schema declares (not the times,
 /// owner fields or relation keys it adds), and its conditions leave out the fields rules name,
 /// owners and groups, too.
 pub(in crate::graphql) fn declared_fields(
@@ -150,10 +150,15 @@ pub(in crate::graphql) fn declared_fields(
     dialect: &Dialect,
     condition: bool,
 ) -> Vec<(String, ScalarType)> {
-    // Amplify's conditions leave out the primary key: it names the node, it is not tested.
+    // Amplify's conditions leave out the primary key's fields: they name the node.
     if condition && dialect.amplify_shape() {
-        let key = type_def.primary_key.as_ref().map(|(name, _)| name);
-        fields.retain(|(name, _)| Some(name) != key);
+        let key: Vec<&String> = type_def
+            .primary_key
+            .iter()
+            .chain(&type_def.primary_sort)
+            .map(|(name, _)| name)
+            .collect();
+        fields.retain(|(name, _)| !key.contains(&name));
     }
     if !dialect.v1_api() {
         return fields;

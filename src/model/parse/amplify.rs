@@ -391,7 +391,19 @@ impl Reader<'_> {
 /// single relation of the holder's own reads it (`auction: Auction! @hasOne`), else optional
 /// (a list's key on its elements, or a nullable relation's).
 fn add_implicit_keys(model: &mut Model, implicit: Vec<(String, String, bool)>) {
+    // A key implied twice (both sides of transformer v1's named connection) is a list's key,
+    // optional, whichever side is read first.
+    let mut merged: Vec<(String, String, bool)> = Vec::new();
     for (holder, key, single) in implicit {
+        match merged
+            .iter_mut()
+            .find(|(h, k, _)| *h == holder && *k == key)
+        {
+            Some(entry) => entry.2 &= single,
+            None => merged.push((holder, key, single)),
+        }
+    }
+    for (holder, key, single) in merged {
         let members: Vec<String> = model
             .possible_types(&holder)
             .iter()

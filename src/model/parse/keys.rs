@@ -51,11 +51,20 @@ impl Reader<'_> {
                     directive.pos,
                 )?;
                 for (sort_field, scalar) in &sort {
-                    let required = sort_field == "id"
-                        || fields.iter().any(|f| {
-                            f.name == *sort_field
-                                && matches!(f.kind, FieldKind::Scalar { required: true, .. })
-                        });
+                    if sort_field == "id" {
+                        return Err(self.error(
+                            directive.pos,
+                            format!(
+                                "{here}: @primaryKey(sortKeyFields: [\"id\"]) is not served: a \
+                                 node's id is made of its primary key's values; sort an @index \
+                                 by id instead"
+                            ),
+                        ));
+                    }
+                    let required = fields.iter().any(|f| {
+                        f.name == *sort_field
+                            && matches!(f.kind, FieldKind::Scalar { required: true, .. })
+                    });
                     if !required || *scalar == ScalarType::Boolean {
                         return Err(self.error(
                             directive.pos,
@@ -249,7 +258,8 @@ impl Reader<'_> {
                 Some(ScalarType::AwsJson) => None,
                 Some(scalar) => Some(scalar.clone()),
                 None if timestamps.is(sort) => Some(ScalarType::AwsDateTime),
-                // `id`, which every node holds (the docs' warehouse example sorts by it).
+                // `id`, which every node holds (the docs' warehouse example sorts an index by
+                // it; a primary key cannot be, see `read_primary_key`).
                 None if sort == "id" => Some(ScalarType::Id),
                 None => None,
             };

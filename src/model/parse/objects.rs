@@ -784,22 +784,26 @@ mod tests {
     }
 
     #[test]
-    fn a_key_sorted_by_id_loads_as_the_docs_warehouse_example() {
+    fn an_index_sorted_by_id_loads_as_the_docs_warehouse_example() {
         let model = Model::parse(
             "schema.graphql",
             "type Stock @model {\n\
-               sku: String! @primaryKey(sortKeyFields: [\"id\"])\n\
+               sku: String!\n\
                warehouseID: ID! @index(name: \"byWarehouse\", sortKeyFields: [\"id\"], queryField: \"stockByWarehouse\")\n\
              }",
         )
-        .expect("a key sorted by id loads");
+        .expect("an index sorted by id loads");
         let stock = model.type_def("Stock").expect("declared");
-        assert_eq!(stock.primary_sort, [("id".to_owned(), ScalarType::Id)]);
         let index = stock
             .indexes
             .iter()
             .find(|i| i.name == "byWarehouse")
             .expect("declared");
         assert_eq!(index.sort_fields, [("id".to_owned(), ScalarType::Id)]);
+        // A primary key cannot be: a node's id is made of it.
+        assert_refused(
+            "type Stock @model { sku: String! @primaryKey(sortKeyFields: [\"id\"]) }",
+            "Stock.sku: @primaryKey(sortKeyFields: [\"id\"]) is not served: a node's id is made of its primary key's values; sort an @index by id instead",
+        );
     }
 }

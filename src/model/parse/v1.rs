@@ -200,6 +200,16 @@ impl Reader<'_> {
             )
         };
         if !fields.is_empty() {
+            if !is_list && connection.node.get_argument("keyName").is_some() {
+                return Err(self.error(
+                    pos,
+                    format!(
+                        "{owner}.{field_name}: @connection(keyName:, fields:) on a single field \
+                         (the first node of an index) is not served: relate by the node's key \
+                         with @connection(fields:)"
+                    ),
+                ));
+            }
             if !is_list {
                 return Ok(directive_of(
                     "belongsTo",
@@ -415,6 +425,10 @@ mod tests {
         assert_refused(
             "type A @model { bs: [B] @connection(fields: [\"id\"]) }\ntype B @model { aID: ID }",
             "A.bs: @connection(fields:) on a list goes with keyName:, the @key of B whose first field holds id",
+        );
+        assert_refused(
+            "type A @model { b: B @connection(keyName: \"byA\", fields: [\"id\"]) }\ntype B @model { aID: ID }",
+            "A.b: @connection(keyName:, fields:) on a single field (the first node of an index) is not served",
         );
         assert_refused(
             "type A @model @key(fields: []) { x: Int }",

@@ -192,10 +192,7 @@ impl AmplifyFlags {
     /// flags an existing project lacks as Amplify's CLI sets them, unless the command line or
     /// `cli.json` chose the version.
     pub fn detect_version(&mut self, version: u8, why: &'static str) {
-        let chosen = self.sources.get(VERSION).is_some_and(|source| {
-            *source == ARGUMENT || *source == DEPLOYED_API || source.starts_with("amplify/cli.json")
-        });
-        if !chosen {
+        if !self.chose(VERSION) && !fixed(self.sources.get(VERSION)) {
             // A project of transformer v1 is an existing one: the flags it lacks take the
             // values Amplify's CLI gives an existing project.
             self.existing_project_defaults(

@@ -5,7 +5,7 @@
 // NODE_EXTRA_CA_CERTS, as an app trusts a private CA.
 //
 //   NODE_EXTRA_CA_CERTS=cert.pem node clients/amplify-realtime.mjs \
-//        https://127.0.0.1:8443/graphql <api key> <jwt>
+//        https://127.0.0.1:8443/graphql <api key> <jwt> <access key id> <secret access key>
 //
 // Prints one line per check and `N passed, N failed`; exits non-zero when any failed.
 import NodeWebSocket from 'ws';
@@ -14,7 +14,7 @@ import { Hub } from 'aws-amplify/utils';
 import { generateClient } from 'aws-amplify/api';
 import { check, expect, finish } from './checks.mjs';
 
-const [url, apiKey, token] = process.argv.slice(2);
+const [url, apiKey, token, accessKeyId, secretAccessKey] = process.argv.slice(2);
 
 // Node 20 has no WebSocket of its own; Amplify uses the global one. This one records what the
 // client sends, so that the test sees the protocol's messages.
@@ -32,9 +32,17 @@ class RecordingWebSocket extends NodeWebSocket {
 }
 globalThis.WebSocket = RecordingWebSocket;
 
-Amplify.configure({
-  API: { GraphQL: { endpoint: url, region: 'us-east-1', defaultAuthMode: 'apiKey', apiKey } },
-});
+// IAM callers sign with a long-term access key of the server's --iam-credentials, handed to
+// Amplify as an app's own credentials provider would hand it (Amplify's default provider, a
+// Cognito identity pool, gives temporary credentials, which only AWS can verify).
+const credentialsProvider = {
+  getCredentialsAndIdentityId: async () => ({ credentials: { accessKeyId, secretAccessKey } }),
+  clearCredentialsAndIdentityId: () => {},
+};
+Amplify.configure(
+  { API: { GraphQL: { endpoint: url, region: 'us-east-1', defaultAuthMode: 'apiKey', apiKey } } },
+  { Auth: { credentialsProvider } },
+);
 
 /** Resolves when `predicate` holds, checked on each of Amplify's API events; at most 20 s. */
 function until(what, predicate) {
@@ -110,6 +118,21 @@ await check('aws-amplify: a subscription with a JWT sent as aws-amplify sends on
   const subscription = await filteredEvents(client, ['Wold', 'Ridge', 'Ridgeway'], 'Ridge');
   const start = sent.find((m) => m.type === 'start');
   expect(start.payload.extensions.authorization.Authorization === token, JSON.stringify(start));
+  subscription.unsubscribe();
+});
+
+await check('aws-amplify: a subscription signed with SigV4 (authMode iam), its handshake and start verified', async () => {
+  received.length = 0;
+  sent.length = 0;
+  const client = generateClient({ authMode: 'iam' });
+  const subscription = await filteredEvents(client, ['Copse', 'Fenland', 'Fenside'], 'Fen');
+  const start = sent.find((m) => m.type === 'start');
+  const { authorization } = start.payload.extensions;
+  expect(
+    authorization.authorization.startsWith(`AWS4-HMAC-SHA256 Credential=${accessKeyId}/`) &&
+      authorization['x-amz-date'] && !authorization['x-api-key'],
+    JSON.stringify(start),
+  );
   subscription.unsubscribe();
 });
 

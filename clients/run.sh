@@ -6,7 +6,7 @@
 # Amplify app's schema with the operations its codegen generated, through aws-amplify v6; then
 # aws-amplify's subscriptions, and Apollo Client's with aws-appsync-subscription-link, over
 # wss:// (AppSync's real-time protocol) against a server that serves TLS itself, with a
-# self-signed certificate made by openssl.
+# self-signed certificate made by openssl; last, an Amplify Gen 2 app's `client.models` over TLS.
 #
 #   bash clients/run.sh            # builds target/debug/tablegraph if needed
 #   TABLEGRAPH_BIN=target/release/tablegraph bash clients/run.sh
@@ -47,11 +47,25 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
   -keyout "$tls_dir/key.pem" -out "$tls_dir/cert.pem" 2>/dev/null
 (
   export TABLEGRAPH_TLS_CERT="$tls_dir/cert.pem" TABLEGRAPH_TLS_KEY="$tls_dir/key.pem"
-  start_server "$bin" --api-key "$key" --jwt-hs256-secret "$secret" --jwt-issuer clients
+  # IAM callers sign with the test key of tests/fixtures/iam/credentials.toml.
+  iam=tests/fixtures/iam/credentials.toml
+  iam_key=AKIATABLEGRAPHTEST1
+  iam_secret="$(python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))[sys.argv[2]]["secret"])' "$iam" "$iam_key")"
+  start_server "$bin" --api-key "$key" --jwt-hs256-secret "$secret" --jwt-issuer clients \
+    --iam-credentials "$iam" --iam-region us-east-1
   NODE_EXTRA_CA_CERTS="$tls_dir/cert.pem" node clients/amplify-realtime.mjs \
-    "https://$listen/graphql" "$key" "$token" || { cat "$server_log"; exit 1; }
+    "https://$listen/graphql" "$key" "$token" "$iam_key" "$iam_secret" ||
+    { cat "$server_log"; exit 1; }
   # AppSync apps without Amplify: Apollo Client with AWS's own links.
   NODE_EXTRA_CA_CERTS="$tls_dir/cert.pem" node clients/apollo-appsync.mjs \
     "https://$listen/graphql" "$key" || { cat "$server_log"; exit 1; }
+)
+# An Amplify Gen 2 app: tablegraph serves the SDL its `a.schema(...)` transforms to, and Gen 2's
+# own client (`client.models.*`, built from the model introspection) drives it over TLS.
+(
+  export TABLEGRAPH_TLS_CERT="$tls_dir/cert.pem" TABLEGRAPH_TLS_KEY="$tls_dir/key.pem"
+  start_server "$bin" --schema tests/fixtures/amplify-gen2/schema.graphql --api-key "$key"
+  NODE_EXTRA_CA_CERTS="$tls_dir/cert.pem" node clients/gen2.mjs "https://$listen/graphql" "$key" \
+    tests/fixtures/amplify-gen2/model-introspection.json || { cat "$server_log"; exit 1; }
 )
 rm -rf "$tls_dir"

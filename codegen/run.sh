@@ -5,6 +5,7 @@
 #
 #   bash codegen/run.sh statements <schema.json | schema.graphql> [--max-depth N] [--target T] ...
 #   bash codegen/run.sh transform <schema.graphql | dir> [--cli-json amplify/cli.json] [--v1] ...
+#   bash codegen/run.sh gen2 <dir> [--check]   # a Gen 2 resource.mjs: its SDL, its model introspection
 #   bash codegen/run.sh install     # only the npm ci
 #
 # The statements are printed as JSON, the transformed schema as SDL, on stdout; the transformer's
@@ -30,13 +31,13 @@ fi
 
 tool="${1:-}"
 case "$tool" in
-  statements | transform)
+  statements | transform | gen2)
     shift
     exec node "$dir/$tool.mjs" "$@"
     ;;
   install) ;;
   *)
-    echo "usage: bash codegen/run.sh statements|transform|install [args...]" >&2
+    echo "usage: bash codegen/run.sh statements|transform|gen2|install [args...]" >&2
     exit 2
     ;;
 esac

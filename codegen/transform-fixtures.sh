@@ -4,7 +4,8 @@
 # to the app's `transformed.graphql`, the golden API that tests/api/amplify_golden.rs compares
 # tablegraph's with. The app's amplify-cli.json and transform.conf.json are given to it; an app's
 # `transform.args` holds any other arguments (`--v1` for a transformer v1 app that commits no
-# cli.json).
+# cli.json). It also writes the Gen 2 app's (tests/fixtures/amplify-gen2/) schema.graphql and
+# model-introspection.json from its resource.mjs (codegen/gen2.mjs).
 #
 #   bash codegen/transform-fixtures.sh           # rewrite the files
 #   bash codegen/transform-fixtures.sh --check   # fail when a committed file is not what the
@@ -42,4 +43,10 @@ for app in "$root"/tests/fixtures/amplify/*/ "$root"/tests/fixtures/amplify-gold
   fi
   rm -f "$out" "$out.err"
 done
+# The Gen 2 app: the SDL and model introspection Gen 2's tooling makes of its resource.mjs.
+if $check; then
+  node "$root/codegen/gen2.mjs" "$root/tests/fixtures/amplify-gen2" --check || status=1
+else
+  node "$root/codegen/gen2.mjs" "$root/tests/fixtures/amplify-gen2"
+fi
 exit $status

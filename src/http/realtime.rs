@@ -5,8 +5,10 @@
 //! `/graphql` speaks graphql-transport-ws and graphql-ws, in `websocket`).
 //!
 //! The handshake carries the connection's credentials: `header`, base64 JSON of `host` and
-//! `x-api-key` or `Authorization` (a JWT with or without `Bearer`, or a Lambda authorizer's
-//! token), in the query string or, as Amplify v6 sends it, in a `header-<base64url>`
+//! `x-api-key` or `Authorization` (a JWT with or without `Bearer`, a Lambda authorizer's token,
+//! or IAM's SigV4 signature with its `x-amz-date` and the other headers it signed: of a POST of
+//! `{}` to the endpoint's `/connect`, and, in a `start`, of a POST of its `payload.data` to the
+//! endpoint, checked as a signed HTTP request is), in the query string or, as Amplify v6 sends it, in a `header-<base64url>`
 //! subprotocol beside `graphql-ws`. Then `connection_init` → `connection_ack` (with
 //! `connectionTimeoutMs`) and a `ka` every minute; `start` (`payload.data`, a JSON string
 //! holding the query and its variables; `payload.extensions.authorization`, the credentials of
@@ -42,7 +44,7 @@ use tokio::sync::mpsc;
 
 use super::state::AppState;
 use super::websocket::Counted;
-use crate::auth::{API_KEY_HEADER, Caller, RequestContext};
+use crate::auth::{API_KEY_HEADER, Caller, RequestContext, SignedRequest};
 use crate::graphql::{Admitted, RequestHeaders, appsync};
 
 /// The subprotocol AppSync's clients ask for (beside the one carrying their credentials).
@@ -95,9 +97,10 @@ pub(super) async fn upgrade(state: AppState, mut parts: Parts) -> Response {
     };
     let handshake = Handshake::read(&parts);
     let headers = super::state::request_headers(&parts.headers);
+    let endpoint = endpoint_of(parts.uri.path());
     super::websocket::bounded(upgrade, &state)
         .protocols([PROTOCOL])
-        .on_upgrade(move |socket| serve(state, socket, handshake, headers))
+        .on_upgrade(move |socket| serve(state, socket, handshake, (headers, endpoint)))
 }
 
 /// What went wrong, as AppSync names it: its error type, its HTTP-like code and a message.
@@ -215,11 +218,52 @@ fn header_parameter(parts: &Parts) -> Option<String> {
         .map(|(_, value)| value.replace(' ', "+"))
 }
 
-/// Who presents `credentials`: with no authentication configured, anyone.
+/// The path of the GraphQL endpoint a socket at `path` stands for: `/graphql` for
+/// `/graphql/realtime`, as Amplify derives the one from the other.
+fn endpoint_of(path: &str) -> String {
+    path.strip_suffix("/realtime").unwrap_or(path).to_owned()
+}
+
+/// The request IAM credentials are a signature of, as AppSync's clients sign it (AppSync's
+/// "Building a real-time WebSocket client", and aws-amplify's `awsRealTimeIAMHeader`): a POST
+/// to the endpoint's `/connect` of `{}` for the handshake, a POST to the endpoint of the
+/// `start`'s `payload.data` for a subscription; the credentials object holds the headers signed.
+struct Signed<'a> {
+    path: String,
+    body: &'a str,
+}
+
+impl Signed<'_> {
+    fn handshake(endpoint: &str) -> Signed<'static> {
+        Signed {
+            path: format!("{endpoint}/connect"),
+            body: "{}",
+        }
+    }
+
+    fn request(self, credentials: Option<&HashMap<String, String>>) -> SignedRequest {
+        let headers = credentials
+            .into_iter()
+            .flatten()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        SignedRequest {
+            method: "POST".to_owned(),
+            path_and_query: self.path,
+            authority: None,
+            headers,
+            body: bytes::Bytes::copy_from_slice(self.body.as_bytes()),
+        }
+    }
+}
+
+/// Who presents `credentials` (signed, for IAM, as `signed` says): with no authentication
+/// configured, anyone.
 async fn caller_of(
     state: &AppState,
     credentials: Option<&HashMap<String, String>>,
     headers: &RequestHeaders,
+    signed: Signed<'_>,
 ) -> Result<Caller, Refusal> {
     let Some(auth) = state.inner.auth.as_deref() else {
         return Ok(Caller::Anonymous);
@@ -230,6 +274,7 @@ async fn caller_of(
         get(API_KEY_HEADER),
         &RequestContext {
             headers: headers.0.clone(),
+            signed: signed.request(credentials),
             ..RequestContext::default()
         },
     )
@@ -252,6 +297,8 @@ struct Connection {
     out: mpsc::Sender<Message>,
     handshake: Result<Handshake, Refusal>,
     headers: RequestHeaders,
+    /// The path of the GraphQL endpoint the socket stands for (what IAM credentials sign).
+    endpoint: String,
     /// The connection's caller, once `connection_init` is acknowledged.
     caller: Option<Caller>,
     /// The subscriptions running, by id.
@@ -291,7 +338,7 @@ async fn serve(
     state: AppState,
     socket: WebSocket,
     handshake: Result<Handshake, Refusal>,
-    headers: RequestHeaders,
+    (headers, endpoint): (RequestHeaders, String),
 ) {
     let _counted = Counted::new(state.clone());
     let waiting = state.inner.pending.enter();
@@ -305,6 +352,7 @@ async fn serve(
         out,
         handshake,
         headers,
+        endpoint,
         caller: None,
         running: HashMap::new(),
         next_generation: 0,
@@ -478,7 +526,14 @@ impl Connection {
         }
         let checked = match &self.handshake {
             Ok(handshake) => {
-                caller_of(&self.state, handshake.credentials.as_ref(), &self.headers).await
+                let signed = Signed::handshake(&self.endpoint);
+                caller_of(
+                    &self.state,
+                    handshake.credentials.as_ref(),
+                    &self.headers,
+                    signed,
+                )
+                .await
             }
             Err(refusal) => Err(refusal.clone()),
         };
@@ -569,7 +624,14 @@ impl Connection {
         let caller = match authorization {
             Some(object) => {
                 let credentials = credentials_of(object)?;
-                caller_of(&self.state, Some(&credentials), &self.headers).await?
+                let signed = Signed {
+                    path: self.endpoint.clone(),
+                    body: payload
+                        .and_then(|payload| payload.get("data"))
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                };
+                caller_of(&self.state, Some(&credentials), &self.headers, signed).await?
             }
             None => connection_caller.clone(),
         };

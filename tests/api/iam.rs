@@ -11,6 +11,7 @@ use tablegraph::config::HttpConfig;
 use tablegraph::functions::FunctionsConfig;
 
 use crate::helpers::{TestApp, repository_file, spawn_app_with_functions_and};
+use crate::realtime::{Client, Via};
 
 const SCHEMA: &str = "tests/fixtures/iam/schema.graphql";
 const KEY: &str = "AKIATABLEGRAPHTEST1";
@@ -318,6 +319,113 @@ async fn iam_credentials_alone_close_the_api_to_unsigned_and_hostless_requests()
         answer["errors"][0]["message"],
         "the request's IAM signature is not valid: it does not sign its host header"
     );
+}
+
+/// The credentials an AppSync client sends on the real-time socket for IAM (aws-amplify's
+/// `awsRealTimeIAMHeader`): the headers of a POST of `body` to `path`, signed as `signing` says.
+fn realtime_credentials(app: &TestApp, signing: Signing<'_>, path: &str, body: &str) -> Value {
+    use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
+    let host = app.address.to_string();
+    let identity = aws_credential_types::Credentials::new(
+        signing.key,
+        signing.secret,
+        signing.session_token.map(str::to_owned),
+        None,
+        "test",
+    )
+    .into();
+    let params = aws_sigv4::sign::v4::SigningParams::builder()
+        .identity(&identity)
+        .region(signing.region)
+        .name(signing.service)
+        .time(signing.time)
+        .settings(SigningSettings::default())
+        .build()
+        .expect("signing parameters")
+        .into();
+    let headers = [
+        ("accept", "application/json, text/javascript"),
+        ("content-encoding", "amz-1.0"),
+        ("content-type", "application/json; charset=UTF-8"),
+        ("host", host.as_str()),
+    ];
+    let url = format!("https://{host}{path}");
+    let signable = SignableRequest::new(
+        "POST",
+        url.as_str(),
+        headers.iter().copied(),
+        SignableBody::Bytes(body.as_bytes()),
+    )
+    .expect("a signable request");
+    let (instructions, _) = sign(signable, &params).expect("signed").into_parts();
+    let mut credentials: serde_json::Map<String, Value> = headers
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), json!(value)))
+        .collect();
+    for (name, value) in instructions.headers() {
+        // Amplify names it `Authorization`: names are read in any case.
+        let name = if name == "authorization" {
+            "Authorization"
+        } else {
+            name
+        };
+        credentials.insert(name.to_owned(), json!(value));
+    }
+    Value::Object(credentials)
+}
+
+#[tokio::test]
+async fn realtime_connections_and_subscriptions_signed_as_aws_clients_sign_them_are_iam_callers() {
+    let app = app(true).await;
+    let connect = realtime_credentials(&app, Signing::default(), "/graphql/connect", "{}");
+    let mut client = Client::connected(&app, &connect, Via::Subprotocol).await;
+    let query = "subscription { onCreateFarm { name } }";
+    let data = json!({ "query": query, "variables": {} }).to_string();
+    let own = realtime_credentials(&app, Signing::default(), "/graphql", &data);
+    client.started("1", query, json!({}), &own).await;
+    // A start whose credentials sign another request is refused, and the first runs on.
+    let other = realtime_credentials(&app, Signing::default(), "/graphql", "{}");
+    client.start("2", query, json!({}), &other).await;
+    let refused = client.json().await;
+    assert_eq!(refused["type"], "error", "{refused}");
+    assert_eq!(
+        refused["payload"]["errors"][0]["errorType"], "UnauthorizedException",
+        "{refused}"
+    );
+    let create = body("mutation { createFarm(input: { name: \"Signed\" }) { name } }");
+    let (status, answer) = post_signed(&app, Signing::default(), &create, &create).await;
+    assert_eq!(status, 200, "{answer}");
+    let event = client.json().await;
+    assert_eq!(event["id"], "1", "{event}");
+    assert_eq!(
+        event["payload"]["data"]["onCreateFarm"]["name"], "Signed",
+        "{event}"
+    );
+    // Handshakes signed for another request, or with temporary credentials, are refused.
+    let temporary = Signing {
+        session_token: Some("FwoGZXIvYXdzEXAMPLE"),
+        ..Signing::default()
+    };
+    for (signing, path, says) in [
+        (
+            Signing::default(),
+            "/graphql",
+            "its signature does not match",
+        ),
+        (temporary, "/graphql/connect", "temporary credentials"),
+    ] {
+        let header = realtime_credentials(&app, signing, path, "{}").to_string();
+        let mut client =
+            Client::open(&app, "/graphql/realtime", Some(&header), Via::Subprotocol).await;
+        client.send(json!({ "type": "connection_init" })).await;
+        let error = client.json().await;
+        assert_eq!(error["type"], "connection_error", "{error}");
+        let message = error["payload"]["errors"][0]["message"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(message.contains(says), "{says}: {error}");
+        assert_eq!(client.closed().await, 4401, "{says}");
+    }
 }
 
 /// Now as `x-amz-date` writes it.

@@ -3,7 +3,7 @@
 //! answer, and the fields of `Query` and `Mutation` the schema declares itself.
 
 use crate::keys;
-use crate::model::{FieldKind, Model, ObjectDef, OwnField, TypeDef};
+use crate::model::{FieldKind, IndexDef, Model, ObjectDef, OwnField, TypeDef};
 use crate::resolvers::{Pipeline, Resolvers, Step};
 
 use super::access::{
@@ -96,7 +96,29 @@ fn function_calls(functions: &[String], http: Option<&crate::model::HttpCall>) -
         .collect()
 }
 
+/// A `@hasMany` that reads its element's sorted `@index` under the parent's id.
+fn sorted_index_read(element: &TypeDef, index: &IndexDef) -> Access {
+    access(
+        "Query",
+        keys::gsi_name(index.slot),
+        format!(
+            "{} = {}, {} by {} (the @index {})",
+            keys::slot_partition_attribute(index.slot),
+            keys::index_partition(&element.name, &index.name, "<parent.id>"),
+            keys::slot_sort_attribute(index.slot),
+            index.sort_by(),
+            index.name
+        ),
+        CONNECTION_PAGE,
+    )
+}
+
 fn field_accesses(model: &Model, kind: &FieldKind) -> Vec<Access> {
+    if let FieldKind::HasMany(has_many) = kind
+        && let Some((element, index)) = has_many.sorted_index(model)
+    {
+        return vec![sorted_index_read(element, index)];
+    }
     match kind {
         FieldKind::Scalar { .. }
         | FieldKind::ScalarList { .. }

@@ -93,8 +93,11 @@ pub(super) fn change_of(record: StreamRecord) -> Option<Change> {
 /// version, the update time, the edge set, the relation slots and the counts of its
 /// connections (a new member is an event of the member, not of its parent).
 fn same_to_clients(old: &Item, new: &Item) -> bool {
+    // `version`, or `_version` where the type has a `version` field of its own.
+    let version = new.version_attribute();
     let read = |name: &str| {
-        !matches!(name, "version" | "updatedAt" | "edges")
+        !matches!(name, "updatedAt" | "edges")
+            && name != version
             && !keys::is_slot_attribute(name)
             && !keys::is_count_attribute(name)
     };

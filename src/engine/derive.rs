@@ -8,29 +8,48 @@ use crate::keys::{self, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, SortInput};
 use crate::model::{EdgeTypeDef, IndexDef, Model, ScalarType, TypeDef};
 use crate::store::{AttrValue, Clause, Item, MAX_ITEM_BYTES, StringSet, item_size};
 
-/// The attribute that holds a node's version: 1 at its create, one more at each change of its
-/// content. Counts and edge-set entries never move it, so a client's `expectedVersion` holds
-/// while children and edges come and go.
-pub const VERSION: &str = "version";
+/// The attribute that holds a node's version (`version`, or `_version`: see
+/// [`Item::version_attribute`]). Counts and edge-set entries never move it, so a client's
+/// `expectedVersion` holds while children and edges come and go.
+pub use crate::store::{OWN_FIELD_VERSION, VERSION};
+
+/// The attribute a node of `type_def` keeps its version in, from its create on.
+pub fn version_attribute(type_def: &TypeDef) -> &'static str {
+    match type_def.field(VERSION) {
+        Some(_) => OWN_FIELD_VERSION,
+        None => VERSION,
+    }
+}
 
 /// A node item's version; 0 for one written without one (by hand, or by an old tool).
 pub fn version(item: &Item) -> i64 {
-    item.get(VERSION).and_then(AttrValue::as_i64).unwrap_or(0)
+    item.get(item.version_attribute())
+        .and_then(AttrValue::as_i64)
+        .unwrap_or(0)
 }
 
 /// Sets `next`'s version to one more than `current`'s: its content changed.
 pub fn next_version(current: &Item, next: &mut Item) {
     next.insert(
-        VERSION.to_owned(),
+        current.version_attribute().to_owned(),
         AttrValue::N((version(current) + 1).to_string()),
     );
+}
+
+/// The condition that holds a write of `current` to its version `version`.
+pub fn version_is(current: &Item, version: i64) -> Clause {
+    Clause::Equals(
+        current.version_attribute().to_owned(),
+        AttrValue::N(version.to_string()),
+    )
 }
 
 /// The condition that holds a write of a node to the version it was read at; a node written
 /// without one is only held to exist.
 pub fn version_as_read(node: &Item) -> Clause {
-    match node.get(VERSION) {
-        Some(version) => Clause::Equals(VERSION.to_owned(), version.clone()),
+    let attribute = node.version_attribute();
+    match node.get(attribute) {
+        Some(version) => Clause::Equals(attribute.to_owned(), version.clone()),
         None => Clause::Exists,
     }
 }

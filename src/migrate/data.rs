@@ -462,13 +462,12 @@ fn counted_layout(model: &Model) -> String {
 }
 
 /// Whether `attribute` of a node of `type_def` is kept by tablegraph: its keys, id, type,
-/// version, edge set and its times (`createdAt` and `updatedAt`, or as `@model(timestamps:)`
-/// names them).
+/// version (`version`, or `_version` where the type has a `version` field of its own), edge set
+/// and its times (`createdAt` and `updatedAt`, or as `@model(timestamps:)` names them).
 fn is_managed(type_def: &crate::model::TypeDef, attribute: &str) -> bool {
-    matches!(
-        attribute,
-        keys::PK | keys::SK | "id" | TYPENAME | "version" | "edges"
-    ) || type_def.timestamps.is(attribute)
+    matches!(attribute, keys::PK | keys::SK | "id" | TYPENAME | "edges")
+        || attribute == crate::engine::derive::version_attribute(type_def)
+        || type_def.timestamps.is(attribute)
 }
 
 /// A default checked against the field's scalar type.

@@ -180,6 +180,9 @@ pub struct TypeDef {
     /// How many fields the schema declares before `id` (time fields aside), where it declares
     /// `id`; `None` where Amplify adds it, after the declared fields.
     pub id_at: Option<usize>,
+    /// `id: ID! @primaryKey`: the schema names `id` as the key, so Amplify's list of the type
+    /// takes `id` and `sortDirection`, as for a key field of its own.
+    pub id_is_primary_key: bool,
 }
 
 /// The attributes that hold when a node was created and last changed, served as fields of the
@@ -537,6 +540,21 @@ pub struct HasMany {
     pub foreign_key: String,
     /// The element field the connection is sorted by; `None` sorts by id (creation order).
     pub sort_by: Option<String>,
+    /// The element's `@index` the relation names (Amplify's `indexName:`, v1's `keyName:`):
+    /// where that index is sorted, the connection reads it, in its order and with its sort key
+    /// condition, as Amplify's does.
+    pub index: Option<String>,
+}
+
+impl HasMany {
+    /// The sorted `@index` of the element that the relation names and reads (Amplify's
+    /// `indexName:` of an index with sort key fields); `None` when it reads its own slot.
+    pub fn sorted_index<'m>(&self, model: &'m Model) -> Option<(&'m TypeDef, &'m IndexDef)> {
+        let name = self.index.as_deref()?;
+        let element = model.type_def(&self.element)?;
+        let index = element.indexes.iter().find(|index| index.name == name)?;
+        (!index.sort_fields.is_empty()).then_some((element, index))
+    }
 }
 
 /// One slot a type's nodes write, because of one `@hasMany` relation.

@@ -84,7 +84,24 @@ impl Item {
     pub fn keys(&self) -> impl Iterator<Item = &String> {
         self.entries.iter().map(|(n, _)| n)
     }
+
+    /// The attribute this node item keeps its version in: `_version` where it has one (its type
+    /// has a field of its own named `version`, which Amplify's language allows), else `version`.
+    pub fn version_attribute(&self) -> &'static str {
+        match self.contains_key(OWN_FIELD_VERSION) {
+            true => OWN_FIELD_VERSION,
+            false => VERSION,
+        }
+    }
 }
+
+/// The attribute that holds a node's version: 1 at its create, one more at each change of its
+/// content.
+pub const VERSION: &str = "version";
+
+/// Where a node keeps its version instead when its type has a field of its own named `version`:
+/// the attribute Amplify keeps its own version in.
+pub const OWN_FIELD_VERSION: &str = "_version";
 
 /// Items are equal when they hold the same attributes, in whatever order.
 impl PartialEq for Item {

@@ -49,8 +49,9 @@ pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
 pub use filter::{Filter, Test};
 pub use item::{
-    AttrValue, Item, Map, RangePage, StreamRecord, StringSet, item_from_json, item_size,
-    item_to_json, value_from_plain_json, value_size, value_to_plain_json,
+    AttrValue, Item, Map, OWN_FIELD_VERSION, RangePage, StreamRecord, StringSet, VERSION,
+    item_from_json, item_size, item_to_json, value_from_plain_json, value_size,
+    value_to_plain_json,
 };
 pub use key::{Bound, Key, MAX_BATCH_GET_KEYS, MAX_ITEM_BYTES, MAX_TRANSACTION_ITEMS, RangeQuery};
 pub use metrics::StoreMetrics;

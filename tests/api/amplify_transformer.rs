@@ -248,3 +248,274 @@ async fn a_required_relation_is_served_required_and_the_key_hasone_adds_is_requi
         "{orphan}"
     );
 }
+
+/// A model field named `version` is the schema's own: stored and served as declared, filtered
+/// and conditioned on, while the node's version moves in `_version` and `expectedVersion` still
+/// holds a write to what was read.
+#[tokio::test]
+async fn a_field_named_version_is_the_schemas_own_and_the_nodes_version_moves_aside() {
+    let app = spawn_app_with_schema("tests/fixtures/amplify-own-version/schema.graphql").await;
+    let created = app
+        .graphql(
+            "mutation { createApp(input: { name: \"Herd\", version: \"1.2.0\" }) { id name version } }",
+            json!({}),
+        )
+        .await;
+    let id = created["data"]["createApp"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    assert_eq!(
+        created["data"]["createApp"]["version"], "1.2.0",
+        "{created}"
+    );
+    let release = app
+        .graphql(
+            "mutation($app: ID!) { createRelease(input: { version: 7, appReleasesId: $app }) { version app { version } } }",
+            json!({ "app": id }),
+        )
+        .await;
+    assert_eq!(release["data"]["createRelease"]["version"], 7, "{release}");
+    assert_eq!(
+        release["data"]["createRelease"]["app"]["version"], "1.2.0",
+        "{release}"
+    );
+    // Updated with the node's version as read (1), then refused at that version, now 2.
+    let update = "mutation($id: ID!, $v: String!, $expected: Int) {
+      updateApp(input: { id: $id, version: $v, expectedVersion: $expected }) { version }
+    }";
+    let updated = app
+        .graphql(update, json!({ "id": id, "v": "1.3.0", "expected": 1 }))
+        .await;
+    assert_eq!(
+        updated["data"]["updateApp"]["version"], "1.3.0",
+        "{updated}"
+    );
+    let stale = app
+        .graphql(update, json!({ "id": id, "v": "9.9.9", "expected": 1 }))
+        .await;
+    assert_eq!(
+        stale["errors"][0]["extensions"]["errorType"], "VersionMismatch",
+        "{stale}"
+    );
+    // Filters and conditions test the schema's field.
+    let found = app
+        .graphql(
+            "{ listApps(filter: { version: { beginsWith: \"1.3\" } }) { items { name version } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        found["data"]["listApps"]["items"],
+        json!([{ "name": "Herd", "version": "1.3.0" }]),
+        "{found}"
+    );
+    let refused = app
+        .graphql(
+            "mutation($id: ID!) { updateApp(input: { id: $id, name: \"Flock\" }, condition: { version: { eq: \"1.2.0\" } }) { name } }",
+            json!({ "id": id }),
+        )
+        .await;
+    assert_eq!(
+        refused["errors"][0]["extensions"]["errorType"], "DynamoDB:ConditionalCheckFailedException",
+        "{refused}"
+    );
+    // The item keeps both: the schema's field in `version`, the node's version in `_version`.
+    let key = tablegraph::store::Key::same(tablegraph::keys::node_key(&id));
+    let item = app
+        .store
+        .get_item_consistent(&key)
+        .await
+        .expect("read")
+        .expect("stored");
+    assert_eq!(
+        item.get("version"),
+        Some(&tablegraph::store::AttrValue::S("1.3.0".to_owned()))
+    );
+    assert_eq!(
+        item.get("_version"),
+        Some(&tablegraph::store::AttrValue::N("2".to_owned()))
+    );
+    app.assert_table_consistent().await;
+}
+
+/// A `@hasMany` over a sorted `@index` reads that index under each parent: in the index's
+/// order (not the order of creation), with its sort key condition, `sortDirection` and
+/// `nextToken` pages, for a whole level of parents at once.
+#[tokio::test]
+async fn a_has_many_over_a_sorted_index_reads_in_its_order_with_its_key_condition() {
+    let app = spawn_app_with_schema("tests/fixtures/amplify-sorted-relation/schema.graphql").await;
+    let mut conversations = Vec::new();
+    for title in ["Morning", "Evening"] {
+        let made = app
+            .graphql(
+                "mutation($t: String!) { createConversation(input: { title: $t }) { id } }",
+                json!({ "t": title }),
+            )
+            .await;
+        conversations.push(crate::helpers::id_at(&made, "/data/createConversation/id"));
+    }
+    // Created out of the order they were spoken in.
+    for (conversation, at, text) in [
+        (0, "2026-03-01T09:30:00Z", "third"),
+        (0, "2026-03-01T09:00:00Z", "first"),
+        (1, "2026-03-01T20:00:00Z", "evening"),
+        (0, "2026-03-01T09:45:00Z", "fourth"),
+        (0, "2026-03-01T09:15:00Z", "second"),
+    ] {
+        let made = app
+            .graphql(
+                "mutation($c: ID!, $at: AWSDateTime!, $text: String!) {
+                  createUtterance(input: { conversationId: $c, spokenAt: $at, text: $text }) { id }
+                }",
+                json!({ "c": conversations[conversation], "at": at, "text": text }),
+            )
+            .await;
+        assert!(made.get("errors").is_none(), "{made}");
+    }
+    let texts = |body: &serde_json::Value, pointer: &str| -> Vec<String> {
+        body.pointer(pointer)
+            .and_then(serde_json::Value::as_array)
+            .unwrap_or_else(|| panic!("{pointer}: {body}"))
+            .iter()
+            .map(|u| u["text"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    // Both conversations' utterances in one level, each in the order they were spoken.
+    let both = app
+        .graphql(
+            "{ listConversations { items { title utterances { items { text } } } } }",
+            json!({}),
+        )
+        .await;
+    let mut read: Vec<(String, Vec<String>)> = (0..2)
+        .map(|i| {
+            (
+                both["data"]["listConversations"]["items"][i]["title"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                texts(
+                    &both,
+                    &format!("/data/listConversations/items/{i}/utterances/items"),
+                ),
+            )
+        })
+        .collect();
+    read.sort();
+    assert_eq!(
+        read,
+        [
+            ("Evening".to_owned(), vec!["evening".to_owned()]),
+            (
+                "Morning".to_owned(),
+                ["first", "second", "third", "fourth"]
+                    .map(str::to_owned)
+                    .to_vec()
+            ),
+        ],
+        "{both}"
+    );
+    let query = "query($id: ID!, $at: ModelStringKeyConditionInput, $next: String, $dir: ModelSortDirection) {
+      getConversation(id: $id) {
+        utterances(spokenAt: $at, sortDirection: $dir, limit: 2, nextToken: $next) { items { text } nextToken }
+      }
+    }";
+    let morning = &conversations[0];
+    let window = json!({ "between": ["2026-03-01T09:10:00Z", "2026-03-01T09:40:00Z"] });
+    let page = app
+        .graphql(query, json!({ "id": morning, "at": window, "dir": "DESC" }))
+        .await;
+    assert_eq!(
+        texts(&page, "/data/getConversation/utterances/items"),
+        ["third", "second"],
+        "{page}"
+    );
+    let page = app
+        .graphql(
+            query,
+            json!({ "id": morning, "at": { "ge": "2026-03-01T09:15:00Z" } }),
+        )
+        .await;
+    assert_eq!(
+        texts(&page, "/data/getConversation/utterances/items"),
+        ["second", "third"],
+        "{page}"
+    );
+    let next = page["data"]["getConversation"]["utterances"]["nextToken"].clone();
+    let rest = app
+        .graphql(
+            query,
+            json!({ "id": morning, "at": { "ge": "2026-03-01T09:15:00Z" }, "next": next }),
+        )
+        .await;
+    assert_eq!(
+        texts(&rest, "/data/getConversation/utterances/items"),
+        ["fourth"],
+        "{rest}"
+    );
+}
+
+/// `id: ID! @primaryKey` is the key Amplify's list takes: `listBuckles(id:, filter, limit,
+/// nextToken, sortDirection)`, `id` answering that node alone.
+#[tokio::test]
+async fn a_list_of_a_type_keyed_by_id_takes_the_id_as_amplifys_does() {
+    let app = spawn_app_with_schema("tests/fixtures/amplify-id-key/schema.graphql").await;
+    for (id, name) in [("b-1", "Brass"), ("b-2", "Steel"), ("b-3", "Bronze")] {
+        let made = app
+            .graphql(
+                "mutation($id: ID!, $n: String!) { createBuckle(input: { id: $id, name: $n }) { id } }",
+                json!({ "id": id, "n": name }),
+            )
+            .await;
+        assert!(made.get("errors").is_none(), "{made}");
+    }
+    let arguments = app
+        .graphql(
+            "{ __type(name: \"Query\") { fields { name args { name } } } }",
+            json!({}),
+        )
+        .await;
+    let list = arguments["data"]["__type"]["fields"]
+        .as_array()
+        .and_then(|fields| fields.iter().find(|f| f["name"] == "listBuckles"))
+        .unwrap_or_else(|| panic!("{arguments}"));
+    let names: Vec<&str> = list["args"]
+        .as_array()
+        .map(|args| args.iter().filter_map(|a| a["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        names,
+        ["id", "filter", "limit", "nextToken", "sortDirection"],
+        "{list}"
+    );
+    let one = app
+        .graphql(
+            "{ listBuckles(id: \"b-2\") { items { id name } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        one["data"]["listBuckles"]["items"],
+        json!([{ "id": "b-2", "name": "Steel" }]),
+        "{one}"
+    );
+    let none = app
+        .graphql(
+            "{ listBuckles(id: \"b-2\", filter: { name: { eq: \"Brass\" } }) { items { id } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(none["data"]["listBuckles"]["items"], json!([]), "{none}");
+    let newest_first = app
+        .graphql(
+            "{ listBuckles(sortDirection: DESC) { items { id } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        newest_first["data"]["listBuckles"]["items"],
+        json!([{ "id": "b-3" }, { "id": "b-2" }, { "id": "b-1" }]),
+        "{newest_first}"
+    );
+}

@@ -29,11 +29,14 @@ enum Source {
     Outgoing { edge: String, slot: u8 },
     /// `@incoming`: the edge type's inverse slot; the items are edges, the nodes their sources.
     Incoming { edge: String, slot: u8 },
-    /// `@index`: one value's partition of a secondary index; the items are the nodes.
+    /// `@index`: one value's partition of a secondary index; the items are the nodes. A
+    /// `@hasMany` that reads its element's sorted index reads the parent id's partition, and
+    /// is counted in the parent's count of its own slot (`counted`).
     Index {
         slot: u8,
         type_name: String,
         index: String,
+        counted: Option<u8>,
     },
 }
 
@@ -150,6 +153,11 @@ impl Connection {
     /// The connection of a `@hasMany`, `@outgoing` or `@incoming` field of `owner`; `None` for
     /// any other field.
     pub fn of(owner: &TypeDef, field: &FieldDef, model: &Model) -> Option<Connection> {
+        if let FieldKind::HasMany(has_many) = &field.kind
+            && let Some(connection) = Self::by_index(owner, field, has_many, model)
+        {
+            return Some(connection);
+        }
         let (source, element, role_enum, sort_field) = match &field.kind {
             FieldKind::HasMany(has_many) => {
                 // Each member of an element union holds the sort field; the model checked
@@ -207,6 +215,43 @@ impl Connection {
         })
     }
 
+    /// The connection of `owner.field`, a `@hasMany` naming a sorted `@index` of its element
+    /// (Amplify's `indexName:`): it reads the index under the parent's id, in the index's
+    /// order, and takes the index's sort key condition, as Amplify's connection does. `None`
+    /// for another `@hasMany`, or an index that is not sorted (the relation's slot is read).
+    fn by_index(
+        owner: &TypeDef,
+        field: &FieldDef,
+        has_many: &crate::model::HasMany,
+        model: &Model,
+    ) -> Option<Connection> {
+        let (element, index) = has_many.sorted_index(model)?;
+        let key_field = KeyField::of(&index.sort_fields)?;
+        Some(Connection {
+            name: format!("{}.{}", owner.name, field.name),
+            field: field.name.clone(),
+            source: Source::Index {
+                slot: index.slot,
+                type_name: element.name.clone(),
+                index: index.name.clone(),
+                counted: Some(has_many.slot),
+            },
+            allowed: vec![element.name.clone()],
+            role_enum: None,
+            key_field: Some(key_field),
+        })
+    }
+
+    /// The type and index name of a connection that reads an `@index`.
+    pub fn index(&self) -> Option<(&str, &str)> {
+        match &self.source {
+            Source::Index {
+                type_name, index, ..
+            } => Some((type_name, index)),
+            _ => None,
+        }
+    }
+
     /// The root query of `index` of `type_def`: its pages are read under an indexed value
     /// where other connections' are under a parent id.
     pub fn of_index(type_def: &TypeDef, index: &IndexDef) -> Connection {
@@ -225,6 +270,7 @@ impl Connection {
                 slot: index.slot,
                 type_name: type_def.name.clone(),
                 index: index.name.clone(),
+                counted: None,
             },
             allowed: vec![type_def.name.clone()],
             role_enum: None,
@@ -239,7 +285,9 @@ impl Connection {
             Source::Slot { slot, element } => Some(keys::members_count_attribute(*slot, element)),
             Source::Outgoing { edge, .. } => Some(keys::edges_count_attribute(edge, true)),
             Source::Incoming { edge, .. } => Some(keys::edges_count_attribute(edge, false)),
-            Source::Index { .. } => None,
+            Source::Index {
+                counted, type_name, ..
+            } => counted.map(|slot| keys::members_count_attribute(slot, type_name)),
         }
     }
 
@@ -304,6 +352,7 @@ impl Connection {
                 slot,
                 type_name,
                 index,
+                ..
             } => PagePlan {
                 range: Range {
                     index: Some(*slot),

@@ -299,7 +299,7 @@ fn add_plan(
         } else {
             let version = crate::engine::derive::version(&ends.source);
             plan.push(
-                node_update(&ends.source, &next, vec![version_is(version)]),
+                node_update(&ends.source, &next, vec![version_is(&ends.source, version)]),
                 Purpose::Node,
             );
             None

@@ -343,7 +343,7 @@ mod tests {
         plan.push(
             Write::Put {
                 item: own,
-                condition: vec![version_is(3)],
+                condition: vec![version_is(&Item::new(), 3)],
             },
             Purpose::Node,
         );
@@ -361,7 +361,7 @@ mod tests {
         plan.push(
             Write::Delete {
                 key: Key::same(keys::node_key("f")),
-                condition: vec![version_is(3)],
+                condition: vec![version_is(&Item::new(), 3)],
             },
             Purpose::Node,
         );
@@ -658,7 +658,7 @@ mod tests {
         first.push(counting, Purpose::Count { id: "p".to_owned() });
         let mut second = Plan::default();
         second.push(
-            node_update(&current, &next, vec![version_is(3)]),
+            node_update(&current, &next, vec![version_is(&current, 3)]),
             Purpose::Node,
         );
         let folded = join(vec![first, second], true).expect("folds");

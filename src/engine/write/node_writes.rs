@@ -16,7 +16,7 @@ use super::plan::{
     Plan, Purpose, check_references, count_members, free_unique_values, node_update, remember,
     take_unique_values, version_is,
 };
-use crate::engine::derive::{VERSION, check_limits, set_slot_attributes};
+use crate::engine::derive::{check_limits, set_slot_attributes, version_attribute};
 use crate::engine::error::EngineError;
 use crate::engine::formats::now;
 use crate::engine::read::{Node, read_node_consistent};
@@ -56,7 +56,10 @@ pub(super) fn new_item(
         (keys::SK.to_owned(), AttrValue::S(keys::node_key(id))),
         (TYPENAME.to_owned(), AttrValue::S(type_def.name.clone())),
         ("id".to_owned(), AttrValue::S(id.to_owned())),
-        (VERSION.to_owned(), AttrValue::N("1".to_owned())),
+        (
+            version_attribute(type_def).to_owned(),
+            AttrValue::N("1".to_owned()),
+        ),
     ]);
     let times = &type_def.timestamps;
     for name in [&times.created, &times.updated].into_iter().flatten() {
@@ -153,7 +156,11 @@ pub(super) fn plan_update(
     let id = crate::engine::derive::text(&current, "id").to_owned();
     let mut next = current.clone();
     apply_fields(type_def, fields, &mut next)?;
-    next.insert(VERSION.to_owned(), AttrValue::N((version + 1).to_string()));
+    let attribute = current.version_attribute();
+    next.insert(
+        attribute.to_owned(),
+        AttrValue::N((version + 1).to_string()),
+    );
     if let Some(updated) = &type_def.timestamps.updated {
         next.insert(updated.clone(), AttrValue::S(now()));
     }
@@ -165,7 +172,7 @@ pub(super) fn plan_update(
     let mut plan = Plan::default();
     // The condition goes into the write too: DynamoDB checks it on the stored item, so a
     // writer outside the API that changed a field but not the version is caught as well.
-    let mut condition = vec![version_is(version)];
+    let mut condition = vec![version_is(&current, version)];
     condition.extend(guard.clauses());
     // Only what changed is written: a child created or an edge added meanwhile (which add to
     // the node's counts and edge set without moving its version) stays.
@@ -276,7 +283,7 @@ pub(super) fn plan_delete(
     let id = crate::engine::derive::text(current, "id");
     let held = edge_counts_held(model, type_def, current, edges, learned.last_attempt());
     let agree = held.is_some();
-    let mut condition = vec![version_is(version)];
+    let mut condition = vec![version_is(current, version)];
     condition.extend(guard.clauses());
     condition.extend(held.unwrap_or_default());
     let mut plan = Plan::default();

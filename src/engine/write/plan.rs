@@ -243,11 +243,9 @@ pub fn refused(purpose: Purpose) -> EngineError {
     }
 }
 
-pub fn version_is(version: i64) -> Clause {
-    Clause::Equals(
-        crate::engine::derive::VERSION.to_owned(),
-        AttrValue::N(version.to_string()),
-    )
+/// The condition that holds a write of `current` to its version `version`.
+pub fn version_is(current: &Item, version: i64) -> Clause {
+    crate::engine::derive::version_is(current, version)
 }
 
 /// A condition that `attribute` is as it was read: `value`, or missing.
@@ -595,7 +593,7 @@ mod tests {
         next.remove("logoId");
         let Write::Update {
             changes, condition, ..
-        } = node_update(&current, &next, vec![version_is(1)])
+        } = node_update(&current, &next, vec![version_is(&current, 1)])
         else {
             panic!("an update");
         };
@@ -604,7 +602,7 @@ mod tests {
             [("name".to_owned(), AttrValue::S("Vale".to_owned()))]
         );
         assert_eq!(changes.remove, ["logoId"]);
-        assert_eq!(condition, [version_is(1)], "no count is replaced");
+        assert_eq!(condition, [version_is(&current, 1)], "no count is replaced");
 
         // A repair that sets a count and the edge set holds on both as read.
         next.insert("count#in#Likes".to_owned(), AttrValue::N("3".to_owned()));

@@ -220,6 +220,9 @@ pub(in crate::graphql) fn field(owner: &TypeDef, field: &FieldDef, model: &Model
     };
     let role_enum = connection.role_enum.clone();
     let key_field = connection.key_field.clone();
+    let connection_index = connection
+        .index()
+        .map(|(type_name, index)| (type_name.to_owned(), index.to_owned()));
     let filter = filters::connection_filter(field, model);
     let filter_fields = Arc::new(filter.as_ref().map(|(_, fields)| fields.clone()));
     // Amplify's `@hasMany` connections are nullable, as its transformer makes them.
@@ -237,9 +240,12 @@ pub(in crate::graphql) fn field(owner: &TypeDef, field: &FieldDef, model: &Model
             Ok(Some(FieldValue::owned_any(page)))
         })
     });
-    generated = with_page_arguments(
+    // A `@hasMany` that reads a sorted `@index` takes its key condition, of the index's input.
+    let composite = connection_index
+        .map(|(type_name, index)| key_conditions::composite_input_names(&type_name, &index).0);
+    generated = connection_page_arguments(
         generated,
-        key_field.as_ref(),
+        (key_field.as_ref(), composite.as_deref()),
         filter.as_ref().map(|(name, _)| name.as_str()),
         shape,
     );
@@ -287,17 +293,41 @@ fn with_keyed_page_arguments(
     filtered_page_arguments(field, filter, shape)
 }
 
-/// `field` with `filter` (of the input `filter` names) and the page's arguments.
-fn filtered_page_arguments(mut field: Field, filter: Option<&str>, shape: ApiShape) -> Field {
+/// A connection field's page arguments: in Amplify's shape in the order its transformer gives a
+/// `@hasMany` field (the key condition, `filter`, `sortDirection`, `limit`, `nextToken`), which
+/// is not that of its index queries ([`with_keyed_page_arguments`]).
+fn connection_page_arguments(
+    mut field: Field,
+    (key_field, composite): (Option<&KeyField>, Option<&str>),
+    filter: Option<&str>,
+    shape: ApiShape,
+) -> Field {
+    if shape == ApiShape::Relay {
+        return with_keyed_page_arguments(field, key_field, composite, filter, shape);
+    }
+    for argument in key_conditions::condition_arguments(key_field, composite) {
+        field = field.argument(argument);
+    }
     if let Some(filter) = filter {
-        field = field.argument(
-            InputValue::new("filter", TypeRef::named(filter)).description(
-                "Only the items that meet this, tested by the store as it reads. A page reads on \
+        field = field.argument(filter_argument(filter));
+    }
+    amplify::page_arguments(field.argument(key_conditions::sort_direction_argument()))
+}
+
+/// `filter`, of the input `filter` names.
+fn filter_argument(filter: &str) -> InputValue {
+    InputValue::new("filter", TypeRef::named(filter)).description(
+        "Only the items that meet this, tested by the store as it reads. A page reads on \
              until it is full or it has evaluated the server's read budget of items \
              (--max-filter-read-items); a page the budget stopped ends at the cursor where it \
              stopped, and the response's `extensions.filters` says so.",
-            ),
-        );
+    )
+}
+
+/// `field` with `filter` (of the input `filter` names) and the page's arguments.
+fn filtered_page_arguments(mut field: Field, filter: Option<&str>, shape: ApiShape) -> Field {
+    if let Some(filter) = filter {
+        field = field.argument(filter_argument(filter));
     }
     match shape {
         ApiShape::Relay => field,
@@ -326,7 +356,7 @@ pub(in crate::graphql) fn list_field(
     shape: ApiShape,
     sorted: bool,
 ) -> Field {
-    let primary_key = type_def.primary_key.clone();
+    let primary_key = listed_key(type_def);
     let type_def_name = type_def.name.clone();
     let type_def = Arc::new(type_def.clone());
     let name = name.to_owned();
@@ -403,6 +433,16 @@ pub(in crate::graphql) fn list_field(
     }
 }
 
+/// The key Amplify's list of `type_def` takes as an argument: its `@primaryKey` field, or `id`
+/// where the schema declares `id: ID! @primaryKey`.
+fn listed_key(type_def: &TypeDef) -> Option<(String, ScalarType)> {
+    type_def.primary_key.clone().or_else(|| {
+        type_def
+            .id_is_primary_key
+            .then(|| ("id".to_owned(), ScalarType::Id))
+    })
+}
+
 /// `list<Types>` of a type with a composite primary key: given the key's first field, a page
 /// of the nodes under it, by the key's other fields; without it, the type's list.
 async fn resolve_primary(
@@ -442,10 +482,11 @@ async fn resolve_list(
     let model = model(ctx)?;
     let scope = scope(ctx)?;
     let key_field = engine::read::list_key_field(type_def);
-    // Amplify's list of a type keyed by a field of its own takes that field: the page holds
-    // the node of that value (read through the list, filtered by the store).
-    let keyed = type_def.primary_key.as_ref().and_then(|(key, _)| {
-        let value = ctx.args.get(key).map(|v| v.as_value().clone());
+    // Amplify's list of a type keyed by a field of its own (or by `id: ID! @primaryKey`) takes
+    // that field: the page holds the node of that value (read through the list, filtered by
+    // the store).
+    let keyed = listed_key(type_def).and_then(|(key, _)| {
+        let value = ctx.args.get(&key).map(|v| v.as_value().clone());
         value.filter(|v| *v != Value::Null).map(|value| {
             let mut test = async_graphql::indexmap::IndexMap::new();
             test.insert(async_graphql::Name::new("eq"), value);

@@ -50,7 +50,8 @@ pub(in crate::graphql) fn object(
             }
         });
     }
-    if !model.dialect.additions() {
+    // A type with a `version` field of its own serves it, and its node's version stays unread.
+    if !model.dialect.additions() || type_def.field("version").is_some() {
         return object;
     }
     object
@@ -143,13 +144,33 @@ fn served_order<'t>(type_def: &'t TypeDef, model: &Model) -> Vec<Served<'t>> {
     let v1_owners = crate::model::v1_subscription_owners(&type_def.auth).0;
     let added = added.filter(|f| !v1 || (f.name == "owner" && v1_owners.contains(&f.name)));
     // v1 adds the relations to types with rules again, with their rules' directives, after
-    // the times: the single ones before the owner field it adds, the lists after.
-    let single = |f: &&FieldDef| moved(f) && !matches!(f.kind, FieldKind::HasMany(_));
-    let list = |f: &&FieldDef| moved(f) && matches!(f.kind, FieldKind::HasMany(_));
-    order.extend(type_def.fields.iter().filter(single).map(Served::Field));
+    // the times, as it reaches each target type's rules in the schema's order; it adds the
+    // owner field on reaching the type's own.
+    let (before, after) = v1_moved_in_order(type_def, model, moved);
+    order.extend(before.into_iter().map(Served::Field));
     order.extend(implied.chain(added).map(Served::Field));
-    order.extend(type_def.fields.iter().filter(list).map(Served::Field));
+    order.extend(after.into_iter().map(Served::Field));
     order
+}
+
+/// The relations transformer v1 `moved` after the times, in the order it adds them: by the
+/// schema's order of their target types; those to types up to `type_def` itself come before the
+/// fields its own rules add, the others after.
+fn v1_moved_in_order<'t>(
+    type_def: &'t TypeDef,
+    model: &Model,
+    moved: impl Fn(&FieldDef) -> bool,
+) -> (Vec<&'t FieldDef>, Vec<&'t FieldDef>) {
+    let position = |name: &str| model.types.iter().position(|t| t.name == name);
+    let target = |field: &FieldDef| match &field.kind {
+        FieldKind::BelongsTo { target, .. } => position(target),
+        FieldKind::HasMany(has_many) => position(&has_many.element),
+        _ => None,
+    };
+    let mut fields: Vec<&FieldDef> = type_def.fields.iter().filter(|f| moved(f)).collect();
+    fields.sort_by_key(|field| target(field));
+    let own = position(&type_def.name);
+    fields.into_iter().partition(|field| target(field) <= own)
 }
 
 /// Whether transformer v1 moves `field` after the times: a relation to a type with rules.

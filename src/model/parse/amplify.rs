@@ -285,6 +285,7 @@ impl Reader<'_> {
             let at = (pos_of(&owner, &field), owner.as_str(), field.as_str());
             let key = self.has_many_index_is_declared(model, at, &element, &index)?;
             set_key(model, &owner, &field, key);
+            set_index(model, &owner, &field, index);
         }
         for (owner, field) in keys.bare_belongs_to {
             let Some(FieldKind::BelongsTo { target, .. }) = field_kind(model, &owner, &field)
@@ -460,6 +461,19 @@ fn set_key(model: &mut Model, owner: &str, field: &str, key: String) {
         Some(FieldKind::HasMany(has_many)) => has_many.foreign_key = key,
         Some(FieldKind::BelongsTo { foreign_key, .. }) => *foreign_key = key,
         _ => {}
+    }
+}
+
+/// Records the index `owner.field`'s `@hasMany(indexName:)` names.
+fn set_index(model: &mut Model, owner: &str, field: &str, index: String) {
+    let kind = model
+        .types
+        .iter_mut()
+        .find(|t| t.name == owner)
+        .and_then(|t| t.fields.iter_mut().find(|f| f.name == field))
+        .map(|f| &mut f.kind);
+    if let Some(FieldKind::HasMany(has_many)) = kind {
+        has_many.index = Some(index);
     }
 }
 

@@ -46,7 +46,11 @@ impl Reader<'_> {
             name: &name,
             field,
         };
-        if let Some(expected) = managed_field_type(&name) {
+        // In Amplify's language a type may have a field of its own named `version`: the
+        // node's version is then kept in `_version`, where Amplify keeps its own.
+        if let Some(expected) = managed_field_type(&name)
+            && !(name == "version" && self.amplify_language())
+        {
             return self
                 .a_managed_field_is_declared_as_managed(&at, expected)
                 .map(|()| None);
@@ -551,6 +555,7 @@ impl Reader<'_> {
             element: element_name.to_string(),
             foreign_key: self.has_many_key(owner, name, element_name, directive)?,
             sort_by: self.optional_string_argument(directive, "sortBy")?,
+            index: None,
         }))
     }
 
@@ -780,7 +785,8 @@ mod tests {
                 "schema.graphql:1:20: Farm.PK01: the name PK01 is reserved for the table's keys",
             ),
             (
-                "type Farm @model { version: String }",
+                // In tablegraph's language (`@unique`); Amplify's allows a field of its own.
+                "type Farm @model { version: String code: String @unique }",
                 "schema.graphql:1:20: Farm.version is managed by @model as `version: Int!`; remove it",
             ),
             (

@@ -87,6 +87,7 @@ impl Reader<'_> {
             added,
             implied: Vec::new(),
             id_at: declared_id(kind, &timestamps),
+            id_is_primary_key: id_is_primary_key(kind),
             fields,
             list_sort,
             slots: Vec::new(),
@@ -482,6 +483,18 @@ impl Reader<'_> {
 }
 
 /// How many fields `kind` declares before `id` (its times aside), if it declares `id`.
+/// Whether `kind` declares `id: ID! @primaryKey`.
+fn id_is_primary_key(kind: &ObjectType) -> bool {
+    kind.fields.iter().any(|field| {
+        field.node.name.node == "id"
+            && field
+                .node
+                .directives
+                .iter()
+                .any(|d| d.node.name.node == "primaryKey")
+    })
+}
+
 fn declared_id(kind: &ObjectType, timestamps: &crate::model::Timestamps) -> Option<usize> {
     let names = kind
         .fields

@@ -519,3 +519,49 @@ async fn a_list_of_a_type_keyed_by_id_takes_the_id_as_amplifys_does() {
         "{newest_first}"
     );
 }
+
+/// An `@index` sorted by an enum takes a key condition on it, as Amplify's does: the values
+/// given as text, compared as the index sorts them.
+#[tokio::test]
+async fn an_index_sorted_by_an_enum_takes_its_key_condition() {
+    let app = spawn_app_with_schema("tests/fixtures/amplify-enum-key/schema.graphql").await;
+    for (from, status, note) in [
+        ("p1", "REJECTED", "r"),
+        ("p1", "ACCEPTED", "a"),
+        ("p1", "PENDING", "p"),
+        ("p2", "ACCEPTED", "other"),
+    ] {
+        let made = app
+            .graphql(
+                "mutation($f: ID!, $s: MatchStatus!, $n: String) { createMatch(input: { fromId: $f, status: $s, note: $n }) { id } }",
+                json!({ "f": from, "s": status, "n": note }),
+            )
+            .await;
+        assert!(made.get("errors").is_none(), "{made}");
+    }
+    let query = "query($c: ModelStringKeyConditionInput, $d: ModelSortDirection) {
+      matchesByFromPeer(fromId: \"p1\", status: $c, sortDirection: $d) { items { note } }
+    }";
+    for (condition, direction, expected) in [
+        (json!(null), "ASC", json!(["a", "p", "r"])),
+        (json!({ "eq": "ACCEPTED" }), "ASC", json!(["a"])),
+        (json!({ "beginsWith": "RE" }), "ASC", json!(["r"])),
+        (
+            json!({ "between": ["ACCEPTED", "PENDING"] }),
+            "DESC",
+            json!(["p", "a"]),
+        ),
+        (json!({ "gt": "ACCEPTED" }), "ASC", json!(["p", "r"])),
+    ] {
+        let body = app
+            .graphql(query, json!({ "c": condition, "d": direction }))
+            .await;
+        let notes: Vec<serde_json::Value> = body["data"]["matchesByFromPeer"]["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{condition}: {body}"))
+            .iter()
+            .map(|item| item["note"].clone())
+            .collect();
+        assert_eq!(json!(notes), expected, "{condition}: {body}");
+    }
+}

@@ -226,7 +226,7 @@ impl Connection {
         model: &Model,
     ) -> Option<Connection> {
         let (element, index) = has_many.sorted_index(model)?;
-        let key_field = KeyField::of(&index.sort_fields)?;
+        let key_field = KeyField::of_index(&index.sort_fields)?;
         Some(Connection {
             name: format!("{}.{}", owner.name, field.name),
             field: field.name.clone(),
@@ -274,7 +274,7 @@ impl Connection {
             },
             allowed: vec![type_def.name.clone()],
             role_enum: None,
-            key_field: KeyField::of(&index.sort_fields),
+            key_field: KeyField::of_index(&index.sort_fields),
         }
     }
 

@@ -73,6 +73,21 @@ impl KeyField {
             }
         }
     }
+
+    /// The key field of an `@index` sorted by `fields`: as [`KeyField::of`], and one enum field
+    /// too, compared as text (Amplify's `ModelStringKeyConditionInput`; a ranked enum's values
+    /// by rank, as they are stored).
+    pub fn of_index(fields: &[(String, ScalarType)]) -> Option<KeyField> {
+        match fields {
+            [(name, scalar @ ScalarType::Enum(_))] => Some(KeyField {
+                kind: KeyKind::Text,
+                name: name.clone(),
+                scalar: scalar.clone(),
+                parts: Vec::new(),
+            }),
+            _ => KeyField::of(fields),
+        }
+    }
 }
 
 /// How a key condition's values compare: like text (with `beginsWith`), or like numbers.
@@ -150,6 +165,14 @@ pub(super) fn key_condition_bounds(
                 return Err(EngineError::bad_input(format!(
                     "{}: beginsWith tests text, and {} is a number",
                     name, field.name
+                )));
+            }
+            if let (ScalarType::Enum(enum_name), Some(model)) = (&field.scalar, model)
+                && model.enum_def(enum_name).is_some_and(|e| e.is_ranked())
+            {
+                return Err(EngineError::bad_input(format!(
+                    "{name}: beginsWith does not test {}, a ranked enum; give its whole value with eq",
+                    field.name
                 )));
             }
             // Every encoded text that starts with the prefix's encoding, up to the null

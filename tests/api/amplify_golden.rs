@@ -372,7 +372,7 @@ const UNMATCHED: [(&str, &str); 15] = [
     ),
     (
         "tests/fixtures/amplify-golden/righton-networking",
-        "an owner rule on a custom Mutation field is refused",
+        "`id: ID` (optional) on a @model type is refused",
     ),
     (
         "tests/fixtures/amplify-golden/tapgives",

@@ -6,8 +6,8 @@
 use super::{Names, Reader, description};
 use crate::model::auth_rules::{APPSYNC_DIRECTIVES, WrittenRule};
 use crate::model::{
-    AuthRule, CustomArgument, CustomField, FieldDef, FieldKind, HttpCall, ModelError, OwnField,
-    Root,
+    Allow, AuthRule, CustomArgument, CustomField, FieldDef, FieldKind, HttpCall, ModelError,
+    OwnField, Root,
 };
 use async_graphql_parser::Positioned;
 use async_graphql_parser::types::{
@@ -162,10 +162,14 @@ impl Reader<'_> {
                 }
                 // Amplify's `@auth` on a field of its own: who may ask for it.
                 "auth" => {
-                    for written in self.auth_rules(directive)? {
-                        self.rule_needs_no_node(at, &written)?;
-                        resolving.auth.push(written.rule);
+                    let rules = self.auth_rules(directive)?;
+                    for written in &rules {
+                        self.rule_needs_no_node(at, written, &rules)?;
                     }
+                    let without_node = rules.into_iter().filter(|w| w.rule.field().is_none());
+                    resolving
+                        .auth
+                        .extend(without_node.map(|written| written.rule));
                 }
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }
@@ -207,9 +211,20 @@ impl Reader<'_> {
         }
     }
 
-    /// A rule naming a field of a node has no node here.
-    fn rule_needs_no_node(&self, at: &At<'_>, written: &WrittenRule) -> Result<(), ModelError> {
-        if written.rule.field().is_none() {
+    /// A rule naming a field of a node has no node here: refused, unless a `private` rule of
+    /// its provider beside it (`rules`) admits everyone it could, as in apps that list
+    /// `{ allow: private }` and `{ allow: owner }` on a custom field, where AppSync admits every
+    /// signed-in user; it is then left out.
+    fn rule_needs_no_node(
+        &self,
+        at: &At<'_>,
+        written: &WrittenRule,
+        rules: &[WrittenRule],
+    ) -> Result<(), ModelError> {
+        let covered = rules.iter().any(|other| {
+            other.rule.allow == Allow::Private && other.rule.provider == written.rule.provider
+        });
+        if written.rule.field().is_none() || covered {
             return Ok(());
         }
         let At { owner, name } = at;
@@ -515,6 +530,33 @@ mod tests {
     fn an_owner_rule_on_a_field_of_its_own_is_refused() {
         assert_refused(
             &with_query(r#"f: Int @function(name: "a") @auth(rules: [{ allow: owner }])"#),
+            "Query.f: an owner or groupsField rule needs a node whose field names its owners; \
+             a field of Query has none (allow public, private, groups or custom here)",
+        );
+    }
+
+    #[test]
+    fn an_owner_rule_beside_a_private_one_on_a_field_of_its_own_adds_nobody_and_is_left_out() {
+        let model = Model::parse(
+            "schema.graphql",
+            &with_query(
+                r#"f: Int @function(name: "a") @auth(rules: [{ allow: private }, { allow: owner }])"#,
+            ),
+        )
+        .expect("loads");
+        assert_eq!(
+            model.own_fields[0]
+                .auth
+                .iter()
+                .map(|rule| &rule.allow)
+                .collect::<Vec<_>>(),
+            [&Allow::Private]
+        );
+        // Beside a private rule of another provider, it would admit someone else: refused.
+        assert_refused(
+            &with_query(
+                r#"f: Int @function(name: "a") @auth(rules: [{ allow: private, provider: iam }, { allow: owner }])"#,
+            ),
             "Query.f: an owner or groupsField rule needs a node whose field names its owners; \
              a field of Query has none (allow public, private, groups or custom here)",
         );

@@ -183,6 +183,9 @@ pub struct TypeDef {
     /// `id: ID! @primaryKey`: the schema names `id` as the key, so Amplify's list of the type
     /// takes `id` and `sortDirection`, as for a key field of its own.
     pub id_is_primary_key: bool,
+    /// `id: ID`, declared optional (Amplify's language): Amplify's API serves it so, while
+    /// every node still has one.
+    pub id_is_optional: bool,
 }
 
 /// The attributes that hold when a node was created and last changed, served as fields of the

@@ -565,3 +565,32 @@ async fn an_index_sorted_by_an_enum_takes_its_key_condition() {
         assert_eq!(json!(notes), expected, "{condition}: {body}");
     }
 }
+
+/// `id: ID`, declared optional, loads: Amplify's API (`--amplify-strict`) serves it as
+/// declared, tablegraph's serves `ID!` (its `Node` interface needs one), and a create gives
+/// every node an id either way.
+#[tokio::test]
+async fn an_id_declared_optional_is_served_as_declared() {
+    let schema = "tests/fixtures/amplify-id-key/schema.graphql";
+    let (ok, strict, _) = run(&["schema", "--schema", schema, "--amplify-strict"]).await;
+    assert!(ok, "{strict}");
+    let strict = flat(&strict);
+    assert!(
+        strict.contains("type Tag { id: ID label: String"),
+        "{strict}"
+    );
+    let (ok, loose, _) = run(&["schema", "--schema", schema]).await;
+    assert!(ok, "{loose}");
+    assert!(
+        flat(&loose).contains("type Tag implements Node { id: ID! label: String"),
+        "{loose}"
+    );
+    let app = spawn_app_with_schema(schema).await;
+    let made = app
+        .graphql(
+            "mutation { createTag(input: { label: \"hay\" }) { id label } }",
+            json!({}),
+        )
+        .await;
+    assert!(made["data"]["createTag"]["id"].is_string(), "{made}");
+}

@@ -40,7 +40,12 @@ pub(in crate::graphql) fn object(
     for field in served_order(type_def, model) {
         object = object.field(match field {
             Served::Field(field) => generated_field(type_def, field, model, resolvers),
-            Served::Id => stored_field("id", ScalarType::Id, true),
+            // `id: ID` as the schema declares it, where the `Node` interface does not need `ID!`.
+            Served::Id => stored_field(
+                "id",
+                ScalarType::Id,
+                !type_def.id_is_optional || model.dialect.additions(),
+            ),
             Served::Time(name, scalar, required) => {
                 let description = match type_def.timestamps.created.as_deref() == Some(name) {
                     true => "When the node was created.",

@@ -119,6 +119,8 @@ impl Reader<'_> {
                 ty.to_string().as_str(),
                 "AWSDateTime" | "String" | "String!"
             );
+        // Amplify's language may declare `id: ID`: served as declared, every node having one.
+        let optional_id = name == "id" && ty.to_string() == "ID" && self.amplify_language();
         // `id: ID! @primaryKey` says what is so; with sort key fields it is refused by name.
         let key = name == "id"
             && field
@@ -126,7 +128,9 @@ impl Reader<'_> {
                 .directives
                 .iter()
                 .all(|d| d.node.name.node == "primaryKey");
-        if (ty.to_string() == expected || timestamp) && (field.node.directives.is_empty() || key) {
+        if (ty.to_string() == expected || timestamp || optional_id)
+            && (field.node.directives.is_empty() || key)
+        {
             return Ok(());
         }
         Err(self.error(

@@ -88,6 +88,10 @@ impl Reader<'_> {
             implied: Vec::new(),
             id_at: declared_id(kind, &timestamps),
             id_is_primary_key: id_is_primary_key(kind),
+            id_is_optional: kind
+                .fields
+                .iter()
+                .any(|f| f.node.name.node == "id" && f.node.ty.node.to_string() == "ID"),
             fields,
             list_sort,
             slots: Vec::new(),

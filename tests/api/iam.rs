@@ -77,6 +77,43 @@ impl Default for Signing<'_> {
     }
 }
 
+impl Signing<'_> {
+    /// The headers the signer adds (`authorization`, `x-amz-date`, and
+    /// `x-amz-security-token` with a session token) to a POST of `body` to `url` with `headers`.
+    fn signed(&self, url: &str, headers: &[(&str, &str)], body: &[u8]) -> Vec<(String, String)> {
+        use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
+        let identity = aws_credential_types::Credentials::new(
+            self.key,
+            self.secret,
+            self.session_token.map(str::to_owned),
+            None,
+            "test",
+        )
+        .into();
+        let params = aws_sigv4::sign::v4::SigningParams::builder()
+            .identity(&identity)
+            .region(self.region)
+            .name(self.service)
+            .time(self.time)
+            .settings(SigningSettings::default())
+            .build()
+            .expect("signing parameters")
+            .into();
+        let signable = SignableRequest::new(
+            "POST",
+            url,
+            headers.iter().copied(),
+            SignableBody::Bytes(body),
+        )
+        .expect("a signable request");
+        let (instructions, _) = sign(signable, &params).expect("signed").into_parts();
+        instructions
+            .headers()
+            .map(|(name, value)| (name.to_owned(), value.to_owned()))
+            .collect()
+    }
+}
+
 /// POSTs `signed_body` signed as `signing` says, but sends `sent_body` (the same, unless a
 /// test forges it); the status and the answer.
 pub(crate) async fn post_signed(
@@ -85,48 +122,21 @@ pub(crate) async fn post_signed(
     signed_body: &str,
     sent_body: &str,
 ) -> (u16, Value) {
-    use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
     let url = app.url("/graphql");
     let host = app.address.to_string();
-    let identity = aws_credential_types::Credentials::new(
-        signing.key,
-        signing.secret,
-        signing.session_token.map(str::to_owned),
-        None,
-        "test",
-    )
-    .into();
-    let params = aws_sigv4::sign::v4::SigningParams::builder()
-        .identity(&identity)
-        .region(signing.region)
-        .name(signing.service)
-        .time(signing.time)
-        .settings(SigningSettings::default())
-        .build()
-        .expect("signing parameters")
-        .into();
     let headers = [
         ("host", host.as_str()),
         ("content-type", "application/json"),
     ];
-    let signable = SignableRequest::new(
-        "POST",
-        url.as_str(),
-        headers.iter().copied(),
-        SignableBody::Bytes(signed_body.as_bytes()),
-    )
-    .expect("a signable request");
-    let (instructions, _) = sign(signable, &params).expect("signed").into_parts();
-    let mut request = axum::http::Request::builder()
-        .method("POST")
-        .uri(&url)
-        .header("host", &host)
-        .header("content-type", "application/json")
-        .body(sent_body.to_owned())
-        .expect("a request");
-    instructions.apply_to_request_http1x(&mut request);
-    let request = reqwest::Request::try_from(request).expect("a reqwest request");
-    let response = app.client.execute(request).await.expect("answers");
+    let mut request = app.client.post(&url).body(sent_body.to_owned());
+    for (name, value) in headers
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+        .chain(signing.signed(&url, &headers, signed_body.as_bytes()))
+    {
+        request = request.header(name, value);
+    }
+    let response = request.send().await.expect("answers");
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))
 }
@@ -324,25 +334,7 @@ async fn iam_credentials_alone_close_the_api_to_unsigned_and_hostless_requests()
 /// The credentials an AppSync client sends on the real-time socket for IAM (aws-amplify's
 /// `awsRealTimeIAMHeader`): the headers of a POST of `body` to `path`, signed as `signing` says.
 fn realtime_credentials(app: &TestApp, signing: Signing<'_>, path: &str, body: &str) -> Value {
-    use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
     let host = app.address.to_string();
-    let identity = aws_credential_types::Credentials::new(
-        signing.key,
-        signing.secret,
-        signing.session_token.map(str::to_owned),
-        None,
-        "test",
-    )
-    .into();
-    let params = aws_sigv4::sign::v4::SigningParams::builder()
-        .identity(&identity)
-        .region(signing.region)
-        .name(signing.service)
-        .time(signing.time)
-        .settings(SigningSettings::default())
-        .build()
-        .expect("signing parameters")
-        .into();
     let headers = [
         ("accept", "application/json, text/javascript"),
         ("content-encoding", "amz-1.0"),
@@ -350,26 +342,17 @@ fn realtime_credentials(app: &TestApp, signing: Signing<'_>, path: &str, body: &
         ("host", host.as_str()),
     ];
     let url = format!("https://{host}{path}");
-    let signable = SignableRequest::new(
-        "POST",
-        url.as_str(),
-        headers.iter().copied(),
-        SignableBody::Bytes(body.as_bytes()),
-    )
-    .expect("a signable request");
-    let (instructions, _) = sign(signable, &params).expect("signed").into_parts();
     let mut credentials: serde_json::Map<String, Value> = headers
         .iter()
         .map(|(name, value)| ((*name).to_owned(), json!(value)))
         .collect();
-    for (name, value) in instructions.headers() {
+    for (name, value) in signing.signed(&url, &headers, body.as_bytes()) {
         // Amplify names it `Authorization`: names are read in any case.
-        let name = if name == "authorization" {
-            "Authorization"
-        } else {
-            name
+        let name = match name.as_str() {
+            "authorization" => "Authorization".to_owned(),
+            _ => name,
         };
-        credentials.insert(name.to_owned(), json!(value));
+        credentials.insert(name, json!(value));
     }
     Value::Object(credentials)
 }

@@ -450,14 +450,19 @@ fn field_kind<'m>(model: &'m Model, owner: &str, field: &str) -> Option<&'m Fiel
     model.type_def(owner)?.field(field).map(|f| &f.kind)
 }
 
-fn set_key(model: &mut Model, owner: &str, field: &str, key: String) {
-    let kind = model
+fn field_kind_mut<'m>(model: &'m mut Model, owner: &str, field: &str) -> Option<&'m mut FieldKind> {
+    model
         .types
         .iter_mut()
-        .find(|t| t.name == owner)
-        .and_then(|t| t.fields.iter_mut().find(|f| f.name == field))
-        .map(|f| &mut f.kind);
-    match kind {
+        .find(|t| t.name == owner)?
+        .fields
+        .iter_mut()
+        .find(|f| f.name == field)
+        .map(|f| &mut f.kind)
+}
+
+fn set_key(model: &mut Model, owner: &str, field: &str, key: String) {
+    match field_kind_mut(model, owner, field) {
         Some(FieldKind::HasMany(has_many)) => has_many.foreign_key = key,
         Some(FieldKind::BelongsTo { foreign_key, .. }) => *foreign_key = key,
         _ => {}
@@ -466,13 +471,7 @@ fn set_key(model: &mut Model, owner: &str, field: &str, key: String) {
 
 /// Records the index `owner.field`'s `@hasMany(indexName:)` names.
 fn set_index(model: &mut Model, owner: &str, field: &str, index: String) {
-    let kind = model
-        .types
-        .iter_mut()
-        .find(|t| t.name == owner)
-        .and_then(|t| t.fields.iter_mut().find(|f| f.name == field))
-        .map(|f| &mut f.kind);
-    if let Some(FieldKind::HasMany(has_many)) = kind {
+    if let Some(FieldKind::HasMany(has_many)) = field_kind_mut(model, owner, field) {
         has_many.index = Some(index);
     }
 }

@@ -8,29 +8,17 @@
 //        https://127.0.0.1:8443/graphql <api key> <jwt> <access key id> <secret access key>
 //
 // Prints one line per check and `N passed, N failed`; exits non-zero when any failed.
-import NodeWebSocket from 'ws';
 import { Amplify } from 'aws-amplify';
 import { Hub } from 'aws-amplify/utils';
 import { generateClient } from 'aws-amplify/api';
-import { check, expect, finish } from './checks.mjs';
+import { check, expect, finish, recordWebSockets } from './checks.mjs';
 
 const [url, apiKey, token, accessKeyId, secretAccessKey] = process.argv.slice(2);
 
-// Node 20 has no WebSocket of its own; Amplify uses the global one. This one records what the
-// client sends, so that the test sees the protocol's messages.
+// What the client sends and receives on its sockets, so that the test sees the protocol.
 const sent = [];
 const received = [];
-class RecordingWebSocket extends NodeWebSocket {
-  constructor(address, protocols) {
-    super(address, protocols);
-    this.addEventListener('message', (event) => received.push(JSON.parse(String(event.data))));
-  }
-  send(data) {
-    sent.push(JSON.parse(String(data)));
-    super.send(data);
-  }
-}
-globalThis.WebSocket = RecordingWebSocket;
+recordWebSockets(received, sent);
 
 // IAM callers sign with a long-term access key of the server's --iam-credentials, handed to
 // Amplify as an app's own credentials provider would hand it (Amplify's default provider, a

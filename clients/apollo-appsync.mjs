@@ -5,23 +5,16 @@
 //   NODE_EXTRA_CA_CERTS=cert.pem node clients/apollo-appsync.mjs https://127.0.0.1:8443/graphql <api key>
 //
 // Prints one line per check and `N passed, N failed`; exits non-zero when any failed.
-import NodeWebSocket from 'ws';
 import { ApolloClient, ApolloLink, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { createAuthLink } from 'aws-appsync-auth-link';
 import { createSubscriptionHandshakeLink } from 'aws-appsync-subscription-link';
-import { check, expect, finish } from './checks.mjs';
+import { check, expect, finish, recordWebSockets } from './checks.mjs';
 
 const [url, apiKey] = process.argv.slice(2);
-// Node 20 has no WebSocket of its own; the link uses the global one. This one records what
-// the server sends, so that the test knows when the subscription is acknowledged.
+// What the server sends on the link's socket, so that the test knows when the subscription
+// is acknowledged.
 const received = [];
-class RecordingWebSocket extends NodeWebSocket {
-  constructor(address, protocols) {
-    super(address, protocols);
-    this.addEventListener('message', (event) => received.push(JSON.parse(String(event.data))));
-  }
-}
-globalThis.WebSocket = RecordingWebSocket;
+recordWebSockets(received);
 
 const auth = { type: 'API_KEY', apiKey };
 const config = { url, region: 'us-east-1', auth };

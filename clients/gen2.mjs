@@ -11,22 +11,14 @@
 //
 // Prints one line per check and `N passed, N failed`; exits non-zero when any failed.
 import { readFileSync } from 'node:fs';
-import NodeWebSocket from 'ws';
 import { Amplify } from 'aws-amplify';
 import { generateClient } from 'aws-amplify/data';
-import { check, expect, finish } from './checks.mjs';
+import { check, expect, finish, recordWebSockets } from './checks.mjs';
 
 const [url, apiKey, introspection] = process.argv.slice(2);
-// Node 20 has no WebSocket of its own; Amplify uses the global one. This one keeps what the
-// server sends, so that a check can wait for a subscription's `start_ack`.
+// What the server sends on Amplify's socket, so that a check can wait for a `start_ack`.
 const received = [];
-class RecordingWebSocket extends NodeWebSocket {
-  constructor(address, protocols) {
-    super(address, protocols);
-    this.addEventListener('message', (event) => received.push(JSON.parse(String(event.data))));
-  }
-}
-globalThis.WebSocket = RecordingWebSocket;
+recordWebSockets(received);
 Amplify.configure({
   version: '1.3',
   data: {

@@ -5,16 +5,16 @@
 //! `/graphql` speaks graphql-transport-ws and graphql-ws, in `websocket`).
 //!
 //! The handshake carries the connection's credentials: `header`, base64 JSON of `host` and
-//! `x-api-key` or `Authorization` (a JWT with or without `Bearer`, a Lambda authorizer's token,
-//! or IAM's SigV4 signature with its `x-amz-date` and the other headers it signed: of a POST of
-//! `{}` to the endpoint's `/connect`, and, in a `start`, of a POST of its `payload.data` to the
-//! endpoint, checked as a signed HTTP request is), in the query string or, as Amplify v6 sends it, in a `header-<base64url>`
-//! subprotocol beside `graphql-ws`. Then `connection_init` → `connection_ack` (with
-//! `connectionTimeoutMs`) and a `ka` every minute; `start` (`payload.data`, a JSON string
-//! holding the query and its variables; `payload.extensions.authorization`, the credentials of
-//! that subscription, which may differ from the connection's) → `start_ack`, a `data` message
-//! per event, and `error` messages in AppSync's shape; `stop` → `complete`. AppSync's error
-//! types name what goes wrong: `UnauthorizedException`, `BadRequestException`,
+//! `x-api-key` or `Authorization` (a JWT with or without `Bearer`, a Lambda authorizer's token, or
+//! IAM's SigV4 signature with its `x-amz-date` and the other headers it signed: of a POST of `{}`
+//! to the endpoint's `/connect`, and, in a `start`, of a POST of its `payload.data` to the
+//! endpoint, checked as a signed HTTP request is), in the query string or, as Amplify v6 sends it,
+//! in a `header-<base64url>` subprotocol beside `graphql-ws`. Then `connection_init` →
+//! `connection_ack` (with `connectionTimeoutMs`) and a `ka` every minute; `start` (`payload.data`,
+//! a JSON string holding the query and its variables; `payload.extensions.authorization`, the
+//! credentials of that subscription, which may differ from the connection's) → `start_ack`, a
+//! `data` message per event, and `error` messages in AppSync's shape; `stop` → `complete`.
+//! AppSync's error types name what goes wrong: `UnauthorizedException`, `BadRequestException`,
 //! `MaxSubscriptionsReachedError`, `DuplicatedOperationError`, `UnsupportedOperation`.
 //!
 //! Each subscription runs through [`Transport`](crate::graphql::Transport), as those of

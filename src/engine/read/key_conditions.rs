@@ -167,13 +167,8 @@ pub(super) fn key_condition_bounds(
                     name, field.name
                 )));
             }
-            if let (ScalarType::Enum(enum_name), Some(model)) = (&field.scalar, model)
-                && model.enum_def(enum_name).is_some_and(|e| e.is_ranked())
-            {
-                return Err(EngineError::bad_input(format!(
-                    "{name}: beginsWith does not test {}, a ranked enum; give its whole value with eq",
-                    field.name
-                )));
+            if ranked(&field.scalar, model) {
+                return Err(no_prefix_of_ranked(name, &field.name));
             }
             // Every encoded text that starts with the prefix's encoding, up to the null
             // sort value (exclusive), which no text reaches.
@@ -182,6 +177,24 @@ pub(super) fn key_condition_bounds(
             (Some(Bound::inclusive(start)), Some(Bound::exclusive(past)))
         }
     })
+}
+
+/// Whether `scalar` is an enum of `model` that is ranked: its values sort by rank, so no text
+/// prefix finds them.
+fn ranked(scalar: &ScalarType, model: Option<&Model>) -> bool {
+    match (scalar, model) {
+        (ScalarType::Enum(name), Some(model)) => {
+            model.enum_def(name).is_some_and(|e| e.is_ranked())
+        }
+        _ => false,
+    }
+}
+
+/// The refusal of a `beginsWith` on `field`, a ranked enum, of the connection `name`.
+fn no_prefix_of_ranked(name: &str, field: &str) -> EngineError {
+    EngineError::bad_input(format!(
+        "{name}: beginsWith does not test {field}, a ranked enum; give its whole value with eq"
+    ))
 }
 
 /// The sort field of the connection or list `name` a key condition tests, with the model
@@ -263,19 +276,11 @@ impl Sorted<'_> {
             .parts
             .get(first.len())
             .ok_or_else(|| self.unfit(&self.field.name))?;
-        // A ranked enum's values sort by rank: no text prefix finds them.
-        let ranked = match (&part.scalar, self.model) {
-            (ScalarType::Enum(name), Some(model)) => {
-                model.enum_def(name).is_some_and(|e| e.is_ranked())
-            }
-            _ => false,
-        };
         Ok(match (part.kind, last) {
-            (KeyKind::Text | KeyKind::Id, SortOperand::Text(_)) if ranked => {
-                return Err(EngineError::bad_input(format!(
-                    "{}: beginsWith does not test {}, a ranked enum; give its whole value with eq",
-                    self.name, part.name
-                )));
+            (KeyKind::Text | KeyKind::Id, SortOperand::Text(_))
+                if ranked(&part.scalar, self.model) =>
+            {
+                return Err(no_prefix_of_ranked(self.name, &part.name));
             }
             (KeyKind::Text | KeyKind::Id, SortOperand::Text(prefix)) => {
                 let head = match first.is_empty() {

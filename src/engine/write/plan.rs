@@ -243,10 +243,7 @@ pub fn refused(purpose: Purpose) -> EngineError {
     }
 }
 
-/// The condition that holds a write of `current` to its version `version`.
-pub fn version_is(current: &Item, version: i64) -> Clause {
-    crate::engine::derive::version_is(current, version)
-}
+pub use crate::engine::derive::version_is;
 
 /// A condition that `attribute` is as it was read: `value`, or missing.
 pub fn as_read(attribute: &str, value: Option<&AttrValue>) -> Clause {

@@ -26,6 +26,8 @@ for app in "$root"/tests/fixtures/amplify/*/ "$root"/tests/fixtures/amplify-gold
   dir="$work/$(basename "$app")"
   mkdir -p "$dir/amplify"
   cp "$app/schema.graphql" "$dir/schema.graphql"
+  # Its conflict detection (DataStore), read beside the schema as Amplify's project keeps it.
+  [[ -f "$app/transform.conf.json" ]] && cp "$app/transform.conf.json" "$dir/transform.conf.json"
   flags=()
   extra=""
   [[ -f "$app/transform.args" ]] && extra="$(cat "$app/transform.args")"

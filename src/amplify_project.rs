@@ -4,7 +4,8 @@
 //! file does not name (an older project's `cli.json`) is settled by the API the project keeps
 //! as deployed (`src/graphql/schema.json`, the introspection `amplify codegen` downloads, or
 //! `amplify/backend/api/<name>/build/schema.graphql`): of the values the flags may take, those
-//! whose API is nearest to it. `transform.conf.json`'s conflict detection is said at start-up.
+//! whose API is nearest to it. `transform.conf.json`'s conflict detection is read as beside any
+//! schema (`app::with_cli_json`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -162,15 +163,6 @@ impl AmplifyProject {
         let (model, resolvers) = app::load_schema(&self.schema, None, &strict).ok()?;
         let sdl = crate::graphql::print_sdl(Arc::new(model), Arc::new(resolvers)).ok()?;
         Some(sdl_lines(&sdl))
-    }
-
-    /// Whether `transform.conf.json` turns on conflict detection (DataStore), which is not
-    /// served.
-    pub fn conflict_detection(&self) -> bool {
-        std::fs::read_to_string(self.api_dir.join("transform.conf.json"))
-            .ok()
-            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-            .is_some_and(|conf| conf.get("ResolverConfig").is_some())
     }
 }
 

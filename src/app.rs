@@ -117,7 +117,25 @@ pub fn with_cli_json(schema: &Path, choice: &DialectChoice) -> Result<DialectCho
         })?;
         tracing::info!(file = %cli_json.display(), "read Amplify's feature flags");
     }
+    if let Some(conf) = transform_conf(schema) {
+        let text = std::fs::read_to_string(&conf).map_err(|source| StartupError::ReadSchema {
+            path: conf.display().to_string(),
+            source,
+        })?;
+        choice
+            .conflict
+            .read_transform_conf(&text)
+            .map_err(|message| StartupError::AmplifyFlags(conf.display().to_string(), message))?;
+    }
     Ok(choice)
+}
+
+/// The `transform.conf.json` beside the schema (an Amplify API's folder keeps it beside
+/// `schema.graphql` or the `schema/` folder), whose `ResolverConfig` turns on conflict
+/// detection.
+fn transform_conf(schema: &Path) -> Option<std::path::PathBuf> {
+    let conf = schema.parent()?.join("transform.conf.json");
+    conf.is_file().then_some(conf)
 }
 
 /// A schema's text, and the files it was read from.

@@ -33,6 +33,10 @@ impl Change {
     pub fn kind(&self) -> ChangeKind {
         match (&self.old, &self.new) {
             (None, _) => ChangeKind::Created,
+            // A tombstone (conflict detection's delete) is the node's delete.
+            (Some(old), Some(new)) if new.is_tombstone() && !old.is_tombstone() => {
+                ChangeKind::Deleted
+            }
             (Some(_), Some(_)) => ChangeKind::Updated,
             (Some(_), None) => ChangeKind::Deleted,
         }

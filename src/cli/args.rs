@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::app;
 use crate::config::{StoreConfig, StoreTarget};
-use crate::model::{AmplifyFlags, ApiShape, DialectChoice, SchemaLanguage};
+use crate::model::{AmplifyFlags, ApiShape, ConflictConfig, DialectChoice, SchemaLanguage};
 use crate::store::{EmbeddedLocation, StoreTuning};
 
 #[derive(Debug, Args)]
@@ -53,6 +53,19 @@ pub struct SchemaArgs {
         conflicts_with = "schema"
     )]
     pub amplify_project: Option<PathBuf>,
+    /// Conflict detection on every model (AppSync's `conflictDetection`, which DataStore
+    /// needs): `VERSION` serves `_version`, `_deleted`, `_lastChangedAt` and `sync<Types>`;
+    /// `NONE` turns it off. Wins over `transform.conf.json`'s `ResolverConfig`, which is read
+    /// beside the schema otherwise.
+    #[arg(long, env = "TABLEGRAPH_CONFLICT_DETECTION", value_name = "VERSION|NONE",
+          value_parser = ["VERSION", "NONE"])]
+    pub conflict_detection: Option<String>,
+    /// How a write with a stale `_version` is resolved: `AUTOMERGE` (the default) or
+    /// `OPTIMISTIC_CONCURRENCY` (refused as `ConflictUnhandled`).
+    #[arg(long, env = "TABLEGRAPH_CONFLICT_HANDLER", requires = "conflict_detection",
+          value_name = "AUTOMERGE|OPTIMISTIC_CONCURRENCY",
+          value_parser = ["AUTOMERGE", "OPTIMISTIC_CONCURRENCY"])]
+    pub conflict_handler: Option<String>,
 }
 
 fn amplify_flag(text: &str) -> Result<(String, String), String> {
@@ -76,6 +89,20 @@ impl SchemaArgs {
             shape: self.api_shape,
             flags,
             strict: self.amplify_strict,
+            conflict: self.conflict_config(),
+        }
+    }
+
+    /// The conflict detection the command line chose; none chosen leaves it to
+    /// `transform.conf.json`.
+    fn conflict_config(&self) -> ConflictConfig {
+        match &self.conflict_detection {
+            // The names were checked when the arguments were read.
+            Some(detection) => {
+                ConflictConfig::from_arguments(detection, self.conflict_handler.as_deref())
+                    .unwrap_or_default()
+            }
+            None => ConflictConfig::default(),
         }
     }
 
@@ -87,13 +114,6 @@ impl SchemaArgs {
         };
         let project = crate::amplify_project::AmplifyProject::open(root)?;
         let choice = project.settle(&self.dialect())?;
-        if project.conflict_detection() {
-            tracing::warn!(
-                api = %project.api_dir.display(),
-                "transform.conf.json turns on conflict detection (DataStore): its _version, \
-                 _deleted and sync queries are not served, and the API is served without them"
-            );
-        }
         Ok((project.schema, choice))
     }
 

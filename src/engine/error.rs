@@ -35,6 +35,9 @@ pub enum EngineError {
     /// Other writers changed the same items every time this write tried (AppSync's name):
     /// nothing was written, and trying again may succeed.
     ConflictUnhandled,
+    /// Conflict detection refused a write (a stale `_version`, a deleted node): AppSync's
+    /// `ConflictUnhandled`, "Conflict resolver rejects mutation.", with the stored node.
+    ConflictRejected(std::sync::Arc<crate::store::Item>),
     /// A subscription fell behind the table's changes, or the change stream had to be read
     /// again: events between are lost to it, so it ends rather than go on with a gap.
     EventsMissed,
@@ -95,7 +98,9 @@ impl EngineError {
             EngineError::Unauthorized(_) => "Unauthorized",
             EngineError::InBatch { error, .. } => error.error_type(),
             EngineError::StorageUnavailable => "StorageUnavailable",
-            EngineError::ConflictUnhandled => "ConflictUnhandled",
+            EngineError::ConflictUnhandled | EngineError::ConflictRejected(_) => {
+                "ConflictUnhandled"
+            }
             EngineError::EventsMissed => "EventsMissed",
             EngineError::SubscriptionsUnavailable => "SubscriptionsUnavailable",
             EngineError::LimitExceeded(_) => "LimitExceeded",
@@ -119,6 +124,7 @@ impl EngineError {
             EngineError::StorageUnavailable => {
                 "the storage is unavailable at the moment; try again".to_owned()
             }
+            EngineError::ConflictRejected(_) => "Conflict resolver rejects mutation.".to_owned(),
             EngineError::ConflictUnhandled => {
                 "other writers kept changing the same nodes or edges while this write was \
                  made, so nothing was written; try again"

@@ -21,6 +21,7 @@ pub mod ids;
 pub mod read;
 mod rules;
 mod scope;
+pub mod sync;
 pub mod write;
 
 /// A page's position, unsigned until a front end hands it to a client.
@@ -31,3 +32,4 @@ pub use crate::store::{AttrValue, Item, value_from_plain_json, value_to_plain_js
 pub use error::EngineError;
 pub use rules::{Access, ClaimNames, DEFAULT_GROUPS_CLAIM, Identity, Rules, admits};
 pub use scope::{DEFAULT_FILTER_BUDGET, FilterRead, RequestScope, ScopeSettings, ScopeSource};
+pub use sync::{DELETED, LAST_CHANGED_AT, SYNC_VERSION, last_changed_at};

@@ -141,10 +141,14 @@ fn register_relation_connections(
             let name = amplify::connection_type(shape, &has_many.element);
             if !connected.contains(&name) {
                 let is_union = model.union_def(&has_many.element).is_some();
+                let synced = model
+                    .type_def(&has_many.element)
+                    .is_some_and(|element| element.conflict.is_some());
                 builder = builder.register(amplify::connection_object(
                     &name,
                     &has_many.element,
                     is_union,
+                    synced,
                 ));
                 connected.push(name);
             }
@@ -197,7 +201,13 @@ fn register_root_connections(
             continue;
         }
         if shape == ApiShape::Amplify {
-            builder = builder.register(amplify::connection_object(&name, &type_def.name, false));
+            let synced = type_def.conflict.is_some();
+            builder = builder.register(amplify::connection_object(
+                &name,
+                &type_def.name,
+                false,
+                synced,
+            ));
             connected.push(name);
             continue;
         }

@@ -9,6 +9,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::conflict::ConflictConfig;
+
 /// The directives a schema is written with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SchemaLanguage {
@@ -327,6 +329,8 @@ pub struct DialectChoice {
     pub flags: AmplifyFlags,
     /// `--amplify-strict`: Amplify's API exactly, without tablegraph's additions.
     pub strict: bool,
+    /// Which models detect conflicts (`--conflict-detection`, `transform.conf.json`).
+    pub conflict: ConflictConfig,
 }
 
 /// The language and shape a schema is served with, and how each was decided.
@@ -342,6 +346,8 @@ pub struct Dialect {
     /// In Amplify's shape, serve only what Amplify's transformer generates: none of
     /// tablegraph's additions (`--amplify-strict`).
     pub strict: bool,
+    /// Which models detect conflicts; each model's choice is its `TypeDef::conflict`.
+    pub conflict: ConflictConfig,
 }
 
 impl Default for Dialect {
@@ -353,6 +359,7 @@ impl Default for Dialect {
             shape_reason: "follows the language",
             flags: AmplifyFlags::default(),
             strict: false,
+            conflict: ConflictConfig::default(),
         }
     }
 }
@@ -423,8 +430,22 @@ pub fn plural(name: &str) -> String {
 /// `Category` → `Categories`, `Shelf` → `Shelves`, `SalesPerson` → `SalesPeople`; a name
 /// ending in `s` is taken as plural already (`FinalRaceStats`, `StudentCoaches`, `Canvas`)
 /// but for the endings `pluralize` adds `es` to (`Status`, `Atlas`, `Iris`, `Analysis` →
-/// `Analyses`); uncountable words (`Media`, `Equipment`, `ContextData`) as they are.
+/// `Analyses`); uncountable words (`Media`, `Equipment`, `ContextData`) as they are. What
+/// `pluralize` changes takes the case of the letter it follows: `SimpleNFT` → `SimpleNFTS`.
 pub fn amplify_plural(name: &str) -> String {
+    let many = plural_word(name);
+    if !name.ends_with(|c: char| c.is_ascii_uppercase()) {
+        return many;
+    }
+    let same = name
+        .bytes()
+        .zip(many.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    format!("{}{}", &many[..same], many[same..].to_ascii_uppercase())
+}
+
+fn plural_word(name: &str) -> String {
     let lower = name.to_ascii_lowercase();
     if let Some(many) = irregular_plural(name, &lower) {
         return many;
@@ -495,6 +516,13 @@ fn irregular_plural(name: &str, lower: &str) -> Option<String> {
         ("goose", "geese"),
         ("tooth", "teeth"),
     ];
+    // `pluralize`'s rules for these take the plural as well: `ChatRoomPeople` stays.
+    if ["people", "children"]
+        .iter()
+        .any(|many| lower.ends_with(many))
+    {
+        return Some(name.to_owned());
+    }
     // `foot` only as the whole name: `pluralize` makes `Bigfoot` `Bigfoots`.
     let (one, many) = ENDINGS
         .iter()
@@ -561,6 +589,9 @@ mod tests {
             ("Woman", "Women"),
             ("Child", "Children"),
             ("Foot", "Feet"),
+            ("ChatRoomPeople", "ChatRoomPeople"),
+            ("Children", "Children"),
+            ("SimpleNFT", "SimpleNFTS"),
         ] {
             assert_eq!(amplify_plural(one), many);
         }

@@ -6,14 +6,16 @@
 //! This module is pure: no I/O beyond the text it is given.
 
 mod auth_rules;
+mod conflict;
 mod dialect;
 mod error;
 mod parse;
 
 pub use auth_rules::{Allow, AuthRule, Operation, Provider, v1_subscription_owners};
+pub use conflict::{ConflictConfig, ConflictHandler};
 pub use dialect::{
     ARGUMENT as AMPLIFY_FLAG_ARGUMENT, AmplifyFlags, ApiShape, DEPLOYED_API, Dialect,
-    DialectChoice, SchemaLanguage, plural,
+    DialectChoice, SchemaLanguage, amplify_plural, plural,
 };
 pub use error::ModelError;
 
@@ -186,6 +188,10 @@ pub struct TypeDef {
     /// `id: ID`, declared optional (Amplify's language): Amplify's API serves it so, while
     /// every node still has one.
     pub id_is_optional: bool,
+    /// Conflict detection (DataStore): the type serves `_version`, `_deleted` and
+    /// `_lastChangedAt`, its deletes leave tombstones, and a stale `_version` is resolved by
+    /// this handler. `None`: today's writes.
+    pub conflict: Option<ConflictHandler>,
 }
 
 /// The attributes that hold when a node was created and last changed, served as fields of the

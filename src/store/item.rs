@@ -93,7 +93,16 @@ impl Item {
             false => VERSION,
         }
     }
+
+    /// Whether this node item is a tombstone: deleted under conflict detection, kept until it
+    /// is removed.
+    pub fn is_tombstone(&self) -> bool {
+        matches!(self.get(DELETED), Some(AttrValue::Bool(true)))
+    }
 }
+
+/// The attribute that is true on a tombstone (Amplify's `_deleted`).
+pub const DELETED: &str = "_deleted";
 
 /// The attribute that holds a node's version: 1 at its create, one more at each change of its
 /// content.

@@ -49,7 +49,7 @@ pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
 pub use filter::{Filter, Test};
 pub use item::{
-    AttrValue, Item, Map, OWN_FIELD_VERSION, RangePage, StreamRecord, StringSet, VERSION,
+    AttrValue, DELETED, Item, Map, OWN_FIELD_VERSION, RangePage, StreamRecord, StringSet, VERSION,
     item_from_json, item_size, item_to_json, value_from_plain_json, value_size,
     value_to_plain_json,
 };

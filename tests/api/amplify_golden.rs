@@ -337,38 +337,18 @@ fn deployed(app: &str) -> Vec<(&'static str, Canonical)> {
 
 /// The apps tablegraph does not yet serve as Amplify's transformer makes them, and why
 /// (`AMPLIFY_GOLDEN_REPORT=FILE` writes what differs).
-const UNMATCHED: [(&str, &str); 15] = [
+const UNMATCHED: [(&str, &str); 9] = [
     (
         "tests/fixtures/amplify-golden/aws-eduverse",
         "@searchable's search queries are not served",
-    ),
-    (
-        "tests/fixtures/amplify-golden/carecrew",
-        "conflict detection (DataStore's _version, sync queries) is not served",
-    ),
-    (
-        "tests/fixtures/amplify-golden/cleta-link",
-        "conflict detection (DataStore's _version, sync queries) is not served",
     ),
     (
         "tests/fixtures/amplify-golden/hitchhikers",
         "a schema's own `input CreateScheduleInput` is refused (Amplify keeps the schema's)",
     ),
     (
-        "tests/fixtures/amplify-golden/lightbulb-learning",
-        "conflict detection (DataStore's _version, sync queries) is not served",
-    ),
-    (
         "tests/fixtures/amplify-golden/lost-and-found-paws",
         "@auth on a relation field is refused",
-    ),
-    (
-        "tests/fixtures/amplify-golden/obol-demo",
-        "conflict detection (DataStore's _version, sync queries) is not served",
-    ),
-    (
-        "tests/fixtures/amplify-golden/refarch-offline-pos",
-        "conflict detection (DataStore's _version, sync queries) is not served",
     ),
     (
         "tests/fixtures/amplify-golden/righton-networking",
@@ -389,10 +369,6 @@ const UNMATCHED: [(&str, &str); 15] = [
     (
         "tests/fixtures/amplify/geotrack-plain-appsync",
         "a Subscription field of a non-model type (AppSync's local resolvers) is refused",
-    ),
-    (
-        "tests/fixtures/amplify/refarch-offline-pos",
-        "conflict detection (DataStore's _version, sync queries) is not served",
     ),
     (
         "tests/fixtures/amplify/vue-book-search",

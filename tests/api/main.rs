@@ -21,6 +21,7 @@ mod cache;
 mod check;
 mod connections;
 mod counts;
+mod datastore;
 mod direct_lambda;
 mod engine;
 mod enums;

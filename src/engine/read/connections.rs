@@ -71,6 +71,9 @@ pub struct Page {
     /// When the read budget stopped a filtered page: the cursor of where it stopped, which
     /// ends the page (its `endCursor` paging forward, its `startCursor` paging backward).
     pub budget_cursor: Option<Cursor>,
+    /// Of a sync query's page: when its first page was read, in milliseconds (AppSync's
+    /// `startedAt`).
+    pub started_at: Option<i64>,
 }
 
 impl Page {
@@ -115,6 +118,7 @@ impl Page {
             total_count: None,
             filtered: None,
             budget_cursor: None,
+            started_at: None,
             edges,
             has_next_page: if page.forward {
                 has_more

@@ -37,6 +37,14 @@ impl Guard {
         self
     }
 
+    /// The same, expecting `version` (what conflict detection settled on).
+    pub(super) fn expecting(&self, version: i64) -> Guard {
+        Guard {
+            expected: Some(version),
+            ..self.clone()
+        }
+    }
+
     /// Refuses a condition DynamoDB would not take, before anything is read.
     pub(super) fn validate(&self) -> Result<(), EngineError> {
         self.validate_beside(0)

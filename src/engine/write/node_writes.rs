@@ -6,6 +6,7 @@
 //! its version has not moved; when another writer got there first they read again, unless the
 //! client pinned an expected version.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ use crate::engine::error::EngineError;
 use crate::engine::formats::now;
 use crate::engine::read::{Node, read_node_consistent};
 use crate::engine::scope::RequestScope;
+use crate::engine::sync;
 use crate::keys;
 use crate::keys::TYPENAME;
 use crate::model::{FieldKind, Model, Operation, ScalarType, TypeDef};
@@ -68,6 +70,7 @@ pub(super) fn new_item(
     apply_defaults(type_def, fields, &mut item);
     apply_fields(type_def, fields, &mut item)?;
     apply_times(type_def, fields, &mut item);
+    sync::stamp(type_def, &mut item);
     check_required(type_def, &item)?;
     set_slot_attributes(model, type_def, &mut item);
     Ok(item)
@@ -120,9 +123,17 @@ pub async fn update_node(
         .freeing(type_def, &ids)
         .run(move |learned| async move {
             let current = read_to_change(scope, type_def, id, guard).await?;
+            let (fields, guard) = match &type_def.conflict {
+                Some(handler) => {
+                    let (fields, stored) =
+                        sync::resolve_update(handler, &current, guard.expected, fields)?;
+                    (Cow::Owned(fields), Cow::Owned(guard.expecting(stored)))
+                }
+                None => (Cow::Borrowed(fields), Cow::Borrowed(guard)),
+            };
             let Planned {
                 item: next, plan, ..
-            } = plan_update(model, type_def, current, fields, guard, &learned.absent)?;
+            } = plan_update(model, type_def, current, &fields, &guard, &learned.absent)?;
             Ok(Attempt::Write(plan, next))
         })
         .await?;
@@ -165,6 +176,7 @@ pub(super) fn plan_update(
         next.insert(updated.clone(), AttrValue::S(now()));
     }
     apply_times(type_def, fields, &mut next);
+    sync::stamp(type_def, &mut next);
     set_slot_attributes(model, type_def, &mut next);
     check_limits(type_def, &next)?;
 
@@ -209,6 +221,9 @@ pub async fn delete_node(
     // Steps that remove edges leave the node's version as it is (they change only its counts
     // and edge set), so the client's expected version holds through them.
     let guard = &guard.ruled(scope, type_def, Operation::Delete, &FieldValues::new())?;
+    if type_def.conflict.is_some() {
+        return delete_to_tombstone(scope, type_def, id, guard).await;
+    }
     let ids = [id.to_owned()];
     let deleted = Driver::new(scope, "delete")
         .freeing(type_def, &ids)
@@ -245,6 +260,49 @@ pub async fn delete_node(
         .await?;
     if deleted.is_some() {
         remember(scope, id, None);
+    }
+    Ok(deleted.map(|item| Node::new(type_def.name.clone(), item)))
+}
+
+/// The delete of a node of a type that detects conflicts: the node becomes a tombstone
+/// (`_deleted`, its version bumped), which keeps its unique values, edges and counts until
+/// it is removed (see `engine::sync`); `None` when there is no such node.
+async fn delete_to_tombstone(
+    scope: &RequestScope,
+    type_def: &TypeDef,
+    id: &str,
+    guard: &Guard,
+) -> Result<Option<Node>, EngineError> {
+    let ids = [id.to_owned()];
+    let deleted = Driver::new(scope, "delete")
+        .freeing(type_def, &ids)
+        .run(move |_| async move {
+            let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
+                return match guard.rule {
+                    Some(_) => Err(guard.missing(type_def, id)),
+                    None => Ok(Attempt::Answer(None)),
+                };
+            };
+            let guard = guard.expecting(sync::resolve_delete(&current, guard.expected)?);
+            let version = guard.check(&current)?;
+            let mut next = sync::tombstone(&current);
+            next.insert(
+                current.version_attribute().to_owned(),
+                AttrValue::N((version + 1).to_string()),
+            );
+            if let Some(updated) = &type_def.timestamps.updated {
+                next.insert(updated.clone(), AttrValue::S(now()));
+            }
+            sync::stamp(type_def, &mut next);
+            let mut condition = vec![version_is(&current, version)];
+            condition.extend(guard.clauses());
+            let mut plan = Plan::default();
+            plan.push(node_update(&current, &next, condition), Purpose::Node);
+            Ok(Attempt::Write(plan, Some(Arc::new(next))))
+        })
+        .await?;
+    if let Some(item) = &deleted {
+        remember(scope, id, Some(item.clone()));
     }
     Ok(deleted.map(|item| Node::new(type_def.name.clone(), item)))
 }

@@ -38,8 +38,9 @@ pub fn error_type(error: &ServerError) -> String {
     }
 }
 
-/// A serialized answer with each error's `errorType` and `errorInfo` beside its message as well
-/// as in `extensions`, as AppSync answers Amplify's clients.
+/// A serialized answer with each error's `errorType` and `errorInfo` (and `data`, where it
+/// carries some) beside its message as well as in `extensions`, as AppSync answers Amplify's
+/// clients.
 pub fn with_error_fields(body: &mut Value) {
     let Some(errors) = body.get_mut("errors").and_then(|e| e.as_array_mut()) else {
         return;
@@ -53,8 +54,14 @@ pub fn with_error_fields(body: &mut Value) {
             .and_then(|x| x.get("errorInfo"))
             .cloned()
             .unwrap_or(Value::Null);
+        // What the error carries of the data (a conflict's stored node), as `$util.error`'s
+        // `data` is carried.
+        let data = extensions.and_then(|x| x.get("data")).cloned();
         error.insert("errorType".to_owned(), error_type);
         error.insert("errorInfo".to_owned(), error_info);
+        if let Some(data) = data {
+            error.insert("data".to_owned(), data);
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use async_graphql::ErrorExtensions as _;
 use async_graphql::dynamic::{
     Field, FieldFuture, FieldValue, InputValue, Object, ObjectAccessor, ResolverContext, TypeRef,
     ValueAccessor,
@@ -19,7 +20,7 @@ use crate::graphql::types::edge_types::EdgeItem;
 use crate::graphql::types::embedded::embedded_from_input;
 use crate::graphql::types::inputs::{self, Nested};
 use crate::graphql::values::filters;
-use crate::graphql::values::{from_input, list_from_input};
+use crate::graphql::values::{from_input, list_from_input, list_to_graphql, to_graphql};
 use crate::model::{EdgeTypeDef, FieldKind, Model, ScalarType, TypeDef};
 
 pub(in crate::graphql) fn root(model: &Arc<Model>) -> Object {
@@ -81,7 +82,8 @@ pub(in crate::graphql) fn root(model: &Arc<Model>) -> Object {
                     .argument(condition()),
             );
         }
-        if !model.dialect.additions() {
+        // A type that detects conflicts is written one node at a time, each with its version.
+        if !model.dialect.additions() || type_def.conflict.is_some() {
             continue;
         }
         if roots.create.is_some() {
@@ -117,6 +119,15 @@ pub(in crate::graphql) fn root(model: &Arc<Model>) -> Object {
         }
     }
     root
+}
+
+/// The input field that names the version an update expects: `_version` for a type that
+/// detects conflicts, else tablegraph's `expectedVersion`.
+fn version_argument(type_def: &TypeDef) -> &'static str {
+    match type_def.conflict.is_some() {
+        true => engine::SYNC_VERSION,
+        false => "expectedVersion",
+    }
 }
 
 /// The guard of an update or delete: `expectedVersion` and `condition`.
@@ -240,7 +251,9 @@ fn node_field(
             let type_def = model
                 .type_def(&type_name)
                 .ok_or_else(|| graphql_error(EngineError::Internal))?;
-            let answer = run(&ctx, type_def).await.map_err(graphql_error)?;
+            let answer = run(&ctx, type_def)
+                .await
+                .map_err(|error| mutation_error(&ctx, type_def, error))?;
             // The write stands; its answer is withheld from a caller the rules do not let
             // read what was written (as AppSync answers a change of owner).
             let written = match &answer {
@@ -282,7 +295,7 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
     Box::pin(async move {
         let input = ctx.args.try_get("input")?.object()?;
         let id = node_id_of(type_def, &input)?;
-        let expected = expected_version(input.get("expectedVersion"))?;
+        let expected = expected_version(input.get(version_argument(type_def)))?;
         let guard = guard(ctx, type_def, expected)?;
         let absent = unsent_variable_fields(ctx, "input");
         let fields = field_values(model(ctx)?, type_def, &input, &absent)?;
@@ -300,7 +313,10 @@ fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
             Some(input) => node_id_of(type_def, &input.object()?)?,
             None => id_argument(ctx, "id")?,
         };
-        let expected = expected_version(ctx.args.get("expectedVersion"))?;
+        let expected = match (type_def.conflict.is_some(), ctx.args.get("input")) {
+            (true, Some(input)) => expected_version(input.object()?.get(engine::SYNC_VERSION))?,
+            _ => expected_version(ctx.args.get("expectedVersion"))?,
+        };
         let guard = guard(ctx, type_def, expected)?;
         let deleted =
             engine::write::delete_node(scope(ctx)?, model(ctx)?, type_def, &id, &guard).await?;
@@ -539,6 +555,60 @@ fn unsent_variable_fields(ctx: &ResolverContext<'_>, argument: &str) -> Vec<Stri
             _ => None,
         })
         .collect()
+}
+
+/// The error of a mutation: a conflict detection's refusal carries the stored node, as far as
+/// the mutation selects its fields and the caller may read it (AppSync's `data` of the error).
+fn mutation_error(
+    ctx: &ResolverContext<'_>,
+    type_def: &TypeDef,
+    error: EngineError,
+) -> async_graphql::Error {
+    let EngineError::ConflictRejected(current) = &error else {
+        return graphql_error(error);
+    };
+    let readable = scope(ctx)
+        .is_ok_and(|scope| engine::admits(&scope.read_access(&[type_def.name.as_str()]), current));
+    let data = readable.then(|| conflict_data(ctx, type_def, current));
+    let error = graphql_error(error);
+    match data {
+        Some(data) => error.extend_with(|_, extensions| extensions.set("data", data)),
+        None => error,
+    }
+}
+
+/// The stored node's fields the mutation selects: its scalars, lists of scalars, times and
+/// conflict detection's fields (what DataStore selects).
+fn conflict_data(
+    ctx: &ResolverContext<'_>,
+    type_def: &TypeDef,
+    item: &Item,
+) -> async_graphql::Value {
+    use async_graphql::Value;
+    let mut data = async_graphql::indexmap::IndexMap::new();
+    for selected in ctx.field().selection_set() {
+        let name = selected.name();
+        let value = match name {
+            "__typename" => Some(Value::from(type_def.name.as_str())),
+            engine::SYNC_VERSION => {
+                to_graphql(item.get(item.version_attribute()), &ScalarType::Int)
+            }
+            engine::LAST_CHANGED_AT => Some(Value::from(engine::last_changed_at(item))),
+            engine::DELETED => to_graphql(item.get(name), &ScalarType::Boolean),
+            _ => match type_def.field(name).map(|field| &field.kind) {
+                Some(FieldKind::Scalar { scalar, .. }) => to_graphql(item.get(name), scalar),
+                Some(FieldKind::ScalarList { scalar, .. }) => {
+                    list_to_graphql(item.get(name), scalar)
+                }
+                Some(_) => continue,
+                // `id` and the times.
+                None => to_graphql(item.get(name), &ScalarType::String),
+            },
+        };
+        let key = selected.alias().unwrap_or(name);
+        data.insert(async_graphql::Name::new(key), value.unwrap_or(Value::Null));
+    }
+    Value::Object(data)
 }
 
 fn expected_version(value: Option<ValueAccessor<'_>>) -> Result<Option<i64>, EngineError> {

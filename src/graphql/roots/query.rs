@@ -34,6 +34,9 @@ pub(in crate::graphql) fn root(model: &Arc<Model>) -> Object {
                 type_def, list, shape, sorted,
             ));
         }
+        if let (Some(_), Some(_)) = (type_def.list, &type_def.conflict) {
+            root = root.field(crate::graphql::types::sync::sync_field(type_def));
+        }
         for index in &type_def.indexes {
             if let Some(query_field) = &index.query_field {
                 root = root.field(crate::graphql::types::connection::index_field(

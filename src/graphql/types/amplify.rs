@@ -8,11 +8,14 @@
 //! cursor when more follow, else `null`.
 
 use async_graphql::Value;
-use async_graphql::dynamic::{Field, FieldFuture, FieldValue, InputValue, Object, TypeRef};
+use async_graphql::dynamic::{
+    Field, FieldFuture, FieldValue, InputValue, Object, ResolverContext, TypeRef,
+};
 
+use crate::engine::Cursor;
 use crate::engine::EngineError;
 use crate::engine::read::{MAX_LIMIT, Page};
-use crate::graphql::context::cursor_value;
+use crate::graphql::context::{cursor_value, scope};
 use crate::model::ApiShape;
 
 /// Amplify's page size when `limit` is not given.
@@ -26,13 +29,15 @@ pub(in crate::graphql) fn connection_type(shape: ApiShape, element: &str) -> Str
     }
 }
 
-/// `Model<Type>Connection`: the page's nodes as `items`, and `nextToken`.
+/// `Model<Type>Connection`: the page's nodes as `items`, and `nextToken`; of a type that
+/// detects conflicts (`synced`), `startedAt` too.
 pub(in crate::graphql) fn connection_object(
     name: &str,
     node_type: &str,
     is_abstract: bool,
+    synced: bool,
 ) -> Object {
-    Object::new(name)
+    let object = Object::new(name)
         .field(Field::new(
             "items",
             TypeRef::named_list_nn(node_type),
@@ -58,10 +63,23 @@ pub(in crate::graphql) fn connection_object(
                 let next = page
                     .filter(|page| page.has_next_page)
                     .and_then(|page| page.cursors().1);
-                cursor_value(&ctx, next)
+                match page.and_then(|page| page.started_at) {
+                    Some(started_at) => sync_next_token(&ctx, started_at, next),
+                    None => cursor_value(&ctx, next),
+                }
             })
             .description("Where the next page starts, or null after the last page."),
-        )
+        );
+    match synced {
+        true => object.field(
+            Field::new("startedAt", TypeRef::named("AWSTimestamp"), |ctx| {
+                let page = ctx.parent_value.downcast_ref::<Page>();
+                FieldFuture::from_value(page.and_then(|page| page.started_at).map(Value::from))
+            })
+            .description("Of a sync query: when its first page was read, in milliseconds since the epoch (the lastSync of the next sync); null on other pages."),
+        ),
+        false => object,
+    }
 }
 
 /// `field` with Amplify's page arguments: `limit` and `nextToken`.
@@ -131,4 +149,18 @@ pub(in crate::graphql) fn named_as_sent(shape: ApiShape, error: EngineError) -> 
         }
         (_, error) => error,
     }
+}
+
+/// The `nextToken` of a sync query's page: `<startedAt>.<cursor>` (see `types::sync`), or
+/// null after the last page.
+fn sync_next_token<'a>(
+    ctx: &ResolverContext<'a>,
+    started_at: i64,
+    next: Option<&Cursor>,
+) -> FieldFuture<'a> {
+    let (Some(next), Ok(scope)) = (next, scope(ctx)) else {
+        return cursor_value(ctx, next);
+    };
+    let token = format!("{started_at}.{}", next.encode(&scope.cursors));
+    FieldFuture::from_value(Some(Value::from(token)))
 }

@@ -315,7 +315,7 @@ fn connection_page_arguments(
 }
 
 /// `filter`, of the input `filter` names.
-fn filter_argument(filter: &str) -> InputValue {
+pub(super) fn filter_argument(filter: &str) -> InputValue {
     InputValue::new("filter", TypeRef::named(filter)).description(
         "Only the items that meet this, tested by the store as it reads. A page reads on \
              until it is full or it has evaluated the server's read budget of items \
@@ -637,7 +637,11 @@ async fn resolve_index(
 
 /// Notes what a filtered page read, under the path of its field, for the response's
 /// `extensions.filters`.
-fn note_filter_read(ctx: &ResolverContext<'_>, scope: &engine::RequestScope, page: &Page) {
+pub(super) fn note_filter_read(
+    ctx: &ResolverContext<'_>,
+    scope: &engine::RequestScope,
+    page: &Page,
+) {
     if let Some(read) = &page.filtered {
         let at = ctx
             .path_node

@@ -167,7 +167,22 @@ fn create_input(model: &Model, type_def: &TypeDef, without: Option<&str>) -> Inp
             }
         }
     }
-    input
+    match without {
+        None => sync_version(type_def, input),
+        Some(_) => input,
+    }
+}
+
+/// A type that detects conflicts takes `_version` in its create, update and delete inputs, as
+/// Amplify's do: the version the client last read (a create's is not read).
+fn sync_version(type_def: &TypeDef, input: InputObject) -> InputObject {
+    match type_def.conflict.is_some() {
+        true => input.field(
+            InputValue::new("_version", TypeRef::named(TypeRef::INT))
+                .description("The version last read: a stale one is a conflict, which the type's conflict handler resolves."),
+        ),
+        false => input,
+    }
 }
 
 /// The fields of `type_def` a create or update takes: in Amplify's API, not those its rules
@@ -278,12 +293,13 @@ pub(in crate::graphql) fn default_value(scalar: &ScalarType, text: &str) -> Valu
 /// Amplify's `Delete<Type>Input`: the id of the node to delete (or its `@primaryKey` field).
 pub(in crate::graphql) fn delete_input(type_def: &TypeDef) -> InputObject {
     let input = InputObject::new(format!("Delete{}Input", type_def.name));
-    match type_def.primary_key.is_some() {
+    let input = match type_def.primary_key.is_some() {
         true => type_def.key_fields().fold(input, |input, (key, scalar)| {
             input.field(InputValue::new(key, scalar_type_ref(scalar, true)))
         }),
         false => input.field(InputValue::new("id", TypeRef::named_nn(TypeRef::ID))),
-    }
+    };
+    sync_version(type_def, input)
 }
 
 /// `Update<Type>Input`: the node's `id` (or its `@primaryKey` field, which names it and so
@@ -317,7 +333,9 @@ pub(in crate::graphql) fn update_input(type_def: &TypeDef, model: &Model) -> Inp
             ));
         }
     }
-    if !model.dialect.additions() {
+    let input = sync_version(type_def, input);
+    // A type that detects conflicts is guarded by `_version` instead.
+    if !model.dialect.additions() || type_def.conflict.is_some() {
         return input;
     }
     input.field(

@@ -14,6 +14,7 @@ use super::targets;
 use crate::engine;
 use crate::engine::AttrValue;
 use crate::engine::read::Node;
+use crate::engine::{DELETED, LAST_CHANGED_AT, SYNC_VERSION};
 use crate::graphql::context::{self, node_field_value, possible_types, scope};
 use crate::graphql::errors::graphql_error;
 use crate::graphql::selection::selection;
@@ -38,7 +39,11 @@ pub(in crate::graphql) fn object(
         object = object.description(description);
     }
     for field in served_order(type_def, model) {
-        object = object.field(match field {
+        let field = match field {
+            Served::Sync => {
+                object = sync_fields(object);
+                continue;
+            }
             Served::Field(field) => generated_field(type_def, field, model, resolvers),
             // `id: ID` as the schema declares it, where the `Node` interface does not need `ID!`.
             Served::Id => stored_field(
@@ -53,7 +58,12 @@ pub(in crate::graphql) fn object(
                 };
                 stored_field(name, scalar, required).description(description)
             }
-        });
+        };
+        object = object.field(field);
+    }
+    // A type that detects conflicts serves its version as `_version` (above).
+    if type_def.conflict.is_some() {
+        return object;
     }
     // A type with a `version` field of its own serves it, and its node's version stays unread.
     if !model.dialect.additions() || type_def.field("version").is_some() {
@@ -66,17 +76,52 @@ pub(in crate::graphql) fn object(
         )
 }
 
+/// The fields of a type that detects conflicts, as Amplify names them: `_version` (the
+/// node's version), `_deleted` (true on a tombstone) and `_lastChangedAt` (milliseconds).
+fn sync_fields(object: Object) -> Object {
+    let version = Field::new(SYNC_VERSION, TypeRef::named_nn(TypeRef::INT), |ctx| {
+        let node = ctx.parent_value.downcast_ref::<Node>();
+        FieldFuture::from_value(node.and_then(|node| {
+            to_graphql(
+                node.item.get(node.item.version_attribute()),
+                &ScalarType::Int,
+            )
+        }))
+    });
+    let changed = Field::new(LAST_CHANGED_AT, TypeRef::named_nn("AWSTimestamp"), |ctx| {
+        let node = ctx.parent_value.downcast_ref::<Node>();
+        FieldFuture::from_value(
+            node.map(|node| async_graphql::Value::from(engine::last_changed_at(&node.item))),
+        )
+    });
+    object
+        .field(
+            version.description("The node's version: it starts at 1 and grows with every write."),
+        )
+        .field(
+            stored_field(DELETED, ScalarType::Boolean, false).description(
+                "True once the node is deleted (a tombstone, kept for the sync queries).",
+            ),
+        )
+        .field(
+            changed.description("When the node was last written, in milliseconds since the epoch."),
+        )
+}
+
 /// A field of a type's object: one of its fields, or one of its times (its type, required).
 enum Served<'t> {
     Id,
+    /// Conflict detection's `_version`, `_deleted` and `_lastChangedAt`.
+    Sync,
     Field(&'t FieldDef),
     Time(&'t str, ScalarType, bool),
 }
 
 /// The fields of `type_def`'s object in the order Amplify's transformer declares them (which
 /// the statements `amplify codegen` generates follow): the declared fields with `id` and the
-/// times where the schema declares them, then `id` if it does not, the other times, the keys
-/// relations imply, the fields rules add. Tablegraph's own API serves `id` first.
+/// times where the schema declares them, then `id` if it does not, the other times (with
+/// conflict detection's fields before them in v1, after them in v2), the keys relations imply,
+/// the fields rules add. Tablegraph's own API serves `id` first.
 fn served_order<'t>(type_def: &'t TypeDef, model: &Model) -> Vec<Served<'t>> {
     let times = &type_def.timestamps;
     let amplify = model.dialect.amplify_shape();
@@ -102,7 +147,12 @@ fn served_order<'t>(type_def: &'t TypeDef, model: &Model) -> Vec<Served<'t>> {
         true => type_def.id_at,
         false => Some(0),
     };
-    let moved = |field: &FieldDef| model.dialect.v1_api() && v1_moves(field, model);
+    // With conflict detection, v1 leaves a relation where the schema declares it unless its
+    // target's rules limit who reads it (seen in the transformer's output for the fixtures'
+    // DataStore apps).
+    let stays = |field: &FieldDef| type_def.conflict.is_some() && !v1_read_ruled(field, model);
+    let moved =
+        |field: &FieldDef| model.dialect.v1_api() && v1_moves(field, model) && !stays(field);
     let declared: Vec<&FieldDef> = type_def
         .fields
         .iter()
@@ -132,8 +182,17 @@ fn served_order<'t>(type_def: &'t TypeDef, model: &Model) -> Vec<Served<'t>> {
     if amplify && type_def.primary_key.is_some() && !model.dialect.additions() {
         order.retain(|served| !matches!(served, Served::Id));
     }
+    // Conflict detection's fields: v1 adds them before the times it adds, v2 after.
+    let synced = amplify && type_def.conflict.is_some();
+    let v1 = model.dialect.v1_api();
+    if synced && v1 {
+        order.push(Served::Sync);
+    }
     let undeclared_times = all_times.iter().filter(|t| declared_at(t).is_none());
     order.extend(undeclared_times.map(|t| time(t)));
+    if synced && !v1 {
+        order.push(Served::Sync);
+    }
     let implied = type_def
         .fields
         .iter()
@@ -144,7 +203,6 @@ fn served_order<'t>(type_def: &'t TypeDef, model: &Model) -> Vec<Served<'t>> {
         .filter(|f| later(f) && !type_def.implied.contains(&f.name));
     // Transformer v1 keeps the keys relations imply out of the type (they are in its inputs),
     // and adds an owner field only as `owner`, for its subscriptions' arguments.
-    let v1 = model.dialect.v1_api();
     let implied = implied.filter(|_| !v1);
     let v1_owners = crate::model::v1_subscription_owners(&type_def.auth).0;
     let added = added.filter(|f| !v1 || (f.name == "owner" && v1_owners.contains(&f.name)));
@@ -166,16 +224,42 @@ fn v1_moved_in_order<'t>(
     model: &Model,
     moved: impl Fn(&FieldDef) -> bool,
 ) -> (Vec<&'t FieldDef>, Vec<&'t FieldDef>) {
-    let position = |name: &str| model.types.iter().position(|t| t.name == name);
-    let target = |field: &FieldDef| match &field.kind {
-        FieldKind::BelongsTo { target, .. } => position(target),
-        FieldKind::HasMany(has_many) => position(&has_many.element),
-        _ => None,
-    };
     let mut fields: Vec<&FieldDef> = type_def.fields.iter().filter(|f| moved(f)).collect();
-    fields.sort_by_key(|field| target(field));
-    let own = position(&type_def.name);
-    fields.into_iter().partition(|field| target(field) <= own)
+    fields.sort_by_key(|field| v1_target_at(field, model));
+    let own = v1_target_at_type(type_def, model);
+    fields
+        .into_iter()
+        .partition(|field| v1_target_at(field, model) <= own)
+}
+
+/// Whether a rule of the type a relation `field` targets limits who reads it (any rule but
+/// `public`'s that covers reading).
+fn v1_read_ruled(field: &FieldDef, model: &Model) -> bool {
+    let target = match &field.kind {
+        FieldKind::BelongsTo { target, .. } => target,
+        FieldKind::HasMany(has_many) => &has_many.element,
+        _ => return false,
+    };
+    model.type_def(target).is_some_and(|t| {
+        t.auth.iter().any(|rule| {
+            rule.allow != crate::model::Allow::Public && rule.covers(crate::model::Operation::Read)
+        })
+    })
+}
+
+/// Where the type a relation `field` targets is declared, among the model's types.
+fn v1_target_at(field: &FieldDef, model: &Model) -> Option<usize> {
+    let target = match &field.kind {
+        FieldKind::BelongsTo { target, .. } => target,
+        FieldKind::HasMany(has_many) => &has_many.element,
+        _ => return None,
+    };
+    model.types.iter().position(|t| &t.name == target)
+}
+
+/// Where `type_def` is declared, among the model's types.
+fn v1_target_at_type(type_def: &TypeDef, model: &Model) -> Option<usize> {
+    model.types.iter().position(|t| t.name == type_def.name)
 }
 
 /// Whether transformer v1 moves `field` after the times: a relation to a type with rules.

@@ -7,9 +7,9 @@ use async_graphql::Value;
 use async_graphql::dynamic::{Enum, EnumItem, InputObject, InputValue, SchemaBuilder, TypeRef};
 
 use super::from_input;
-use crate::engine::AttrValue;
 use crate::engine::EngineError;
 use crate::engine::read::{Filter, Test};
+use crate::engine::{AttrValue, DELETED};
 use crate::model::{Dialect, EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef};
 
 /// How the API names and shapes its per-field inputs: Amplify's (`amplify`) gives an enum
@@ -124,6 +124,10 @@ pub(in crate::graphql) fn condition_fields(type_def: &TypeDef) -> Vec<(String, S
     for name in [&times.created, &times.updated].into_iter().flatten() {
         fields.push((name.clone(), ScalarType::AwsDateTime));
     }
+    // A type that detects conflicts is filtered on its tombstones too.
+    if type_def.conflict.is_some() {
+        fields.push((DELETED.to_owned(), ScalarType::Boolean));
+    }
     fields
 }
 
@@ -143,7 +147,7 @@ pub(in crate::graphql) fn node_filter_fields(type_def: &TypeDef) -> Vec<(String,
 /// input for `type_def` declares. In Amplify's API conditions (`condition`) leave out the
 /// primary key's fields; transformer v1's filters test what the schema declares (not the times,
 /// owner fields or relation keys it adds), and its conditions leave out the fields rules name,
-/// owners and groups, too.
+/// owners and groups, too; nor does either test conflict detection's `_deleted`.
 pub(in crate::graphql) fn declared_fields(
     mut fields: Vec<(String, ScalarType)>,
     type_def: &TypeDef,
@@ -173,6 +177,7 @@ pub(in crate::graphql) fn declared_fields(
     let ruled = ruled_fields(type_def);
     fields.retain(|(name, _)| {
         !(undeclared_time(name)
+            || name == DELETED
             || type_def.implied.contains(name)
             || type_def.added.contains(name)
             || (condition && ruled.contains(name)))
@@ -387,6 +392,8 @@ pub(in crate::graphql) fn filter_input(
             field,
             TypeRef::named(match style.amplify && owners.contains(field) {
                 true => field_input(FilterKind::Condition, &ScalarType::String, style),
+                // Amplify's subscription filters test `_deleted` as its filters do.
+                false if field == DELETED => field_input(FilterKind::Condition, scalar, style),
                 false => field_input(kind, scalar, style),
             }),
         ));

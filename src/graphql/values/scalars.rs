@@ -53,10 +53,13 @@ const AWS_SCALARS: [(&str, ScalarType, &str); 9] = [
 ];
 
 /// Registers the AppSync scalars: `AWSDateTime` always (every node has `createdAt`), the others
-/// when a field or an argument uses them.
+/// when a field or an argument uses them (`AWSTimestamp`: conflict detection's fields too).
 pub(in crate::graphql) fn register(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder {
     for (name, scalar, description) in AWS_SCALARS {
-        if scalar != ScalarType::AwsDateTime && !uses_scalar(model, &scalar) {
+        // A type that detects conflicts serves `_lastChangedAt: AWSTimestamp!`.
+        let synced =
+            scalar == ScalarType::AwsTimestamp && model.types.iter().any(|t| t.conflict.is_some());
+        if scalar != ScalarType::AwsDateTime && !synced && !uses_scalar(model, &scalar) {
             continue;
         }
         let check = scalar.clone();

@@ -39,6 +39,7 @@ pub(super) fn dialect(document: &ServiceDocument, choice: &DialectChoice) -> Dia
         shape_reason,
         flags,
         strict: choice.strict,
+        conflict: choice.conflict.clone(),
     }
 }
 

@@ -43,7 +43,8 @@ use async_graphql_value::ConstValue;
 
 use super::dialect::{Dialect, DialectChoice, SchemaLanguage};
 use super::{
-    DeclaredType, EnumDef, EnumValueDef, MANAGED_FIELDS, Model, ModelError, ScalarType, UnionDef,
+    ConflictHandler, DeclaredType, EnumDef, EnumValueDef, MANAGED_FIELDS, Model, ModelError,
+    ScalarType, TypeDef, UnionDef,
 };
 
 /// DynamoDB allows 20 global secondary indexes per table.
@@ -257,7 +258,49 @@ impl Reader<'_> {
         self.settle_relation_keys(&mut model, &read.relations)?;
         self.check_relations(&mut model, &read.relations)?;
         self.refuse_ruled_relation_keys(&model, &sorted.declared)?;
+        self.apply_conflict_detection(&mut model.types)?;
         Ok(model)
+    }
+
+    /// Gives each type the conflict handler the dialect's choice names for it: in Amplify's
+    /// shape only (DataStore's API is Amplify's), for types the schema has.
+    fn apply_conflict_detection(&self, types: &mut [TypeDef]) -> Result<(), ModelError> {
+        let config = &self.dialect.conflict;
+        let at = Pos { line: 1, column: 1 };
+        if !config.any() {
+            return Ok(());
+        }
+        if !self.dialect.amplify_shape() {
+            return Err(self.error(
+                at,
+                "conflict detection (DataStore) is served in Amplify's API shape: add \
+                 --api-shape amplify",
+            ));
+        }
+        if let Some(unknown) = config
+            .models
+            .keys()
+            .find(|name| !types.iter().any(|t| &t.name == *name))
+        {
+            return Err(self.error(
+                at,
+                format!("transform.conf.json's ResolverConfig names model {unknown}, which the schema does not declare"),
+            ));
+        }
+        for type_def in types {
+            type_def.conflict = config.for_model(&type_def.name);
+            if let Some(ConflictHandler::Lambda(function)) = &type_def.conflict {
+                return Err(self.error(
+                    at,
+                    format!(
+                        "{}: the LAMBDA conflict handler ({function}) is not served yet; choose \
+                         AUTOMERGE or OPTIMISTIC_CONCURRENCY",
+                        type_def.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Reads what uses the declared names: embedded types, the schema's own root fields, edge

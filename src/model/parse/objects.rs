@@ -94,6 +94,7 @@ impl Reader<'_> {
                 .any(|f| f.node.name.node == "id" && f.node.ty.node.to_string() == "ID"),
             fields,
             list_sort,
+            conflict: None,
             slots: Vec::new(),
             // The slots are chosen once every relation's slots are known.
             list: directives.list.map(|shards| ListDef { slot: 0, shards }),
@@ -608,13 +609,13 @@ mod tests {
             [
                 ("byColor", "color", 2, Some("name"), "asByColor"),
                 // Amplify's default query names: the schema uses no directive of tablegraph's.
-                ("bySize", "size", 3, None, "asBySize"),
+                ("bySize", "size", 3, None, "aSBySize"),
                 (
                     "byDayAndCreatedAt",
                     "day",
                     4,
                     Some("createdAt"),
-                    "asByDayAndCreatedAt"
+                    "aSByDayAndCreatedAt"
                 ),
             ]
         );
@@ -650,7 +651,7 @@ mod tests {
                 "no other scalar field",
             ),
             (
-                "a: String @index(queryField: \"listAs\")",
+                "a: String @index(queryField: \"listAS\")",
                 "already a field of Query",
             ),
             (

@@ -815,8 +815,8 @@ mod tests {
     #[test]
     fn an_index_query_field_named_like_a_list_query_is_refused() {
         assert_refused(
-            "type A @model { a: String @index(queryField: \"listAs\") }",
-            "A: @index queryField listAs is already a field of Query",
+            "type A @model { a: String @index(queryField: \"listAS\") }",
+            "A: @index queryField listAS is already a field of Query",
         );
     }
 }

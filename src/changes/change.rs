@@ -70,7 +70,8 @@ impl Change {
 }
 
 /// The change a stream record describes, or `None` when it is no event: an item that is not a
-/// node or an edge, or an update that changed nothing a client reads.
+/// node or an edge, an update that changed nothing a client reads, or the removal of a
+/// tombstone.
 pub(super) fn change_of(record: StreamRecord) -> Option<Change> {
     let item = record.new.as_ref().or(record.old.as_ref())?;
     let pk = item.get(keys::PK)?.as_str()?;
@@ -81,6 +82,12 @@ pub(super) fn change_of(record: StreamRecord) -> Option<Change> {
     let is_node = pk == sk;
     if let (Some(old), Some(new)) = (&record.old, &record.new)
         && same_to_clients(old, new)
+    {
+        return None;
+    }
+    // A tombstone removed past its `_ttl` was deleted, and told, when it became one.
+    if let (Some(old), None) = (&record.old, &record.new)
+        && old.is_tombstone()
     {
         return None;
     }

@@ -82,6 +82,17 @@ pub(super) fn fixes(model: &Model, items: &[Item], report: &Report) -> Vec<Fix> 
             (ViolationKind::OrphanUniqueValue, Some(item)) => {
                 deletes.push(orphan_unique_value(&scan, violation, item));
             }
+            (ViolationKind::ExpiredTombstone, Some(node)) => {
+                let (type_name, id) = (text(node, TYPENAME), text(node, "id"));
+                deletes.push(Fix::Tombstone(type_name.to_owned(), id.to_owned()));
+            }
+            (ViolationKind::ExpiredDeltaRecord, Some(_)) => {
+                // What a delta sync may still read is left; a record past the window is not.
+                deletes.push(Fix::Write(vec![Write::Delete {
+                    key: key_of(violation),
+                    condition: vec![Clause::Exists],
+                }]));
+            }
             (ViolationKind::DanglingEdge, Some(edge)) => {
                 deletes.push(dangling_edge(&scan, violation, edge));
             }

@@ -59,6 +59,10 @@ pub enum ViolationKind {
     DanglingEdge,
     WrongEdgeSet,
     WrongCount,
+    /// A write's record in a delta record kept past the delta window (conflict detection).
+    ExpiredDeltaRecord,
+    /// A deleted node (conflict detection's tombstone) kept past its `_ttl`.
+    ExpiredTombstone,
 }
 
 impl ViolationKind {
@@ -76,6 +80,12 @@ impl ViolationKind {
             ViolationKind::WrongCount => {
                 "counts (totalCount) that differ from the members and edges"
             }
+            ViolationKind::ExpiredTombstone => {
+                "deleted nodes (DataStore's tombstones) kept past their _ttl"
+            }
+            ViolationKind::ExpiredDeltaRecord => {
+                "delta records of writes older than the delta window (DataStore's delta sync)"
+            }
         }
     }
 }
@@ -92,6 +102,8 @@ pub struct Report {
     pub stream_items: usize,
     /// Type index shard counters.
     pub counters: usize,
+    /// The writes recorded for delta syncs (conflict detection), still in the delta window.
+    pub delta_records: usize,
     pub violations: Vec<Violation>,
 }
 
@@ -219,6 +231,13 @@ async fn repair_where(
                     Some(write) => vec![write],
                     None => continue,
                 },
+                Fix::Tombstone(type_name, id) => {
+                    match purge_tombstone(store, model, &type_name, &id).await {
+                        true => fixed += 1,
+                        false => failed = true,
+                    }
+                    continue;
+                }
             };
             match store.transact_write(writes).await {
                 Ok(()) => fixed += 1,
@@ -249,6 +268,21 @@ async fn repair_where(
 enum Fix {
     Write(Vec<Write>),
     Node(String),
+    /// A tombstone of the type to remove as a delete removes a node (through the engine).
+    Tombstone(String, String),
+}
+
+/// Removes the tombstone `id` of `type_name` through the engine's delete, with its unique
+/// values, edges and counts; false when that did not happen (it changed, or the write failed:
+/// the next round sees it as it is then).
+async fn purge_tombstone(store: &Store, model: &Model, type_name: &str, id: &str) -> bool {
+    let Some(type_def) = model.type_def(type_name) else {
+        return false;
+    };
+    let scope = engine::RequestScope::of_tool(store);
+    engine::write::purge_tombstone(&scope, model, type_def, id)
+        .await
+        .unwrap_or(false)
 }
 
 /// The node `key` with its slots and edge set derived from a consistent read of it and of its
@@ -384,6 +418,32 @@ fn text<'a>(item: &'a Item, attribute: &str) -> &'a str {
         .unwrap_or_default()
 }
 
+/// What is wrong with `item`, a record in the delta record `pk`: a type that does not detect
+/// conflicts, or a write older than the delta window, which a delta sync no longer reads.
+fn delta_record_fault(model: &Model, pk: &str, item: &Item) -> Option<(ViolationKind, String)> {
+    let typename = pk.strip_prefix("DELTA#").unwrap_or_default();
+    if model
+        .type_def(typename)
+        .is_none_or(|type_def| type_def.conflict.is_none())
+    {
+        return Some((
+            ViolationKind::UnknownItem,
+            format!("a delta record of {typename:?}, which does not detect conflicts"),
+        ));
+    }
+    let expires = match item.get(engine::sync::TTL) {
+        Some(AttrValue::N(seconds)) => seconds.parse::<i64>().unwrap_or(0),
+        _ => 0,
+    };
+    let now = engine::sync::now_millis() / 1000;
+    (expires < now).then(|| {
+        (
+            ViolationKind::ExpiredDeltaRecord,
+            format!("a write of {typename} recorded for delta syncs past the delta window"),
+        )
+    })
+}
+
 /// Checks a whole table's items.
 pub fn check_items(model: &Model, items: &[Item]) -> Report {
     let mut report = Report {
@@ -424,6 +484,14 @@ pub fn check_items(model: &Model, items: &[Item]) -> Report {
             report.migrations += 1;
         } else if keys::is_stream_partition(pk) {
             report.stream_items += 1;
+        } else if keys::is_delta_partition(pk) {
+            match delta_record_fault(model, pk, item) {
+                Some((kind, detail)) => report.violations.push(Violation {
+                    kind,
+                    ..unknown(detail)
+                }),
+                None => report.delta_records += 1,
+            }
         } else if pk == sk && pk.starts_with("COUNT$") {
             counters.insert(pk, item);
         } else if pk == sk && is_unique_typename(model, typename) {
@@ -438,6 +506,7 @@ pub fn check_items(model: &Model, items: &[Item]) -> Report {
     report.unique_values = uniques.len();
     report.edges = edges.len();
     report.counters = counters.len();
+    check_tombstones(model, &nodes, &mut report.violations);
     check_uniques(model, &nodes, &uniques, &mut report.violations);
     check_slots(model, &nodes, &mut report.violations);
     check_counts(model, &nodes, &edges, &counters, &mut report.violations);
@@ -447,6 +516,26 @@ pub fn check_items(model: &Model, items: &[Item]) -> Report {
         .violations
         .sort_by(|a, b| (a.kind, &a.pk, &a.sk).cmp(&(b.kind, &b.pk, &b.sk)));
     report
+}
+
+/// Each tombstone of a type that detects conflicts is within its `_ttl`.
+fn check_tombstones(model: &Model, nodes: &HashMap<&str, &Item>, violations: &mut Vec<Violation>) {
+    let now = engine::sync::now_millis() / 1000;
+    for (pk, node) in nodes {
+        let typename = text(node, TYPENAME);
+        let detects = model
+            .type_def(typename)
+            .is_some_and(|type_def| type_def.conflict.is_some());
+        if detects && engine::sync::expired_tombstone(node, now) {
+            violations.push(Violation {
+                pk: (*pk).to_owned(),
+                sk: (*pk).to_owned(),
+                kind: ViolationKind::ExpiredTombstone,
+                detail: format!("a deleted {typename} past its _ttl, still to be removed"),
+                owner: None,
+            });
+        }
+    }
 }
 
 fn is_unique_typename(model: &Model, typename: &str) -> bool {

@@ -66,6 +66,12 @@ pub struct SchemaArgs {
           value_name = "AUTOMERGE|OPTIMISTIC_CONCURRENCY",
           value_parser = ["AUTOMERGE", "OPTIMISTIC_CONCURRENCY"])]
     pub conflict_handler: Option<String>,
+    /// How long each write stays in its type's delta record, in minutes (AppSync's
+    /// `DeltaSyncTableTTL`): a DataStore sync whose `lastSync` is more recent reads only the
+    /// changes since; an older one reads the whole type. 30 when not given.
+    #[arg(long, env = "TABLEGRAPH_DELTA_SYNC_TABLE_TTL", value_name = "MINUTES",
+          value_parser = clap::value_parser!(u32).range(1..=10080))]
+    pub delta_sync_table_ttl: Option<u32>,
 }
 
 fn amplify_flag(text: &str) -> Result<(String, String), String> {
@@ -96,13 +102,17 @@ impl SchemaArgs {
     /// The conflict detection the command line chose; none chosen leaves it to
     /// `transform.conf.json`.
     fn conflict_config(&self) -> ConflictConfig {
-        match &self.conflict_detection {
+        let config = match &self.conflict_detection {
             // The names were checked when the arguments were read.
             Some(detection) => {
                 ConflictConfig::from_arguments(detection, self.conflict_handler.as_deref())
                     .unwrap_or_default()
             }
             None => ConflictConfig::default(),
+        };
+        ConflictConfig {
+            delta_sync_minutes: self.delta_sync_table_ttl,
+            ..config
         }
     }
 

@@ -215,7 +215,7 @@ fn print_report(
 ) -> std::io::Result<()> {
     writeln!(
         out,
-        "{title}: {} items: {} nodes, {} unique values, {} edges, {} migration records{}{}",
+        "{title}: {} items: {} nodes, {} unique values, {} edges, {} migration records{}{}{}",
         report.items,
         report.nodes,
         report.unique_values,
@@ -228,6 +228,10 @@ fn print_report(
         match report.stream_items {
             0 => String::new(),
             n => format!(", {n} stream leases and relay items"),
+        },
+        match report.delta_records {
+            0 => String::new(),
+            n => format!(", {n} writes recorded for delta syncs"),
         }
     )?;
     for violation in &report.violations {

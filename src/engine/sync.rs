@@ -10,12 +10,18 @@
 //! version. A delete with a stale version, and any write to a deleted node (a tombstone), is
 //! refused. Refusals are AppSync's `ConflictUnhandled` ("Conflict resolver rejects mutation."),
 //! carrying the stored node.
+//!
+//! Every write of such a node also puts a record of it in its type's delta record
+//! (`keys::delta_partition`), in the write's own transaction: a sync since a recent `lastSync`
+//! reads the writes since then from there instead of the type, and no write can commit without
+//! its record (the change stream would lose one to a lease handed over or a relay behind).
 
 use std::sync::Arc;
 
 use super::error::EngineError;
-use crate::model::{ConflictHandler, TypeDef};
-use crate::store::{AttrValue, Item};
+use crate::keys;
+use crate::model::{ConflictHandler, Model, TypeDef};
+use crate::store::{AttrValue, Item, Write};
 
 /// The field of a node's version, as Amplify names it.
 pub const SYNC_VERSION: &str = "_version";
@@ -68,6 +74,30 @@ pub(crate) fn stamp(type_def: &TypeDef, item: &mut Item) {
     }
 }
 
+/// The write that records `item`, just written, in its type's delta record, for delta syncs:
+/// its id under the time and version of the write, kept for the delta window (`_ttl`).
+pub(crate) fn delta_record(model: &Model, type_def: &TypeDef, item: &Item) -> Option<Write> {
+    type_def.conflict.as_ref()?;
+    let millis = last_changed_at(item);
+    let id = item.get("id").and_then(AttrValue::as_str)?;
+    let version = stored_version(item);
+    let partition = keys::delta_partition(&type_def.name);
+    let expires = (millis + model.dialect.conflict.delta_window_millis()) / 1000;
+    let record = Item::from_iter([
+        (keys::PK.to_owned(), AttrValue::S(partition)),
+        (
+            keys::SK.to_owned(),
+            AttrValue::S(keys::delta_sort_key(millis, id, version)),
+        ),
+        ("id".to_owned(), AttrValue::S(id.to_owned())),
+        (TTL.to_owned(), AttrValue::N(expires.to_string())),
+    ]);
+    Some(Write::Put {
+        item: record,
+        condition: Vec::new(),
+    })
+}
+
 /// `current` made a tombstone: deleted, and to be removed after [`TOMBSTONE_SECONDS`].
 pub(crate) fn tombstone(current: &Item) -> Item {
     let mut next = current.clone();
@@ -75,6 +105,15 @@ pub(crate) fn tombstone(current: &Item) -> Item {
     let expires = time::OffsetDateTime::now_utc().unix_timestamp() + TOMBSTONE_SECONDS;
     next.insert(TTL.to_owned(), AttrValue::N(expires.to_string()));
     next
+}
+
+/// Whether `item` is a tombstone past its `_ttl`: to be removed as a delete removes a node.
+pub fn expired_tombstone(item: &Item, now_seconds: i64) -> bool {
+    let expires = match item.get(TTL) {
+        Some(AttrValue::N(seconds)) => seconds.parse::<i64>().unwrap_or(i64::MAX),
+        _ => i64::MAX,
+    };
+    item.is_tombstone() && expires < now_seconds
 }
 
 /// The refusal of a write in conflict with `current`, the stored node.
@@ -116,7 +155,7 @@ pub(crate) fn resolve_delete(current: &Item, given: Option<i64>) -> Result<i64, 
     }
 }
 
-fn stored_version(item: &Item) -> i64 {
+pub(crate) fn stored_version(item: &Item) -> i64 {
     match item.get(item.version_attribute()) {
         Some(AttrValue::N(n)) => n.parse().unwrap_or(0),
         _ => 0,

@@ -425,6 +425,46 @@ pub fn is_stream_partition(pk: &str) -> bool {
     pk.starts_with("STREAM#")
 }
 
+/// The partition of a type's delta record (conflict detection): one item per write of one of
+/// its nodes, kept for the delta window, which a delta sync reads instead of the type.
+///
+/// ```
+/// assert_eq!(tablegraph::keys::delta_partition("Note"), "DELTA#Note");
+/// ```
+pub fn delta_partition(type_name: &str) -> String {
+    format!("DELTA#{type_name}")
+}
+
+/// Whether a `PK` is a delta record's partition.
+///
+/// ```
+/// assert!(tablegraph::keys::is_delta_partition("DELTA#Note"));
+/// assert!(!tablegraph::keys::is_delta_partition("NODE#DELTA#"));
+/// ```
+pub fn is_delta_partition(pk: &str) -> bool {
+    pk.starts_with("DELTA#")
+}
+
+/// The `SK` of one write in a delta record: when it was made (milliseconds, padded to 13
+/// digits so that byte order is time order), the node's id and the version it wrote.
+///
+/// ```
+/// use tablegraph::keys::{delta_sort_key, delta_since};
+/// let key = delta_sort_key(1_700_000_000_123, "0191", 3);
+/// assert_eq!(key, "1700000000123#0191#3");
+/// assert!(delta_sort_key(999, "a", 1) < delta_sort_key(1000, "a", 1));
+/// assert!(delta_since(1_700_000_000_123).as_str() <= key.as_str());
+/// assert!(delta_since(1_700_000_000_124).as_str() > key.as_str());
+/// ```
+pub fn delta_sort_key(millis: i64, id: &str, version: i64) -> String {
+    format!("{millis:013}#{id}#{version}")
+}
+
+/// The lowest `SK` of the writes made at or after `millis`.
+pub fn delta_since(millis: i64) -> String {
+    format!("{:013}", millis.max(0))
+}
+
 /// The key (`PK` = `SK`) of the record of migration `name`.
 ///
 /// ```

@@ -56,7 +56,14 @@ pub struct ConflictConfig {
     pub models: BTreeMap<String, Option<ConflictHandler>>,
     /// Set by the command line, which then wins over `transform.conf.json`.
     pub chosen: bool,
+    /// How long a write stays in its type's delta record, in minutes (AppSync's
+    /// `DeltaSyncTableTTL`, `--delta-sync-table-ttl`); [`DELTA_SYNC_MINUTES`] when not given.
+    pub delta_sync_minutes: Option<u32>,
 }
+
+/// Amplify's `DeltaSyncTableTTL`: a sync whose `lastSync` is more recent than this reads the
+/// changes since, an older one the whole type.
+pub const DELTA_SYNC_MINUTES: u32 = 30;
 
 impl ConflictConfig {
     /// The choice of `--conflict-detection` (`VERSION` or `NONE`) and `--conflict-handler`.
@@ -80,6 +87,7 @@ impl ConflictConfig {
             project,
             models: BTreeMap::new(),
             chosen: true,
+            delta_sync_minutes: None,
         })
     }
 
@@ -111,6 +119,11 @@ impl ConflictConfig {
             Some(own) => own.clone(),
             None => self.project.clone(),
         }
+    }
+
+    /// The delta window, in milliseconds.
+    pub fn delta_window_millis(&self) -> i64 {
+        i64::from(self.delta_sync_minutes.unwrap_or(DELTA_SYNC_MINUTES)) * 60_000
     }
 
     /// Whether any model may detect conflicts.

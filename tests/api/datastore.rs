@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, spawn_app_with_schema};
+use crate::helpers::{
+    TestApp, api_key_and_tokens, spawn_app_with_schema, spawn_app_with_schema_and, user_token,
+};
 use crate::subscriptions::Client;
 
 const SCHEMA: &str = "tests/fixtures/amplify-datastore/schema.graphql";
@@ -337,4 +339,316 @@ async fn subscribers_get_tombstones_from_deletes_and_the_sync_fields_of_every_ev
             .is_some(),
         "{deleted}"
     );
+}
+
+const SYNC_NOTES: &str = "query($next: String, $last: AWSTimestamp, $limit: Int) {
+  syncNotes(limit: $limit, nextToken: $next, lastSync: $last) { items { id title _deleted _version } nextToken startedAt }
+}";
+
+/// A sync since a `lastSync` within the delta window reads the writes since from the type's
+/// delta record: exactly the nodes written (a tombstone too), each once, as they are now; one
+/// Query of the record and one batch of the nodes, however many nodes the type holds.
+#[tokio::test]
+async fn a_delta_sync_reads_only_the_writes_since_last_sync() {
+    let app = spawn_app_with_schema(SCHEMA).await;
+    let mut ids = Vec::new();
+    for n in 0..30 {
+        ids.push(id_of(&create_note(&app, &format!("note {n}"), &[]).await));
+    }
+    let base = app
+        .graphql(SYNC_NOTES, json!({ "last": 0, "limit": 1000 }))
+        .await;
+    assert_eq!(
+        base["data"]["syncNotes"]["items"].as_array().map(Vec::len),
+        Some(30),
+        "{base}"
+    );
+    let last_sync = base["data"]["syncNotes"]["startedAt"].clone();
+    // Written since: two updates (one node twice), a delete and a create.
+    let update = "mutation($id: ID!, $t: String!, $v: Int!) { updateNote(input: { id: $id, title: $t, _version: $v }) { id } }";
+    app.graphql(update, json!({ "id": ids[3], "t": "three", "v": 1 }))
+        .await;
+    app.graphql(update, json!({ "id": ids[3], "t": "three again", "v": 2 }))
+        .await;
+    app.graphql(update, json!({ "id": ids[7], "t": "seven", "v": 1 }))
+        .await;
+    app.graphql(
+        "mutation($id: ID!) { deleteNote(input: { id: $id, _version: 1 }) { id } }",
+        json!({ "id": ids[9] }),
+    )
+    .await;
+    let created = id_of(&create_note(&app, "new", &[]).await);
+    let (delta, calls) = app
+        .graphql_counted(SYNC_NOTES, json!({ "last": last_sync, "limit": 1000 }))
+        .await;
+    let mut got: Vec<(String, Value, Value)> = delta["data"]["syncNotes"]["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|n| {
+            (
+                n["id"].as_str().unwrap_or_default().to_owned(),
+                n["title"].clone(),
+                n["_deleted"].clone(),
+            )
+        })
+        .collect();
+    got.sort_by_key(|(id, _, _)| id.clone());
+    let mut want = vec![
+        (ids[3].clone(), json!("three again"), Value::Null),
+        (ids[7].clone(), json!("seven"), Value::Null),
+        (ids[9].clone(), json!("note 9"), json!(true)),
+        (created, json!("new"), Value::Null),
+    ];
+    want.sort_by_key(|(id, _, _)| id.clone());
+    assert_eq!(got, want, "{delta}");
+    assert_eq!(calls, vec!["Query", "BatchGetItem"], "{delta}");
+    let read = &delta["extensions"]["storageCalls"];
+    assert_eq!(read[0]["items"], 5, "the five writes' records: {read}");
+    assert_eq!(read[1]["keys"], 4, "their four nodes: {read}");
+    assert!(
+        delta["data"]["syncNotes"]["startedAt"].as_i64() >= last_sync.as_i64(),
+        "{delta}"
+    );
+}
+
+/// A delta sync pages through the writes with `limit`, each page's `nextToken` going on after
+/// the last write it read; a token of another sync is refused.
+#[tokio::test]
+async fn a_delta_sync_pages_by_its_own_next_token() {
+    let app = spawn_app_with_schema(SCHEMA).await;
+    let base = app.graphql(SYNC_NOTES, json!({ "last": 0 })).await;
+    let last_sync = base["data"]["syncNotes"]["startedAt"].clone();
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        ids.push(id_of(&create_note(&app, &format!("note {n}"), &[]).await));
+    }
+    let mut next = Value::Null;
+    let mut seen = Vec::new();
+    let mut started = Vec::new();
+    loop {
+        let page = app
+            .graphql(
+                SYNC_NOTES,
+                json!({ "last": last_sync, "limit": 2, "next": next }),
+            )
+            .await;
+        let page = &page["data"]["syncNotes"];
+        assert!(
+            page["items"]
+                .as_array()
+                .is_some_and(|items| items.len() <= 2),
+            "{page}"
+        );
+        seen.extend(
+            page["items"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|n| n["id"].clone()),
+        );
+        started.push(page["startedAt"].clone());
+        next = page["nextToken"].clone();
+        if next.is_null() {
+            break;
+        }
+        assert!(
+            next.as_str().is_some_and(|t| t.contains(':')),
+            "a delta sync's token: {next}"
+        );
+    }
+    let want: Vec<Value> = ids.iter().map(|id| json!(id)).collect();
+    assert_eq!(seen, want, "in the order written");
+    assert!(started.iter().all(|s| *s == started[0]), "{started:?}");
+    // A base sync's token is not a delta sync's, nor the other way round.
+    let base_page = app
+        .graphql(SYNC_NOTES, json!({ "last": 0, "limit": 1 }))
+        .await;
+    let base_token = base_page["data"]["syncNotes"]["nextToken"]
+        .as_str()
+        .unwrap_or_default()
+        .replacen('.', ":", 1);
+    let forged = app.graphql(SYNC_NOTES, json!({ "next": base_token })).await;
+    assert_eq!(forged["errors"][0]["errorType"], "BadUserInput", "{forged}");
+}
+
+/// A `lastSync` older than the delta window is answered with a base sync, as AppSync answers it.
+#[tokio::test]
+async fn a_last_sync_older_than_the_window_gets_a_base_sync() {
+    let app = spawn_app_with_schema(SCHEMA).await;
+    let id = id_of(&create_note(&app, "old", &[]).await);
+    let now = app.graphql(SYNC_NOTES, json!({ "last": 0 })).await["data"]["syncNotes"]["startedAt"]
+        .as_i64()
+        .unwrap_or_default();
+    let long_ago = now - 31 * 60 * 1000;
+    let (page, calls) = app
+        .graphql_counted(SYNC_NOTES, json!({ "last": long_ago }))
+        .await;
+    assert_eq!(page["data"]["syncNotes"]["items"][0]["id"], id, "{page}");
+    assert!(
+        calls.iter().all(|call| call.starts_with("Query:")),
+        "the type index: {calls:?}"
+    );
+}
+
+/// `check` knows the delta record: the writes within the window are counted, and `--repair`
+/// removes those past it.
+#[tokio::test]
+async fn check_counts_the_delta_record_and_repair_trims_what_is_past_the_window() {
+    let app = spawn_app_with_schema(SCHEMA).await;
+    let note = create_note(&app, "kept", &[]).await;
+    app.graphql(
+        "mutation($id: ID!) { updateNote(input: { id: $id, title: \"kept\", _version: 1 }) { id } }",
+        json!({ "id": id_of(&note) }),
+    )
+    .await;
+    let report = app.assert_table_consistent().await;
+    assert_eq!(report.delta_records, 2, "{report:?}");
+    // A record written an hour ago, as a write then would have left it.
+    let hour_ago = tablegraph::engine::sync::now_millis() - 3_600_000;
+    let stale = tablegraph::store::Item::from_iter([
+        (
+            "PK".to_owned(),
+            tablegraph::store::AttrValue::S("DELTA#Note".into()),
+        ),
+        (
+            "SK".to_owned(),
+            tablegraph::store::AttrValue::S(tablegraph::keys::delta_sort_key(hour_ago, "gone", 1)),
+        ),
+        (
+            "id".to_owned(),
+            tablegraph::store::AttrValue::S("gone".into()),
+        ),
+        (
+            "_ttl".to_owned(),
+            tablegraph::store::AttrValue::N(((hour_ago + 1_800_000) / 1000).to_string()),
+        ),
+    ]);
+    app.store
+        .transact_write(vec![tablegraph::store::Write::Put {
+            item: stale,
+            condition: Vec::new(),
+        }])
+        .await
+        .expect("written");
+    let report = tablegraph::check::check(&app.store, &app.model)
+        .await
+        .expect("checked");
+    assert_eq!(
+        report.counts(),
+        vec![(tablegraph::check::ViolationKind::ExpiredDeltaRecord, 1)],
+        "{report:?}"
+    );
+    let repair = tablegraph::check::repair(&app.store, &app.model)
+        .await
+        .expect("repaired");
+    assert!(repair.after.is_clean(), "{:?}", repair.after);
+    assert_eq!(repair.after.delta_records, 2);
+}
+
+/// A tombstone past its `_ttl` (30 days on) is reported by `check`, and `check --repair`
+/// removes it as a delete removes a node; one within it is left.
+#[tokio::test]
+async fn repair_removes_a_tombstone_past_its_ttl() {
+    use tablegraph::store::{AttrValue, Key, Write};
+    let app = spawn_app_with_schema(SCHEMA).await;
+    let due = id_of(&create_note(&app, "due", &[]).await);
+    let kept = id_of(&create_note(&app, "kept", &[]).await);
+    for id in [&due, &kept] {
+        app.graphql(
+            "mutation($id: ID!) { deleteNote(input: { id: $id, _version: 1 }) { id } }",
+            json!({ "id": id }),
+        )
+        .await;
+    }
+    let key = Key::same(tablegraph::keys::node_key(&due));
+    let mut tombstone = app
+        .store
+        .get_item_consistent(&key)
+        .await
+        .expect("read")
+        .expect("the tombstone is there");
+    // As it will be once its 30 days are over.
+    let past = tablegraph::engine::sync::now_millis() / 1000 - 60;
+    tombstone.insert("_ttl".to_owned(), AttrValue::N(past.to_string()));
+    app.store
+        .transact_write(vec![Write::Put {
+            item: tombstone,
+            condition: Vec::new(),
+        }])
+        .await
+        .expect("written");
+    let report = tablegraph::check::check(&app.store, &app.model)
+        .await
+        .expect("checked");
+    assert_eq!(
+        report.counts(),
+        vec![(tablegraph::check::ViolationKind::ExpiredTombstone, 1)],
+        "{report:?}"
+    );
+    let repair = tablegraph::check::repair(&app.store, &app.model)
+        .await
+        .expect("repaired");
+    assert!(repair.after.is_clean(), "{:?}", repair.after);
+    let read = app
+        .graphql(
+            "query($a: ID!, $b: ID!) { a: getNote(id: $a) { id } b: getNote(id: $b) { _deleted } }",
+            json!({ "a": due, "b": kept }),
+        )
+        .await;
+    assert_eq!(
+        read["data"],
+        json!({ "a": null, "b": { "_deleted": true } }),
+        "{read}"
+    );
+}
+
+/// Owner rules hold on sync queries as on lists: a base sync and a delta sync answer each
+/// owner only their own diaries, and another owner's writes are not among the changes.
+#[tokio::test]
+async fn owner_rules_hold_on_base_and_delta_syncs() {
+    let app = spawn_app_with_schema_and(SCHEMA, api_key_and_tokens("da2-datastore")).await;
+    let (ann, bob) = (user_token("ann", &[]), user_token("bob", &[]));
+    let call = |token: String, query: &'static str, variables: Value| {
+        let app = &app;
+        async move {
+            let headers = [("authorization", token.as_str())];
+            app.graphql_with(&headers, query, variables).await.1
+        }
+    };
+    let create = "mutation($t: String) { createDiary(input: { text: $t }) { id _version } }";
+    let mut anns = Vec::new();
+    for text in ["rain", "sun"] {
+        let created = call(ann.clone(), create, json!({ "t": text })).await;
+        anns.push(id_of(&created["data"]["createDiary"]));
+    }
+    let bobs =
+        id_of(&call(bob.clone(), create, json!({ "t": "snow" })).await["data"]["createDiary"]);
+    let sync =
+        "query($last: AWSTimestamp) { syncDiaries(lastSync: $last) { items { id } startedAt } }";
+    let ids = |page: &Value| -> Vec<String> {
+        let mut ids: Vec<String> = page["data"]["syncDiaries"]["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|item| item["id"].as_str().map(str::to_owned))
+            .collect();
+        ids.sort();
+        ids
+    };
+    let base = call(ann.clone(), sync, json!({ "last": 0 })).await;
+    let mut want = anns.clone();
+    want.sort();
+    assert_eq!(ids(&base), want, "{base}");
+    let last = base["data"]["syncDiaries"]["startedAt"].clone();
+    let update = "mutation($id: ID!) { updateDiary(input: { id: $id, text: \"later\", _version: 1 }) { id } }";
+    call(bob.clone(), update, json!({ "id": bobs })).await;
+    call(ann.clone(), update, json!({ "id": anns[0] })).await;
+    let delta = call(ann.clone(), sync, json!({ "last": last })).await;
+    assert_eq!(ids(&delta), vec![anns[0].clone()], "{delta}");
+    let bobs_delta = call(bob.clone(), sync, json!({ "last": last })).await;
+    assert_eq!(ids(&bobs_delta), vec![bobs.clone()], "{bobs_delta}");
 }

@@ -11,6 +11,7 @@ use super::ahead::read_ahead;
 use super::connections::{
     Connection, Page, empty_page, read_field_page, read_page, total_count, whole_connection,
 };
+use super::deltas::{DeltaStart, read_delta_page};
 use super::lists::{empty_list_page, list_total_count, read_list_page};
 use super::nodes::{
     Node, load_node, load_node_by_unique, load_node_or_null, load_nodes, load_nodes_each,
@@ -20,6 +21,7 @@ use super::selection::{PageSelection, Selection};
 use crate::engine::rules::Access;
 use crate::engine::{EngineError, RequestScope, derive};
 use crate::model::{Model, TypeDef};
+use crate::store::Filter;
 
 /// The reads of one request's levels: its scope and model.
 #[derive(Clone, Copy)]
@@ -236,6 +238,20 @@ impl<'a> Level<'a> {
         });
         let mut page = page?;
         page.total_count = count?;
+        self.page_nodes_ahead(&page, selection).await?;
+        Ok(page)
+    }
+
+    /// A delta sync's page of `type_def`: the writes from `start`, at most `limit` of them
+    /// read, their nodes where the caller may read them and `filter` holds.
+    pub async fn delta_page(
+        &self,
+        type_def: &TypeDef,
+        (start, limit): (&DeltaStart, usize),
+        filter: Option<&Filter>,
+        selection: &PageSelection<'_>,
+    ) -> Result<Page, EngineError> {
+        let page = read_delta_page(self.scope, type_def, start, limit, filter).await?;
         self.page_nodes_ahead(&page, selection).await?;
         Ok(page)
     }

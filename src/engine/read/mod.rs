@@ -7,6 +7,7 @@
 
 mod ahead;
 mod connections;
+mod deltas;
 mod key_conditions;
 mod level;
 mod lists;
@@ -19,6 +20,7 @@ mod selection;
 /// The tests a filtered read (a page, a subscription's events) applies to each item.
 pub use crate::store::{Filter, Test};
 pub use connections::{Connection, Page, PageEdge, read_page};
+pub use deltas::{DeltaStart, delta_connection, is_delta_connection};
 pub use key_conditions::{KeyField, KeyKind, KeyPart};
 pub use level::{AskedPage, Level, Targets};
 pub use lists::list_key_field;

@@ -22,5 +22,5 @@ pub use creates::{NewEdge, NewNode, create_node, create_nodes, create_tree};
 pub use drive::{Attempt, Driver, Learned, WRITE_ATTEMPTS};
 pub use edge_writes::{add_edge, remove_edge};
 pub use imports::{Imported, Missing, import_node};
-pub use node_writes::{FieldValues, Guard, delete_node, update_node};
+pub use node_writes::{FieldValues, Guard, delete_node, purge_tombstone, update_node};
 pub use plan::{Plan, Purpose, node_update};

@@ -94,6 +94,7 @@ pub(super) fn plan_new_item(
     );
     take_unique_values(type_def, None, item, &mut plan);
     check_references(model, type_def, None, item, &mut plan)?;
+    record_delta(model, type_def, item, &mut plan);
     count_members(
         model,
         type_def,
@@ -189,6 +190,7 @@ pub(super) fn plan_update(
     // Only what changed is written: a child created or an edge added meanwhile (which add to
     // the node's counts and edge set without moving its version) stays.
     plan.push(node_update(&current, &next, condition), Purpose::Node);
+    record_delta(model, type_def, &next, &mut plan);
     take_unique_values(type_def, Some(&current), &next, &mut plan);
     check_references(model, type_def, Some(&current), &next, &mut plan)?;
     count_members(
@@ -222,8 +224,42 @@ pub async fn delete_node(
     // and edge set), so the client's expected version holds through them.
     let guard = &guard.ruled(scope, type_def, Operation::Delete, &FieldValues::new())?;
     if type_def.conflict.is_some() {
-        return delete_to_tombstone(scope, type_def, id, guard).await;
+        return delete_to_tombstone(scope, model, type_def, id, guard).await;
     }
+    remove_node(scope, model, type_def, id, guard).await
+}
+
+/// Removes a tombstone past its `_ttl` as a delete removes a node: with its unique values,
+/// its edges and its place in its parents' counts. False when there is no such tombstone (it
+/// is gone, or not yet due).
+pub async fn purge_tombstone(
+    scope: &RequestScope,
+    model: &Model,
+    type_def: &TypeDef,
+    id: &str,
+) -> Result<bool, EngineError> {
+    let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
+        return Ok(false);
+    };
+    let now = sync::now_millis() / 1000;
+    if !sync::expired_tombstone(&current, now) {
+        return Ok(false);
+    }
+    // A tombstone takes no writes: the version read is the one removed.
+    let guard = Guard::version(Some(sync::stored_version(&current)));
+    let removed = remove_node(scope, model, type_def, id, &guard).await?;
+    Ok(removed.is_some())
+}
+
+/// [`delete_node`]'s removal of the node, its unique values and its edges, under `guard` (the
+/// caller's rules already in it).
+async fn remove_node(
+    scope: &RequestScope,
+    model: &Model,
+    type_def: &TypeDef,
+    id: &str,
+    guard: &Guard,
+) -> Result<Option<Node>, EngineError> {
     let ids = [id.to_owned()];
     let deleted = Driver::new(scope, "delete")
         .freeing(type_def, &ids)
@@ -269,6 +305,7 @@ pub async fn delete_node(
 /// it is removed (see `engine::sync`); `None` when there is no such node.
 async fn delete_to_tombstone(
     scope: &RequestScope,
+    model: &Model,
     type_def: &TypeDef,
     id: &str,
     guard: &Guard,
@@ -298,6 +335,7 @@ async fn delete_to_tombstone(
             condition.extend(guard.clauses());
             let mut plan = Plan::default();
             plan.push(node_update(&current, &next, condition), Purpose::Node);
+            record_delta(model, type_def, &next, &mut plan);
             Ok(Attempt::Write(plan, Some(Arc::new(next))))
         })
         .await?;
@@ -305,6 +343,14 @@ async fn delete_to_tombstone(
         remember(scope, id, Some(item.clone()));
     }
     Ok(deleted.map(|item| Node::new(type_def.name.clone(), item)))
+}
+
+/// Adds the record of `item`'s write to its type's delta record, if its type detects conflicts.
+fn record_delta(model: &Model, type_def: &TypeDef, item: &Item, plan: &mut Plan) {
+    if let Some(record) = sync::delta_record(model, type_def, item) {
+        // A record is new each time (its key holds the version written): it cannot fail.
+        plan.push(record, Purpose::Node);
+    }
 }
 
 /// The writes of a step of a delete that removes `step`, some of the edges of the node `id`:

@@ -151,8 +151,8 @@ pub(in crate::graphql) fn named_as_sent(shape: ApiShape, error: EngineError) -> 
     }
 }
 
-/// The `nextToken` of a sync query's page: `<startedAt>.<cursor>` (see `types::sync`), or
-/// null after the last page.
+/// The `nextToken` of a sync query's page: `<startedAt>.<cursor>` of a base sync,
+/// `<startedAt>:<cursor>` of a delta sync (see `types::sync`), or null after the last page.
 fn sync_next_token<'a>(
     ctx: &ResolverContext<'a>,
     started_at: i64,
@@ -161,6 +161,10 @@ fn sync_next_token<'a>(
     let (Some(next), Ok(scope)) = (next, scope(ctx)) else {
         return cursor_value(ctx, next);
     };
-    let token = format!("{started_at}.{}", next.encode(&scope.cursors));
+    let separator = match crate::engine::read::is_delta_connection(&next.connection) {
+        true => ':',
+        false => '.',
+    };
+    let token = format!("{started_at}{separator}{}", next.encode(&scope.cursors));
     FieldFuture::from_value(Some(Value::from(token)))
 }

@@ -1,12 +1,14 @@
 //! DataStore's sync query of a type that detects conflicts: `sync<Types>(filter, limit,
 //! nextToken, lastSync): Model<Type>Connection`, whose pages carry `startedAt`.
 //!
-//! A sync here is always a base sync: the type's nodes through its type index, tombstones
-//! included, in the list's order and under the caller's rules as its list is; `lastSync` is
-//! read and checked, and a delta read of the changes since it is not made (every node comes
-//! back, which DataStore reconciles by `_version`). `startedAt` is when the first page was
-//! read, carried in `nextToken` (`<startedAt>.<cursor>`) so that every page of one sync
-//! answers the same, as AppSync's do: changes made while a sync pages come in the next one.
+//! Without `lastSync` (or with 0, or one older than the delta window, AppSync's
+//! `DeltaSyncTableTTL`), a base sync: the type's nodes through its type index, tombstones
+//! included, in the list's order and under the caller's rules as its list is. With a
+//! `lastSync` within the window, a delta sync: the nodes written since, from the type's delta
+//! record (`engine::read::DeltaStart`), never the type. `startedAt` is when the first page was
+//! read, carried in `nextToken` (`<startedAt>.<cursor>` of a base sync, `<startedAt>:<cursor>`
+//! of a delta one) so that every page of one sync answers the same, as AppSync's do: writes
+//! made while a sync pages come in the next one.
 
 use std::sync::Arc;
 
@@ -17,7 +19,8 @@ use async_graphql::dynamic::{
 
 use super::amplify;
 use super::connection::{filter_argument, note_filter_read, page_request};
-use crate::engine::read::{Level, MAX_LIMIT, Page};
+use crate::engine::Cursor;
+use crate::engine::read::{DeltaStart, Level, MAX_LIMIT, Page};
 use crate::engine::{self, EngineError};
 use crate::graphql::context::{model, scope};
 use crate::graphql::errors::graphql_error;
@@ -60,21 +63,52 @@ async fn resolve_sync(
     filter_fields: &[(String, ScalarType)],
 ) -> Result<Page, EngineError> {
     let model = model(ctx)?;
-    let scope = scope(ctx)?;
-    if let Some(last_sync) = ctx.args.get("lastSync").filter(|v| !v.is_null()) {
-        last_sync
-            .i64()
-            .map_err(|_| EngineError::bad_input("lastSync must be milliseconds since the epoch"))?;
-    }
-    let (started_at, after) = match ctx.args.get("nextToken").filter(|v| !v.is_null()) {
-        Some(token) => {
-            let (started_at, after) = split_token(token.string()?)?;
-            (started_at, Some(Value::from(after)))
-        }
-        None => (engine::sync::now_millis(), None),
+    let now = engine::sync::now_millis();
+    let last_sync = match ctx.args.get("lastSync").filter(|v| !v.is_null()) {
+        Some(value) => Some(value.i64().map_err(|_| {
+            EngineError::bad_input("lastSync must be milliseconds since the epoch")
+        })?),
+        None => None,
     };
+    let (started_at, read) = match ctx.args.get("nextToken").filter(|v| !v.is_null()) {
+        Some(token) => split_token(token.string()?)?,
+        // Within the delta window, the writes since; else (or with 0, DataStore's first
+        // sync) the whole type.
+        None => match last_sync {
+            Some(since)
+                if since > 0 && since >= now - model.dialect.conflict.delta_window_millis() =>
+            {
+                (now, SyncRead::Delta(Some(since), None))
+            }
+            _ => (now, SyncRead::Base(None)),
+        },
+    };
+    let mut page = match read {
+        SyncRead::Base(after) => base_page(ctx, type_def, filter_fields, after).await?,
+        SyncRead::Delta(since, after) => {
+            delta_page(ctx, type_def, filter_fields, since, after).await?
+        }
+    };
+    page.started_at = Some(started_at);
+    Ok(page)
+}
+
+/// What a sync's page reads: the type (a base sync) or its delta record, from the start or
+/// from a cursor's position.
+enum SyncRead<'t> {
+    Base(Option<&'t str>),
+    Delta(Option<i64>, Option<&'t str>),
+}
+
+/// A base sync's page: the type's list, tombstones included.
+async fn base_page(
+    ctx: &ResolverContext<'_>,
+    type_def: &TypeDef,
+    filter_fields: &[(String, ScalarType)],
+    after: Option<&str>,
+) -> Result<Page, EngineError> {
     let get = |name: &str| match name {
-        "nextToken" => after.clone(),
+        "nextToken" => after.map(Value::from),
         name => ctx.args.get(name).map(|v| v.as_value().clone()),
     };
     amplify::check_limit(ApiShape::Amplify, get)?;
@@ -87,18 +121,70 @@ async fn resolve_sync(
     )?;
     let look_ahead = ctx.look_ahead();
     let selection = page_selection(ApiShape::Amplify, &look_ahead);
-    let mut page = Level::new(scope, model)
+    let scope = scope(ctx)?;
+    let page = Level::new(scope, model(ctx)?)
         .list_page(type_def, &request, &selection)
         .await?;
     note_filter_read(ctx, scope, &page);
-    page.started_at = Some(started_at);
     Ok(page)
 }
 
-/// A sync's `nextToken`: when its first page was read, and the cursor of where it goes on.
-fn split_token(token: &str) -> Result<(i64, &str), EngineError> {
-    token
-        .split_once('.')
-        .and_then(|(started_at, cursor)| Some((started_at.parse().ok()?, cursor)))
-        .ok_or_else(|| EngineError::bad_input("nextToken is not one this sync query gave"))
+/// A delta sync's page: the writes since `since` (the first page) or after the cursor `after`.
+async fn delta_page(
+    ctx: &ResolverContext<'_>,
+    type_def: &TypeDef,
+    filter_fields: &[(String, ScalarType)],
+    since: Option<i64>,
+    after: Option<&str>,
+) -> Result<Page, EngineError> {
+    let scope = scope(ctx)?;
+    let start = match after {
+        Some(after) => {
+            let connection = engine::read::delta_connection(&type_def.name);
+            let cursor = Cursor::decode_for(after, &connection, &scope.cursors)
+                .map_err(|_| foreign_token())?;
+            DeltaStart::After(cursor.sort_key)
+        }
+        None => DeltaStart::Since(since.unwrap_or(0)),
+    };
+    let get = |name: &str| ctx.args.get(name).map(|v| v.as_value().clone());
+    amplify::check_limit(ApiShape::Amplify, get)?;
+    let limit = match amplify::page_argument(ApiShape::Amplify, "first", get) {
+        Some(Value::Number(n)) => n.as_u64().map_or(MAX_LIMIT, |n| n as usize),
+        _ => MAX_LIMIT,
+    };
+    let filter = match ctx.args.get("filter").filter(|v| !v.is_null()) {
+        Some(filter) => Some(filters::filter_of(
+            filter.as_value(),
+            filter_fields,
+            "filter",
+        )?),
+        None => None,
+    };
+    let look_ahead = ctx.look_ahead();
+    let selection = page_selection(ApiShape::Amplify, &look_ahead);
+    Level::new(scope, model(ctx)?)
+        .delta_page(
+            type_def,
+            (&start, limit.min(MAX_LIMIT)),
+            filter.as_ref(),
+            &selection,
+        )
+        .await
+}
+
+fn foreign_token() -> EngineError {
+    EngineError::bad_input("nextToken is not one this sync query gave")
+}
+
+/// A sync's `nextToken`: when its first page was read, and where it goes on: `.` and a base
+/// sync's cursor, or `:` and a delta sync's.
+fn split_token(token: &str) -> Result<(i64, SyncRead<'_>), EngineError> {
+    let at = token.find(['.', ':']).ok_or_else(foreign_token)?;
+    let started_at = token[..at].parse().map_err(|_| foreign_token())?;
+    let cursor = &token[at + 1..];
+    match &token[at..=at] {
+        "." => Ok((started_at, SyncRead::Base(Some(cursor)))),
+        _ => Ok((started_at, SyncRead::Delta(None, Some(cursor)))),
+    }
 }

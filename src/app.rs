@@ -770,6 +770,19 @@ async fn functions(
             )
         })
     }))?;
+    // A LAMBDA conflict handler is a function like any other.
+    functions.check_named(
+        model
+            .types
+            .iter()
+            .filter_map(|type_def| match &type_def.conflict {
+                Some(crate::model::ConflictHandler::Lambda(function)) => Some((
+                    format!("{}'s LAMBDA conflict handler", type_def.name),
+                    function.clone(),
+                )),
+                _ => None,
+            }),
+    )?;
     // An `@http` URL's `${env}` and `${aws_region}` must stand for something.
     let http_calls = model.computed_fields().filter_map(|computed| computed.http);
     for call in http_calls {

@@ -38,6 +38,9 @@ pub enum EngineError {
     /// Conflict detection refused a write (a stale `_version`, a deleted node): AppSync's
     /// `ConflictUnhandled`, "Conflict resolver rejects mutation.", with the stored node.
     ConflictRejected(std::sync::Arc<crate::store::Item>),
+    /// A `LAMBDA` conflict handler failed or answered what AppSync does not take (AppSync's
+    /// `ConflictError`).
+    ConflictError(String),
     /// A subscription fell behind the table's changes, or the change stream had to be read
     /// again: events between are lost to it, so it ends rather than go on with a gap.
     EventsMissed,
@@ -101,6 +104,7 @@ impl EngineError {
             EngineError::ConflictUnhandled | EngineError::ConflictRejected(_) => {
                 "ConflictUnhandled"
             }
+            EngineError::ConflictError(_) => "ConflictError",
             EngineError::EventsMissed => "EventsMissed",
             EngineError::SubscriptionsUnavailable => "SubscriptionsUnavailable",
             EngineError::LimitExceeded(_) => "LimitExceeded",
@@ -114,6 +118,7 @@ impl EngineError {
             EngineError::BadUserInput(message)
             | EngineError::TransactionTooLarge(message)
             | EngineError::LimitExceeded(message)
+            | EngineError::ConflictError(message)
             | EngineError::Unauthorized(message) => message.clone(),
             EngineError::UniqueConstraintViolation { type_name, field } => {
                 format!("another {type_name} already has this {field}")

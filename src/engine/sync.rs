@@ -155,7 +155,8 @@ pub(crate) fn resolve_delete(current: &Item, given: Option<i64>) -> Result<i64, 
     }
 }
 
-pub(crate) fn stored_version(item: &Item) -> i64 {
+/// The version `item` holds (0 for none).
+pub fn stored_version(item: &Item) -> i64 {
     match item.get(item.version_attribute()) {
         Some(AttrValue::N(n)) => n.parse().unwrap_or(0),
         _ => 0,

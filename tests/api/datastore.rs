@@ -652,3 +652,140 @@ async fn owner_rules_hold_on_base_and_delta_syncs() {
     let bobs_delta = call(bob.clone(), sync, json!({ "last": last })).await;
     assert_eq!(ids(&bobs_delta), vec![bobs.clone()], "{bobs_delta}");
 }
+
+/// The events a LAMBDA conflict handler was sent.
+type Sent = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
+
+/// A conflict handler as an app writes one: its answer follows the label the stale write
+/// brings (`reject`, `remove`, anything else is resolved by counting the vote on the stored
+/// node; `garbage` answers an action AppSync does not know).
+async fn vote_handler() -> (tablegraph::functions::FunctionsConfig, Sent) {
+    let sent: Sent = Sent::default();
+    let seen = sent.clone();
+    let handler = axum::Router::new().route(
+        "/resolveVote",
+        axum::routing::post(move |axum::Json(event): axum::Json<Value>| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().expect("the events").push(event.clone());
+                let (new, old) = (&event["newItem"], &event["existingItem"]);
+                axum::Json(match new["label"].as_str() {
+                    Some("reject") => json!({ "action": "REJECT" }),
+                    Some("remove") => json!({ "action": "REMOVE" }),
+                    Some("garbage") => json!({ "action": "MAYBE" }),
+                    _ => json!({ "action": "RESOLVE", "item": {
+                        "label": new["label"],
+                        "count": old["count"].as_i64().unwrap_or_default() + 1,
+                    } }),
+                })
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let address = listener.local_addr().expect("an address");
+    tokio::spawn(async move { axum::serve(listener, handler).await });
+    let config = tablegraph::functions::FunctionsConfig {
+        endpoints: vec![(
+            "resolveVote".to_owned(),
+            format!("http://{address}/resolveVote"),
+        )],
+        timeout: std::time::Duration::from_secs(5),
+        ..tablegraph::functions::FunctionsConfig::default()
+    };
+    (config, sent)
+}
+
+/// LAMBDA: a stale write goes to the function `transform.conf.json` names, with AppSync's
+/// event, and its answer decides: RESOLVE writes its item on the stored version, REJECT and
+/// REMOVE do as AppSync does, and any other answer is a `ConflictError` that writes nothing.
+#[tokio::test]
+async fn a_lambda_conflict_handler_decides_each_stale_write() {
+    let (functions, sent) = vote_handler().await;
+    let app = crate::helpers::spawn_app_with_functions(
+        "tests/fixtures/amplify-datastore-lambda/schema.graphql",
+        functions,
+    )
+    .await;
+    let created = app
+        .graphql(
+            "mutation { createVote(input: { label: \"a\", count: 1 }) { id } }",
+            json!({}),
+        )
+        .await;
+    let id = id_of(&created["data"]["createVote"]);
+    let update = "mutation($id: ID!, $label: String, $v: Int) {
+      updateVote(input: { id: $id, label: $label, count: 0, _version: $v }) { label count _version _deleted }
+    }";
+    let current = app
+        .graphql(update, json!({ "id": id, "label": "b", "v": 1 }))
+        .await;
+    assert_eq!(current["data"]["updateVote"]["_version"], 2, "{current}");
+    assert!(
+        sent.lock().expect("events").is_empty(),
+        "a current write needs no handler"
+    );
+    let resolved = app
+        .graphql(update, json!({ "id": id, "label": "c", "v": 1 }))
+        .await;
+    assert_eq!(
+        resolved["data"]["updateVote"],
+        json!({ "label": "c", "count": 1, "_version": 3, "_deleted": null }),
+        "{resolved}"
+    );
+    let event = sent.lock().expect("events")[0].clone();
+    assert_eq!(event["resolver"], "updateVote", "{event}");
+    assert_eq!(event["existingItem"]["_version"], 2, "{event}");
+    assert_eq!(event["existingItem"]["label"], "b", "{event}");
+    assert_eq!(event["newItem"]["label"], "c", "{event}");
+    assert_eq!(event["arguments"]["input"]["_version"], 1, "{event}");
+    let rejected = app
+        .graphql(update, json!({ "id": id, "label": "reject", "v": 1 }))
+        .await;
+    assert_eq!(
+        rejected["errors"][0]["errorType"], "ConflictUnhandled",
+        "{rejected}"
+    );
+    assert_eq!(rejected["errors"][0]["data"]["label"], "c", "{rejected}");
+    let garbage = app
+        .graphql(update, json!({ "id": id, "label": "garbage", "v": 1 }))
+        .await;
+    assert_eq!(
+        garbage["errors"][0]["errorType"], "ConflictError",
+        "{garbage}"
+    );
+    let removed = app
+        .graphql(update, json!({ "id": id, "label": "remove", "v": 1 }))
+        .await;
+    assert_eq!(removed["data"]["updateVote"]["_deleted"], true, "{removed}");
+    assert_eq!(
+        removed["data"]["updateVote"]["label"], "c",
+        "what was stored: {removed}"
+    );
+    app.assert_table_consistent().await;
+}
+
+/// A LAMBDA handler that is not among the functions stops start-up, naming the flag.
+#[tokio::test]
+async fn a_lambda_conflict_handler_that_is_not_configured_stops_start_up() {
+    let schema =
+        crate::helpers::repository_file("tests/fixtures/amplify-datastore-lambda/schema.graphql");
+    let schema = schema.to_string_lossy();
+    let args = [
+        "serve",
+        "--memory",
+        "--schema",
+        &schema,
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    let dir = crate::helpers::scratch("datastore-lambda-refused");
+    let (ok, _, stderr) = crate::helpers::run_tablegraph(&args, &dir).await;
+    assert!(!ok, "start-up should stop: {stderr}");
+    assert!(
+        stderr.contains("Vote's LAMBDA conflict handler calls function resolveVote")
+            && stderr.contains("--function resolveVote=URL"),
+        "{stderr}"
+    );
+}

@@ -10,6 +10,7 @@ use async_graphql::dynamic::{
     ValueAccessor,
 };
 
+use super::conflicts::{self, Conflicted};
 use crate::engine::Item;
 use crate::engine::read::Node;
 use crate::engine::write::{FieldValues, NewEdge, NewNode};
@@ -299,10 +300,18 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
         let guard = guard(ctx, type_def, expected)?;
         let absent = unsent_variable_fields(ctx, "input");
         let fields = field_values(model(ctx)?, type_def, &input, &absent)?;
-        let node =
+        let written =
             engine::write::update_node(scope(ctx)?, model(ctx)?, type_def, &id, &fields, &guard)
-                .await?;
-        Ok(node.into())
+                .await;
+        match written {
+            Ok(node) => Ok(node.into()),
+            Err(error) => {
+                let write = Conflicted::Update(&id, &fields);
+                Ok(Answer::from(
+                    conflicts::decided(ctx, type_def, write, error).await?,
+                ))
+            }
+        }
     })
 }
 
@@ -319,7 +328,14 @@ fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
         };
         let guard = guard(ctx, type_def, expected)?;
         let deleted =
-            engine::write::delete_node(scope(ctx)?, model(ctx)?, type_def, &id, &guard).await?;
+            match engine::write::delete_node(scope(ctx)?, model(ctx)?, type_def, &id, &guard).await
+            {
+                Ok(deleted) => deleted,
+                Err(error) => {
+                    let write = Conflicted::Delete(&id);
+                    conflicts::decided(ctx, type_def, write, error).await?
+                }
+            };
         // Amplify's delete of a node that is not there fails its condition, as in AppSync.
         if deleted.is_none() && ctx.args.get("input").is_some() {
             return Err(EngineError::ConditionalCheckFailed);

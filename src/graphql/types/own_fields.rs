@@ -379,7 +379,7 @@ fn text_of(value: &Json) -> String {
 }
 
 /// The field's arguments as JSON.
-fn arguments_of(ctx: &ResolverContext<'_>) -> Map<String, Json> {
+pub(in crate::graphql) fn arguments_of(ctx: &ResolverContext<'_>) -> Map<String, Json> {
     ctx.args
         .iter()
         .map(|(name, value)| {
@@ -498,7 +498,7 @@ fn source_of(scope: &RequestScope, node: &Node) -> Json {
 /// AppSync's `identity` of the caller: a verified token's `sub`, `issuer`, `username`,
 /// `claims` and `groups`; the Lambda authorizer's `resolverContext`; an IAM signer's
 /// `accountId`, `userArn` and `username`; `null` for an API key or an open API.
-fn identity(caller: Option<&Caller>) -> Json {
+pub(in crate::graphql) fn identity(caller: Option<&Caller>) -> Json {
     let claims = match caller {
         Some(Caller::Token(claims)) => claims,
         Some(Caller::Lambda(admitted)) => {

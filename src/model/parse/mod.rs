@@ -43,8 +43,8 @@ use async_graphql_value::ConstValue;
 
 use super::dialect::{Dialect, DialectChoice, SchemaLanguage};
 use super::{
-    ConflictHandler, DeclaredType, EnumDef, EnumValueDef, MANAGED_FIELDS, Model, ModelError,
-    ScalarType, TypeDef, UnionDef,
+    DeclaredType, EnumDef, EnumValueDef, MANAGED_FIELDS, Model, ModelError, ScalarType, TypeDef,
+    UnionDef,
 };
 
 /// DynamoDB allows 20 global secondary indexes per table.
@@ -289,16 +289,6 @@ impl Reader<'_> {
         }
         for type_def in types {
             type_def.conflict = config.for_model(&type_def.name);
-            if let Some(ConflictHandler::Lambda(function)) = &type_def.conflict {
-                return Err(self.error(
-                    at,
-                    format!(
-                        "{}: the LAMBDA conflict handler ({function}) is not served yet; choose \
-                         AUTOMERGE or OPTIMISTIC_CONCURRENCY",
-                        type_def.name
-                    ),
-                ));
-            }
         }
         Ok(())
     }

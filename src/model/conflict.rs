@@ -59,7 +59,16 @@ pub struct ConflictConfig {
     /// How long a write stays in its type's delta record, in minutes (AppSync's
     /// `DeltaSyncTableTTL`, `--delta-sync-table-ttl`); [`DELTA_SYNC_MINUTES`] when not given.
     pub delta_sync_minutes: Option<u32>,
+    /// How far before `lastSync` a delta sync reads, in milliseconds ([`DELTA_MARGIN_MS`]
+    /// when not given; tests that count a delta's writes exactly give 0).
+    pub delta_margin_ms: Option<i64>,
 }
+
+/// A write is stamped when it is planned and commits a moment after, and a base sync's type
+/// index may lag its table by as much: a delta sync reads the writes stamped this long before
+/// its `lastSync` again, so that none falls between two syncs. DataStore keeps what it already
+/// has by `_version`, so a write read twice changes nothing.
+pub const DELTA_MARGIN_MS: i64 = 1_000;
 
 /// Amplify's `DeltaSyncTableTTL`: a sync whose `lastSync` is more recent than this reads the
 /// changes since, an older one the whole type.
@@ -88,6 +97,7 @@ impl ConflictConfig {
             models: BTreeMap::new(),
             chosen: true,
             delta_sync_minutes: None,
+            delta_margin_ms: None,
         })
     }
 
@@ -124,6 +134,11 @@ impl ConflictConfig {
     /// The delta window, in milliseconds.
     pub fn delta_window_millis(&self) -> i64 {
         i64::from(self.delta_sync_minutes.unwrap_or(DELTA_SYNC_MINUTES)) * 60_000
+    }
+
+    /// How far before `lastSync` a delta sync reads, in milliseconds.
+    pub fn delta_margin_millis(&self) -> i64 {
+        self.delta_margin_ms.unwrap_or(DELTA_MARGIN_MS)
     }
 
     /// Whether any model may detect conflicts.

@@ -12,7 +12,7 @@ mod error;
 mod parse;
 
 pub use auth_rules::{Allow, AuthRule, Operation, Provider, v1_subscription_owners};
-pub use conflict::{ConflictConfig, ConflictHandler, DELTA_SYNC_MINUTES};
+pub use conflict::{ConflictConfig, ConflictHandler, DELTA_MARGIN_MS, DELTA_SYNC_MINUTES};
 pub use dialect::{
     ARGUMENT as AMPLIFY_FLAG_ARGUMENT, AmplifyFlags, ApiShape, DEPLOYED_API, Dialect,
     DialectChoice, SchemaLanguage, amplify_plural, plural,

@@ -5,8 +5,13 @@
 
 use serde_json::{Value, json};
 
+use tablegraph::config::HttpConfig;
+use tablegraph::functions::FunctionsConfig;
+use tablegraph::model::{ConflictConfig, DialectChoice};
+
 use crate::helpers::{
-    TestApp, api_key_and_tokens, spawn_app_with_schema, spawn_app_with_schema_and, user_token,
+    TestApp, api_key_and_tokens, spawn_app_as, spawn_app_with_schema, spawn_app_with_schema_and,
+    user_token,
 };
 use crate::subscriptions::Client;
 
@@ -341,6 +346,42 @@ async fn subscribers_get_tombstones_from_deletes_and_the_sync_fields_of_every_ev
     );
 }
 
+/// A server whose delta syncs read from `lastSync` exactly (no margin before it), so that a
+/// test can count the writes a delta sync answers.
+async fn exact_app(http: HttpConfig) -> TestApp {
+    let dialect = DialectChoice {
+        conflict: ConflictConfig {
+            delta_margin_ms: Some(0),
+            ..ConflictConfig::default()
+        },
+        ..DialectChoice::default()
+    };
+    spawn_app_as(SCHEMA, http, dialect, FunctionsConfig::default()).await
+}
+
+/// A delta sync reads again the writes stamped a moment before its `lastSync` (a second), so
+/// that a write planned before a sync began and committed after it is not lost between syncs.
+#[tokio::test]
+async fn a_delta_sync_reads_again_the_writes_of_the_moment_before_last_sync() {
+    let app = spawn_app_with_schema(SCHEMA).await;
+    let note = create_note(&app, "edge", &[]).await;
+    let stamped = note["_lastChangedAt"].as_i64().unwrap_or_default();
+    let delta = app
+        .graphql(SYNC_NOTES, json!({ "last": stamped + 500 }))
+        .await;
+    assert_eq!(
+        delta["data"]["syncNotes"]["items"][0]["id"], note["id"],
+        "{delta}"
+    );
+    let exact = exact_app(HttpConfig::default()).await;
+    let note = create_note(&exact, "edge", &[]).await;
+    let stamped = note["_lastChangedAt"].as_i64().unwrap_or_default();
+    let delta = exact
+        .graphql(SYNC_NOTES, json!({ "last": stamped + 500 }))
+        .await;
+    assert_eq!(delta["data"]["syncNotes"]["items"], json!([]), "{delta}");
+}
+
 const SYNC_NOTES: &str = "query($next: String, $last: AWSTimestamp, $limit: Int) {
   syncNotes(limit: $limit, nextToken: $next, lastSync: $last) { items { id title _deleted _version } nextToken startedAt }
 }";
@@ -350,7 +391,7 @@ const SYNC_NOTES: &str = "query($next: String, $last: AWSTimestamp, $limit: Int)
 /// Query of the record and one batch of the nodes, however many nodes the type holds.
 #[tokio::test]
 async fn a_delta_sync_reads_only_the_writes_since_last_sync() {
-    let app = spawn_app_with_schema(SCHEMA).await;
+    let app = exact_app(HttpConfig::default()).await;
     let mut ids = Vec::new();
     for n in 0..30 {
         ids.push(id_of(&create_note(&app, &format!("note {n}"), &[]).await));
@@ -609,7 +650,7 @@ async fn repair_removes_a_tombstone_past_its_ttl() {
 /// owner only their own diaries, and another owner's writes are not among the changes.
 #[tokio::test]
 async fn owner_rules_hold_on_base_and_delta_syncs() {
-    let app = spawn_app_with_schema_and(SCHEMA, api_key_and_tokens("da2-datastore")).await;
+    let app = exact_app(api_key_and_tokens("da2-datastore")).await;
     let (ann, bob) = (user_token("ann", &[]), user_token("bob", &[]));
     let call = |token: String, query: &'static str, variables: Value| {
         let app = &app;
@@ -651,6 +692,55 @@ async fn owner_rules_hold_on_base_and_delta_syncs() {
     assert_eq!(ids(&delta), vec![anns[0].clone()], "{delta}");
     let bobs_delta = call(bob.clone(), sync, json!({ "last": last })).await;
     assert_eq!(ids(&bobs_delta), vec![bobs.clone()], "{bobs_delta}");
+    // Another owner's diary is refused as not theirs, whatever version they name: a conflict
+    // would tell them it exists, and its version.
+    let delete = "mutation($id: ID!) { deleteDiary(input: { id: $id, _version: 7 }) { id } }";
+    let refused = call(bob.clone(), delete, json!({ "id": anns[1] })).await;
+    assert_eq!(
+        refused["errors"][0]["errorType"], "Unauthorized",
+        "{refused}"
+    );
+    assert_eq!(refused["errors"][0]["data"], Value::Null, "{refused}");
+}
+
+/// A conflict's stored node, and a delta sync's filter, keep to the field rules: a field the
+/// caller may not read is left out of the error's data, and a filter on it is refused.
+#[tokio::test]
+async fn field_rules_hold_on_conflict_data_and_delta_sync_filters() {
+    let app = spawn_app_with_schema_and(SCHEMA, api_key_and_tokens("da2-datastore")).await;
+    let (ann, admin) = (user_token("ann", &[]), user_token("root", &["admin"]));
+    let call = |token: String, query: &'static str, variables: Value| {
+        let app = &app;
+        async move {
+            let headers = [("authorization", token.as_str())];
+            app.graphql_with(&headers, query, variables).await.1
+        }
+    };
+    let created = call(
+        admin.clone(),
+        "mutation { createLedger(input: { note: \"hay\", secret: \"42\" }) { id } }",
+        json!({}),
+    )
+    .await;
+    let id = id_of(&created["data"]["createLedger"]);
+    let last = tablegraph::engine::sync::now_millis();
+    let stale = call(
+        ann.clone(),
+        "mutation($id: ID!) { updateLedger(input: { id: $id, note: \"straw\", _version: 0 }) { id note secret _version } }",
+        json!({ "id": id }),
+    )
+    .await;
+    let error = &stale["errors"][0];
+    assert_eq!(error["errorType"], "ConflictUnhandled", "{stale}");
+    assert_eq!(error["data"]["note"], "hay", "{stale}");
+    assert!(error["data"].get("secret").is_none(), "{stale}");
+    let probe = call(
+        ann.clone(),
+        "query($last: AWSTimestamp) { syncLedgers(lastSync: $last, filter: { secret: { eq: \"42\" } }) { items { id } } }",
+        json!({ "last": last }),
+    )
+    .await;
+    assert_eq!(probe["errors"][0]["errorType"], "Unauthorized", "{probe}");
 }
 
 /// The events a LAMBDA conflict handler was sent.

@@ -12,9 +12,10 @@ use std::collections::HashMap;
 use super::connections::{Page, PageEdge};
 use super::nodes::load_nodes;
 use crate::engine::error::EngineError;
+use crate::engine::rules::{Access, check_filter_fields, unauthorized};
 use crate::engine::scope::RequestScope;
 use crate::keys::{self, Cursor};
-use crate::model::TypeDef;
+use crate::model::{Model, Operation, TypeDef};
 use crate::store::{AttrValue, Bound, Filter, RangeQuery};
 
 /// Where a delta sync's page starts: at the writes made since a time (milliseconds, the
@@ -38,15 +39,27 @@ pub fn is_delta_connection(connection: &str) -> bool {
 /// The page of the writes to `type_def`'s nodes from `start`: at most `limit` records read,
 /// their nodes kept where the caller may read them and `filter` holds.
 pub(super) async fn read_delta_page(
-    scope: &RequestScope,
+    (scope, model): (&RequestScope, &Model),
     type_def: &TypeDef,
     start: &DeltaStart,
     limit: usize,
     filter: Option<&Filter>,
 ) -> Result<Page, EngineError> {
+    let types = [type_def.name.as_str()];
+    if let Access::Denied = scope.read_access(&types) {
+        return Err(unauthorized(Operation::Read, &type_def.name));
+    }
+    // A filter may test only what the caller may read, as a list's may.
+    if let Some(filter) = filter {
+        check_filter_fields(&scope.rules, &scope.identity, &types, filter)?;
+    }
     let partition = keys::delta_partition(&type_def.name);
+    let margin = model.dialect.conflict.delta_margin_millis();
     let lower = match start {
-        DeltaStart::Since(millis) => Bound::inclusive(keys::delta_since(*millis)),
+        // The writes stamped a moment before too (see `model::DELTA_MARGIN_MS`).
+        DeltaStart::Since(millis) => {
+            Bound::inclusive(keys::delta_since(millis.saturating_sub(margin)))
+        }
         DeltaStart::After(sort_key) => Bound::exclusive(sort_key.clone()),
     };
     let query = RangeQuery {

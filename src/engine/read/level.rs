@@ -251,7 +251,8 @@ impl<'a> Level<'a> {
         filter: Option<&Filter>,
         selection: &PageSelection<'_>,
     ) -> Result<Page, EngineError> {
-        let page = read_delta_page(self.scope, type_def, start, limit, filter).await?;
+        let page =
+            read_delta_page((self.scope, self.model), type_def, start, limit, filter).await?;
         self.page_nodes_ahead(&page, selection).await?;
         Ok(page)
     }

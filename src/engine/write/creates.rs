@@ -385,6 +385,14 @@ impl Tree<'_> {
         }
         for (field, ids) in &node.linked {
             let (element, relation) = has_many(model, type_def, field)?;
+            // A node that detects conflicts changes only by its own update, naming its version.
+            if element.conflict.is_some() && !ids.is_empty() {
+                return Err(EngineError::bad_input(format!(
+                    "{field}: a {} detects conflicts, so it moves under another node by its own \
+                     update (with its _version), not by a link",
+                    element.name
+                )));
+            }
             for linked in ids {
                 let current = self
                     .found

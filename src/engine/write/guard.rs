@@ -106,6 +106,15 @@ impl Guard {
             .map(|filter| Clause::Holds(filter.clone()))
     }
 
+    /// Refuses a node the caller's rules do not let them change, with the rules' error: checked
+    /// before anything else is told of the node (its version, whether it is deleted).
+    pub(super) fn check_rule(&self, current: &Item) -> Result<(), EngineError> {
+        match &self.rule {
+            Some((rule, refused)) if !rule.matches(current) => Err(refused.clone()),
+            _ => Ok(()),
+        }
+    }
+
     /// The node's version, once the node is as expected.
     pub(super) fn check(&self, current: &Item) -> Result<i64, EngineError> {
         if let Some((rule, refused)) = &self.rule

@@ -124,6 +124,7 @@ pub async fn update_node(
         .freeing(type_def, &ids)
         .run(move |learned| async move {
             let current = read_to_change(scope, type_def, id, guard).await?;
+            guard.check_rule(&current)?;
             let (fields, guard) = match &type_def.conflict {
                 Some(handler) => {
                     let (fields, stored) =
@@ -320,6 +321,7 @@ async fn delete_to_tombstone(
                     None => Ok(Attempt::Answer(None)),
                 };
             };
+            guard.check_rule(&current)?;
             let guard = guard.expecting(sync::resolve_delete(&current, guard.expected)?);
             let version = guard.check(&current)?;
             let mut next = sync::tombstone(&current);

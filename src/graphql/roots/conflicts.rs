@@ -12,7 +12,7 @@ use async_graphql::dynamic::ResolverContext;
 use serde_json::{Value as Json, json};
 
 use crate::auth::Caller;
-use crate::engine::read::Node;
+use crate::engine::read::{Filter, Node};
 use crate::engine::write::{FieldValues, Guard};
 use crate::engine::{self, EngineError, Item};
 use crate::functions::Functions;
@@ -33,7 +33,7 @@ pub(super) enum Conflicted<'a> {
 pub(super) async fn decided(
     ctx: &ResolverContext<'_>,
     type_def: &TypeDef,
-    write: Conflicted<'_>,
+    (write, condition): (Conflicted<'_>, &Option<Filter>),
     error: EngineError,
 ) -> Result<Option<Node>, EngineError> {
     let (Some(ConflictHandler::Lambda(function)), EngineError::ConflictRejected(current)) =
@@ -46,7 +46,8 @@ pub(super) async fn decided(
         return Err(error);
     }
     let answer = ask(ctx, function, current, &write).await?;
-    let version = Guard::version(Some(version_of(current)));
+    // On the stored version, and still under the client's condition.
+    let version = Guard::version(Some(version_of(current))).with_condition(condition.clone());
     let (scope, model) = (scope(ctx)?, model(ctx)?);
     match (answer["action"].as_str(), write) {
         (Some("REJECT"), _) => Err(error),

@@ -306,7 +306,7 @@ fn update<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
         match written {
             Ok(node) => Ok(node.into()),
             Err(error) => {
-                let write = Conflicted::Update(&id, &fields);
+                let write = (Conflicted::Update(&id, &fields), &guard.condition);
                 Ok(Answer::from(
                     conflicts::decided(ctx, type_def, write, error).await?,
                 ))
@@ -332,7 +332,7 @@ fn delete<'a>(ctx: &'a ResolverContext<'a>, type_def: &'a TypeDef) -> NodeFuture
             {
                 Ok(deleted) => deleted,
                 Err(error) => {
-                    let write = Conflicted::Delete(&id);
+                    let write = (Conflicted::Delete(&id), &guard.condition);
                     conflicts::decided(ctx, type_def, write, error).await?
                 }
             };
@@ -585,7 +585,10 @@ fn mutation_error(
     };
     let readable = scope(ctx)
         .is_ok_and(|scope| engine::admits(&scope.read_access(&[type_def.name.as_str()]), current));
-    let data = readable.then(|| conflict_data(ctx, type_def, current));
+    let data = readable
+        .then(|| scope(ctx).ok())
+        .flatten()
+        .map(|scope| conflict_data(ctx, type_def, current, scope));
     let error = graphql_error(error);
     match data {
         Some(data) => error.extend_with(|_, extensions| extensions.set("data", data)),
@@ -593,17 +596,22 @@ fn mutation_error(
     }
 }
 
-/// The stored node's fields the mutation selects: its scalars, lists of scalars, times and
-/// conflict detection's fields (what DataStore selects).
+/// The stored node's fields the mutation selects that the caller may read: its scalars, lists
+/// of scalars, times and conflict detection's fields (what DataStore selects).
 fn conflict_data(
     ctx: &ResolverContext<'_>,
     type_def: &TypeDef,
     item: &Item,
+    scope: &engine::RequestScope,
 ) -> async_graphql::Value {
     use async_graphql::Value;
     let mut data = async_graphql::indexmap::IndexMap::new();
     for selected in ctx.field().selection_set() {
         let name = selected.name();
+        // A field with rules of its own is there only for those its rules let read it.
+        if !scope.may_read_field(&type_def.name, name, item) {
+            continue;
+        }
         let value = match name {
             "__typename" => Some(Value::from(type_def.name.as_str())),
             engine::SYNC_VERSION => {

@@ -879,3 +879,32 @@ async fn a_lambda_conflict_handler_that_is_not_configured_stops_start_up() {
         "{stderr}"
     );
 }
+
+/// Selective sync: a sync's `filter` (DataStore's `syncExpression`) holds on a base sync and
+/// on a delta sync alike.
+#[tokio::test]
+async fn a_sync_filter_selects_on_base_and_delta_syncs() {
+    let app = exact_app(HttpConfig::default()).await;
+    let sync = "query($last: AWSTimestamp) {
+      syncNotes(lastSync: $last, filter: { title: { beginsWith: \"farm\" } }) { items { title } startedAt }
+    }";
+    for title in ["farm a", "town a"] {
+        create_note(&app, title, &[]).await;
+    }
+    let base = app.graphql(sync, json!({ "last": 0 })).await;
+    assert_eq!(
+        base["data"]["syncNotes"]["items"],
+        json!([{ "title": "farm a" }]),
+        "{base}"
+    );
+    let last = base["data"]["syncNotes"]["startedAt"].clone();
+    for title in ["farm b", "town b"] {
+        create_note(&app, title, &[]).await;
+    }
+    let delta = app.graphql(sync, json!({ "last": last })).await;
+    assert_eq!(
+        delta["data"]["syncNotes"]["items"],
+        json!([{ "title": "farm b" }]),
+        "{delta}"
+    );
+}

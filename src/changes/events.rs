@@ -761,6 +761,19 @@ mod tests {
         assert_eq!(change.kind(), ChangeKind::Deleted);
     }
 
+    /// Conflict detection's delete makes a tombstone, which is the node's delete; its removal
+    /// past its `_ttl` is no event again, and the stream's `DELTA#` records are none at all.
+    #[test]
+    fn a_tombstone_is_its_nodes_delete_and_its_removal_no_event() {
+        let mut tombstone = farm("Ridge", "2");
+        tombstone.insert(crate::store::DELETED.into(), AttrValue::Bool(true));
+        let deleted = change_of(record(Some(farm("Ridge", "1")), Some(tombstone.clone())));
+        assert_eq!(deleted.map(|c| c.kind()), Some(ChangeKind::Deleted));
+        assert!(change_of(record(Some(tombstone), None)).is_none());
+        let delta = item(&[(keys::PK, "DELTA#Farm"), (keys::SK, "1700000000000#f1#2")]);
+        assert!(change_of(record(None, Some(delta))).is_none());
+    }
+
     #[test]
     fn an_update_that_moves_only_what_clients_do_not_read_is_no_event() {
         let mut bumped = farm("Ridge", "2");

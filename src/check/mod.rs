@@ -431,12 +431,10 @@ fn delta_record_fault(model: &Model, pk: &str, item: &Item) -> Option<(Violation
             format!("a delta record of {typename:?}, which does not detect conflicts"),
         ));
     }
-    let expires = match item.get(engine::sync::TTL) {
-        Some(AttrValue::N(seconds)) => seconds.parse::<i64>().unwrap_or(0),
-        _ => 0,
-    };
+    // A record without its time is past it.
     let now = engine::sync::now_millis() / 1000;
-    (expires < now).then(|| {
+    let expired = engine::sync::ttl_of(item).is_none_or(|expires| expires < now);
+    expired.then(|| {
         (
             ViolationKind::ExpiredDeltaRecord,
             format!("a write of {typename} recorded for delta syncs past the delta window"),

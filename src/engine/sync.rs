@@ -59,11 +59,6 @@ pub fn last_changed_at(item: &Item) -> i64 {
     updated.map_or(0, |at| (at.unix_timestamp_nanos() / 1_000_000) as i64)
 }
 
-/// Whether `item` is a tombstone.
-pub fn is_deleted(item: &Item) -> bool {
-    item.is_tombstone()
-}
-
 /// Stamps a node of a type that detects conflicts as written now.
 pub(crate) fn stamp(type_def: &TypeDef, item: &mut Item) {
     if type_def.conflict.is_some() {
@@ -107,13 +102,17 @@ pub(crate) fn tombstone(current: &Item) -> Item {
     next
 }
 
+/// When `item` (a tombstone, or a delta record) may be removed, in seconds: its `_ttl`.
+pub fn ttl_of(item: &Item) -> Option<i64> {
+    match item.get(TTL) {
+        Some(AttrValue::N(seconds)) => seconds.parse().ok(),
+        _ => None,
+    }
+}
+
 /// Whether `item` is a tombstone past its `_ttl`: to be removed as a delete removes a node.
 pub fn expired_tombstone(item: &Item, now_seconds: i64) -> bool {
-    let expires = match item.get(TTL) {
-        Some(AttrValue::N(seconds)) => seconds.parse::<i64>().unwrap_or(i64::MAX),
-        _ => i64::MAX,
-    };
-    item.is_tombstone() && expires < now_seconds
+    item.is_tombstone() && ttl_of(item).is_some_and(|expires| expires < now_seconds)
 }
 
 /// The refusal of a write in conflict with `current`, the stored node.
@@ -131,7 +130,7 @@ pub(crate) fn resolve_update(
     fields: &[(String, Option<AttrValue>)],
 ) -> Result<(Fields, i64), EngineError> {
     let stored = stored_version(current);
-    if is_deleted(current) {
+    if current.is_tombstone() {
         return Err(rejected(current));
     }
     if given.unwrap_or(0) == stored {
@@ -149,7 +148,7 @@ pub(crate) fn resolve_update(
 /// merged.
 pub(crate) fn resolve_delete(current: &Item, given: Option<i64>) -> Result<i64, EngineError> {
     let stored = stored_version(current);
-    match !is_deleted(current) && given.unwrap_or(0) == stored {
+    match !current.is_tombstone() && given.unwrap_or(0) == stored {
         true => Ok(stored),
         false => Err(rejected(current)),
     }
@@ -284,7 +283,7 @@ mod tests {
         ));
         assert_eq!(resolve_delete(&stored(), Some(4)).ok(), Some(4));
         let deleted = tombstone(&stored());
-        assert!(is_deleted(&deleted));
+        assert!(deleted.is_tombstone());
         assert!(resolve_delete(&deleted, Some(4)).is_err());
         assert!(resolve_update(&ConflictHandler::Automerge, &deleted, Some(4), &fields).is_err());
     }

@@ -346,6 +346,12 @@ async fn subscribers_get_tombstones_from_deletes_and_the_sync_fields_of_every_ev
     );
 }
 
+/// Answers `query` run by the user whose token is `token`.
+async fn as_user(app: &TestApp, token: &str, query: &str, variables: Value) -> Value {
+    let headers = [("authorization", token)];
+    app.graphql_with(&headers, query, variables).await.1
+}
+
 /// A server whose delta syncs read from `lastSync` exactly (no margin before it), so that a
 /// test can count the writes a delta sync answers.
 async fn exact_app(http: HttpConfig) -> TestApp {
@@ -652,21 +658,14 @@ async fn repair_removes_a_tombstone_past_its_ttl() {
 async fn owner_rules_hold_on_base_and_delta_syncs() {
     let app = exact_app(api_key_and_tokens("da2-datastore")).await;
     let (ann, bob) = (user_token("ann", &[]), user_token("bob", &[]));
-    let call = |token: String, query: &'static str, variables: Value| {
-        let app = &app;
-        async move {
-            let headers = [("authorization", token.as_str())];
-            app.graphql_with(&headers, query, variables).await.1
-        }
-    };
     let create = "mutation($t: String) { createDiary(input: { text: $t }) { id _version } }";
     let mut anns = Vec::new();
     for text in ["rain", "sun"] {
-        let created = call(ann.clone(), create, json!({ "t": text })).await;
+        let created = as_user(&app, &ann, create, json!({ "t": text })).await;
         anns.push(id_of(&created["data"]["createDiary"]));
     }
     let bobs =
-        id_of(&call(bob.clone(), create, json!({ "t": "snow" })).await["data"]["createDiary"]);
+        id_of(&as_user(&app, &bob, create, json!({ "t": "snow" })).await["data"]["createDiary"]);
     let sync =
         "query($last: AWSTimestamp) { syncDiaries(lastSync: $last) { items { id } startedAt } }";
     let ids = |page: &Value| -> Vec<String> {
@@ -680,22 +679,22 @@ async fn owner_rules_hold_on_base_and_delta_syncs() {
         ids.sort();
         ids
     };
-    let base = call(ann.clone(), sync, json!({ "last": 0 })).await;
+    let base = as_user(&app, &ann, sync, json!({ "last": 0 })).await;
     let mut want = anns.clone();
     want.sort();
     assert_eq!(ids(&base), want, "{base}");
     let last = base["data"]["syncDiaries"]["startedAt"].clone();
     let update = "mutation($id: ID!) { updateDiary(input: { id: $id, text: \"later\", _version: 1 }) { id } }";
-    call(bob.clone(), update, json!({ "id": bobs })).await;
-    call(ann.clone(), update, json!({ "id": anns[0] })).await;
-    let delta = call(ann.clone(), sync, json!({ "last": last })).await;
+    as_user(&app, &bob, update, json!({ "id": bobs })).await;
+    as_user(&app, &ann, update, json!({ "id": anns[0] })).await;
+    let delta = as_user(&app, &ann, sync, json!({ "last": last })).await;
     assert_eq!(ids(&delta), vec![anns[0].clone()], "{delta}");
-    let bobs_delta = call(bob.clone(), sync, json!({ "last": last })).await;
+    let bobs_delta = as_user(&app, &bob, sync, json!({ "last": last })).await;
     assert_eq!(ids(&bobs_delta), vec![bobs.clone()], "{bobs_delta}");
     // Another owner's diary is refused as not theirs, whatever version they name: a conflict
     // would tell them it exists, and its version.
     let delete = "mutation($id: ID!) { deleteDiary(input: { id: $id, _version: 7 }) { id } }";
-    let refused = call(bob.clone(), delete, json!({ "id": anns[1] })).await;
+    let refused = as_user(&app, &bob, delete, json!({ "id": anns[1] })).await;
     assert_eq!(
         refused["errors"][0]["errorType"], "Unauthorized",
         "{refused}"
@@ -709,23 +708,16 @@ async fn owner_rules_hold_on_base_and_delta_syncs() {
 async fn field_rules_hold_on_conflict_data_and_delta_sync_filters() {
     let app = spawn_app_with_schema_and(SCHEMA, api_key_and_tokens("da2-datastore")).await;
     let (ann, admin) = (user_token("ann", &[]), user_token("root", &["admin"]));
-    let call = |token: String, query: &'static str, variables: Value| {
-        let app = &app;
-        async move {
-            let headers = [("authorization", token.as_str())];
-            app.graphql_with(&headers, query, variables).await.1
-        }
-    };
-    let created = call(
-        admin.clone(),
+    let created = as_user(
+        &app,
+        &admin,
         "mutation { createLedger(input: { note: \"hay\", secret: \"42\" }) { id } }",
         json!({}),
     )
     .await;
     let id = id_of(&created["data"]["createLedger"]);
     let last = tablegraph::engine::sync::now_millis();
-    let stale = call(
-        ann.clone(),
+    let stale = as_user(&app, &ann,
         "mutation($id: ID!) { updateLedger(input: { id: $id, note: \"straw\", _version: 0 }) { id note secret _version } }",
         json!({ "id": id }),
     )
@@ -734,8 +726,7 @@ async fn field_rules_hold_on_conflict_data_and_delta_sync_filters() {
     assert_eq!(error["errorType"], "ConflictUnhandled", "{stale}");
     assert_eq!(error["data"]["note"], "hay", "{stale}");
     assert!(error["data"].get("secret").is_none(), "{stale}");
-    let probe = call(
-        ann.clone(),
+    let probe = as_user(&app, &ann,
         "query($last: AWSTimestamp) { syncLedgers(lastSync: $last, filter: { secret: { eq: \"42\" } }) { items { id } } }",
         json!({ "last": last }),
     )
@@ -906,5 +897,41 @@ async fn a_sync_filter_selects_on_base_and_delta_syncs() {
         delta["data"]["syncNotes"]["items"],
         json!([{ "title": "farm b" }]),
         "{delta}"
+    );
+}
+
+/// A node that detects conflicts moves under another only by its own update, naming its
+/// version: a nested create's `link` (one of tablegraph's additions) that would move one is
+/// refused, and writes nothing.
+#[tokio::test]
+async fn a_link_cannot_move_a_node_that_detects_conflicts() {
+    let app = spawn_app_with_schema(SCHEMA).await;
+    let book = app
+        .graphql(
+            "mutation { createBook(input: { title: \"Hay\" }) { id } }",
+            json!({}),
+        )
+        .await;
+    let book = id_of(&book["data"]["createBook"]);
+    let linked = app
+        .graphql(
+            "mutation($b: ID!) { createShelf(input: { name: \"top\", books: { link: [$b] } }) { id } }",
+            json!({ "b": book }),
+        )
+        .await;
+    assert_eq!(linked["errors"][0]["errorType"], "BadUserInput", "{linked}");
+    assert!(
+        linked["errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("detects conflicts")),
+        "{linked}"
+    );
+    let shelves = app
+        .graphql("{ listShelves { items { id } } }", json!({}))
+        .await;
+    assert_eq!(
+        shelves["data"]["listShelves"]["items"],
+        json!([]),
+        "{shelves}"
     );
 }

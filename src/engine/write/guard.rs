@@ -117,11 +117,7 @@ impl Guard {
 
     /// The node's version, once the node is as expected.
     pub(super) fn check(&self, current: &Item) -> Result<i64, EngineError> {
-        if let Some((rule, refused)) = &self.rule
-            && !rule.matches(current)
-        {
-            return Err(refused.clone());
-        }
+        self.check_rule(current)?;
         let version = check_version(current, self.expected)?;
         match &self.condition {
             Some(condition) if !condition.matches(current) => {

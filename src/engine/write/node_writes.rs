@@ -169,28 +169,14 @@ pub(super) fn plan_update(
     let id = crate::engine::derive::text(&current, "id").to_owned();
     let mut next = current.clone();
     apply_fields(type_def, fields, &mut next)?;
-    let attribute = current.version_attribute();
-    next.insert(
-        attribute.to_owned(),
-        AttrValue::N((version + 1).to_string()),
-    );
-    if let Some(updated) = &type_def.timestamps.updated {
-        next.insert(updated.clone(), AttrValue::S(now()));
-    }
+    written_now(type_def, (&current, version), &mut next);
     apply_times(type_def, fields, &mut next);
-    sync::stamp(type_def, &mut next);
     set_slot_attributes(model, type_def, &mut next);
     check_limits(type_def, &next)?;
 
     let next = Arc::new(next);
     let mut plan = Plan::default();
-    // The condition goes into the write too: DynamoDB checks it on the stored item, so a
-    // writer outside the API that changed a field but not the version is caught as well.
-    let mut condition = vec![version_is(&current, version)];
-    condition.extend(guard.clauses());
-    // Only what changed is written: a child created or an edge added meanwhile (which add to
-    // the node's counts and edge set without moving its version) stays.
-    plan.push(node_update(&current, &next, condition), Purpose::Node);
+    plan.push(node_write(&current, &next, version, guard), Purpose::Node);
     record_delta(model, type_def, &next, &mut plan);
     take_unique_values(type_def, Some(&current), &next, &mut plan);
     check_references(model, type_def, Some(&current), &next, &mut plan)?;
@@ -207,6 +193,44 @@ pub(super) fn plan_update(
         item: next,
         plan,
     })
+}
+
+/// `next`, the node `current` at `version` after a write: its version bumped, its update time
+/// now (Amplify's API may then set a time the client gives) and, under conflict detection,
+/// stamped as written now.
+fn written_now(type_def: &TypeDef, (current, version): (&Item, i64), next: &mut Item) {
+    next.insert(
+        current.version_attribute().to_owned(),
+        AttrValue::N((version + 1).to_string()),
+    );
+    if let Some(updated) = &type_def.timestamps.updated {
+        next.insert(updated.clone(), AttrValue::S(now()));
+    }
+    sync::stamp(type_def, next);
+}
+
+/// The write of a node from `current` (read at `version`) to `next`, on condition that it is
+/// still at that version and holds what `guard` needs: DynamoDB checks it on the stored item,
+/// so a writer outside the API that changed a field but not the version is caught as well.
+/// Only what changed is written: a child created or an edge added meanwhile (which add to the
+/// node's counts and edge set without moving its version) stays.
+fn node_write(current: &Item, next: &Item, version: i64, guard: &Guard) -> Write {
+    let mut condition = vec![version_is(current, version)];
+    condition.extend(guard.clauses());
+    node_update(current, next, condition)
+}
+
+/// What a delete answers when the node `id` is not there: under a rule, the rule's error (see
+/// [`Guard::missing`]); else nothing.
+fn nothing_to_delete<T>(
+    guard: &Guard,
+    type_def: &TypeDef,
+    id: &str,
+) -> Result<Attempt<Option<T>>, EngineError> {
+    match guard.rule {
+        Some(_) => Err(guard.missing(type_def, id)),
+        None => Ok(Attempt::Answer(None)),
+    }
 }
 
 /// Deletes the node `id` of `type_def`, frees its unique values and removes every edge that
@@ -266,10 +290,7 @@ async fn remove_node(
         .freeing(type_def, &ids)
         .run(move |learned| async move {
             let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
-                return match guard.rule {
-                    Some(_) => Err(guard.missing(type_def, id)),
-                    None => Ok(Attempt::Answer(None)),
-                };
+                return nothing_to_delete(guard, type_def, id);
             };
             let version = guard.check(&current)?;
             let edges = edges_touching(scope, model, type_def, id).await?;
@@ -316,27 +337,15 @@ async fn delete_to_tombstone(
         .freeing(type_def, &ids)
         .run(move |_| async move {
             let Some(current) = read_node_consistent(scope, &type_def.name, id).await? else {
-                return match guard.rule {
-                    Some(_) => Err(guard.missing(type_def, id)),
-                    None => Ok(Attempt::Answer(None)),
-                };
+                return nothing_to_delete(guard, type_def, id);
             };
             guard.check_rule(&current)?;
             let guard = guard.expecting(sync::resolve_delete(&current, guard.expected)?);
             let version = guard.check(&current)?;
             let mut next = sync::tombstone(&current);
-            next.insert(
-                current.version_attribute().to_owned(),
-                AttrValue::N((version + 1).to_string()),
-            );
-            if let Some(updated) = &type_def.timestamps.updated {
-                next.insert(updated.clone(), AttrValue::S(now()));
-            }
-            sync::stamp(type_def, &mut next);
-            let mut condition = vec![version_is(&current, version)];
-            condition.extend(guard.clauses());
+            written_now(type_def, (&current, version), &mut next);
             let mut plan = Plan::default();
-            plan.push(node_update(&current, &next, condition), Purpose::Node);
+            plan.push(node_write(&current, &next, version, &guard), Purpose::Node);
             record_delta(model, type_def, &next, &mut plan);
             Ok(Attempt::Write(plan, Some(Arc::new(next))))
         })

@@ -583,11 +583,9 @@ fn mutation_error(
     let EngineError::ConflictRejected(current) = &error else {
         return graphql_error(error);
     };
-    let readable = scope(ctx)
-        .is_ok_and(|scope| engine::admits(&scope.read_access(&[type_def.name.as_str()]), current));
-    let data = readable
-        .then(|| scope(ctx).ok())
-        .flatten()
+    let data = scope(ctx)
+        .ok()
+        .filter(|scope| engine::admits(&scope.read_access(&[type_def.name.as_str()]), current))
         .map(|scope| conflict_data(ctx, type_def, current, scope));
     let error = graphql_error(error);
     match data {

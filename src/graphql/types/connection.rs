@@ -536,6 +536,17 @@ fn shaped_page_request_and(
             _ => given,
         }
     };
+    page_request_in(shape, key_field, filter_fields, get)
+}
+
+/// The page request of a connection's arguments as `get` reads them, in `shape`: Amplify's
+/// `limit` checked and clamped, its `nextToken` read as the cursor.
+pub(super) fn page_request_in(
+    shape: ApiShape,
+    key_field: Option<&KeyField>,
+    filter_fields: Option<&[(String, ScalarType)]>,
+    get: impl Fn(&str) -> Option<Value> + Copy,
+) -> Result<PageRequest, EngineError> {
     amplify::check_limit(shape, get)?;
     let largest = (shape == ApiShape::Amplify).then_some(MAX_LIMIT);
     page_request(key_field, filter_fields, largest, |name| {

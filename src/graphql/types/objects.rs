@@ -226,21 +226,26 @@ fn v1_moved_in_order<'t>(
 ) -> (Vec<&'t FieldDef>, Vec<&'t FieldDef>) {
     let mut fields: Vec<&FieldDef> = type_def.fields.iter().filter(|f| moved(f)).collect();
     fields.sort_by_key(|field| v1_target_at(field, model));
-    let own = v1_target_at_type(type_def, model);
+    let own = model.types.iter().position(|t| t.name == type_def.name);
     fields
         .into_iter()
         .partition(|field| v1_target_at(field, model) <= own)
 }
 
+/// The type a relation `field` targets, if it is one.
+fn relation_target(field: &FieldDef) -> Option<&str> {
+    match &field.kind {
+        FieldKind::BelongsTo { target, .. } => Some(target),
+        FieldKind::HasMany(has_many) => Some(&has_many.element),
+        _ => None,
+    }
+}
+
 /// Whether a rule of the type a relation `field` targets limits who reads it (any rule but
 /// `public`'s that covers reading).
 fn v1_read_ruled(field: &FieldDef, model: &Model) -> bool {
-    let target = match &field.kind {
-        FieldKind::BelongsTo { target, .. } => target,
-        FieldKind::HasMany(has_many) => &has_many.element,
-        _ => return false,
-    };
-    model.type_def(target).is_some_and(|t| {
+    let target = relation_target(field).and_then(|target| model.type_def(target));
+    target.is_some_and(|t| {
         t.auth.iter().any(|rule| {
             rule.allow != crate::model::Allow::Public && rule.covers(crate::model::Operation::Read)
         })
@@ -249,27 +254,14 @@ fn v1_read_ruled(field: &FieldDef, model: &Model) -> bool {
 
 /// Where the type a relation `field` targets is declared, among the model's types.
 fn v1_target_at(field: &FieldDef, model: &Model) -> Option<usize> {
-    let target = match &field.kind {
-        FieldKind::BelongsTo { target, .. } => target,
-        FieldKind::HasMany(has_many) => &has_many.element,
-        _ => return None,
-    };
-    model.types.iter().position(|t| &t.name == target)
-}
-
-/// Where `type_def` is declared, among the model's types.
-fn v1_target_at_type(type_def: &TypeDef, model: &Model) -> Option<usize> {
-    model.types.iter().position(|t| t.name == type_def.name)
+    let target = relation_target(field)?;
+    model.types.iter().position(|t| t.name == target)
 }
 
 /// Whether transformer v1 moves `field` after the times: a relation to a type with rules.
 fn v1_moves(field: &FieldDef, model: &Model) -> bool {
-    let target = match &field.kind {
-        FieldKind::BelongsTo { target, .. } => target,
-        FieldKind::HasMany(has_many) => &has_many.element,
-        _ => return false,
-    };
-    model.type_def(target).is_some_and(|t| !t.auth.is_empty())
+    let target = relation_target(field).and_then(|target| model.type_def(target));
+    target.is_some_and(|t| !t.auth.is_empty())
 }
 
 /// The object field of `field`, one of `type_def`'s.

@@ -18,9 +18,9 @@ use async_graphql::dynamic::{
 };
 
 use super::amplify;
-use super::connection::{filter_argument, note_filter_read, page_request};
+use super::connection::{filter_argument, note_filter_read, page_request_in};
 use crate::engine::Cursor;
-use crate::engine::read::{DeltaStart, Level, MAX_LIMIT, Page};
+use crate::engine::read::{DeltaStart, Level, Page};
 use crate::engine::{self, EngineError};
 use crate::graphql::context::{model, scope};
 use crate::graphql::errors::graphql_error;
@@ -111,13 +111,12 @@ async fn base_page(
         "nextToken" => after.map(Value::from),
         name => ctx.args.get(name).map(|v| v.as_value().clone()),
     };
-    amplify::check_limit(ApiShape::Amplify, get)?;
     let key_field = engine::read::list_key_field(type_def);
-    let request = page_request(
+    let request = page_request_in(
+        ApiShape::Amplify,
         key_field.as_ref(),
         Some(filter_fields),
-        Some(MAX_LIMIT),
-        |name| amplify::page_argument(ApiShape::Amplify, name, get),
+        get,
     )?;
     let look_ahead = ctx.look_ahead();
     let selection = page_selection(ApiShape::Amplify, &look_ahead);
@@ -147,26 +146,19 @@ async fn delta_page(
         }
         None => DeltaStart::Since(since.unwrap_or(0)),
     };
-    let get = |name: &str| ctx.args.get(name).map(|v| v.as_value().clone());
-    amplify::check_limit(ApiShape::Amplify, get)?;
-    let limit = match amplify::page_argument(ApiShape::Amplify, "first", get) {
-        Some(Value::Number(n)) => n.as_u64().map_or(MAX_LIMIT, |n| n as usize),
-        _ => MAX_LIMIT,
+    // `limit` and `filter` read as a list's are (the cursor is the delta's own, above).
+    let get = |name: &str| match name {
+        "nextToken" => None,
+        name => ctx.args.get(name).map(|v| v.as_value().clone()),
     };
-    let filter = match ctx.args.get("filter").filter(|v| !v.is_null()) {
-        Some(filter) => Some(filters::filter_of(
-            filter.as_value(),
-            filter_fields,
-            "filter",
-        )?),
-        None => None,
-    };
+    let request = page_request_in(ApiShape::Amplify, None, Some(filter_fields), get)?;
+    let filter = request.filter.map(|filter| filter.filter);
     let look_ahead = ctx.look_ahead();
     let selection = page_selection(ApiShape::Amplify, &look_ahead);
     Level::new(scope, model(ctx)?)
         .delta_page(
             type_def,
-            (&start, limit.min(MAX_LIMIT)),
+            (&start, request.size),
             filter.as_ref(),
             &selection,
         )

@@ -5,7 +5,9 @@
 # tablegraph's with. The app's amplify-cli.json and transform.conf.json are given to it; an app's
 # `transform.args` holds any other arguments (`--v1` for a transformer v1 app that commits no
 # cli.json). It also writes the Gen 2 app's (tests/fixtures/amplify-gen2/) schema.graphql and
-# model-introspection.json from its resource.mjs (codegen/gen2.mjs).
+# model-introspection.json from its resource.mjs (codegen/gen2.mjs), and the DataStore app's
+# (tests/fixtures/amplify-datastore-app/) models as `amplify codegen models` writes them
+# (codegen/datastore-models.mjs).
 #
 #   bash codegen/transform-fixtures.sh           # rewrite the files
 #   bash codegen/transform-fixtures.sh --check   # fail when a committed file is not what the
@@ -46,7 +48,10 @@ done
 # The Gen 2 app: the SDL and model introspection Gen 2's tooling makes of its resource.mjs.
 if $check; then
   node "$root/codegen/gen2.mjs" "$root/tests/fixtures/amplify-gen2" --check || status=1
+  node "$root/codegen/datastore-models.mjs" "$root/tests/fixtures/amplify-datastore-app" --check ||
+    status=1
 else
   node "$root/codegen/gen2.mjs" "$root/tests/fixtures/amplify-gen2"
+  node "$root/codegen/datastore-models.mjs" "$root/tests/fixtures/amplify-datastore-app"
 fi
 exit $status

@@ -60,12 +60,23 @@ pub struct SchemaArgs {
     #[arg(long, env = "TABLEGRAPH_CONFLICT_DETECTION", value_name = "VERSION|NONE",
           value_parser = ["VERSION", "NONE"])]
     pub conflict_detection: Option<String>,
-    /// How a write with a stale `_version` is resolved: `AUTOMERGE` (the default) or
-    /// `OPTIMISTIC_CONCURRENCY` (refused as `ConflictUnhandled`).
+    /// How a write with a stale `_version` is resolved: `AUTOMERGE` (the default),
+    /// `OPTIMISTIC_CONCURRENCY` (refused as `ConflictUnhandled`) or `LAMBDA` (the function
+    /// --lambda-conflict-handler names decides).
     #[arg(long, env = "TABLEGRAPH_CONFLICT_HANDLER", requires = "conflict_detection",
-          value_name = "AUTOMERGE|OPTIMISTIC_CONCURRENCY",
-          value_parser = ["AUTOMERGE", "OPTIMISTIC_CONCURRENCY"])]
+          value_name = "AUTOMERGE|OPTIMISTIC_CONCURRENCY|LAMBDA",
+          value_parser = ["AUTOMERGE", "OPTIMISTIC_CONCURRENCY", "LAMBDA"])]
     pub conflict_handler: Option<String>,
+    /// The function a `LAMBDA` conflict handler calls (AppSync's `LambdaConflictHandler`): one
+    /// of the server's functions, `--function NAME=URL` or `lambda:`.
+    #[arg(
+        long,
+        env = "TABLEGRAPH_LAMBDA_CONFLICT_HANDLER",
+        value_name = "FUNCTION",
+        required_if_eq("conflict_handler", "LAMBDA"),
+        requires = "conflict_handler"
+    )]
+    pub lambda_conflict_handler: Option<String>,
     /// How long each write stays in its type's delta record, in minutes (AppSync's
     /// `DeltaSyncTableTTL`): a DataStore sync whose `lastSync` is more recent reads only the
     /// changes since; an older one reads the whole type. 30 when not given.
@@ -104,10 +115,12 @@ impl SchemaArgs {
     fn conflict_config(&self) -> ConflictConfig {
         let config = match &self.conflict_detection {
             // The names were checked when the arguments were read.
-            Some(detection) => {
-                ConflictConfig::from_arguments(detection, self.conflict_handler.as_deref())
-                    .unwrap_or_default()
-            }
+            Some(detection) => ConflictConfig::from_arguments(
+                detection,
+                self.conflict_handler.as_deref(),
+                self.lambda_conflict_handler.as_deref(),
+            )
+            .unwrap_or_default(),
             None => ConflictConfig::default(),
         };
         ConflictConfig {

@@ -75,15 +75,17 @@ pub const DELTA_MARGIN_MS: i64 = 1_000;
 pub const DELTA_SYNC_MINUTES: u32 = 30;
 
 impl ConflictConfig {
-    /// The choice of `--conflict-detection` (`VERSION` or `NONE`) and `--conflict-handler`.
+    /// The choice of `--conflict-detection` (`VERSION` or `NONE`), `--conflict-handler` and
+    /// `--lambda-conflict-handler`.
     pub fn from_arguments(
         detection: &str,
         handler: Option<&str>,
+        lambda: Option<&str>,
     ) -> Result<ConflictConfig, String> {
         let project = match detection {
             "VERSION" => Some(ConflictHandler::named(
                 handler.unwrap_or("AUTOMERGE"),
-                None,
+                lambda,
             )?),
             "NONE" => None,
             other => {
@@ -189,14 +191,21 @@ mod tests {
             config.for_model("Vote"),
             Some(ConflictHandler::Lambda("resolveVote".to_owned()))
         );
-        let mut chosen = ConflictConfig::from_arguments("NONE", None).expect("reads");
+        let mut chosen = ConflictConfig::from_arguments("NONE", None, None).expect("reads");
         chosen.read_transform_conf(conf).expect("reads");
         assert_eq!(chosen.for_model("Post"), None);
+        let mut lambda = ConflictConfig::from_arguments("VERSION", Some("LAMBDA"), Some("resolve"))
+            .expect("reads");
+        lambda.read_transform_conf(conf).expect("reads");
+        assert_eq!(
+            lambda.for_model("Order"),
+            Some(ConflictHandler::Lambda("resolve".to_owned()))
+        );
     }
 
     #[test]
     fn unknown_names_are_refused_with_appsyncs_names() {
-        let refused = ConflictConfig::from_arguments("VERSION", Some("LAST_WRITER"));
+        let refused = ConflictConfig::from_arguments("VERSION", Some("LAST_WRITER"), None);
         assert!(refused.is_err_and(|e| e.contains("OPTIMISTIC_CONCURRENCY")));
         let mut config = ConflictConfig::default();
         let lambda = r#"{ "ResolverConfig": { "project": { "ConflictHandler": "LAMBDA", "ConflictDetection": "VERSION" } } }"#;

@@ -935,3 +935,38 @@ async fn a_link_cannot_move_a_node_that_detects_conflicts() {
         "{shelves}"
     );
 }
+
+/// `--conflict-handler LAMBDA` names its function with `--lambda-conflict-handler`, which wins
+/// over `transform.conf.json` and must be one of the server's functions; without the name the
+/// command line is refused, naming the flag.
+#[tokio::test]
+async fn the_command_line_chooses_a_lambda_conflict_handler_by_its_function() {
+    let schema = crate::helpers::repository_file("tests/fixtures/amplify-datastore/schema.graphql");
+    let schema = schema.to_string_lossy();
+    let dir = crate::helpers::scratch("datastore-lambda-cli");
+    let mut args = vec![
+        "serve",
+        "--memory",
+        "--schema",
+        &schema,
+        "--listen",
+        "127.0.0.1:0",
+        "--conflict-detection",
+        "VERSION",
+        "--conflict-handler",
+        "LAMBDA",
+    ];
+    let (ok, _, stderr) = crate::helpers::run_tablegraph(&args, &dir).await;
+    assert!(
+        !ok && stderr.contains("--lambda-conflict-handler"),
+        "{stderr}"
+    );
+    args.extend(["--lambda-conflict-handler", "resolveNote"]);
+    let (ok, _, stderr) = crate::helpers::run_tablegraph(&args, &dir).await;
+    assert!(!ok, "start-up should stop: {stderr}");
+    assert!(
+        stderr.contains("Note's LAMBDA conflict handler calls function resolveNote")
+            && stderr.contains("--function resolveNote=URL"),
+        "{stderr}"
+    );
+}

@@ -14,9 +14,15 @@ struct Server {
 }
 
 async fn start(data_dir: &std::path::Path) -> Server {
+    start_with(data_dir, &[]).await
+}
+
+/// Starts `serve` on `data_dir` with more arguments (a schema).
+async fn start_with(data_dir: &std::path::Path, args: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tablegraph"))
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(data_dir)
+        .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("RUST_LOG", "info")
         .env_remove("TABLEGRAPH_MEMORY")
@@ -381,6 +387,190 @@ async fn a_server_killed_mid_write_storm_loses_no_acknowledged_write() {
     };
     assert_eq!(total, listed as u64);
     assert!(listed >= all.farms.len());
+    assert!(server.terminate().await);
+    std::fs::remove_dir_all(&dir).expect("removable");
+}
+
+const DATASTORE_SCHEMA: &str = "tests/fixtures/amplify-datastore-app/schema.graphql";
+
+/// A note as one writer last had a write of it acknowledged.
+struct SyncedNote {
+    id: String,
+    version: i64,
+    body: String,
+    deleted: bool,
+}
+
+/// Creates notes and updates and deletes them by `_version`, as DataStore's outbox sends them,
+/// until told to stop; answers each note's last acknowledged state.
+async fn synced_write_storm(
+    url: String,
+    worker: usize,
+    stop: tokio::sync::watch::Receiver<bool>,
+    acked: tokio::sync::mpsc::UnboundedSender<()>,
+) -> Vec<SyncedNote> {
+    let client = reqwest::Client::new();
+    let post = |query: &'static str, variables: Value| {
+        let request = client
+            .post(&url)
+            .json(&json!({ "query": query, "variables": variables }));
+        async move {
+            let body: Value = request.send().await.ok()?.json().await.ok()?;
+            body["errors"].is_null().then_some(body)
+        }
+    };
+    let mut notes: Vec<SyncedNote> = Vec::new();
+    for n in 0.. {
+        if *stop.borrow() {
+            break;
+        }
+        let body = format!("{worker}-{n}");
+        let done = match (n % 4, notes.last_mut()) {
+            (1 | 2, Some(note)) if !note.deleted => post(
+                "mutation($id: ID!, $b: String, $v: Int) { updateNote(input: { id: $id, body: $b, _version: $v }) { _version } }",
+                json!({ "id": note.id, "b": body, "v": note.version }),
+            )
+            .await
+            .map(|answer| {
+                note.version = answer["data"]["updateNote"]["_version"].as_i64().unwrap_or_default();
+                note.body = body;
+            }),
+            (3, Some(note)) if !note.deleted && n % 8 == 3 => post(
+                "mutation($id: ID!, $v: Int) { deleteNote(input: { id: $id, _version: $v }) { _version } }",
+                json!({ "id": note.id, "v": note.version }),
+            )
+            .await
+            .map(|answer| {
+                note.version = answer["data"]["deleteNote"]["_version"].as_i64().unwrap_or_default();
+                note.deleted = true;
+            }),
+            _ => post(
+                "mutation($b: String) { createNote(input: { title: \"crash\", body: $b }) { id _version } }",
+                json!({ "b": body }),
+            )
+            .await
+            .map(|answer| {
+                let created = &answer["data"]["createNote"];
+                notes.push(SyncedNote {
+                    id: created["id"].as_str().unwrap_or_default().to_owned(),
+                    version: created["_version"].as_i64().unwrap_or_default(),
+                    body,
+                    deleted: false,
+                });
+            }),
+        };
+        if done.is_some() {
+            let _ = acked.send(());
+        }
+    }
+    notes
+}
+
+/// Every page of a sync from `last_sync` (0: a base sync): each item's id, `_version`, body and
+/// `_deleted`.
+async fn sync_all(server: &Server, last_sync: i64) -> Vec<Value> {
+    let mut items = Vec::new();
+    let mut token = Value::Null;
+    loop {
+        let body = server
+            .graphql(&format!(
+                "{{ syncNotes(lastSync: {last_sync}, limit: 100, nextToken: {token}) {{ items {{ id body _version _deleted }} nextToken }} }}"
+            ))
+            .await;
+        let page = &body["data"]["syncNotes"];
+        items.extend(
+            page["items"]
+                .as_array()
+                .cloned()
+                .unwrap_or_else(|| panic!("{body}")),
+        );
+        token = page["nextToken"].clone();
+        if token.is_null() {
+            return items;
+        }
+    }
+}
+
+/// Kill -9 during a burst of DataStore's writes (creates, and updates and deletes naming their
+/// `_version`) loses no acknowledged write: `check` is clean on the table left on disk, every
+/// acknowledged write is there after a restart, and a delta sync since before the burst
+/// answers every note written, as the node now stands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_mid_burst_of_synced_writes_loses_none() {
+    let dir = std::env::temp_dir().join(format!("tablegraph-sync-crash-{}", uuid::Uuid::now_v7()));
+    let schema = ["--schema", DATASTORE_SCHEMA];
+    let Server {
+        mut child,
+        mut log,
+        url,
+    } = start_with(&dir, &schema).await;
+    tokio::spawn(async move { while let Ok(Some(_)) = log.next_line().await {} });
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis() as i64;
+
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let (acked, mut acks) = tokio::sync::mpsc::unbounded_channel();
+    let writers: Vec<_> = (0..8)
+        .map(|worker| {
+            tokio::spawn(synced_write_storm(
+                url.clone(),
+                worker,
+                stopped.clone(),
+                acked.clone(),
+            ))
+        })
+        .collect();
+    for _ in 0..200 {
+        acks.recv().await.expect("the writers are running");
+    }
+    child.start_kill().expect("SIGKILL");
+    child.wait().await.expect("the server dies");
+    let _ = stop.send(true);
+    let mut notes = Vec::new();
+    for writer in writers {
+        notes.extend(writer.await.expect("a writer ends"));
+    }
+    assert!(notes.iter().any(|n| n.deleted) && notes.iter().any(|n| n.version > 1));
+
+    let (ok, report, _) =
+        crate::helpers::run_tablegraph(&["check", "--schema", DATASTORE_SCHEMA], &dir).await;
+    assert!(ok && report.contains("no violations"), "{report}");
+
+    let server = start_with(&dir, &schema).await;
+    let delta = sync_all(&server, before).await;
+    let base = sync_all(&server, 0).await;
+    for note in &notes {
+        let body = server
+            .graphql(&format!(
+                "{{ getNote(id: \"{}\") {{ body _version _deleted }} }}",
+                note.id
+            ))
+            .await;
+        let stored = &body["data"]["getNote"];
+        // A write sent after the last acknowledged one may have committed before the kill.
+        let version = stored["_version"].as_i64().unwrap_or_default();
+        assert!(
+            version == note.version || (version == note.version + 1 && !note.deleted),
+            "note {} was acknowledged at _version {}: {body}",
+            note.id,
+            note.version
+        );
+        if version == note.version {
+            assert_eq!(stored["body"], note.body.as_str(), "{body}");
+            assert_eq!(stored["_deleted"] == true, note.deleted, "{body}");
+        }
+        for (sync, items) in [("delta", &delta), ("base", &base)] {
+            assert!(
+                items
+                    .iter()
+                    .any(|item| item["id"] == note.id.as_str() && item["_version"] == version),
+                "the {sync} sync answers note {} at _version {version}",
+                note.id
+            );
+        }
+    }
     assert!(server.terminate().await);
     std::fs::remove_dir_all(&dir).expect("removable");
 }

@@ -28,19 +28,9 @@ const REFUSED: [(&str, &str); 1] = [
     ("geotrack-plain-appsync", "must return a @model type"),
 ];
 
-/// The apps whose codegen operations are DataStore's (conflict detection on: `_version`,
-/// `sync<Types>`): they validate against the API served, and are not driven here, where writes
-/// name no `_version` (`tests/api/datastore.rs` drives conflict detection).
-const DATASTORE: [&str; 1] = ["refarch-offline-pos"];
-
-/// Whether `app`'s schema loads (its operations are validated).
+/// Whether `app`'s schema loads (its operations are validated and driven).
 fn loads(app: &str) -> bool {
     !REFUSED.iter().any(|(name, _)| *name == app)
-}
-
-/// Whether the corpus drives `app`'s operations.
-fn driven(app: &str) -> bool {
-    loads(app) && !DATASTORE.contains(&app)
 }
 
 /// Flags an app was generated with that it commits no `amplify/cli.json` for (recorded in the
@@ -452,6 +442,9 @@ struct Driver<'a> {
     /// Root field → operation name.
     by_root: BTreeMap<String, String>,
     created: usize,
+    /// The `_version` each node that detects conflicts was last written at, as the server
+    /// answered it (DataStore's apps name it in every update and delete).
+    versions: BTreeMap<String, Value>,
 }
 
 impl Driver<'_> {
@@ -575,6 +568,7 @@ impl Driver<'_> {
             "{} {operation}: {answer}",
             self.app
         );
+        self.written(type_def, &answer["data"][root]);
         Some((id?, input))
     }
 
@@ -686,54 +680,177 @@ impl Driver<'_> {
                 "{app} {query}: {page}"
             );
         }
-        if let (Some(update), Some(root), Some(field)) = (
-            self.operation(roots.update.as_deref()),
-            &roots.update,
-            &text_field,
-        ) {
-            let input = json!({ "id": first, field: "changed" });
-            // Codegen of Amplify's first transformer sends no condition.
-            if self.operations[&update].text.contains("$condition") {
-                let refused = self
-                    .call(
-                        caller,
-                        &update,
-                        json!({ "input": input, "condition": { field: { "eq": "not the value" } } }),
-                    )
-                    .await;
-                assert_eq!(
-                    refused["errors"][0]["errorType"], CONDITION_FAILED,
-                    "{app} {update}: {refused}"
-                );
+        // A DataStore app's base sync answers every node made; a delta sync since it, what
+        // the update and delete below wrote.
+        let started = match type_def.conflict {
+            Some(_) => {
+                let (started, items) = self.sync(type_def, caller, Value::Null).await?;
+                for (id, _) in &nodes {
+                    assert!(
+                        items.iter().any(|item| item["id"] == json!(id)),
+                        "{app} base sync of {}: {id} is missing",
+                        type_def.name
+                    );
+                }
+                Some(started)
             }
-            let updated = self
+            None => None,
+        };
+        if let Some(field) = &text_field {
+            self.update(type_def, caller, &first, &first_input, field)
+                .await;
+        }
+        self.delete(type_def, caller, &first).await;
+        if let Some(started) = started {
+            let (_, items) = self.sync(type_def, caller, started).await?;
+            let written: Vec<&Value> = items.iter().filter(|i| i["id"] == json!(first)).collect();
+            assert!(
+                !written.is_empty()
+                    && written
+                        .iter()
+                        .all(|i| i["_version"] == self.versions[&first])
+                    && items
+                        .iter()
+                        .all(|i| nodes.iter().any(|(id, _)| i["id"] == json!(id))),
+                "{app} delta sync of {}: {first} at its last version, and only nodes just made: {items:?}",
+                type_def.name
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Driver<'_> {
+    /// Keeps the `_version` a write of a node that detects conflicts answered.
+    fn written(&mut self, type_def: &TypeDef, node: &Value) {
+        if type_def.conflict.is_none() {
+            return;
+        }
+        assert!(
+            node["_version"].is_i64(),
+            "{} {}: a write answers its _version: {node}",
+            self.app,
+            type_def.name
+        );
+        let id = node["id"].as_str().unwrap_or_default().to_owned();
+        self.versions.insert(id, node["_version"].clone());
+    }
+
+    /// A write's input, with the `_version` its node was last written at where the type
+    /// detects conflicts.
+    fn versioned(&self, type_def: &TypeDef, mut input: Value) -> Value {
+        if type_def.conflict.is_some() {
+            let id = input["id"].as_str().unwrap_or_default();
+            input["_version"] = self.versions.get(id).cloned().unwrap_or_default();
+        }
+        input
+    }
+
+    /// Every page of the type's sync query from `last_sync` (null: a base sync): the first
+    /// page's `startedAt` and every item.
+    async fn sync(
+        &self,
+        type_def: &TypeDef,
+        caller: Caller,
+        last_sync: Value,
+    ) -> Result<(Value, Vec<Value>), String> {
+        let root = type_def
+            .roots
+            .list
+            .as_deref()
+            .unwrap_or_default()
+            .replacen("list", "sync", 1);
+        let Some(sync) = self.operation(Some(&root)) else {
+            return Err(format!("its codegen made no {root}"));
+        };
+        let (mut started, mut items, mut token) = (Value::Null, Vec::new(), Value::Null);
+        for _ in 0..20 {
+            let variables = json!({ "limit": 2, "nextToken": token, "lastSync": last_sync });
+            let page = self.call(caller, &sync, variables).await;
+            let answer = &page["data"][&root];
+            assert!(answer["startedAt"].is_i64(), "{} {sync}: {page}", self.app);
+            if started.is_null() {
+                started = answer["startedAt"].clone();
+            }
+            items.extend(answer["items"].as_array().cloned().unwrap_or_default());
+            token = answer["nextToken"].clone();
+            if token.is_null() {
+                break;
+            }
+        }
+        Ok((started, items))
+    }
+
+    /// The codegen update of `first`'s `field`: refused by a condition that does not hold (where
+    /// the operation sends one), then written.
+    async fn update(
+        &mut self,
+        type_def: &TypeDef,
+        caller: Caller,
+        first: &str,
+        first_input: &Value,
+        field: &str,
+    ) {
+        let (Some(update), Some(root)) = (
+            self.operation(type_def.roots.update.as_deref()),
+            &type_def.roots.update,
+        ) else {
+            return;
+        };
+        let app = self.app;
+        let input = self.versioned(type_def, json!({ "id": first, field: "changed" }));
+        // Codegen of Amplify's first transformer sends no condition.
+        if self.operations[&update].text.contains("$condition") {
+            let refused = self
                 .call(
                     caller,
                     &update,
-                    json!({ "input": input, "condition": { field: { "eq": first_input[field] } } }),
+                    json!({ "input": input, "condition": { field: { "eq": "not the value" } } }),
                 )
                 .await;
             assert_eq!(
-                updated["data"][root][field], "changed",
-                "{app} {update}: {updated}"
+                refused["errors"][0]["errorType"], CONDITION_FAILED,
+                "{app} {update}: {refused}"
             );
         }
-        if let (Some(delete), Some(root)) = (self.operation(roots.delete.as_deref()), &roots.delete)
-        {
-            let deleted = self
-                .call(caller, &delete, json!({ "input": { "id": first } }))
-                .await;
-            assert_eq!(
-                deleted["data"][root]["id"],
-                json!(first),
-                "{app} {delete}: {deleted}"
-            );
-            if let (Some(get), Some(root)) = (self.operation(roots.get.as_deref()), &roots.get) {
-                let gone = self.call(caller, &get, json!({ "id": first })).await;
-                assert!(gone["data"][root].is_null(), "{app} {get}: {gone}");
+        let updated = self
+            .call(
+                caller,
+                &update,
+                json!({ "input": input, "condition": { field: { "eq": first_input[field] } } }),
+            )
+            .await;
+        assert_eq!(
+            updated["data"][root][field], "changed",
+            "{app} {update}: {updated}"
+        );
+        self.written(type_def, &updated["data"][root]);
+    }
+
+    /// The codegen delete of `first`; a get answers nothing after, or, where the type detects
+    /// conflicts, its tombstone.
+    async fn delete(&mut self, type_def: &TypeDef, caller: Caller, first: &str) {
+        let roots = &type_def.roots;
+        let (Some(delete), Some(root)) = (self.operation(roots.delete.as_deref()), &roots.delete)
+        else {
+            return;
+        };
+        let app = self.app;
+        let input = self.versioned(type_def, json!({ "id": first }));
+        let deleted = self.call(caller, &delete, json!({ "input": input })).await;
+        assert_eq!(
+            deleted["data"][root]["id"],
+            json!(first),
+            "{app} {delete}: {deleted}"
+        );
+        self.written(type_def, &deleted["data"][root]);
+        if let (Some(get), Some(root)) = (self.operation(roots.get.as_deref()), &roots.get) {
+            let gone = self.call(caller, &get, json!({ "id": first })).await;
+            match type_def.conflict {
+                Some(_) => assert_eq!(gone["data"][root]["_deleted"], true, "{app} {get}: {gone}"),
+                None => assert!(gone["data"][root].is_null(), "{app} {get}: {gone}"),
             }
         }
-        Ok(())
     }
 }
 
@@ -750,7 +867,7 @@ async fn each_models_codegen_operations_write_read_page_update_and_delete() {
     let mut exercised = 0;
     let mut skipped = Vec::new();
     for (app, schema) in apps() {
-        if !driven(&app) {
+        if !loads(&app) {
             continue;
         }
         let server = serve(&app, &schema).await;
@@ -766,6 +883,7 @@ async fn each_models_codegen_operations_write_read_page_update_and_delete() {
                 .map(|(op, codegen)| (codegen.root.clone(), op.clone()))
                 .collect(),
             created: 0,
+            versions: BTreeMap::new(),
         };
         for type_def in &model.types {
             match driver.exercise(type_def).await {
@@ -775,9 +893,9 @@ async fn each_models_codegen_operations_write_read_page_update_and_delete() {
         }
         server.assert_table_consistent().await;
     }
-    // Every model type of every app that loads: 43 types of 14 apps.
+    // Every model type of every app that loads: 46 types of 15 apps.
     assert!(skipped.is_empty(), "skipped: {skipped:#?}");
-    assert!(exercised >= 43, "{exercised} model types exercised");
+    assert!(exercised >= 46, "{exercised} model types exercised");
 }
 
 /// The corpus's README lists every app, with its source and licence.

@@ -970,3 +970,84 @@ async fn the_command_line_chooses_a_lambda_conflict_handler_by_its_function() {
         "{stderr}"
     );
 }
+
+/// Owner and group rules hold on syncs and on subscriptions over AppSync's real-time protocol
+/// (with the selection DataStore sends) as on lists: a manager syncs and is told of every
+/// shift, an owner only of their own, on base and delta syncs alike.
+#[tokio::test]
+async fn owner_and_group_rules_hold_on_syncs_and_real_time_subscriptions() {
+    use crate::realtime::{Client as Realtime, Via};
+    let app = exact_app(api_key_and_tokens("da2-datastore")).await;
+    let (ann, bob) = (user_token("ann", &[]), user_token("bob", &[]));
+    let carl = user_token("carl", &["managers"]);
+    let create = "mutation { createShift(input: { hours: 8 }) { id _version } }";
+    let anns = id_of(&as_user(&app, &ann, create, json!({})).await["data"]["createShift"]);
+    let bobs = id_of(&as_user(&app, &bob, create, json!({})).await["data"]["createShift"]);
+    let sync =
+        "query($last: AWSTimestamp) { syncShifts(lastSync: $last) { items { id } startedAt } }";
+    let ids = |page: &Value| -> Vec<String> {
+        let mut ids: Vec<String> = page["data"]["syncShifts"]["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|item| item["id"].as_str().map(str::to_owned))
+            .collect();
+        ids.sort();
+        ids
+    };
+    let mut both = vec![anns.clone(), bobs.clone()];
+    both.sort();
+    let base = as_user(&app, &carl, sync, json!({ "last": 0 })).await;
+    assert_eq!(ids(&base), both, "{base}");
+    let anns_base = as_user(&app, &ann, sync, json!({ "last": 0 })).await;
+    assert_eq!(ids(&anns_base), vec![anns.clone()], "{anns_base}");
+    let last = base["data"]["syncShifts"]["startedAt"].clone();
+
+    // DataStore's subscription: every field of the model and the sync fields.
+    let subscription = format!(
+        "subscription OnUpdateShift($filter: ModelSubscriptionShiftFilterInput) {{\n  onUpdateShift(filter: $filter) {{\n    id\n    hours\n    owner\n    createdAt\n    updatedAt\n    {SYNCED}\n    __typename\n  }}\n}}"
+    );
+    let mut listeners = Vec::new();
+    for token in [&ann, &carl] {
+        let header = json!({ "host": "127.0.0.1", "Authorization": token });
+        let mut client = Realtime::connected(&app, &header, Via::Subprotocol).await;
+        client
+            .started("shifts", &subscription, json!({}), &header)
+            .await;
+        listeners.push(client);
+    }
+    app.events.until_subscribers(2).await;
+    let update =
+        "mutation($id: ID!) { updateShift(input: { id: $id, hours: 9, _version: 1 }) { id } }";
+    for (token, id) in [(&bob, &bobs), (&ann, &anns)] {
+        let updated = as_user(&app, token, update, json!({ "id": id })).await;
+        assert!(updated.get("errors").is_none(), "{updated}");
+    }
+    let [anns_client, carls_client] = &mut listeners[..] else {
+        panic!("two listeners");
+    };
+    // Bob's update came first: Ann is told of hers only, Carl of both.
+    let event = anns_client.json().await;
+    let told = &event["payload"]["data"]["onUpdateShift"];
+    assert_eq!(told["id"], anns.as_str(), "{event}");
+    assert_eq!(
+        (told["_version"].clone(), told["__typename"].clone()),
+        (json!(2), json!("Shift")),
+        "{event}"
+    );
+    for id in [&bobs, &anns] {
+        let event = carls_client.json().await;
+        assert_eq!(
+            event["payload"]["data"]["onUpdateShift"]["id"],
+            id.as_str(),
+            "{event}"
+        );
+    }
+    let delta = as_user(&app, &carl, sync, json!({ "last": last })).await;
+    assert_eq!(ids(&delta), both, "{delta}");
+    let anns_delta = as_user(&app, &ann, sync, json!({ "last": last })).await;
+    assert_eq!(ids(&anns_delta), vec![anns.clone()], "{anns_delta}");
+    let bobs_delta = as_user(&app, &bob, sync, json!({ "last": last })).await;
+    assert_eq!(ids(&bobs_delta), vec![bobs.clone()], "{bobs_delta}");
+}

@@ -505,6 +505,9 @@ pub struct CustomField {
     /// Where the field is declared, for start-up errors.
     pub line: usize,
     pub column: usize,
+    /// Served with no resolver at all, as Amplify's transformer serves a field of a `@model`
+    /// type that no directive relates: it answers null.
+    pub unresolved: bool,
 }
 
 /// An argument of a custom field.

@@ -594,3 +594,55 @@ async fn an_id_declared_optional_is_served_as_declared() {
         .await;
     assert!(made["data"]["createTag"]["id"].is_string(), "{made}");
 }
+
+/// A field of a `@model` type, or a list of one, that no directive relates is served as
+/// Amplify's transformer serves it: in the type as declared, with no resolver, so it answers
+/// null; no create input, filter or condition takes it.
+#[tokio::test]
+async fn a_model_typed_field_no_directive_relates_is_served_unresolved() {
+    let (ok, sdl, _) = run(&["schema", "--schema", SCHEMA, "--amplify-strict"]).await;
+    assert!(ok, "{sdl}");
+    let sdl = flat(&sdl);
+    assert!(
+        sdl.contains("type Board { id: ID! name: String tasks: [Task] lead: Task createdAt"),
+        "{sdl}"
+    );
+    for input in [
+        "input CreateBoardInput {",
+        "input ModelBoardFilterInput {",
+        "input ModelBoardConditionInput {",
+    ] {
+        let declared = sdl
+            .split(input)
+            .nth(1)
+            .unwrap_or_else(|| panic!("{input}: {sdl}"));
+        let declared = declared.split('}').next().unwrap_or_default();
+        assert!(
+            !declared.contains("tasks") && !declared.contains("lead"),
+            "{input} {declared}"
+        );
+    }
+    let app = spawn_app_with_schema(SCHEMA).await;
+    let made = app
+        .graphql(
+            "mutation { createBoard(input: { name: \"chores\" }) { id tasks { id } lead { id } } }",
+            json!({}),
+        )
+        .await;
+    assert_eq!(
+        made["data"]["createBoard"]["tasks"],
+        serde_json::Value::Null,
+        "{made}"
+    );
+    let id = made["data"]["createBoard"]["id"].clone();
+    let got = app
+        .graphql(
+            "query($id: ID!) { getBoard(id: $id) { name tasks { id } lead { id } } }",
+            json!({ "id": id }),
+        )
+        .await;
+    assert_eq!(
+        got,
+        json!({ "data": { "getBoard": { "name": "chores", "tasks": null, "lead": null } } })
+    );
+}

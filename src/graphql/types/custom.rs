@@ -160,6 +160,18 @@ async fn answer(
     }
 }
 
+/// A field served with no resolver, as Amplify's transformer serves a field of a `@model` type
+/// that no directive relates: nothing is stored for it, so it answers null (an error where it
+/// is non-null, as AppSync's).
+pub(in crate::graphql) fn unresolved(field: &FieldDef) -> Field {
+    let FieldKind::Custom(custom) = &field.kind else {
+        unreachable!("only custom fields are served unresolved");
+    };
+    Field::new(&field.name, type_ref(&custom.ty), |_| {
+        FieldFuture::new(async { Ok::<Option<FieldValue<'static>>, async_graphql::Error>(None) })
+    })
+}
+
 /// A field the model leaves to a resolver that was not loaded: answers an error rather than
 /// nothing. Start-up refuses this; only a schema built without its resolvers meets it.
 pub(in crate::graphql) fn missing(field: &FieldDef) -> Field {

@@ -276,6 +276,7 @@ fn generated_field(
         _ if pipeline.is_some() => {
             custom::field(field, pipeline.cloned().expect("checked just above"))
         }
+        FieldKind::Custom(custom) if custom.unresolved => custom::unresolved(field),
         FieldKind::Custom(_) => custom::missing(field),
         FieldKind::Function { .. } => own_fields::type_field(type_def, field, model),
         FieldKind::Scalar {

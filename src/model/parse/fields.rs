@@ -627,7 +627,6 @@ impl Reader<'_> {
             "targets",
         ];
         let name = field.node.name.node.as_str();
-        let ty = &field.node.ty.node;
         let (element, list) = self.element_of(owner, field)?;
         let has_relation = field
             .node
@@ -635,6 +634,13 @@ impl Reader<'_> {
             .iter()
             .any(|d| RELATIONS.contains(&d.node.name.node.as_str()));
         let has_resolver = self.resolved.contains(&format!("{owner}.{name}"));
+        if self.unresolved_in_amplify(field, &element, names) && !has_resolver {
+            let unresolved = CustomField {
+                unresolved: true,
+                ..self.custom_field(field, element, list, Vec::new())
+            };
+            return Ok(Some(unresolved));
+        }
         if has_relation || !has_resolver {
             if let Some(argument) = field.node.arguments.first() {
                 return Err(self.error(
@@ -678,14 +684,41 @@ impl Reader<'_> {
                 element: argument_element.to_string(),
             });
         }
-        Ok(Some(CustomField {
-            ty: ty.to_string(),
+        Ok(Some(self.custom_field(field, element, list, arguments)))
+    }
+
+    /// The custom field `field` declares.
+    fn custom_field(
+        &self,
+        field: &Positioned<FieldDefinition>,
+        element: String,
+        list: bool,
+        arguments: Vec<CustomArgument>,
+    ) -> CustomField {
+        CustomField {
+            ty: field.node.ty.node.to_string(),
             element,
             list,
             arguments,
             line: field.pos.line,
             column: field.pos.column,
-        }))
+            unresolved: false,
+        }
+    }
+
+    /// In Amplify's language, a field of a `@model` type (or a list of one) with no relation
+    /// directive, no directive at all and no arguments: Amplify's transformer serves it as
+    /// declared, with no resolver, so it answers null, and leaves it out of inputs and filters.
+    fn unresolved_in_amplify(
+        &self,
+        field: &Positioned<FieldDefinition>,
+        element: &str,
+        names: &Names<'_>,
+    ) -> bool {
+        self.amplify_language()
+            && names.is_node_type(element)
+            && field.node.directives.is_empty()
+            && field.node.arguments.is_empty()
     }
 
     /// Checks what needs every type's fields: foreign keys, sort fields, slot conflicts; and

@@ -122,6 +122,7 @@ impl Reader<'_> {
             arguments,
             line: field.pos.line,
             column: field.pos.column,
+            unresolved: false,
         };
         Ok(FunctionField {
             field: custom,

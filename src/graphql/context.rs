@@ -20,6 +20,39 @@ pub(super) fn scope<'a>(ctx: &ResolverContext<'a>) -> Result<&'a Arc<RequestScop
     })
 }
 
+/// A field with rules of its own (`@auth` on the field): only a caller the rules let read it
+/// on the parent node gets its value.
+#[derive(Clone)]
+pub(super) struct FieldGuard {
+    type_name: String,
+    field: String,
+}
+
+impl FieldGuard {
+    /// The guard of `field` of `type_name`; none when the field has no rules of its own.
+    pub(super) fn of(type_name: &str, field: &crate::model::FieldDef) -> Option<FieldGuard> {
+        (!field.auth.is_empty()).then(|| FieldGuard {
+            type_name: type_name.to_owned(),
+            field: field.name.clone(),
+        })
+    }
+
+    /// Refuses a caller the field's rules do not let read it on the parent node, with
+    /// AppSync's message.
+    pub(super) fn check(&self, ctx: &ResolverContext<'_>) -> Result<(), EngineError> {
+        let Some(node) = ctx.parent_value.downcast_ref::<Node>() else {
+            return Ok(());
+        };
+        if scope(ctx)?.may_read_field(&self.type_name, &self.field, &node.item) {
+            return Ok(());
+        }
+        Err(EngineError::Unauthorized(format!(
+            "Not Authorized to access {} on type {}",
+            self.field, self.type_name
+        )))
+    }
+}
+
 /// The reads of the request's levels (see [`Level`]).
 pub(super) fn level<'a>(ctx: &ResolverContext<'a>) -> Result<Level<'a>, EngineError> {
     Ok(Level::new(scope(ctx)?, model(ctx)?))

@@ -337,7 +337,7 @@ fn deployed(app: &str) -> Vec<(&'static str, Canonical)> {
 
 /// The apps tablegraph does not yet serve as Amplify's transformer makes them, and why
 /// (`AMPLIFY_GOLDEN_REPORT=FILE` writes what differs).
-const UNMATCHED: [(&str, &str); 9] = [
+const UNMATCHED: [(&str, &str); 8] = [
     (
         "tests/fixtures/amplify-golden/aws-eduverse",
         "@searchable's search queries are not served",
@@ -345,10 +345,6 @@ const UNMATCHED: [(&str, &str); 9] = [
     (
         "tests/fixtures/amplify-golden/hitchhikers",
         "a schema's own `input CreateScheduleInput` is refused (Amplify keeps the schema's)",
-    ),
-    (
-        "tests/fixtures/amplify-golden/lost-and-found-paws",
-        "@auth on a relation field is refused",
     ),
     (
         "tests/fixtures/amplify-golden/righton-networking",

@@ -5,7 +5,9 @@
 
 use serde_json::json;
 
-use crate::helpers::spawn_app_with_schema;
+use crate::helpers::{
+    api_key_and_tokens, spawn_app_with_schema, spawn_app_with_schema_and, user_token,
+};
 use crate::network::run;
 
 const SCHEMA: &str = "tests/fixtures/amplify-transformer/schema.graphql";
@@ -644,5 +646,82 @@ async fn a_model_typed_field_no_directive_relates_is_served_unresolved() {
     assert_eq!(
         got,
         json!({ "data": { "getBoard": { "name": "chores", "tasks": null, "lead": null } } })
+    );
+}
+
+/// Rules on a relation field (`pets: [Pet] @hasMany @auth(rules: [{ allow: owner }])`) decide
+/// who may follow the relation from a node, as Amplify's do: a caller they leave out gets
+/// AppSync's `Unauthorized` for that field, null beside the fields they may read.
+#[tokio::test]
+async fn rules_on_a_relation_field_decide_who_follows_it() {
+    let key = "da2-transformer";
+    let app = spawn_app_with_schema_and(SCHEMA, api_key_and_tokens(key)).await;
+    let ann = user_token("ann", &[]);
+    let as_ann = [("authorization", ann.as_str())];
+    let (_, shelter) = app
+        .graphql_with(
+            &as_ann,
+            "mutation { createShelter(input: { name: \"Hillside\" }) { id } }",
+            json!({}),
+        )
+        .await;
+    let shelter = shelter["data"]["createShelter"]["id"].clone();
+    let (_, pet) = app
+        .graphql_with(
+            &as_ann,
+            "mutation($s: ID) { createPet(input: { name: \"Rex\", shelterPetsId: $s }) { id } }",
+            json!({ "s": shelter }),
+        )
+        .await;
+    let pet = pet["data"]["createPet"]["id"].clone();
+    assert!(pet.is_string(), "{pet}");
+    let read = "query($s: ID!, $p: ID!) {
+      getShelter(id: $s) { name pets { items { name } } }
+      getPet(id: $p) { name shelter { name } }
+    }";
+    let variables = json!({ "s": shelter, "p": pet });
+    let (_, owner) = app.graphql_with(&as_ann, read, variables.clone()).await;
+    assert_eq!(
+        owner,
+        json!({ "data": {
+            "getShelter": { "name": "Hillside", "pets": { "items": [{ "name": "Rex" }] } },
+            "getPet": { "name": "Rex", "shelter": { "name": "Hillside" } },
+        } })
+    );
+    let (_, public) = app
+        .graphql_with(&[("x-api-key", key)], read, variables)
+        .await;
+    assert_eq!(
+        public["data"],
+        json!({
+            "getShelter": { "name": "Hillside", "pets": null },
+            "getPet": { "name": "Rex", "shelter": null },
+        }),
+        "{public}"
+    );
+    let errors = public["errors"].as_array().cloned().unwrap_or_default();
+    let mut refused: Vec<(&str, &str)> = errors
+        .iter()
+        .map(|e| {
+            (
+                e["errorType"].as_str().unwrap_or_default(),
+                e["message"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    refused.sort();
+    assert_eq!(
+        refused,
+        [
+            (
+                "Unauthorized",
+                "Not Authorized to access pets on type Shelter"
+            ),
+            (
+                "Unauthorized",
+                "Not Authorized to access shelter on type Pet"
+            ),
+        ],
+        "{public}"
     );
 }

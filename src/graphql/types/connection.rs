@@ -19,7 +19,7 @@ use crate::engine::read::{
     PageArguments, PageEdge, PageRequest,
 };
 use crate::engine::{self, EngineError};
-use crate::graphql::context::{cursor_value, model, scope};
+use crate::graphql::context::{FieldGuard, cursor_value, model, scope};
 use crate::graphql::errors::graphql_error;
 use crate::graphql::selection::page_selection;
 use crate::graphql::values::filters;
@@ -225,6 +225,7 @@ pub(in crate::graphql) fn field(owner: &TypeDef, field: &FieldDef, model: &Model
         .map(|(type_name, index)| (type_name.to_owned(), index.to_owned()));
     let filter = filters::connection_filter(field, model);
     let filter_fields = Arc::new(filter.as_ref().map(|(_, fields)| fields.clone()));
+    let guard = FieldGuard::of(&owner.name, field);
     // Amplify's `@hasMany` connections are nullable, as its transformer makes them.
     let connection_type = match shape {
         ApiShape::Amplify => TypeRef::named(connection_type),
@@ -233,7 +234,11 @@ pub(in crate::graphql) fn field(owner: &TypeDef, field: &FieldDef, model: &Model
     let mut generated = Field::new(&field.name, connection_type, move |ctx| {
         let connection = connection.clone();
         let filter_fields = filter_fields.clone();
+        let guard = guard.clone();
         FieldFuture::new(async move {
+            if let Some(guard) = &guard {
+                guard.check(&ctx).map_err(graphql_error)?;
+            }
             let page = resolve(&ctx, &connection, filter_fields.as_deref(), shape)
                 .await
                 .map_err(|error| graphql_error(amplify::named_as_sent(shape, error)))?;

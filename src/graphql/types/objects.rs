@@ -15,7 +15,7 @@ use crate::engine;
 use crate::engine::AttrValue;
 use crate::engine::read::Node;
 use crate::engine::{DELETED, LAST_CHANGED_AT, SYNC_VERSION};
-use crate::graphql::context::{self, node_field_value, possible_types, scope};
+use crate::graphql::context::{self, FieldGuard, node_field_value, possible_types};
 use crate::graphql::errors::graphql_error;
 use crate::graphql::selection::selection;
 use crate::graphql::values::scalars::{list_type_ref, scalar_type_ref};
@@ -296,7 +296,7 @@ fn generated_field(
             target,
             foreign_key,
             required,
-        } => belongs_to_field(field, (target, foreign_key, *required), model),
+        } => belongs_to_field(type_def, field, (target, foreign_key, *required), model),
         FieldKind::HasMany(_) | FieldKind::Outgoing { .. } | FieldKind::Incoming { .. } => {
             connection::field(type_def, field, model)
         }
@@ -306,7 +306,8 @@ fn generated_field(
             role,
         } => targets::targets_field(field, edge, element, role.as_deref(), model),
     };
-    if !field.auth.is_empty() && pipeline.is_none() {
+    // A relation's own rules are held by its resolver (below, and in `connection`).
+    if !field.auth.is_empty() && pipeline.is_none() && field.stored().is_some() {
         generated = ruled_field(&type_def.name, field);
     }
     if let Some(description) = &field.description {
@@ -320,10 +321,12 @@ fn generated_field(
 /// been deleted; in Amplify's, typed as declared, as AppSync serves it (such a node is then an
 /// error, as there).
 fn belongs_to_field(
+    type_def: &TypeDef,
     field: &FieldDef,
     (target, foreign_key, required): (&str, &str, bool),
     model: &Model,
 ) -> Field {
+    let guard = FieldGuard::of(&type_def.name, field);
     let allowed = possible_types(model, target);
     let foreign_key = foreign_key.to_owned();
     let is_union = model.union_def(target).is_some();
@@ -337,7 +340,11 @@ fn belongs_to_field(
         let allowed = allowed.clone();
         let foreign_key = foreign_key.clone();
         let target = target.clone();
+        let guard = guard.clone();
         FieldFuture::new(async move {
+            if let Some(guard) = &guard {
+                guard.check(&ctx).map_err(graphql_error)?;
+            }
             let parent = ctx.parent_value.downcast_ref::<Node>();
             let id = parent
                 .and_then(|node| node.item.get(&foreign_key))
@@ -414,19 +421,15 @@ fn ruled_field(type_name: &str, field: &FieldDef) -> Field {
         ),
         _ => unreachable!("the model allows field rules on stored fields only"),
     };
-    let (type_name, name) = (type_name.to_owned(), field.name.clone());
+    let guard = FieldGuard::of(type_name, field).expect("a ruled field has rules");
+    let name = field.name.clone();
     Field::new(&field.name, ty, move |ctx| {
-        let (type_name, name, stored) = (type_name.clone(), name.clone(), stored.clone());
+        let (guard, name, stored) = (guard.clone(), name.clone(), stored.clone());
         FieldFuture::new(async move {
             let Some(node) = ctx.parent_value.downcast_ref::<Node>() else {
                 return Ok(None);
             };
-            let scope = scope(&ctx).map_err(graphql_error)?;
-            if !scope.may_read_field(&type_name, &name, &node.item) {
-                return Err(graphql_error(engine::EngineError::Unauthorized(format!(
-                    "Not Authorized to access {name} on type {type_name}"
-                ))));
-            }
+            guard.check(&ctx).map_err(graphql_error)?;
             let value = node.item.get(&name);
             Ok(match &stored {
                 Stored::Scalar(scalar) => {

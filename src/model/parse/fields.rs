@@ -814,7 +814,7 @@ mod tests {
                 "schema.graphql:1:27: Farm.owner: unknown type Person",
             ),
             (
-                "type Farm @model { logo: Image }\ntype Image @model { url: String }",
+                "type Farm @model { logo: Image }\ntype Image @model { url: String @unique }",
                 "schema.graphql:1:20: Farm.logo: a field of type Image needs @belongsTo(field: \"logoId\")",
             ),
             (
@@ -971,7 +971,7 @@ mod tests {
     #[test]
     fn a_list_of_nodes_without_a_relation_is_refused() {
         assert_refused(
-            "type Farm @model { cows: [Cow] }\ntype Cow @model { n: Int }",
+            "type Farm @model { cows: [Cow] }\ntype Cow @model { n: Int name: String @unique }",
             "Farm.cows: a list of Cow needs @hasMany(index:, field:)",
         );
     }

@@ -285,8 +285,9 @@ impl Reader<'_> {
         Ok(field_rules)
     }
 
-    /// `@auth` on a field is on a stored field: a relation's values are guarded by the rules
-    /// of the type it relates to.
+    /// `@auth` on a field is on a stored field or, in Amplify's language, on a `@belongsTo`,
+    /// `@hasOne` or `@hasMany` (who may follow the relation from this node); elsewhere a
+    /// relation's values are guarded by the rules of the type it relates to.
     fn field_auth_is_on_stored_fields(
         &self,
         name: &str,
@@ -294,10 +295,13 @@ impl Reader<'_> {
         rules: &[WrittenRule],
         fields: &[FieldDef],
     ) -> Result<(), ModelError> {
-        let stored = fields
-            .iter()
-            .find(|f| f.name == field_name)
-            .and_then(FieldDef::stored);
+        let field = fields.iter().find(|f| f.name == field_name);
+        let stored = field.and_then(FieldDef::stored);
+        let relation = field
+            .is_some_and(|f| matches!(f.kind, FieldKind::BelongsTo { .. } | FieldKind::HasMany(_)));
+        if relation && self.amplify_language() {
+            return Ok(());
+        }
         if let (None, Some(rule)) = (stored, rules.first()) {
             return Err(self.error(
                 rule.pos,
@@ -760,9 +764,9 @@ mod tests {
     }
 
     #[test]
-    fn field_auth_on_a_relation_is_refused() {
+    fn field_auth_on_a_relation_is_refused_in_tablegraphs_language() {
         assert_refused(
-            "type A @model { b: B @hasOne @auth(rules: [{ allow: public }]) }\ntype B @model { n: Int }",
+            "type A @model { bId: ID b: B @belongsTo(field: \"bId\") @auth(rules: [{ allow: public }]) }\ntype B @model { n: String @unique }",
             "A.b: @auth on a field works on stored fields (scalars, enums and lists of them); \
              put the rules on the type it relates to",
         );

@@ -138,8 +138,13 @@ await check('Gen 2 client.models: onCreate over the real-time protocol', async (
 await check('Gen 2 client.models: observeQuery syncs, then sees a create', async () => {
   const snapshots = [];
   const filter = { name: { beginsWith: 'Observed' } };
+  const acks = received.filter((message) => message.type === 'start_ack').length;
   const subscription = Field.observeQuery({ filter }).subscribe({ next: (snapshot) => snapshots.push(snapshot) });
   await first(snapshots, (snapshot) => snapshot.isSynced, 'synced snapshot');
+  // A synced snapshot may come before its onCreate, onUpdate and onDelete are acknowledged;
+  // a create made before then would reach no subscription.
+  const started = () => received.filter((message) => message.type === 'start_ack').length >= acks + 3;
+  await until(started, "start_ack of observeQuery's three subscriptions");
   await Field.create({ name: `Observed ${run}`, stage: 'HARVESTED' });
   const seen = await first(snapshots, (s) => s.items.some((f) => f.name === `Observed ${run}`), 'observed create');
   subscription.unsubscribe();

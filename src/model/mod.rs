@@ -742,6 +742,24 @@ impl Model {
         self.enums.iter().find(|e| e.name == name)
     }
 
+    /// The create or update input of `type_def` the schema declares itself, `Create<Type>Input`
+    /// or `Update<Type>Input` (`operation` is `Create` or `Update`), which Amplify's
+    /// transformer keeps in place of its own.
+    pub fn own_input(&self, operation: &str, type_def: &TypeDef) -> Option<&DeclaredType> {
+        let name = format!("{operation}{}Input", type_def.name);
+        self.inputs.iter().find(|input| input.name == name)
+    }
+
+    /// Whether the declared input `name` is a model's own create or update input.
+    pub fn is_own_input(&self, name: &str) -> bool {
+        self.types.iter().any(|type_def| {
+            ["Create", "Update"].iter().any(|operation| {
+                self.own_input(operation, type_def)
+                    .is_some_and(|i| i.name == name)
+            })
+        })
+    }
+
     /// The rank of an enum value, if its enum is ranked.
     pub fn rank_of(&self, enum_name: &str, value: &str) -> Option<u16> {
         self.enum_def(enum_name)?

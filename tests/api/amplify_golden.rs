@@ -337,14 +337,10 @@ fn deployed(app: &str) -> Vec<(&'static str, Canonical)> {
 
 /// The apps tablegraph does not yet serve as Amplify's transformer makes them, and why
 /// (`AMPLIFY_GOLDEN_REPORT=FILE` writes what differs).
-const UNMATCHED: [(&str, &str); 8] = [
+const UNMATCHED: [(&str, &str); 7] = [
     (
         "tests/fixtures/amplify-golden/aws-eduverse",
         "@searchable's search queries are not served",
-    ),
-    (
-        "tests/fixtures/amplify-golden/hitchhikers",
-        "a schema's own `input CreateScheduleInput` is refused (Amplify keeps the schema's)",
     ),
     (
         "tests/fixtures/amplify-golden/righton-networking",

@@ -725,3 +725,65 @@ async fn rules_on_a_relation_field_decide_who_follows_it() {
         "{public}"
     );
 }
+
+/// A schema's own `Create<Type>Input` and `Update<Type>Input` are the ones served, as Amplify's
+/// transformer keeps them: the mutations take what they declare, and nothing else.
+#[tokio::test]
+async fn a_models_own_create_and_update_inputs_are_the_ones_served() {
+    let (ok, sdl, _) = run(&["schema", "--schema", SCHEMA, "--amplify-strict"]).await;
+    assert!(ok, "{sdl}");
+    let sdl = flat(&sdl);
+    for declared in [
+        "input CreateRideInput { driver: String! seats: Int! }",
+        "input UpdateRideInput { id: ID! seats: Int }",
+    ] {
+        assert!(sdl.contains(declared), "{declared}: {sdl}");
+    }
+    let app = spawn_app_with_schema(SCHEMA).await;
+    let made = app
+        .graphql(
+            "mutation { createRide(input: { driver: \"Ann\", seats: 3 }) { id driver seats status } }",
+            json!({}),
+        )
+        .await;
+    let id = made["data"]["createRide"]["id"].clone();
+    assert!(id.is_string(), "{made}");
+    assert_eq!(
+        made["data"]["createRide"]["status"],
+        serde_json::Value::Null
+    );
+    let updated = app
+        .graphql(
+            "mutation($id: ID!) { updateRide(input: { id: $id, seats: 2 }) { driver seats } }",
+            json!({ "id": id }),
+        )
+        .await;
+    assert_eq!(
+        updated["data"]["updateRide"],
+        json!({ "driver": "Ann", "seats": 2 }),
+        "{updated}"
+    );
+    // A field the declared input leaves out is not taken, as AppSync's validation refuses it.
+    let refused = app
+        .graphql(
+            "mutation($id: ID!) { updateRide(input: { id: $id, status: \"full\" }) { status } }",
+            json!({ "id": id }),
+        )
+        .await;
+    assert!(
+        refused["errors"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("status")),
+        "{refused}"
+    );
+    let read = app
+        .graphql(
+            "query($id: ID!) { getRide(id: $id) { seats status } }",
+            json!({ "id": id }),
+        )
+        .await;
+    assert_eq!(
+        read["data"]["getRide"],
+        json!({ "seats": 2, "status": null })
+    );
+}

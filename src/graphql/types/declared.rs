@@ -1,8 +1,9 @@
 //! The interfaces a schema declares for itself, registered as written. Models implement them
 //! (the model checked that their fields match), so clients can select through them
-//! (`... on Named { name }`). Declared input types are registered when a field functions answer
-//! takes one (all of them then, as they may take each other); otherwise no field takes them,
-//! and they are left out as GraphQL's introspection would hide a type nothing reaches. The
+//! (`... on Named { name }`). Declared input types are registered in Amplify's shape, as
+//! AppSync serves every type its schema declares, and otherwise when a field functions answer
+//! takes one (all of them then, as they may take each other); else no field takes them, and
+//! they are left out as GraphQL's introspection would hide a type nothing reaches. The
 //! inputs `@http` generates for its fields are registered with them.
 
 use async_graphql::dynamic::{InputObject, InputValue, Interface, InterfaceField, SchemaBuilder};
@@ -40,8 +41,10 @@ pub(in crate::graphql) fn register(mut builder: SchemaBuilder, model: &Model) ->
     for input in generated.flatten() {
         builder = builder.register(input_object(input));
     }
-    for input in &model.inputs {
-        if !taken {
+    // A model's own create or update input is registered in place of the generated one.
+    for input in model.inputs.iter().filter(|i| !model.is_own_input(&i.name)) {
+        // AppSync serves every input type its schema declares.
+        if !taken && !model.dialect.amplify_shape() {
             tracing::info!(
                 input = %input.name,
                 "a declared input type no field takes is left out of the API"
@@ -53,7 +56,8 @@ pub(in crate::graphql) fn register(mut builder: SchemaBuilder, model: &Model) ->
     builder
 }
 
-fn input_object(input: &DeclaredType) -> InputObject {
+/// The input type the schema declares, as declared.
+pub(in crate::graphql) fn input_object(input: &DeclaredType) -> InputObject {
     let mut ty = InputObject::new(&input.name);
     if let Some(description) = &input.description {
         ty = ty.description(description);

@@ -8,7 +8,9 @@ use async_graphql::{Name, Value};
 
 use std::collections::BTreeSet;
 
-use crate::model::{EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef, upper_first};
+use crate::model::{
+    DeclaredType, EdgeTypeDef, FieldDef, FieldKind, Model, ScalarType, TypeDef, upper_first,
+};
 
 /// Every input type of the creates: `Create<Type>Input` for each type, the nested inputs its
 /// relation fields take (`<Type>OneInput` for a `@belongsTo`, `<Type>ManyWithout<Key>Input`
@@ -23,7 +25,11 @@ pub(in crate::graphql) fn create_inputs(model: &Model) -> Vec<InputObject> {
         }
     };
     for type_def in &model.types {
-        add(create_input(model, type_def, None), &mut inputs);
+        let create = match model.own_input("Create", type_def) {
+            Some(declared) => own_input(declared, type_def),
+            None => create_input(model, type_def, None),
+        };
+        add(create, &mut inputs);
         for field in &type_def.fields {
             match nested(model, field) {
                 Some(Nested::One(target)) => add(one_input(target), &mut inputs),
@@ -302,9 +308,29 @@ pub(in crate::graphql) fn delete_input(type_def: &TypeDef) -> InputObject {
     sync_version(type_def, input)
 }
 
+/// A model's create or update input as the schema declares it, with the keys of the relations
+/// the schema leaves undeclared (`scheduleBookingsId`), which Amplify's transformer adds to it.
+fn own_input(declared: &DeclaredType, type_def: &TypeDef) -> InputObject {
+    let mut input = super::declared::input_object(declared);
+    let implied = type_def
+        .fields
+        .iter()
+        .filter(|field| type_def.implied.contains(&field.name))
+        .filter(|field| !declared.fields.iter().any(|d| d.name == field.name));
+    for field in implied {
+        if let Some(scalar) = field.scalar() {
+            input = input.field(input_value(field, scalar_type_ref(scalar, false)));
+        }
+    }
+    input
+}
+
 /// `Update<Type>Input`: the node's `id` (or its `@primaryKey` field, which names it and so
-/// cannot change), and each field, optional.
+/// cannot change), and each field, optional; or the one the schema declares itself.
 pub(in crate::graphql) fn update_input(type_def: &TypeDef, model: &Model) -> InputObject {
+    if let Some(declared) = model.own_input("Update", type_def) {
+        return own_input(declared, type_def);
+    }
     let mut input = InputObject::new(format!("Update{}Input", type_def.name));
     if type_def.primary_key.is_none() {
         input = input.field(InputValue::new("id", TypeRef::named_nn(TypeRef::ID)));

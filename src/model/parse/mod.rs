@@ -314,6 +314,7 @@ impl Reader<'_> {
             names.unions,
             &sorted.edge_definitions,
             &sorted.declared,
+            names.inputs,
         )?;
         let edges = sorted
             .edge_definitions
@@ -365,8 +366,16 @@ impl Reader<'_> {
         unions: &[UnionDef],
         edges: &[&Positioned<TypeDefinition>],
         declared: &HashMap<&str, Pos>,
+        inputs: &[DeclaredType],
     ) -> Result<(), ModelError> {
         let models = objects.iter().map(|o| o.node.name.node.to_string());
+        // In Amplify's language a schema may declare a model's create or update input itself:
+        // the transformer keeps the schema's, and so does tablegraph.
+        let own_input = |generated: &str| {
+            self.amplify_language()
+                && (generated.starts_with("Create") || generated.starts_with("Update"))
+                && inputs.iter().any(|input| input.name == generated)
+        };
         let edge_names = edges.iter().map(|e| e.node.name.node.to_string());
         // Each generated name, with the type it is generated for.
         let mut owners: HashMap<String, String> = HashMap::new();
@@ -386,7 +395,9 @@ impl Reader<'_> {
                 generated.push(format!("Add{name}Input"));
             }
             for generated in generated {
-                if let Some(pos) = declared.get(generated.as_str()) {
+                if let Some(pos) = declared.get(generated.as_str())
+                    && !own_input(&generated)
+                {
                     return Err(self.error(
                         *pos,
                         format!("type {generated} is generated for {name}; choose another name"),

@@ -79,6 +79,12 @@ const browser = await puppeteer.launch({
 const logs = [];
 /// Each context's sync queries as the page sent them, with the server's answers.
 const syncs = { A: [], B: [] };
+/// The `start_ack`s each context's socket received: DataStore is ready once its socket is
+/// connected and its syncs are done, and may still wait for its subscriptions' acknowledgements
+/// then (as against AppSync); a write made before those would reach no subscription.
+const acks = { A: 0, B: 0 };
+/// DataStore's subscriptions for this app: onCreate, onUpdate and onDelete of Note and Order.
+const SUBSCRIPTIONS = 6;
 
 /// A page in a browser context of its own (its own IndexedDB), DataStore started and synced.
 async function open(name) {
@@ -91,11 +97,28 @@ async function open(name) {
     if (!sent?.query?.includes('syncNotes')) return;
     syncs[name].push({ variables: sent.variables, answer: await response.json() });
   });
+  const cdp = await page.createCDPSession();
+  await cdp.send('Network.enable');
+  cdp.on('Network.webSocketFrameReceived', ({ response }) => {
+    if (JSON.parse(response.payloadData).type === 'start_ack') acks[name] += 1;
+  });
   await page.goto(origin, { waitUntil: 'load', timeout: PATIENCE });
   await page.waitForFunction(() => window.app !== undefined, { timeout: PATIENCE });
   await page.evaluate((url, apiKey) => window.app.start(url, apiKey), endpoint, key);
   await page.waitForFunction(() => window.app.ready, { timeout: PATIENCE });
+  if (!(await subscribed(name, SUBSCRIPTIONS))) throw new Error(`${name}: no subscriptions`);
   return page;
+}
+
+/// Waits until context `name`'s socket has had `count` subscriptions acknowledged; false when
+/// it never has.
+async function subscribed(name, count) {
+  const deadline = Date.now() + PATIENCE;
+  while (acks[name] < count) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
 }
 
 const call = (page, method, ...args) =>
@@ -174,6 +197,11 @@ try {
 
   await b.setOfflineMode(false);
   check(await until(b, (app) => app.online), 'the context comes back online');
+  check(
+    await subscribed('B', 2 * SUBSCRIPTIONS),
+    'and subscribes again',
+    acks,
+  );
   check(await settled(b), "its outbox empties");
   const delta = syncs.B.slice(1);
   const deltaIds = delta.flatMap((s) => s.answer.data.syncNotes.items.map((n) => n.id));

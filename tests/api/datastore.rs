@@ -652,6 +652,18 @@ async fn repair_removes_a_tombstone_past_its_ttl() {
     );
 }
 
+/// The ids a sync page of `root` answers, sorted.
+fn synced_ids(page: &Value, root: &str) -> Vec<String> {
+    let items = page["data"][root]["items"].as_array().cloned();
+    let mut ids: Vec<String> = items
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|item| item["id"].as_str().map(str::to_owned))
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// Owner rules hold on sync queries as on lists: a base sync and a delta sync answer each
 /// owner only their own diaries, and another owner's writes are not among the changes.
 #[tokio::test]
@@ -668,17 +680,7 @@ async fn owner_rules_hold_on_base_and_delta_syncs() {
         id_of(&as_user(&app, &bob, create, json!({ "t": "snow" })).await["data"]["createDiary"]);
     let sync =
         "query($last: AWSTimestamp) { syncDiaries(lastSync: $last) { items { id } startedAt } }";
-    let ids = |page: &Value| -> Vec<String> {
-        let mut ids: Vec<String> = page["data"]["syncDiaries"]["items"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|item| item["id"].as_str().map(str::to_owned))
-            .collect();
-        ids.sort();
-        ids
-    };
+    let ids = |page: &Value| synced_ids(page, "syncDiaries");
     let base = as_user(&app, &ann, sync, json!({ "last": 0 })).await;
     let mut want = anns.clone();
     want.sort();
@@ -847,23 +849,24 @@ async fn a_lambda_conflict_handler_decides_each_stale_write() {
     app.assert_table_consistent().await;
 }
 
+/// Serves the schema of the fixture `app` with `args`, which must stop start-up; answers what
+/// it printed.
+async fn refused_start_up(app: &str, args: &[&str]) -> String {
+    let schema = crate::helpers::repository_file(&format!("{app}/schema.graphql"));
+    let schema = schema.to_string_lossy();
+    let mut serve = vec!["serve", "--memory", "--schema", &schema];
+    serve.extend(["--listen", "127.0.0.1:0"]);
+    serve.extend(args);
+    let dir = crate::helpers::scratch("datastore-refused");
+    let (ok, _, stderr) = crate::helpers::run_tablegraph(&serve, &dir).await;
+    assert!(!ok, "start-up should stop: {stderr}");
+    stderr
+}
+
 /// A LAMBDA handler that is not among the functions stops start-up, naming the flag.
 #[tokio::test]
 async fn a_lambda_conflict_handler_that_is_not_configured_stops_start_up() {
-    let schema =
-        crate::helpers::repository_file("tests/fixtures/amplify-datastore-lambda/schema.graphql");
-    let schema = schema.to_string_lossy();
-    let args = [
-        "serve",
-        "--memory",
-        "--schema",
-        &schema,
-        "--listen",
-        "127.0.0.1:0",
-    ];
-    let dir = crate::helpers::scratch("datastore-lambda-refused");
-    let (ok, _, stderr) = crate::helpers::run_tablegraph(&args, &dir).await;
-    assert!(!ok, "start-up should stop: {stderr}");
+    let stderr = refused_start_up("tests/fixtures/amplify-datastore-lambda", &[]).await;
     assert!(
         stderr.contains("Vote's LAMBDA conflict handler calls function resolveVote")
             && stderr.contains("--function resolveVote=URL"),
@@ -941,29 +944,16 @@ async fn a_link_cannot_move_a_node_that_detects_conflicts() {
 /// command line is refused, naming the flag.
 #[tokio::test]
 async fn the_command_line_chooses_a_lambda_conflict_handler_by_its_function() {
-    let schema = crate::helpers::repository_file("tests/fixtures/amplify-datastore/schema.graphql");
-    let schema = schema.to_string_lossy();
-    let dir = crate::helpers::scratch("datastore-lambda-cli");
     let mut args = vec![
-        "serve",
-        "--memory",
-        "--schema",
-        &schema,
-        "--listen",
-        "127.0.0.1:0",
         "--conflict-detection",
         "VERSION",
         "--conflict-handler",
         "LAMBDA",
     ];
-    let (ok, _, stderr) = crate::helpers::run_tablegraph(&args, &dir).await;
-    assert!(
-        !ok && stderr.contains("--lambda-conflict-handler"),
-        "{stderr}"
-    );
+    let stderr = refused_start_up("tests/fixtures/amplify-datastore", &args).await;
+    assert!(stderr.contains("--lambda-conflict-handler"), "{stderr}");
     args.extend(["--lambda-conflict-handler", "resolveNote"]);
-    let (ok, _, stderr) = crate::helpers::run_tablegraph(&args, &dir).await;
-    assert!(!ok, "start-up should stop: {stderr}");
+    let stderr = refused_start_up("tests/fixtures/amplify-datastore", &args).await;
     assert!(
         stderr.contains("Note's LAMBDA conflict handler calls function resolveNote")
             && stderr.contains("--function resolveNote=URL"),
@@ -985,17 +975,7 @@ async fn owner_and_group_rules_hold_on_syncs_and_real_time_subscriptions() {
     let bobs = id_of(&as_user(&app, &bob, create, json!({})).await["data"]["createShift"]);
     let sync =
         "query($last: AWSTimestamp) { syncShifts(lastSync: $last) { items { id } startedAt } }";
-    let ids = |page: &Value| -> Vec<String> {
-        let mut ids: Vec<String> = page["data"]["syncShifts"]["items"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|item| item["id"].as_str().map(str::to_owned))
-            .collect();
-        ids.sort();
-        ids
-    };
+    let ids = |page: &Value| synced_ids(page, "syncShifts");
     let mut both = vec![anns.clone(), bobs.clone()];
     both.sort();
     let base = as_user(&app, &carl, sync, json!({ "last": 0 })).await;

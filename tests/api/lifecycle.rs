@@ -284,6 +284,45 @@ async fn write_storm(
     done
 }
 
+/// Runs 8 writers of `storm` against the server at `url`, kills it (SIGKILL) once they have
+/// had 200 writes acknowledged, while writes are in flight, and answers what each writer had
+/// acknowledged.
+async fn killed_mid_storm<S, F, T>(child: &mut Child, url: &str, storm: S) -> Vec<T>
+where
+    S: Fn(
+        String,
+        usize,
+        tokio::sync::watch::Receiver<bool>,
+        tokio::sync::mpsc::UnboundedSender<()>,
+    ) -> F,
+    F: std::future::Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let (acked, mut acks) = tokio::sync::mpsc::unbounded_channel();
+    let writers: Vec<_> = (0..8)
+        .map(|worker| {
+            tokio::spawn(storm(
+                url.to_owned(),
+                worker,
+                stopped.clone(),
+                acked.clone(),
+            ))
+        })
+        .collect();
+    for _ in 0..200 {
+        acks.recv().await.expect("the writers are running");
+    }
+    child.start_kill().expect("SIGKILL");
+    child.wait().await.expect("the server dies");
+    let _ = stop.send(true);
+    let mut done = Vec::new();
+    for writer in writers {
+        done.push(writer.await.expect("a writer ends"));
+    }
+    done
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_killed_mid_write_storm_loses_no_acknowledged_write() {
     let dir = std::env::temp_dir().join(format!("tablegraph-crash-{}", uuid::Uuid::now_v7()));
@@ -295,28 +334,8 @@ async fn a_server_killed_mid_write_storm_loses_no_acknowledged_write() {
     // Keep reading the log so the server never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = log.next_line().await {} });
 
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let (acked, mut acks) = tokio::sync::mpsc::unbounded_channel();
-    let writers: Vec<_> = (0..8)
-        .map(|worker| {
-            tokio::spawn(write_storm(
-                url.clone(),
-                worker,
-                stopped.clone(),
-                acked.clone(),
-            ))
-        })
-        .collect();
-    // Kill -9 once the storm is well under way, while writes are in flight.
-    for _ in 0..200 {
-        acks.recv().await.expect("the writers are running");
-    }
-    child.start_kill().expect("SIGKILL");
-    child.wait().await.expect("the server dies");
-    let _ = stop.send(true);
     let mut all = Acknowledged::default();
-    for writer in writers {
-        let done = writer.await.expect("a writer ends");
+    for done in killed_mid_storm(&mut child, &url, write_storm).await {
         all.farms.extend(done.farms);
         all.users.extend(done.users);
         all.memberships.extend(done.memberships);
@@ -510,28 +529,11 @@ async fn a_server_killed_mid_burst_of_synced_writes_loses_none() {
         .expect("after 1970")
         .as_millis() as i64;
 
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let (acked, mut acks) = tokio::sync::mpsc::unbounded_channel();
-    let writers: Vec<_> = (0..8)
-        .map(|worker| {
-            tokio::spawn(synced_write_storm(
-                url.clone(),
-                worker,
-                stopped.clone(),
-                acked.clone(),
-            ))
-        })
+    let notes: Vec<SyncedNote> = killed_mid_storm(&mut child, &url, synced_write_storm)
+        .await
+        .into_iter()
+        .flatten()
         .collect();
-    for _ in 0..200 {
-        acks.recv().await.expect("the writers are running");
-    }
-    child.start_kill().expect("SIGKILL");
-    child.wait().await.expect("the server dies");
-    let _ = stop.send(true);
-    let mut notes = Vec::new();
-    for writer in writers {
-        notes.extend(writer.await.expect("a writer ends"));
-    }
     assert!(notes.iter().any(|n| n.deleted) && notes.iter().any(|n| n.version > 1));
 
     let (ok, report, _) =

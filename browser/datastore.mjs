@@ -18,21 +18,10 @@ import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import puppeteer from 'puppeteer-core';
+import { anyFailed, check, finish } from './checks.mjs';
 
 const [endpoint, key, chromium] = process.argv.slice(2);
 const PATIENCE = 30000;
-
-let passed = 0;
-let failed = 0;
-function check(ok, what, detail = '') {
-  if (ok) {
-    passed += 1;
-    console.log(`ok   ${what}`);
-  } else {
-    failed += 1;
-    console.log(`FAIL ${what} ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`);
-  }
-}
 
 /// The server's own answer, read past DataStore.
 async function graphql(query) {
@@ -293,6 +282,5 @@ try {
   await browser.close();
   site.close();
 }
-if (failed > 0) console.log(logs.slice(-60).join('\n'));
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed > 0 ? 1 : 0);
+if (anyFailed()) console.log(logs.slice(-60).join('\n'));
+finish();

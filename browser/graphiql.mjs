@@ -14,23 +14,12 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import puppeteer from 'puppeteer-core';
+import { check, finish } from './checks.mjs';
 
 const [base, key, chromium] = process.argv.slice(2);
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const query = readme.split('```graphql\n')[1].split('```')[0];
 const PATIENCE = 20000;
-
-let passed = 0;
-let failed = 0;
-function check(ok, what, detail = '') {
-  if (ok) {
-    passed += 1;
-    console.log(`ok   ${what}`);
-  } else {
-    failed += 1;
-    console.log(`FAIL ${what} ${detail}`);
-  }
-}
 
 const browser = await puppeteer.launch({
   executablePath: chromium,
@@ -223,5 +212,4 @@ try {
 }
 check(outside.length === 0, 'no request left the machine', outside.join(' '));
 check(pageErrors.length === 0, 'the page raised no error', pageErrors.join(' '));
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish();

@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use tablegraph::check::ViolationKind;
 use tablegraph::config::HttpConfig;
 use tablegraph::functions::FunctionsConfig;
 use tablegraph::model::{ConflictConfig, DialectChoice};
@@ -573,33 +574,38 @@ async fn check_counts_the_delta_record_and_repair_trims_what_is_past_the_window(
             tablegraph::store::AttrValue::N(((hour_ago + 1_800_000) / 1000).to_string()),
         ),
     ]);
-    app.store
-        .transact_write(vec![tablegraph::store::Write::Put {
-            item: stale,
-            condition: Vec::new(),
-        }])
-        .await
-        .expect("written");
+    let after = put_and_repair(&app, stale, ViolationKind::ExpiredDeltaRecord).await;
+    assert_eq!(after.delta_records, 2);
+}
+
+/// Puts `item` in the table as it is, which `check` must report as one violation of `kind`;
+/// answers the report after `check --repair`, which must be clean.
+async fn put_and_repair(
+    app: &TestApp,
+    item: tablegraph::store::Item,
+    kind: ViolationKind,
+) -> tablegraph::check::Report {
+    let put = tablegraph::store::Write::Put {
+        item,
+        condition: Vec::new(),
+    };
+    app.store.transact_write(vec![put]).await.expect("written");
     let report = tablegraph::check::check(&app.store, &app.model)
         .await
         .expect("checked");
-    assert_eq!(
-        report.counts(),
-        vec![(tablegraph::check::ViolationKind::ExpiredDeltaRecord, 1)],
-        "{report:?}"
-    );
+    assert_eq!(report.counts(), vec![(kind, 1)], "{report:?}");
     let repair = tablegraph::check::repair(&app.store, &app.model)
         .await
         .expect("repaired");
     assert!(repair.after.is_clean(), "{:?}", repair.after);
-    assert_eq!(repair.after.delta_records, 2);
+    repair.after
 }
 
 /// A tombstone past its `_ttl` (30 days on) is reported by `check`, and `check --repair`
 /// removes it as a delete removes a node; one within it is left.
 #[tokio::test]
 async fn repair_removes_a_tombstone_past_its_ttl() {
-    use tablegraph::store::{AttrValue, Key, Write};
+    use tablegraph::store::{AttrValue, Key};
     let app = spawn_app_with_schema(SCHEMA).await;
     let due = id_of(&create_note(&app, "due", &[]).await);
     let kept = id_of(&create_note(&app, "kept", &[]).await);
@@ -620,25 +626,7 @@ async fn repair_removes_a_tombstone_past_its_ttl() {
     // As it will be once its 30 days are over.
     let past = tablegraph::engine::sync::now_millis() / 1000 - 60;
     tombstone.insert("_ttl".to_owned(), AttrValue::N(past.to_string()));
-    app.store
-        .transact_write(vec![Write::Put {
-            item: tombstone,
-            condition: Vec::new(),
-        }])
-        .await
-        .expect("written");
-    let report = tablegraph::check::check(&app.store, &app.model)
-        .await
-        .expect("checked");
-    assert_eq!(
-        report.counts(),
-        vec![(tablegraph::check::ViolationKind::ExpiredTombstone, 1)],
-        "{report:?}"
-    );
-    let repair = tablegraph::check::repair(&app.store, &app.model)
-        .await
-        .expect("repaired");
-    assert!(repair.after.is_clean(), "{:?}", repair.after);
+    put_and_repair(&app, tombstone, ViolationKind::ExpiredTombstone).await;
     let read = app
         .graphql(
             "query($a: ID!, $b: ID!) { a: getNote(id: $a) { id } b: getNote(id: $b) { _deleted } }",

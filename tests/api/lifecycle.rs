@@ -192,6 +192,21 @@ async fn the_demo_data_set_loads_once_and_answers_the_readme_koan_query() {
     std::fs::remove_dir_all(&dir).expect("the data directory is removable");
 }
 
+/// The answer to a write, when it was acknowledged: failures (the server being killed) are not
+/// acknowledgements.
+async fn acknowledged(
+    client: &reqwest::Client,
+    url: &str,
+    query: &str,
+    variables: Value,
+) -> Option<Value> {
+    let request = client
+        .post(url)
+        .json(&json!({ "query": query, "variables": variables }));
+    let body: Value = request.send().await.ok()?.json().await.ok()?;
+    body["errors"].is_null().then_some(body)
+}
+
 /// What one writer had acknowledged when the server was killed.
 #[derive(Default)]
 struct Acknowledged {
@@ -209,15 +224,8 @@ async fn write_storm(
     acked: tokio::sync::mpsc::UnboundedSender<()>,
 ) -> Acknowledged {
     let client = reqwest::Client::new();
-    let post = |query: &'static str, variables: Value| {
-        let request = client
-            .post(&url)
-            .json(&json!({ "query": query, "variables": variables }));
-        async move {
-            let body: Value = request.send().await.ok()?.json().await.ok()?;
-            body["errors"].is_null().then_some(body)
-        }
-    };
+    let post =
+        |query: &'static str, variables: Value| acknowledged(&client, &url, query, variables);
     let mut done = Acknowledged::default();
     let mut goals: Vec<String> = Vec::new();
     for n in 0.. {
@@ -429,15 +437,8 @@ async fn synced_write_storm(
     acked: tokio::sync::mpsc::UnboundedSender<()>,
 ) -> Vec<SyncedNote> {
     let client = reqwest::Client::new();
-    let post = |query: &'static str, variables: Value| {
-        let request = client
-            .post(&url)
-            .json(&json!({ "query": query, "variables": variables }));
-        async move {
-            let body: Value = request.send().await.ok()?.json().await.ok()?;
-            body["errors"].is_null().then_some(body)
-        }
-    };
+    let post =
+        |query: &'static str, variables: Value| acknowledged(&client, &url, query, variables);
     let mut notes: Vec<SyncedNote> = Vec::new();
     for n in 0.. {
         if *stop.borrow() {

@@ -26,7 +26,7 @@ pub(in crate::graphql) fn create_inputs(model: &Model) -> Vec<InputObject> {
     };
     for type_def in &model.types {
         let create = match model.own_input("Create", type_def) {
-            Some(declared) => own_input(declared, type_def),
+            Some(declared) => declared_with_keys(declared, type_def),
             None => create_input(model, type_def, None),
         };
         add(create, &mut inputs);
@@ -310,7 +310,7 @@ pub(in crate::graphql) fn delete_input(type_def: &TypeDef) -> InputObject {
 
 /// A model's create or update input as the schema declares it, with the keys of the relations
 /// the schema leaves undeclared (`scheduleBookingsId`), which Amplify's transformer adds to it.
-fn own_input(declared: &DeclaredType, type_def: &TypeDef) -> InputObject {
+fn declared_with_keys(declared: &DeclaredType, type_def: &TypeDef) -> InputObject {
     let mut input = super::declared::input_object(declared);
     let implied = type_def
         .fields
@@ -329,7 +329,7 @@ fn own_input(declared: &DeclaredType, type_def: &TypeDef) -> InputObject {
 /// cannot change), and each field, optional; or the one the schema declares itself.
 pub(in crate::graphql) fn update_input(type_def: &TypeDef, model: &Model) -> InputObject {
     if let Some(declared) = model.own_input("Update", type_def) {
-        return own_input(declared, type_def);
+        return declared_with_keys(declared, type_def);
     }
     let mut input = InputObject::new(format!("Update{}Input", type_def.name));
     if type_def.primary_key.is_none() {

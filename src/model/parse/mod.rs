@@ -371,9 +371,11 @@ impl Reader<'_> {
         let models = objects.iter().map(|o| o.node.name.node.to_string());
         // In Amplify's language a schema may declare a model's create or update input itself:
         // the transformer keeps the schema's, and so does tablegraph.
-        let own_input = |generated: &str| {
+        let own_input = |generated: &str, name: &str| {
             self.amplify_language()
-                && (generated.starts_with("Create") || generated.starts_with("Update"))
+                && [format!("Create{name}Input"), format!("Update{name}Input")]
+                    .iter()
+                    .any(|own| own == generated)
                 && inputs.iter().any(|input| input.name == generated)
         };
         let edge_names = edges.iter().map(|e| e.node.name.node.to_string());
@@ -396,7 +398,7 @@ impl Reader<'_> {
             }
             for generated in generated {
                 if let Some(pos) = declared.get(generated.as_str())
-                    && !own_input(&generated)
+                    && !own_input(&generated, &name)
                 {
                     return Err(self.error(
                         *pos,

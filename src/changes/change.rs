@@ -69,13 +69,25 @@ impl Change {
     }
 }
 
+/// The typename of the events that publish the answers of the schema's own mutation
+/// `mutation`: no type's or edge's name (those have no dot).
+pub fn published_typename(mutation: &str) -> String {
+    format!("Mutation.{mutation}")
+}
+
+/// The attribute of a published item that holds the answer.
+pub const PUBLISHED_ANSWER: &str = "answer";
+
 /// The change a stream record describes, or `None` when it is no event: an item that is not a
 /// node or an edge, an update that changed nothing a client reads, or the removal of a
-/// tombstone.
+/// tombstone. A write of a published item (`keys::published_key`) is the event of its answer.
 pub(super) fn change_of(record: StreamRecord) -> Option<Change> {
     let item = record.new.as_ref().or(record.old.as_ref())?;
     let pk = item.get(keys::PK)?.as_str()?;
     let sk = item.get(keys::SK)?.as_str()?;
+    if let Some(mutation) = keys::published_mutation(pk) {
+        return published(mutation, record.new.as_ref()?);
+    }
     if !pk.starts_with(&keys::node_key("")) {
         return None;
     }
@@ -97,6 +109,23 @@ pub(super) fn change_of(record: StreamRecord) -> Option<Change> {
         Change::node(old, new)
     } else {
         Change::edge(old, new)
+    })
+}
+
+/// The event of one answer written over `mutation`'s published item: the answer's fields, as
+/// a new item named by [`published_typename`].
+fn published(mutation: &str, item: &Item) -> Option<Change> {
+    let AttrValue::M(answer) = item.get(PUBLISHED_ANSWER)? else {
+        return None;
+    };
+    let mut answer = answer.clone();
+    let typename = published_typename(mutation);
+    answer.insert(TYPENAME.to_owned(), AttrValue::S(typename.clone()));
+    Some(Change {
+        typename,
+        id: String::new(),
+        old: None,
+        new: Some(Arc::new(answer)),
     })
 }
 

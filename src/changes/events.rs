@@ -471,11 +471,12 @@ impl Attention {
     }
 }
 
-/// What one subscription waits for: changes of one node or edge type, of some kinds, whose
-/// item satisfies a filter (the item after the change; before it, for a deletion).
+/// What one subscription waits for: changes of one node or edge type (or published answers of
+/// some mutations, by their typenames), of some kinds, whose item satisfies a filter (the item
+/// after the change; before it, for a deletion).
 #[derive(Debug, Clone)]
 pub struct Watch {
-    pub typename: String,
+    pub typenames: Vec<String>,
     pub kinds: Vec<ChangeKind>,
     pub filter: Filter,
 }
@@ -483,7 +484,7 @@ pub struct Watch {
 impl Watch {
     /// The item to hand the subscriber when it wants `change`.
     pub fn wants(&self, change: &Change) -> Option<Arc<Item>> {
-        if change.typename != self.typename || !self.kinds.contains(&change.kind()) {
+        if !self.typenames.contains(&change.typename) || !self.kinds.contains(&change.kind()) {
             return None;
         }
         let item = change.new.as_ref().or(change.old.as_ref())?;

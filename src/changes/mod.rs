@@ -12,7 +12,7 @@ mod events;
 mod relay;
 mod relay_items;
 
-pub use change::{Change, ChangeKind};
+pub use change::{Change, ChangeKind, PUBLISHED_ANSWER, published_typename};
 pub use events::{
     DYNAMODB_POLL, EMBEDDED_POLL, EVENT_BUFFER, Event, EventHub, EventReceiver, Watch,
 };

@@ -266,6 +266,10 @@ fn register_sorting(mut builder: SchemaBuilder, model: &Model) -> SchemaBuilder 
         })
         .collect();
     if connections.is_empty() && model.types.iter().all(|t| t.list.is_none()) {
+        // Amplify's transformer declares the enum whatever the schema holds.
+        if model.dialect.amplify_shape() {
+            builder = builder.register(key_conditions::sort_direction());
+        }
         return builder;
     }
     builder = builder.register(key_conditions::sort_direction());

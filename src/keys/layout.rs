@@ -425,6 +425,31 @@ pub fn is_stream_partition(pk: &str) -> bool {
     pk.starts_with("STREAM#")
 }
 
+/// The key (`PK` = `SK`) of the item the answers of the schema's own mutation `mutation` are
+/// published through (AppSync's pub/sub): each answer is written over it, and the change
+/// stream carries every write to the subscribers. It is one of the change stream's own items
+/// ([`is_stream_partition`]), so exports, read caches and `check` pass over it as they pass
+/// over leases and relays.
+///
+/// ```
+/// use tablegraph::keys::{is_stream_partition, published_key, published_mutation};
+/// let key = published_key("publishDevicePosition");
+/// assert_eq!(key, "STREAM#PUBLISH#publishDevicePosition");
+/// assert!(is_stream_partition(&key));
+/// assert_eq!(published_mutation(&key), Some("publishDevicePosition"));
+/// assert_eq!(published_mutation("STREAM#shardId-1"), None);
+/// ```
+pub fn published_key(mutation: &str) -> String {
+    format!("{PUBLISHED_PREFIX}{mutation}")
+}
+
+/// The mutation whose answers a published item's `PK` carries; `None` for any other key.
+pub fn published_mutation(pk: &str) -> Option<&str> {
+    pk.strip_prefix(PUBLISHED_PREFIX)
+}
+
+const PUBLISHED_PREFIX: &str = "STREAM#PUBLISH#";
+
 /// The partition of a type's delta record (conflict detection): one item per write of one of
 /// its nodes, kept for the delta window, which a delta sync reads instead of the type.
 ///

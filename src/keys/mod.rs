@@ -24,9 +24,9 @@ pub use layout::{
     index_partition, is_count_attribute, is_delta_partition, is_shipped_migration_record,
     is_slot_attribute, is_stream_partition, list_count_key, list_count_typename, list_partition,
     list_shard, members_count_attribute, migration_key, new_id, node_key, parse_edge_set_entry,
-    primary_key_id, primary_key_id_of, relay_key, slot_partition, slot_partition_attribute,
-    slot_sort_attribute, slot_sort_key, slot_sort_key_range, stream_partition, unique_key,
-    unique_key_v1, unique_typename, validate_id,
+    primary_key_id, primary_key_id_of, published_key, published_mutation, relay_key,
+    slot_partition, slot_partition_attribute, slot_sort_attribute, slot_sort_key,
+    slot_sort_key_range, stream_partition, unique_key, unique_key_v1, unique_typename, validate_id,
 };
 pub use sort::{NULL_SORT_VALUE, SortInput, encode_sort_value, enum_sort_value};
 pub use unique::{normalize_unique, normalize_unique_v1, unique_value_fault};

@@ -122,18 +122,37 @@ pub struct DeclaredField {
 }
 
 /// A field of a declared `Subscription` type with `@aws_subscribe(mutations: [...])`: the
-/// nodes of `type_name` that the named generated mutations write, as they write them.
+/// nodes of the `@model` type `type_name` that the named generated mutations write, as they
+/// write them; or the answers of the schema's own mutations returning the object type
+/// `type_name` (AppSync's pub/sub through local resolvers).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SubscriptionDef {
     pub name: String,
     pub description: Option<String>,
     pub type_name: String,
-    /// What the mutations do: create, update or delete.
+    /// What the generated mutations do: create, update or delete. Empty for a subscription to
+    /// answers.
     pub operations: Vec<Operation>,
+    /// The schema's own mutations whose answers are the events, each once; empty for a
+    /// subscription to nodes.
+    pub answers_of: Vec<String>,
     /// Arguments, each a scalar field of the type that must equal the event's value.
     pub arguments: Vec<(String, ScalarType)>,
     /// The arguments declared non-null.
     pub required: Vec<String>,
+    /// Who may subscribe to answers (AppSync's `@aws_*` on the field); empty: every caller the
+    /// API admits. A subscription to nodes is held to its type's rules instead.
+    pub auth: Vec<AuthRule>,
+}
+
+impl Model {
+    /// Whether a declared subscription follows the answers of the schema's own mutation
+    /// `mutation`, so that each answer of it is published.
+    pub fn publishes(&self, mutation: &str) -> bool {
+        self.subscriptions
+            .iter()
+            .any(|subscription| subscription.answers_of.iter().any(|m| m == mutation))
+    }
 }
 
 /// A `@model` type, stored as `NODE#<id>` items.

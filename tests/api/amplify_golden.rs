@@ -337,7 +337,7 @@ fn deployed(app: &str) -> Vec<(&'static str, Canonical)> {
 
 /// The apps tablegraph does not yet serve as Amplify's transformer makes them, and why
 /// (`AMPLIFY_GOLDEN_REPORT=FILE` writes what differs).
-const UNMATCHED: [(&str, &str); 7] = [
+const UNMATCHED: [(&str, &str); 6] = [
     (
         "tests/fixtures/amplify-golden/aws-eduverse",
         "@searchable's search queries are not served",
@@ -357,10 +357,6 @@ const UNMATCHED: [(&str, &str); 7] = [
     (
         "tests/fixtures/amplify-golden/vue-book-search",
         "@searchable's search queries are not served",
-    ),
-    (
-        "tests/fixtures/amplify/geotrack-plain-appsync",
-        "a Subscription field of a non-model type (AppSync's local resolvers) is refused",
     ),
     (
         "tests/fixtures/amplify/vue-book-search",

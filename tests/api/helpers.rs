@@ -191,6 +191,26 @@ pub async fn spawn_replica(endpoint: &str, cache: tablegraph::store::CacheSettin
     .await
 }
 
+/// A replica serving `schema` from the table at `endpoint` (made by `migrate`), with `http`'s
+/// credentials and `functions`.
+pub async fn spawn_replica_with(
+    endpoint: &str,
+    schema: &str,
+    http: HttpConfig,
+    functions: FunctionsConfig,
+) -> TestApp {
+    spawn_configured(
+        Settings {
+            http,
+            functions,
+            target: Some(StoreTarget::Endpoint(endpoint.to_owned())),
+            ..Settings::default()
+        },
+        schema,
+    )
+    .await
+}
+
 async fn spawn_configured(settings: Settings, schema: &str) -> TestApp {
     let Settings {
         http,

@@ -49,6 +49,7 @@ mod migrations;
 mod nested;
 mod network;
 mod persisted;
+mod pubsub;
 mod readme;
 mod realtime;
 mod resolvers;

@@ -16,6 +16,7 @@ mod guard;
 mod imports;
 mod node_writes;
 mod plan;
+mod publish;
 
 pub use batch_writes::{UpdateMember, delete_nodes, update_nodes};
 pub use creates::{NewEdge, NewNode, create_node, create_nodes, create_tree};
@@ -24,3 +25,4 @@ pub use edge_writes::{add_edge, remove_edge};
 pub use imports::{Imported, Missing, import_node};
 pub use node_writes::{FieldValues, Guard, delete_node, purge_tombstone, update_node};
 pub use plan::{Plan, Purpose, node_update};
+pub use publish::{MAX_PUBLISHED_BYTES, publish};

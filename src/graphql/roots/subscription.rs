@@ -22,16 +22,17 @@ use async_graphql::extensions::{Extension, ExtensionContext, ExtensionFactory, N
 use async_graphql::{Data, Response};
 
 use crate::auth::Caller;
-use crate::changes::{ChangeKind, Event, EventHub, EventReceiver, Watch};
+use crate::changes::{ChangeKind, Event, EventHub, EventReceiver, Watch, published_typename};
 use crate::engine::read::Node;
 use crate::engine::read::{Filter, Test};
 use crate::engine::{Access, EngineError, ScopeSource};
 use crate::graphql::errors::graphql_error;
 use crate::graphql::types::edge_types::EdgeItem;
+use crate::graphql::types::embedded::Embedded;
 use crate::graphql::values::filters::{self, FilterKind};
 use crate::graphql::values::from_input;
 use crate::graphql::values::scalars::scalar_type_ref;
-use crate::model::{FieldKind, Model, Operation, ScalarType, TypeDef};
+use crate::model::{FieldKind, Model, Operation, ScalarType, SubscriptionDef, TypeDef};
 
 /// The fields a subscription to `type_def` filters on: `id`, and those of a condition. In
 /// Amplify's API, as its transformer declares them: the key a parent's bare `@hasMany` adds
@@ -183,6 +184,10 @@ pub(in crate::graphql) fn register(
     // AppSync's `@aws_subscribe(mutations: [...])`: the same events, under the declared name
     // and arguments.
     for declared in &model.subscriptions {
+        if !declared.answers_of.is_empty() {
+            root = root.field(answer_subscription(declared));
+            continue;
+        }
         let kinds = declared
             .operations
             .iter()
@@ -305,7 +310,7 @@ fn node_subscription(watch: NodeWatch, description: String) -> SubscriptionField
                 }
             }
             let watch = Watch {
-                typename: typename.clone(),
+                typenames: vec![typename.clone()],
                 kinds,
                 filter: Filter::All(tests),
             };
@@ -356,7 +361,7 @@ fn edge_subscription(
                 tests.extend(equal_to(&ctx, end, &ScalarType::Id)?);
             }
             let watch = Watch {
-                typename,
+                typenames: vec![typename],
                 kinds,
                 filter: Filter::All(tests),
             };
@@ -376,6 +381,65 @@ fn edge_subscription(
     ))
     .argument(InputValue::new("from", TypeRef::named(TypeRef::ID)))
     .argument(InputValue::new("to", TypeRef::named(TypeRef::ID)))
+}
+
+/// A declared subscription to the answers of the schema's own mutations (AppSync's pub/sub):
+/// each answer published (`engine::write::publish`) whose fields equal the arguments given,
+/// for callers its `@aws_*` directives admit. The answer resolves as the mutation's own value
+/// of the object type does.
+fn answer_subscription(declared: &SubscriptionDef) -> SubscriptionField {
+    let typenames: Vec<String> = declared
+        .answers_of
+        .iter()
+        .map(|mutation| published_typename(mutation))
+        .collect();
+    let description = declared.description.clone().unwrap_or_else(|| {
+        format!(
+            "Each answer of {} from now on; arguments must equal its values.",
+            declared.answers_of.join(" or ")
+        )
+    });
+    let declared = Arc::new(declared.clone());
+    let subscription = declared.clone();
+    let mut field = SubscriptionField::new(
+        &declared.name,
+        TypeRef::named(&declared.type_name),
+        move |ctx| {
+            let declared = subscription.clone();
+            let typenames = typenames.clone();
+            SubscriptionFieldFuture::new(async move {
+                let source = ctx
+                    .data::<ScopeSource>()
+                    .map_err(|_| graphql_error(EngineError::SubscriptionsUnavailable))?;
+                let scope = source.scope(ctx.data_opt::<Caller>());
+                if !scope.rules.admit_caller(&scope.identity, &declared.auth) {
+                    return Err(graphql_error(EngineError::Unauthorized(format!(
+                        "Not Authorized to access {} on type Subscription",
+                        declared.name
+                    ))));
+                }
+                let mut tests = Vec::new();
+                for (name, scalar) in &declared.arguments {
+                    tests.extend(equal_to(&ctx, name, scalar)?);
+                }
+                let watch = Watch {
+                    typenames,
+                    kinds: vec![ChangeKind::Created],
+                    filter: Filter::All(tests),
+                };
+                let events = receiver(&ctx).await?;
+                Ok(stream_of(events, watch, |item| {
+                    FieldValue::owned_any(Embedded(item.as_ref().clone()))
+                }))
+            })
+        },
+    )
+    .description(description);
+    for (name, scalar) in &declared.arguments {
+        let required = declared.required.contains(name);
+        field = field.argument(InputValue::new(name, scalar_type_ref(scalar, required)));
+    }
+    field
 }
 
 /// The test an argument named after a field makes (AppSync's argument filtering): the field

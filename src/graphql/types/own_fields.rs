@@ -21,6 +21,7 @@ use super::embedded::Embedded;
 use crate::auth::Caller;
 use crate::engine::TYPENAME;
 use crate::engine::read::Node;
+use crate::engine::write::publish;
 use crate::engine::{AttrValue, Item, value_from_plain_json, value_to_plain_json};
 use crate::engine::{EngineError, RequestScope, admits};
 use crate::functions::{Calls, FunctionError, Functions, HttpRequest};
@@ -28,7 +29,7 @@ use crate::graphql::context::{node_field_value, scope};
 use crate::graphql::errors::{graphql_error, typed_error};
 use crate::model::{
     AuthRule, CustomField, FieldDef, FieldKind, HttpCall, HttpMethod, Model, ObjectDef, OwnField,
-    TypeDef,
+    Root, TypeDef,
 };
 
 /// The request's HTTP headers, as a function's event passes them on (`request.headers`).
@@ -52,6 +53,8 @@ struct Computed {
     direct: bool,
     /// Who may ask for a root field (a type's field is held to its rules with its node).
     auth: Vec<AuthRule>,
+    /// A mutation a declared subscription follows: each answer is published to it.
+    published: bool,
 }
 
 /// The field `own` declares, resolved by its functions.
@@ -64,6 +67,7 @@ pub(in crate::graphql) fn field(own: &OwnField, model: &Arc<Model>) -> Field {
         http: own.http.clone(),
         direct: own.direct,
         auth: own.auth.clone(),
+        published: own.root == Root::Mutation && model.publishes(&own.name),
     };
     make(computed, own.description.as_deref(), model)
 }
@@ -107,6 +111,7 @@ fn computed_field(owner: &str, field: &FieldDef, auth: Vec<AuthRule>, model: &Ar
         http: http.clone(),
         direct: *direct,
         auth,
+        published: false,
     };
     make(computed, field.description.as_deref(), model)
 }
@@ -145,7 +150,17 @@ fn make(computed: Computed, description: Option<&str>, model: &Arc<Model>) -> Fi
             let answer = resolve(&ctx, &computed, source)
                 .await
                 .map_err(field_error)?;
-            value_of(&model, scope, &computed.field, answer).map_err(graphql_error)
+            let published = match (&answer, computed.published) {
+                (Json::Object(object), true) => Some(item_of(object.clone())),
+                _ => None,
+            };
+            let value = value_of(&model, scope, &computed.field, answer).map_err(graphql_error)?;
+            if let Some(answer) = published {
+                publish(scope, &computed.name, answer)
+                    .await
+                    .map_err(graphql_error)?;
+            }
+            Ok(value)
         })
     });
     if let Some(description) = description {

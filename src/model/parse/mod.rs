@@ -331,7 +331,14 @@ impl Reader<'_> {
         }
         self.a_schema_declares_something_to_serve(&types, &own_fields)?;
         let subscriptions = match sorted.subscription {
-            Some(definition) => self.read_subscriptions(definition, &types)?,
+            Some(definition) => {
+                let known = subscriptions::Known {
+                    types: &types,
+                    objects: &objects,
+                    own_fields: &own_fields,
+                };
+                self.read_subscriptions(definition, &known)?
+            }
             None => Vec::new(),
         };
         Ok(TypesRead {
@@ -821,8 +828,10 @@ mod tests {
                 description: Some("Posts as they are written.".into()),
                 type_name: "Post".into(),
                 operations: vec![Operation::Create, Operation::Update],
+                answers_of: Vec::new(),
                 arguments: vec![("name".into(), ScalarType::String)],
                 required: Vec::new(),
+                auth: Vec::new(),
             }]
         );
     }

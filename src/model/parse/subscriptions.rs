@@ -1,23 +1,45 @@
 //! The schema's own `type Subscription`: AppSync's `@aws_subscribe` fields, checked against the
-//! mutations they follow.
+//! mutations they follow: generated mutations of the `@model` type a field returns, or the
+//! schema's own mutations returning the object type it returns (AppSync's pub/sub through
+//! local resolvers: each answer of one of them is an event).
 
 use super::{Reader, description};
 use crate::model::auth_rules::APPSYNC_DIRECTIVES;
-use crate::model::{FieldKind, ModelError, Operation, ScalarType, SubscriptionDef, TypeDef};
+use crate::model::{
+    AuthRule, FieldDef, FieldKind, ModelError, ObjectDef, Operation, OwnField, Root, ScalarType,
+    SubscriptionDef, TypeDef,
+};
 use async_graphql_parser::types::{
     BaseType, ConstDirective, FieldDefinition, InputValueDefinition, TypeDefinition, TypeKind,
 };
 use async_graphql_parser::{Pos, Positioned};
 use async_graphql_value::ConstValue;
 
+/// What a declared subscription may return and follow: the `@model` types, the object types
+/// without `@model`, and the schema's own root fields.
+pub(super) struct Known<'s> {
+    pub(super) types: &'s [TypeDef],
+    pub(super) objects: &'s [ObjectDef],
+    pub(super) own_fields: &'s [OwnField],
+}
+
+/// What a subscription follows, once its returned type is known.
+struct Followed {
+    type_name: String,
+    operations: Vec<Operation>,
+    answers_of: Vec<String>,
+    arguments: Vec<(String, ScalarType)>,
+}
+
 impl Reader<'_> {
     /// The fields of a declared `Subscription` type: each `@aws_subscribe(mutations: [...])`,
-    /// naming generated mutations of the type it returns, with arguments that are scalar fields
-    /// of that type.
+    /// naming generated mutations of the `@model` type it returns or the schema's own
+    /// mutations of the object type it returns, with arguments that are scalar fields of that
+    /// type.
     pub(super) fn read_subscriptions(
         &self,
         definition: &Positioned<TypeDefinition>,
-        types: &[TypeDef],
+        known: &Known<'_>,
     ) -> Result<Vec<SubscriptionDef>, ModelError> {
         let TypeKind::Object(kind) = &definition.node.kind else {
             unreachable!("read_subscriptions is only called for an object type");
@@ -25,7 +47,7 @@ impl Reader<'_> {
         self.refuse_directives(&definition.node.directives)?;
         let mut subscriptions: Vec<SubscriptionDef> = Vec::new();
         for field in &kind.fields {
-            let subscription = self.read_subscription(field, types, &subscriptions)?;
+            let subscription = self.read_subscription(field, known, &subscriptions)?;
             subscriptions.push(subscription);
         }
         Ok(subscriptions)
@@ -36,20 +58,27 @@ impl Reader<'_> {
     fn read_subscription(
         &self,
         field: &Positioned<FieldDefinition>,
-        types: &[TypeDef],
+        known: &Known<'_>,
         declared: &[SubscriptionDef],
     ) -> Result<SubscriptionDef, ModelError> {
         let name = field.node.name.node.to_string();
-        let (pos, mutations) = self.read_subscribe_directives(&name, field)?;
-        let type_def = self.returns_a_model_type(&name, field, types)?;
-        let at = At {
-            name: &name,
-            type_def,
+        let (pos, mutations, auth) = self.read_subscribe_directives(&name, field)?;
+        let returned = self.returned_name(&name, field)?;
+        let followed = if let Some(type_def) = known.types.iter().find(|t| t.name == returned) {
+            self.follow_writes(&name, field, type_def, pos, &mutations)?
+        } else if let Some(object) = known.objects.iter().find(|o| o.name == returned) {
+            self.follow_answers(&name, field, object, (pos, &mutations), known.own_fields)?
+        } else {
+            return Err(self.error(
+                field.node.ty.pos,
+                format!(
+                    "Subscription.{name} must return a @model type or an object type, not \
+                     {returned}"
+                ),
+            ));
         };
-        let operations = self.subscribed_operations(&at, pos, &mutations)?;
-        let arguments = self.read_subscription_arguments(&at, field)?;
         self.subscription_is_declared_once(&name, field, declared)?;
-        self.subscription_is_not_generated(&name, field, types)?;
+        self.subscription_is_not_generated(&name, field, known.types)?;
         let required = field
             .node
             .arguments
@@ -59,21 +88,95 @@ impl Reader<'_> {
             .collect();
         Ok(SubscriptionDef {
             description: description(field.node.description.as_ref()),
-            type_name: type_def.name.clone(),
-            operations,
-            arguments,
+            type_name: followed.type_name,
+            operations: followed.operations,
+            answers_of: followed.answers_of,
+            arguments: followed.arguments,
             required,
+            auth,
             name,
         })
     }
 
-    /// The mutations the field's `@aws_subscribe` lists, and where it is written.
+    /// A subscription to the nodes of `type_def` that generated mutations write.
+    fn follow_writes(
+        &self,
+        name: &str,
+        field: &Positioned<FieldDefinition>,
+        type_def: &TypeDef,
+        pos: Pos,
+        mutations: &[String],
+    ) -> Result<Followed, ModelError> {
+        let at = At {
+            name,
+            returned: &type_def.name,
+            fields: &type_def.fields,
+            has_id: true,
+        };
+        Ok(Followed {
+            type_name: type_def.name.clone(),
+            operations: self.subscribed_operations(&at, type_def, pos, mutations)?,
+            answers_of: Vec::new(),
+            arguments: self.read_subscription_arguments(&at, field)?,
+        })
+    }
+
+    /// A subscription to the answers of the schema's own mutations returning `object`.
+    fn follow_answers(
+        &self,
+        name: &str,
+        field: &Positioned<FieldDefinition>,
+        object: &ObjectDef,
+        (pos, mutations): (Pos, &[String]),
+        own_fields: &[OwnField],
+    ) -> Result<Followed, ModelError> {
+        let at = At {
+            name,
+            returned: &object.name,
+            fields: &object.fields,
+            has_id: false,
+        };
+        self.subscribe_names_a_mutation(&at, pos, mutations)?;
+        let mut answers_of: Vec<String> = Vec::new();
+        for mutation in mutations {
+            let answers = own_fields.iter().any(|own| {
+                own.root == Root::Mutation
+                    && own.name == *mutation
+                    && own.field.element == object.name
+                    && !own.field.list
+            });
+            if !answers {
+                return Err(self.error(
+                    pos,
+                    format!(
+                        "Subscription.{name}: @aws_subscribe names {mutation}, which is not a \
+                         field of the schema's own type Mutation returning {}",
+                        object.name
+                    ),
+                ));
+            }
+            if !answers_of.contains(mutation) {
+                answers_of.push(mutation.clone());
+            }
+        }
+        Ok(Followed {
+            type_name: object.name.clone(),
+            operations: Vec::new(),
+            answers_of,
+            arguments: self.read_subscription_arguments(&at, field)?,
+        })
+    }
+
+    /// The mutations the field's `@aws_subscribe` lists, where it is written, and who may
+    /// subscribe by AppSync's `@aws_*` directives (read for a subscription to answers; one to
+    /// nodes is held to the type's rules, so an event reaches only those who may read the node).
     fn read_subscribe_directives(
         &self,
         name: &str,
         field: &Positioned<FieldDefinition>,
-    ) -> Result<(Pos, Vec<String>), ModelError> {
+    ) -> Result<(Pos, Vec<String>, Vec<AuthRule>), ModelError> {
         let mut mutations = None;
+        let mut auth = Vec::new();
         for directive in &field.node.directives {
             match directive.node.name.node.as_str() {
                 "aws_subscribe" => {
@@ -81,15 +184,14 @@ impl Reader<'_> {
                     let listed = self.mutations_are_listed_by_name(directive)?;
                     mutations = Some((directive.pos, listed));
                 }
-                // Checked (a wrong argument stops start-up); events reach only those who may read
-                // the node, by the type's own rules.
                 other if APPSYNC_DIRECTIVES.contains(&other) => {
-                    self.appsync_rule(directive)?;
+                    auth.push(self.appsync_rule(directive)?.rule);
                 }
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }
         }
-        self.subscription_is_subscribed(name, field, mutations)
+        let (pos, mutations) = self.subscription_is_subscribed(name, field, mutations)?;
+        Ok((pos, mutations, auth))
     }
 
     fn mutations_are_listed_by_name(
@@ -134,27 +236,21 @@ impl Reader<'_> {
         })
     }
 
-    fn returns_a_model_type<'t>(
+    /// The name of the type the field returns, which is no list.
+    fn returned_name(
         &self,
         name: &str,
         field: &Positioned<FieldDefinition>,
-        types: &'t [TypeDef],
-    ) -> Result<&'t TypeDef, ModelError> {
-        let BaseType::Named(returned) = &field.node.ty.node.base else {
-            return Err(self.error(
+    ) -> Result<String, ModelError> {
+        match &field.node.ty.node.base {
+            BaseType::Named(returned) => Ok(returned.to_string()),
+            BaseType::List(_) => Err(self.error(
                 field.node.ty.pos,
-                format!("Subscription.{name} must return a @model type, not a list"),
-            ));
-        };
-        types
-            .iter()
-            .find(|t| t.name == returned.as_str())
-            .ok_or_else(|| {
-                self.error(
-                    field.node.ty.pos,
-                    format!("Subscription.{name} must return a @model type, not {returned}"),
-                )
-            })
+                format!(
+                    "Subscription.{name} must return a @model type or an object type, not a list"
+                ),
+            )),
+        }
     }
 
     /// What the `mutations` (listed at `pos`) do, each once, in the order listed: each a
@@ -162,10 +258,11 @@ impl Reader<'_> {
     fn subscribed_operations(
         &self,
         at: &At<'_>,
+        type_def: &TypeDef,
         pos: Pos,
         mutations: &[String],
     ) -> Result<Vec<Operation>, ModelError> {
-        let roots = &at.type_def.roots;
+        let roots = &type_def.roots;
         let generated: Vec<(String, Operation)> = [
             (&roots.create, Operation::Create),
             (&roots.update, Operation::Update),
@@ -210,7 +307,7 @@ impl Reader<'_> {
         if let Some((_, operation)) = generated.iter().find(|(m, _)| m == mutation) {
             return Ok(*operation);
         }
-        let (name, returned) = (at.name, &at.type_def.name);
+        let (name, returned) = (at.name, at.returned);
         Err(self.error(
             pos,
             format!(
@@ -243,17 +340,18 @@ impl Reader<'_> {
         argument: &Positioned<InputValueDefinition>,
     ) -> Result<ScalarType, ModelError> {
         let argument_name = argument.node.name.node.as_str();
-        let scalar = if argument_name == "id" {
+        let scalar = if argument_name == "id" && at.has_id {
             Some(ScalarType::Id)
         } else {
-            at.type_def
-                .field(argument_name)
+            at.fields
+                .iter()
+                .find(|f| f.name == argument_name)
                 .and_then(|f| match &f.kind {
                     FieldKind::Scalar { scalar, .. } => Some(scalar.clone()),
                     _ => None,
                 })
         };
-        let (name, returned) = (at.name, &at.type_def.name);
+        let (name, returned) = (at.name, at.returned);
         scalar.ok_or_else(|| {
             self.error(
                 argument.pos,
@@ -283,7 +381,7 @@ impl Reader<'_> {
         if written.trim_end_matches('!') == scalar.name() {
             return Ok(scalar);
         }
-        let (name, returned) = (at.name, &at.type_def.name);
+        let (name, returned) = (at.name, at.returned);
         let argument_name = &argument.node.name.node;
         Err(self.error(
             argument.node.ty.pos,
@@ -327,10 +425,13 @@ impl Reader<'_> {
     }
 }
 
-/// The subscription a check is about: its name, and the `@model` type it returns.
+/// The subscription a check is about: its name, and the type it returns (`has_id`: a `@model`
+/// type, whose nodes have an `id`).
 struct At<'s> {
     name: &'s str,
-    type_def: &'s TypeDef,
+    returned: &'s str,
+    fields: &'s [FieldDef],
+    has_id: bool,
 }
 
 #[cfg(test)]
@@ -370,7 +471,7 @@ mod tests {
     fn a_subscription_returning_a_list_is_refused() {
         assert_refused(
             &with_subscription(r#"onA: [A] @aws_subscribe(mutations: ["createA"])"#),
-            "Subscription.onA must return a @model type, not a list",
+            "Subscription.onA must return a @model type or an object type, not a list",
         );
     }
 
@@ -378,7 +479,7 @@ mod tests {
     fn a_subscription_returning_no_model_type_is_refused() {
         assert_refused(
             &with_subscription(r#"onA: Int @aws_subscribe(mutations: ["createA"])"#),
-            "Subscription.onA must return a @model type, not Int",
+            "Subscription.onA must return a @model type or an object type, not Int",
         );
     }
 

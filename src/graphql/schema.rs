@@ -52,6 +52,7 @@ pub(super) fn register(
         filters::Style::of(&model.dialect),
     );
     builder = register_sorting(builder, model);
+    builder = crate::graphql::types::search::register(builder, model);
     // Each connection type once, by the first field or root that answers it.
     let mut connected: Vec<String> = Vec::new();
     for type_def in &model.types {
@@ -99,9 +100,12 @@ fn register_model_type(
     if model.dialect.shape == ApiShape::Amplify && type_def.roots.delete.is_some() {
         builder = builder.register(inputs::delete_input(type_def));
     }
+    // Amplify's transformer declares the update input with the update mutation only.
+    if model.dialect.shape != ApiShape::Amplify || type_def.roots.update.is_some() {
+        builder = builder.register(inputs::update_input(type_def, model));
+    }
     builder
         .register(objects::object(type_def, model, resolvers))
-        .register(inputs::update_input(type_def, model))
         .register(filters::filter_input(
             &format!("Model{}ConditionInput", type_def.name),
             &filters::declared_fields(

@@ -211,6 +211,9 @@ pub struct TypeDef {
     /// `_lastChangedAt`, its deletes leave tombstones, and a stale `_version` is resolved by
     /// this handler. `None`: today's writes.
     pub conflict: Option<ConflictHandler>,
+    /// Amplify's `@searchable`: the name of its search query (`search<Types>`), answered from
+    /// the type's nodes (`engine::read::search`).
+    pub search: Option<String>,
 }
 
 /// The attributes that hold when a node was created and last changed, served as fields of the

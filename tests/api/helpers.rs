@@ -81,6 +81,18 @@ pub async fn spawn_app_scoped(scopes: ScopeSettings) -> TestApp {
     .await
 }
 
+/// Starts the server with the schema at `schema`, each request's scope made with `scopes`.
+pub async fn spawn_schema_scoped(schema: &str, scopes: ScopeSettings) -> TestApp {
+    spawn_configured(
+        Settings {
+            scopes,
+            ..Settings::default()
+        },
+        schema,
+    )
+    .await
+}
+
 /// Starts the server with the schema at `schema`, its functions as `functions` says.
 pub async fn spawn_app_with_functions(schema: &str, functions: FunctionsConfig) -> TestApp {
     spawn_app_with_functions_and(schema, HttpConfig::default(), functions).await

@@ -55,6 +55,7 @@ mod realtime;
 mod resolvers;
 mod rules;
 mod schema;
+mod search;
 mod sorting;
 mod sse;
 mod startup;

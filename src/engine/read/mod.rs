@@ -15,6 +15,7 @@ mod nodes;
 mod page_reads;
 mod page_request;
 mod pipelines;
+pub mod search;
 mod selection;
 
 /// The tests a filtered read (a page, a subscription's events) applies to each item.

@@ -34,6 +34,11 @@ pub(in crate::graphql) fn root(model: &Arc<Model>) -> Object {
                 type_def, list, shape, sorted,
             ));
         }
+        if let Some(query) = &type_def.search {
+            root = root.field(crate::graphql::types::search::search_field(
+                type_def, query, model,
+            ));
+        }
         if let (Some(_), Some(_)) = (type_def.list, &type_def.conflict) {
             root = root.field(crate::graphql::types::sync::sync_field(type_def));
         }

@@ -13,5 +13,6 @@ pub(in crate::graphql) mod fields;
 pub(in crate::graphql) mod inputs;
 pub(in crate::graphql) mod objects;
 pub(in crate::graphql) mod own_fields;
+pub(in crate::graphql) mod search;
 pub(in crate::graphql) mod sync;
 pub(in crate::graphql) mod targets;

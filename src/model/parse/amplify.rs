@@ -516,18 +516,19 @@ mod tests {
     }
 
     #[test]
-    fn searchable_loads_with_a_warning_and_v1_directives_name_their_v2_ones() {
+    fn searchable_names_its_query_and_v1_directives_name_their_v2_ones() {
         let model = Model::parse(
             "schema.graphql",
-            "type Post @model @searchable @auth(rules: [{ allow: owner }]) { title: String owner: ID }",
+            "type Post @model @searchable @auth(rules: [{ allow: owner }]) { title: String owner: ID }\n\
+             type Note @model @searchable(queries: { search: \"findNotes\" }) { t: String }\n\
+             type Tag @model @searchable(queries: { search: null }) { t: String }",
         )
         .expect("the schema loads");
-        assert_eq!(model.warnings.len(), 1);
-        assert!(
-            model.warnings[0].contains("searchPosts is left out"),
-            "{:?}",
-            model.warnings
-        );
+        assert_eq!(model.warnings, Vec::<String>::new());
+        let search = |name: &str| model.type_def(name).and_then(|t| t.search.clone());
+        assert_eq!(search("Post").as_deref(), Some("searchPosts"));
+        assert_eq!(search("Note").as_deref(), Some("findNotes"));
+        assert_eq!(search("Tag"), None);
         // An owner field may be an ID, as Amplify's may.
         let post = model.type_def("Post").expect("declared");
         assert!(

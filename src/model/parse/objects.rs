@@ -23,6 +23,8 @@ struct ModelDirectives {
     list: Option<u8>,
     list_sort_by: Option<(Pos, String)>,
     auth: Vec<WrittenRule>,
+    /// `@searchable`: the name of its search query, unless `queries: { search: null }`.
+    search: Option<String>,
 }
 
 impl Reader<'_> {
@@ -95,6 +97,7 @@ impl Reader<'_> {
             fields,
             list_sort,
             conflict: None,
+            search: directives.search.clone(),
             slots: Vec::new(),
             // The slots are chosen once every relation's slots are known.
             list: directives.list.map(|shards| ListDef { slot: 0, shards }),
@@ -122,6 +125,7 @@ impl Reader<'_> {
             list: Some(DEFAULT_LIST_SHARDS),
             list_sort_by: None,
             auth: Vec::new(),
+            search: None,
         };
         for directive in &definition.node.directives {
             match directive.node.name.node.as_str() {
@@ -150,17 +154,42 @@ impl Reader<'_> {
                         .optional_string_argument(directive, "listSortBy")?
                         .map(|field| (directive.pos, field));
                 }
-                // Amplify's full-text search: the type loads, its search query does not exist.
-                "searchable" => self.warnings.borrow_mut().push(format!(
-                    "{name}: @searchable's query search{} is left out of the API: tablegraph \
-                     has no full-text engine (a function field can serve one)",
-                    crate::model::plural(name)
-                )),
+                // Amplify's full-text search, served from the type's nodes (`engine::read::search`).
+                "searchable" => found.search = self.search_query(directive, name)?,
                 other => return Err(self.unknown_directive(directive.pos, other)),
             }
         }
         self.an_object_type_has_model(definition, name, is_model)?;
         Ok(found)
+    }
+
+    /// The name of `@searchable`'s query (`search<Types>`, as Amplify's transformer names it,
+    /// unless `queries: { search: "name" }` names it), or `None` for `queries: { search: null }`.
+    fn search_query(
+        &self,
+        directive: &Positioned<ConstDirective>,
+        name: &str,
+    ) -> Result<Option<String>, ModelError> {
+        self.expect_arguments(directive, &["queries"])?;
+        let generated = Some(format!("search{}", crate::model::amplify_plural(name)));
+        let Some(queries) = directive.node.get_argument("queries") else {
+            return Ok(generated);
+        };
+        match &queries.node {
+            ConstValue::Object(queries) => match queries.get("search") {
+                None | Some(ConstValue::Null) => Ok(None),
+                Some(ConstValue::String(query)) => Ok(Some(query.clone())),
+                Some(_) => Err(self.error(
+                    directive.pos,
+                    format!("{name}: @searchable(queries: {{ search }}) names the query"),
+                )),
+            },
+            ConstValue::Null => Ok(generated),
+            _ => Err(self.error(
+                directive.pos,
+                format!("{name}: @searchable(queries:) takes an object"),
+            )),
+        }
     }
 
     /// Every object type read as a node type has `@model`: each is stored as nodes.

@@ -50,7 +50,9 @@ pub(super) fn object_field_plans(model: &Model, object_def: &ObjectDef) -> Vec<F
 
 /// A field the schema declares on `Query` or `Mutation` itself: its functions or `@http`
 /// call, or nothing to answer with.
-pub(super) fn own_field_plan(own: &OwnField) -> FieldPlan {
+/// The plan of a field of the schema's own `Query` or `Mutation`; `published`: a declared
+/// subscription follows its answers, each written for the change stream to carry.
+pub(super) fn own_field_plan(own: &OwnField, published: bool) -> FieldPlan {
     let arguments: Vec<&str> = own
         .field
         .arguments
@@ -67,7 +69,19 @@ pub(super) fn own_field_plan(own: &OwnField) -> FieldPlan {
                 NONE,
             )]
         } else {
-            function_calls(&own.functions, own.http.as_ref())
+            let mut calls = function_calls(&own.functions, own.http.as_ref());
+            if published {
+                calls.push(access(
+                    "TransactWriteItems",
+                    "table",
+                    format!(
+                        "PK = SK = {} (the answer, for its subscribers)",
+                        keys::published_key(&own.name)
+                    ),
+                    "one per answer",
+                ));
+            }
+            calls
         },
     }
 }

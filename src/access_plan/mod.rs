@@ -44,7 +44,7 @@ pub fn plan(model: &Model, resolvers: &Resolvers) -> Vec<FieldPlan> {
         plans.extend(mutations::edge_mutation_plans(edge));
     }
     for own in &model.own_fields {
-        plans.push(fields::own_field_plan(own));
+        plans.push(fields::own_field_plan(own, model.publishes(&own.name)));
     }
     for type_def in &model.types {
         plans.extend(auth::type_auth_plan(type_def));

@@ -13,7 +13,32 @@ pub(super) fn query_plans(model: &Model, type_def: &TypeDef) -> Vec<FieldPlan> {
     plans.extend(unique_plans(type_def));
     plans.extend(index_plans(type_def));
     plans.extend(list_plan(model, type_def));
+    plans.extend(search_plan(type_def));
     plans
+}
+
+/// `@searchable`'s query: every node of the type from its type index, then filtered, sorted,
+/// paged and aggregated in the server (`engine::read::search`).
+fn search_plan(type_def: &TypeDef) -> Option<FieldPlan> {
+    let (Some(list), Some(search)) = (type_def.list, &type_def.search) else {
+        return None;
+    };
+    let name = &type_def.name;
+    Some(FieldPlan {
+        field: format!("Query.{search}"),
+        accesses: vec![access(
+            "Query",
+            keys::gsi_name(list.slot),
+            format!(
+                "{} = {} … {}, every node of the type",
+                keys::slot_partition_attribute(list.slot),
+                keys::list_partition(name, 0),
+                keys::list_partition(name, list.shards - 1),
+            ),
+            "one per shard, paged to the end, at most --max-filter-read-items nodes; then \
+             filtered, sorted and aggregated here",
+        )],
+    })
 }
 
 fn get_plan(type_def: &TypeDef) -> Option<FieldPlan> {

@@ -253,3 +253,31 @@ async fn an_answer_published_through_one_replica_reaches_the_subscribers_of_anot
     assert!(report.contains("stream leases and relay items"), "{report}");
     assert!(!report.contains("UnknownItem"), "{report}");
 }
+
+/// `plan` shows the write that carries each answer to the subscribers.
+#[tokio::test]
+async fn plan_shows_the_write_each_published_answer_makes() {
+    let settings = geotrack_settings().await;
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tablegraph"))
+        .args(["plan", "--schema", &settings.schema])
+        .env_remove("TABLEGRAPH_SCHEMA")
+        .output()
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let publish = stdout
+        .split("Mutation.publishDevicePosition(deviceId, position, timestamp, tripId)\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let calls: Vec<&str> = publish
+        .lines()
+        .take_while(|line| line.starts_with("  "))
+        .collect();
+    assert_eq!(calls.len(), 2, "{stdout}");
+    assert!(calls[0].contains("position"), "{stdout}");
+    assert!(
+        calls[1].contains("TransactWriteItems")
+            && calls[1].contains("STREAM#PUBLISH#publishDevicePosition"),
+        "{stdout}"
+    );
+}

@@ -1,4 +1,5 @@
-# Sourced by conformance/run.sh, clients/run.sh and bench/subscriptions.sh.
+# Sourced by conformance/run.sh, clients/run.sh, deploy/prometheus/check.sh and
+# bench/subscriptions.sh.
 #
 #   start_server BIN [ARGS...]  starts `BIN serve --memory ARGS...` on a free loopback port and
 #                               waits until it answers; sets $listen and $server. SERVE_STORE

@@ -21,6 +21,7 @@ mod cache;
 mod check;
 mod connections;
 mod counts;
+mod dashboards;
 mod datastore;
 mod direct_lambda;
 mod engine;

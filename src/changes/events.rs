@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use metrics::{Counter, Gauge};
+use metrics::{Counter, Gauge, Histogram};
 use tokio::sync::{Notify, broadcast, oneshot, watch};
 
 use super::change::{Change, ChangeKind, change_of};
@@ -147,22 +147,41 @@ const SUBSCRIPTIONS: &str = "tablegraph_subscriptions";
 const EVENTS: &str = "tablegraph_subscription_events_total";
 const STREAM_RECORDS: &str = "tablegraph_stream_records_total";
 const SHARDS_READ: &str = "tablegraph_stream_shards_read";
+const STREAM_LAG: &str = "tablegraph_stream_lag_seconds";
+const DELIVERY: &str = "tablegraph_subscription_delivery_seconds";
+
+/// Upper bounds (seconds) of the delivery latency's buckets.
+const DELIVERY_BUCKETS: [f64; 12] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
 
 /// `/metrics` of the subscriptions: how many are open, the events they were handed and the
-/// ones they missed, and the stream records read.
+/// ones they missed, how long after its write an event was handed over, the stream records
+/// read, and how far behind the stream the reader is.
 struct HubMetrics {
     registry: Metrics,
     open: Gauge,
     delivered: Counter,
     missed: Counter,
+    delivery: Histogram,
     records: Counter,
     shards_read: Gauge,
+    lag: Gauge,
 }
 
 impl Default for HubMetrics {
     fn default() -> Self {
-        // No histograms here; the registry wants buckets all the same.
-        let registry = Metrics::new(&[1.0]);
+        let registry = Metrics::new(&DELIVERY_BUCKETS);
+        registry.describe_histogram(
+            DELIVERY,
+            "From a node's update time to its event handed to a subscription (creations and \
+             updates; a deletion or a published answer carries no time of its own).",
+        );
+        registry.describe_gauge(
+            STREAM_LAG,
+            "How long ago the reader had read every write committed (its last round's \
+             position): how far behind the table's change stream events are.",
+        );
         registry.describe_gauge(SUBSCRIPTIONS, "Subscriptions open now.");
         registry.describe_counter(
             EVENTS,
@@ -183,6 +202,8 @@ impl Default for HubMetrics {
             delivered: registry.counter(EVENTS, &[("outcome", "delivered")]),
             missed: registry.counter(EVENTS, &[("outcome", "missed")]),
             records: registry.counter(STREAM_RECORDS, &[]),
+            delivery: registry.histogram(DELIVERY, &[]),
+            lag: registry.gauge(STREAM_LAG, &[]),
             registry,
         }
     }
@@ -419,9 +440,20 @@ impl EventReceiver {
         }
     }
 
-    /// Counts an event handed to the subscriber.
-    pub fn delivered(&self) {
+    /// Counts `change` handed to the subscriber, and how long after its write.
+    pub fn delivered(&self, change: &Change) {
         self.metrics.delivered.increment(1);
+        let written = match change.kind() {
+            ChangeKind::Created | ChangeKind::Updated => change.new.as_ref(),
+            ChangeKind::Deleted => None,
+        };
+        if let Some(delay) = written
+            .and_then(|item| item.get("updatedAt"))
+            .and_then(|value| value.as_str())
+            .and_then(commit_delay)
+        {
+            self.metrics.delivery.record(delay.as_secs_f64());
+        }
     }
 }
 
@@ -649,6 +681,13 @@ async fn read(
         for change in round.changes {
             // No subscriber is not an error: the event is for nobody.
             let _ = sender.send(Event::Changed(Arc::new(change)));
+        }
+        if let Some(position) = round.position {
+            metrics.lag.set(
+                Instant::now()
+                    .saturating_duration_since(position)
+                    .as_secs_f64(),
+            );
         }
         // Joiners who asked before the round's position have seen none of what it sent.
         if let Some(position) = round.position {

@@ -7,23 +7,37 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, repository_file, spawn_app_cached};
+use tablegraph::auth::LambdaAuthorizerConfig;
 
+use crate::helpers::{TestApp, api_key_and_tokens, repository_file, spawn_cached_with};
+
+const API_KEY: &str = "da2-dashboards";
 const DASHBOARD: &str = "deploy/grafana/tablegraph.json";
 const ALERTS: &str = "deploy/prometheus/alerts.yaml";
 
-/// A server with its read cache on, after a query, so that every metric family is exported.
+/// A server with its read cache on, API keys, tokens and a Lambda authorizer, after a query,
+/// so that every metric family is exported.
 async fn warmed() -> TestApp {
-    let app = spawn_app_cached(
+    let mut http = api_key_and_tokens(API_KEY);
+    http.auth.lambda_authorizer = Some(LambdaAuthorizerConfig {
+        // Nothing answers there: the dashboard needs the family, not a decision.
+        address: "http://127.0.0.1:9/authorize".to_owned(),
+        ttl: tablegraph::auth::DEFAULT_TTL,
+        timeout: Duration::from_secs(1),
+        lambda_endpoint: None,
+    });
+    let app = spawn_cached_with(
         "schema.graphql",
+        http,
         tablegraph::store::CacheSettings {
             bytes: 1 << 20,
             max_lag: Duration::from_secs(1),
         },
     )
     .await;
-    let body = app
-        .graphql(
+    let (_, body) = app
+        .graphql_with(
+            &[("x-api-key", API_KEY)],
             "{ listFarms(first: 2) { edges { node { id } } } }",
             json!({}),
         )

@@ -1186,3 +1186,56 @@ async fn a_wrong_credential_in_the_upgrade_s_headers_is_refused_before_the_upgra
         Ok(_) => panic!("the upgrade was answered"),
     }
 }
+
+/// `/metrics` times each event from its node's update time to its delivery: a creation and an
+/// update are measured, a deletion (which carries no time of its own) is counted but not timed.
+#[tokio::test]
+async fn metrics_time_each_event_from_its_write_to_its_delivery() {
+    let app = spawn_app().await;
+    let mut client = Client::connected(&app, json!({})).await;
+    client
+        .subscribe("farms", "subscription { onCreateFarm { id } }", json!({}))
+        .await;
+    client
+        .subscribe("gone", "subscription { onDeleteFarm { id } }", json!({}))
+        .await;
+    app.events.until_subscribers(2).await;
+    let id = app.create("Farm", json!({ "name": "Timed" })).await;
+    client.next_of("farms").await;
+    let deleted = app
+        .graphql(
+            "mutation ($id: ID!) { deleteFarm(id: $id) { id } }",
+            json!({ "id": id }),
+        )
+        .await;
+    assert!(deleted["errors"].is_null(), "{deleted}");
+    client.next_of("gone").await;
+    let text = app
+        .client
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .expect("answers")
+        .text()
+        .await
+        .expect("a body");
+    let value = |name: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(&format!("{name} ")))
+            .and_then(|value| value.parse::<f64>().ok())
+    };
+    assert_eq!(
+        value("tablegraph_subscription_events_total{outcome=\"delivered\"}"),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(
+        value("tablegraph_subscription_delivery_seconds_count"),
+        Some(1.0),
+        "{text}"
+    );
+    assert!(
+        value("tablegraph_stream_lag_seconds").is_some_and(|lag| lag >= 0.0),
+        "{text}"
+    );
+}

@@ -523,7 +523,7 @@ fn stream_of<'a>(
                 }
                 Event::Changed(change) => {
                     if let Some(item) = watch.wants(&change) {
-                        events.delivered();
+                        events.delivered(&change);
                         let field = value(item);
                         return Some((Ok(field), Some((events, watch, value))));
                     }

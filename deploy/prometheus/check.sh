@@ -16,6 +16,11 @@ promtool test rules deploy/prometheus/alerts.test.yaml
 
 source scripts/serve.sh
 start_server "$bin"
+# Up is not ready: until the store answers, requests get 503.
+for _ in $(seq 1 150); do
+  curl -fsS "http://$listen/readyz" >/dev/null 2>&1 && break
+  sleep 0.2
+done
 # A query first, so that the storage and request families have samples.
 curl -fsS "http://$listen/graphql" -H 'content-type: application/json' \
   -d '{"query":"{ listFarms(first: 2) { edges { node { id } } } }"}' >/dev/null

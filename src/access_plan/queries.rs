@@ -2,7 +2,7 @@
 //! value, its index queries and its list, each named as the schema names the query.
 
 use crate::keys;
-use crate::model::{Model, TypeDef, lower_first, upper_first};
+use crate::model::{ListDef, Model, TypeDef, lower_first, upper_first};
 
 use super::access::{FieldPlan, INDEX_PAGE, LIST_PAGE, PER_LEVEL, access, node_read};
 
@@ -23,22 +23,26 @@ fn search_plan(type_def: &TypeDef) -> Option<FieldPlan> {
     let (Some(list), Some(search)) = (type_def.list, &type_def.search) else {
         return None;
     };
-    let name = &type_def.name;
     Some(FieldPlan {
         field: format!("Query.{search}"),
         accesses: vec![access(
             "Query",
             keys::gsi_name(list.slot),
-            format!(
-                "{} = {} … {}, every node of the type",
-                keys::slot_partition_attribute(list.slot),
-                keys::list_partition(name, 0),
-                keys::list_partition(name, list.shards - 1),
-            ),
+            format!("{}, every node of the type", list_shards(type_def, list)),
             "one per shard, paged to the end, at most --max-filter-read-items nodes; then \
              filtered, sorted and aggregated here",
         )],
     })
+}
+
+/// The partitions of `type_def`'s type index: `PKnn = <Type>#LIST#00 … <Type>#LIST#<last>`.
+fn list_shards(type_def: &TypeDef, list: ListDef) -> String {
+    format!(
+        "{} = {} … {}",
+        keys::slot_partition_attribute(list.slot),
+        keys::list_partition(&type_def.name, 0),
+        keys::list_partition(&type_def.name, list.shards - 1),
+    )
 }
 
 fn get_plan(type_def: &TypeDef) -> Option<FieldPlan> {
@@ -125,10 +129,8 @@ fn list_plan(model: &Model, type_def: &TypeDef) -> Option<FieldPlan> {
         "Query",
         keys::gsi_name(list.slot),
         format!(
-            "{} = {} … {}, {} by {}",
-            keys::slot_partition_attribute(list.slot),
-            keys::list_partition(name, 0),
-            keys::list_partition(name, list.shards - 1),
+            "{}, {} by {}",
+            list_shards(type_def, list),
             keys::slot_sort_attribute(list.slot),
             type_def
                 .list_sort

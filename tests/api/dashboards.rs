@@ -49,15 +49,7 @@ async fn warmed() -> TestApp {
 /// The series names a scrape of `/metrics` holds: each family's name, and a histogram's
 /// `_bucket`, `_count` and `_sum`.
 async fn exported(app: &TestApp) -> BTreeSet<String> {
-    let text = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .expect("answers")
-        .text()
-        .await
-        .expect("a body");
+    let text = app.metrics().await;
     let mut names = BTreeSet::new();
     for line in text.lines() {
         let mut words = line.split_whitespace();

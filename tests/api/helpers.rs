@@ -282,6 +282,18 @@ impl TestApp {
         report
     }
 
+    /// The server's `/metrics`, as a scraper reads it.
+    pub async fn metrics(&self) -> String {
+        self.client
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .expect("answers")
+            .text()
+            .await
+            .expect("a body")
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.address)
     }

@@ -1210,15 +1210,7 @@ async fn metrics_time_each_event_from_its_write_to_its_delivery() {
         .await;
     assert!(deleted["errors"].is_null(), "{deleted}");
     client.next_of("gone").await;
-    let text = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .expect("answers")
-        .text()
-        .await
-        .expect("a body");
+    let text = app.metrics().await;
     let value = |name: &str| {
         text.lines()
             .find_map(|line| line.strip_prefix(&format!("{name} ")))

@@ -1053,7 +1053,10 @@ async fn a_rule_with_manage_owners_lets_its_co_owners_share_as_amplify_does() {
         schema.contains("manageOwners: true"),
         "the rule is in the schema"
     );
-    let path = crate::helpers::scratch("manage-owners").with_extension("graphql");
+    // A directory of its own: a `resolvers/` beside the schema would be read with it.
+    let dir = crate::helpers::scratch("manage-owners");
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let path = dir.join("schema.graphql");
     std::fs::write(&path, schema).expect("a schema file");
     let app = spawn_schema_tuned(
         notes_app_config(),
@@ -1189,7 +1192,10 @@ type Thing @model @auth(rules: [{ allow: owner }]) {
   box: Box @belongsTo(field: "boxId")
 }
 "#;
-    let path = crate::helpers::scratch("linking").with_extension("graphql");
+    // A directory of its own: a `resolvers/` beside the schema would be read with it.
+    let dir = crate::helpers::scratch("linking");
+    std::fs::create_dir_all(&dir).expect("a directory");
+    let path = dir.join("schema.graphql");
     std::fs::write(&path, schema).expect("a schema file");
     let app = spawn_schema_tuned(
         notes_app_config(),

@@ -126,6 +126,13 @@ impl ScopeSource {
         super::rules::read_access(&self.rules, &identity, types)
     }
 
+    /// Whether `rules` (AppSync's `@aws_*` on a field) admit `caller`; no rules admit everyone
+    /// the API let in.
+    pub fn admits_caller(&self, caller: Option<&Caller>, rules: &[crate::model::AuthRule]) -> bool {
+        let identity = caller.map_or(Identity::Anonymous, Identity::of);
+        self.rules.admit_caller(&identity, rules)
+    }
+
     /// Refuses a filter of `caller`'s on nodes of `types` that tests a field it may not read.
     pub fn check_filter(
         &self,

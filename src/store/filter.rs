@@ -351,8 +351,9 @@ fn type_code(value: &AttrValue) -> &'static str {
     }
 }
 
-/// How two stored values compare, when they can.
-fn compare(value: &AttrValue, other: &AttrValue) -> Option<Ordering> {
+/// How two stored values compare, when they can, as DynamoDB compares them: text by its bytes,
+/// numbers as numbers, booleans only as equal or not.
+pub fn compare(value: &AttrValue, other: &AttrValue) -> Option<Ordering> {
     match (value, other) {
         (AttrValue::S(a), AttrValue::S(b)) => Some(a.as_bytes().cmp(b.as_bytes())),
         (AttrValue::N(a), AttrValue::N(b)) => {

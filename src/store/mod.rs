@@ -47,7 +47,7 @@ pub use client::{Credentials, Store};
 pub(crate) use client::{loopback_store, loopback_store_indexed};
 pub use embedded::{EmbeddedLocation, EmbeddedStore};
 pub use error::StoreError;
-pub use filter::{Filter, Test};
+pub use filter::{Filter, Test, compare as compare_values};
 pub use item::{
     AttrValue, DELETED, Item, Map, OWN_FIELD_VERSION, RangePage, StreamRecord, StringSet, VERSION,
     item_from_json, item_size, item_to_json, value_from_plain_json, value_size,

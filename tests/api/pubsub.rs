@@ -258,13 +258,8 @@ async fn an_answer_published_through_one_replica_reaches_the_subscribers_of_anot
 #[tokio::test]
 async fn plan_shows_the_write_each_published_answer_makes() {
     let settings = geotrack_settings().await;
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_tablegraph"))
-        .args(["plan", "--schema", &settings.schema])
-        .env_remove("TABLEGRAPH_SCHEMA")
-        .output()
-        .expect("the binary runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}");
+    let (ok, stdout, stderr) = crate::network::run(&["plan", "--schema", &settings.schema]).await;
+    assert!(ok, "{stderr}");
     let publish = stdout
         .split("Mutation.publishDevicePosition(deviceId, position, timestamp, tripId)\n")
         .nth(1)

@@ -190,6 +190,14 @@ async fn a_search_reads_the_type_index_once_per_shard() {
         shards,
         "one Query per shard of the type index"
     );
+    // `plan` says so.
+    let (ok, plan, stderr) = crate::network::run(&["plan", "--schema", SCHEMA]).await;
+    assert!(ok, "{stderr}");
+    assert!(
+        plan.contains("Query.searchBooks\n  Query               GSI01")
+            && plan.contains("every node of the type"),
+        "{plan}"
+    );
 }
 
 #[tokio::test]

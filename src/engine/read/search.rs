@@ -22,7 +22,7 @@ use crate::engine::rules::admits;
 use crate::engine::scope::RequestScope;
 use crate::keys;
 use crate::model::TypeDef;
-use crate::store::{AttrValue, Item, RangeQuery};
+use crate::store::{AttrValue, Item, RangeQuery, compare_values};
 
 /// Buckets a `terms` aggregate answers at most, as OpenSearch's default `size`.
 pub const TERMS_BUCKETS: usize = 10;
@@ -203,16 +203,12 @@ fn sorted(a: &Item, b: &Item, sort: &[(String, bool)]) -> Ordering {
     Ordering::Equal
 }
 
-/// Two values of one field compared: numbers as numbers, text as text, booleans false first.
+/// Two values of one field compared as DynamoDB compares them, and booleans false first (a
+/// sort orders them, where a filter only tells them equal or not).
 fn compare(a: &AttrValue, b: &AttrValue) -> Option<Ordering> {
     match (a, b) {
-        (AttrValue::N(x), AttrValue::N(y)) => {
-            let (x, y) = (x.parse::<f64>().ok()?, y.parse::<f64>().ok()?);
-            x.partial_cmp(&y)
-        }
-        (AttrValue::S(x), AttrValue::S(y)) => Some(x.cmp(y)),
         (AttrValue::Bool(x), AttrValue::Bool(y)) => Some(x.cmp(y)),
-        _ => None,
+        _ => compare_values(a, b),
     }
 }
 

@@ -411,8 +411,7 @@ fn answer_subscription(declared: &SubscriptionDef) -> SubscriptionField {
                 let source = ctx
                     .data::<ScopeSource>()
                     .map_err(|_| graphql_error(EngineError::SubscriptionsUnavailable))?;
-                let scope = source.scope(ctx.data_opt::<Caller>());
-                if !scope.rules.admit_caller(&scope.identity, &declared.auth) {
+                if !source.admits_caller(ctx.data_opt::<Caller>(), &declared.auth) {
                     return Err(graphql_error(EngineError::Unauthorized(format!(
                         "Not Authorized to access {} on type Subscription",
                         declared.name
